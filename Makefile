@@ -1,0 +1,47 @@
+# Portico's two everyday commands: `make test` and `make demo`. Both set up everything they need on a fresh
+# machine (Node.js 24, npm packages, kube-apiserver/etcd built from the Go module proxy, moto from PyPI) and
+# cache it under .cache/, so the second run starts in seconds.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+NODE_DIR := $(shell test/env/node.sh)
+ifeq ($(NODE_DIR),)
+$(error could not find or install Node.js 24 (see the message above))
+endif
+export PATH := $(NODE_DIR):$(PATH)
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+.PHONY: help deps env test test-unit check demo build clean
+help:
+	@echo "make test   run every test (unit + integration on a real kube-apiserver and the AWS emulator)"
+	@echo "make demo   start the local environment and show Portico at work"
+	@echo "make check  type-check, lint and format check"
+
+deps: node_modules/.installed
+
+env: deps
+	@test/env/setup.sh all >/dev/null
+
+test: env
+	npx vitest run
+
+test-unit: deps
+	npx vitest run --project unit
+
+check: deps
+	npx tsc -p tsconfig.json
+	npx eslint .
+	npx prettier --check .
+
+demo: env
+	node test/env/demo.ts
+
+build: deps
+	npx tsc -p tsconfig.build.json
+
+clean:
+	rm -rf dist .run

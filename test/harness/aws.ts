@@ -1,0 +1,96 @@
+import {
+  CreateTagsCommand,
+  CreateSubnetCommand,
+  CreateVpcCommand,
+  DescribeImagesCommand,
+  EC2Client,
+  RunInstancesCommand,
+} from "@aws-sdk/client-ec2";
+import { ElasticLoadBalancingV2Client } from "@aws-sdk/client-elastic-load-balancing-v2";
+import { resetAwsEndpoint, type AwsEndpoint } from "./awsEmulator.ts";
+
+export interface TestInstance {
+  instanceId: string;
+  privateIp: string;
+  availabilityZone: string;
+  /** What a kubelet on this instance would put in `node.spec.providerID`. */
+  providerID: string;
+}
+
+export interface TestNetwork {
+  vpcId: string;
+  /** One subnet per availability zone, tagged for load balancers of the given cluster. */
+  subnets: { subnetId: string; availabilityZone: string }[];
+}
+
+/**
+ * A test's AWS account: real SDK clients pointed (through AWS_ENDPOINT_URL) at this worker's emulator,
+ * which is reset before the test starts.
+ */
+export class TestAws {
+  readonly ec2 = new EC2Client({});
+  readonly elbv2 = new ElasticLoadBalancingV2Client({});
+  readonly region = process.env.AWS_REGION ?? "us-east-1";
+
+  static async fresh(): Promise<TestAws> {
+    const endpoint: AwsEndpoint = {
+      url: process.env.AWS_ENDPOINT_URL!,
+      kind: process.env.PORTICO_AWS_EMULATOR === "localstack" ? "localstack" : "moto",
+    };
+    await resetAwsEndpoint(endpoint);
+    return new TestAws();
+  }
+
+  /** A VPC with a subnet in each of `zones`, tagged as EKS tags them for load balancers. */
+  async createNetwork(
+    cluster: string,
+    opts: { zones?: string[]; internal?: boolean } = {},
+  ): Promise<TestNetwork> {
+    const zones = opts.zones ?? [`${this.region}a`, `${this.region}b`];
+    const vpc = await this.ec2.send(new CreateVpcCommand({ CidrBlock: "10.0.0.0/16" }));
+    const vpcId = vpc.Vpc!.VpcId!;
+    const subnets = [];
+    for (const [i, zone] of zones.entries()) {
+      const subnet = await this.ec2.send(
+        new CreateSubnetCommand({ VpcId: vpcId, CidrBlock: `10.0.${i}.0/24`, AvailabilityZone: zone }),
+      );
+      const subnetId = subnet.Subnet!.SubnetId!;
+      await this.ec2.send(
+        new CreateTagsCommand({
+          Resources: [subnetId],
+          Tags: [
+            { Key: opts.internal ? "kubernetes.io/role/internal-elb" : "kubernetes.io/role/elb", Value: "1" },
+            { Key: `kubernetes.io/cluster/${cluster}`, Value: "shared" },
+          ],
+        }),
+      );
+      subnets.push({ subnetId, availabilityZone: zone });
+    }
+    return { vpcId, subnets };
+  }
+
+  /** EC2 instances in `subnetId`, one per name, ready to back Nodes. */
+  async createInstances(subnetId: string, count: number): Promise<TestInstance[]> {
+    const images = await this.ec2.send(new DescribeImagesCommand({}));
+    const imageId = images.Images?.[0]?.ImageId;
+    if (!imageId) throw new Error("the AWS emulator offers no machine image to start instances from");
+    const out = await this.ec2.send(
+      new RunInstancesCommand({
+        ImageId: imageId,
+        MinCount: count,
+        MaxCount: count,
+        InstanceType: "t3.medium",
+        SubnetId: subnetId,
+      }),
+    );
+    return (out.Instances ?? []).map((i) => {
+      const availabilityZone = i.Placement!.AvailabilityZone!;
+      return {
+        instanceId: i.InstanceId!,
+        privateIp: i.PrivateIpAddress!,
+        availabilityZone,
+        providerID: `aws:///${availabilityZone}/${i.InstanceId!}`,
+      };
+    });
+  }
+}

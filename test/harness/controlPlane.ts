@@ -1,0 +1,181 @@
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { request } from "node:https";
+import { join } from "node:path";
+import { createCertificateAuthority, createServiceAccountKeys, issueCertificate } from "./pki.ts";
+import { ManagedProcess } from "./processes.ts";
+import { freePort } from "./ports.ts";
+
+export const SERVICE_CIDR = "10.96.0.0/16";
+export const NODE_PORT_RANGE = "30000-32767";
+
+export interface ControlPlaneBinaries {
+  kubeApiserver: string;
+  etcd: string;
+}
+
+/**
+ * A real Kubernetes control plane on loopback: etcd and kube-apiserver with generated certificates, RBAC
+ * authorization, service-account token signing, a service CIDR and a NodePort range. No kubelet and no
+ * controller-manager: tests create Nodes and EndpointSlices themselves.
+ */
+export class ControlPlane {
+  readonly dir: string;
+  readonly server: string;
+  readonly kubeconfig: string;
+  private readonly etcd: ManagedProcess;
+  private apiserver: ManagedProcess;
+  private readonly apiserverArgs: string[];
+  private readonly binaries: ControlPlaneBinaries;
+
+  private constructor(parts: {
+    dir: string;
+    server: string;
+    etcd: ManagedProcess;
+    apiserver: ManagedProcess;
+    apiserverArgs: string[];
+    binaries: ControlPlaneBinaries;
+  }) {
+    ({ dir: this.dir, server: this.server, etcd: this.etcd, apiserver: this.apiserver } = parts);
+    ({ apiserverArgs: this.apiserverArgs, binaries: this.binaries } = parts);
+    this.kubeconfig = join(this.dir, "kubeconfig");
+  }
+
+  static async start(binaries: ControlPlaneBinaries, dir: string): Promise<ControlPlane> {
+    await mkdir(dir, { recursive: true });
+    const pki = join(dir, "pki");
+    await mkdir(pki, { recursive: true });
+    const ca = await createCertificateAuthority(pki, "portico-test-ca");
+    const serving = await issueCertificate(ca, pki, "apiserver", {
+      commonName: "kube-apiserver",
+      hosts: [
+        "127.0.0.1",
+        "localhost",
+        "10.96.0.1",
+        "kubernetes",
+        "kubernetes.default",
+        "kubernetes.default.svc",
+      ],
+    });
+    const admin = await issueCertificate(ca, pki, "admin", {
+      commonName: "portico-admin",
+      organization: "system:masters",
+    });
+    const sa = await createServiceAccountKeys(pki);
+
+    const [etcdClient, etcdPeer, apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
+    const etcdUrl = `http://127.0.0.1:${etcdClient}`;
+    const etcd = ManagedProcess.start(
+      "etcd",
+      binaries.etcd,
+      [
+        "--name=portico",
+        `--data-dir=${join(dir, "etcd")}`,
+        `--listen-client-urls=${etcdUrl}`,
+        `--advertise-client-urls=${etcdUrl}`,
+        `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+        `--initial-cluster=portico=http://127.0.0.1:${etcdPeer}`,
+        // Test data is thrown away after the run; fsync would only slow every write down.
+        "--unsafe-no-fsync",
+        "--log-level=warn",
+      ],
+      join(dir, "etcd.log"),
+    );
+    await etcd.waitReady(async () => (await fetch(`${etcdUrl}/health`)).ok, 30_000);
+
+    const server = `https://127.0.0.1:${apiPort}`;
+    const apiserverArgs = [
+      `--etcd-servers=${etcdUrl}`,
+      "--bind-address=127.0.0.1",
+      "--advertise-address=127.0.0.1",
+      `--secure-port=${apiPort}`,
+      `--cert-dir=${join(dir, "apiserver-certs")}`,
+      `--tls-cert-file=${serving.cert}`,
+      `--tls-private-key-file=${serving.key}`,
+      `--client-ca-file=${ca.cert}`,
+      "--authorization-mode=RBAC",
+      `--service-account-issuer=https://kubernetes.default.svc`,
+      `--service-account-key-file=${sa.publicKey}`,
+      `--service-account-signing-key-file=${sa.privateKey}`,
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
+      `--service-node-port-range=${NODE_PORT_RANGE}`,
+      // A loopback address cannot be published as the `kubernetes` Service's endpoint.
+      "--endpoint-reconciler-type=none",
+      "--profiling=false",
+      "--v=0",
+    ];
+    const apiserver = ManagedProcess.start(
+      "kube-apiserver",
+      binaries.kubeApiserver,
+      apiserverArgs,
+      join(dir, "apiserver.log"),
+    );
+    const plane = new ControlPlane({ dir, server, etcd, apiserver, apiserverArgs, binaries });
+    await writeFile(plane.kubeconfig, await renderKubeconfig(server, ca.cert, admin));
+    await plane.waitReady();
+    return plane;
+  }
+
+  private async waitReady(): Promise<void> {
+    const ca = await readFile(join(this.dir, "pki", "ca.crt"));
+    const cert = await readFile(join(this.dir, "pki", "admin.crt"));
+    const key = await readFile(join(this.dir, "pki", "admin.key"));
+    await this.apiserver.waitReady(() => httpsOk(`${this.server}/readyz`, { ca, cert, key }), 90_000);
+  }
+
+  /** Stops kube-apiserver and starts it again on the same port and data, as an upgrade or crash would. */
+  async restartApiserver(): Promise<void> {
+    await this.apiserver.stop();
+    this.apiserver = ManagedProcess.start(
+      "kube-apiserver",
+      this.binaries.kubeApiserver,
+      this.apiserverArgs,
+      join(this.dir, "apiserver.log"),
+    );
+    await this.waitReady();
+  }
+
+  async stop(): Promise<void> {
+    await this.apiserver.stop();
+    await this.etcd.stop();
+  }
+}
+
+function httpsOk(url: string, tls: { ca: Buffer; cert: Buffer; key: Buffer }): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request(url, { ...tls, timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on("error", () => resolve(false));
+    req.on("timeout", () => req.destroy());
+    req.end();
+  });
+}
+
+async function renderKubeconfig(
+  server: string,
+  caFile: string,
+  admin: { cert: string; key: string },
+): Promise<string> {
+  const b64 = async (f: string) => (await readFile(f)).toString("base64");
+  return JSON.stringify(
+    {
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [
+        { name: "portico-local", cluster: { server, "certificate-authority-data": await b64(caFile) } },
+      ],
+      users: [
+        {
+          name: "portico-admin",
+          user: { "client-certificate-data": await b64(admin.cert), "client-key-data": await b64(admin.key) },
+        },
+      ],
+      contexts: [{ name: "portico-local", context: { cluster: "portico-local", user: "portico-admin" } }],
+      "current-context": "portico-local",
+    },
+    null,
+    2,
+  );
+}

@@ -1,0 +1,34 @@
+import { defineConfig } from "vitest/config";
+import { TEST_WORKERS } from "./test/harness/workers.ts";
+
+// Two projects: `unit` is pure logic (no processes, milliseconds); `integration` runs against the real
+// kube-apiserver and the AWS emulator that the global setup starts once per run.
+export default defineConfig({
+  test: {
+    maxWorkers: TEST_WORKERS,
+    pool: "forks",
+    projects: [
+      {
+        test: {
+          name: "unit",
+          include: [
+            "controller/**/*.test.ts",
+            "providers/**/*.test.ts",
+            "speaker/**/*.test.ts",
+            "test/unit/**/*.test.ts",
+          ],
+        },
+      },
+      {
+        test: {
+          name: "integration",
+          include: ["test/smoke/**/*.test.ts", "test/integration/**/*.test.ts"],
+          globalSetup: ["test/harness/globalSetup.ts"],
+          setupFiles: ["test/harness/workerSetup.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
