@@ -41,10 +41,10 @@ moto() {
   printf '"motoServer":"%s"' "$dir/bin/moto_server"
 }
 
-what=${1:-all}
-case $what in
-  cluster) echo "{$(cluster_binaries)}" ;;
-  moto) echo "{$(moto)}" ;;
+# Each part runs in a command substitution of its own; assigning it first lets `set -e` stop on its failure.
+case ${1:-all} in
+  cluster) c=$(cluster_binaries); echo "{$c}" ;;
+  moto) m=$(moto); echo "{$m}" ;;
   all) c=$(cluster_binaries); m=$(moto); echo "{$c,$m}" ;;
-  *) fail "unknown part '$what' (cluster, moto or all)" ;;
+  *) fail "unknown part '$1' (cluster, moto or all)" ;;
 esac

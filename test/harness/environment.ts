@@ -16,6 +16,7 @@ export interface Environment {
 
 export async function startEnvironment(opts: { awsEndpoints: number; dir?: string }): Promise<Environment> {
   const external = process.env.AWS_ENDPOINT_URL;
+  const externalEndpoint = external ? await describeExternalEndpoint(external) : undefined;
   const tools = await ensureTools(external ? "cluster" : "all");
   const dir = opts.dir ?? (await mkdtemp(join(tmpdir(), "portico-env-")));
   const motoCount = external ? 0 : opts.awsEndpoints;
@@ -44,8 +45,8 @@ export async function startEnvironment(opts: { awsEndpoints: number; dir?: strin
   return {
     dir,
     controlPlane: await planeStart,
-    awsEndpoints: external
-      ? [await describeExternalEndpoint(external)]
+    awsEndpoints: externalEndpoint
+      ? [externalEndpoint]
       : (await Promise.all(motoStarts)).map((m) => m.endpoint),
     stop,
   };
