@@ -1,0 +1,112 @@
+// Who holds which address. This is the single source of truth that keeps an address from being handed
+// out twice: every path that gives a Service an address asks `conflictFor` first, and an address is
+// only ever shared between Services that carry the same sharing key and use disjoint ports.
+import type { IPAddress, IPFamily } from "./address.ts";
+import { formatPort, type AllocationError, type ServicePort } from "./allocationTypes.ts";
+
+export interface Holder {
+  readonly serviceKey: string;
+  readonly sharingKey: string | undefined;
+  readonly ports: readonly ServicePort[];
+}
+
+export class AddressBook {
+  private readonly held: Record<IPFamily, Map<bigint, Map<string, Holder>>> = {
+    IPv4: new Map(),
+    IPv6: new Map(),
+  };
+
+  /** Holders of an address other than `exceptService`. */
+  holders(address: Pick<IPAddress, "family" | "value">, exceptService?: string): Holder[] {
+    const holders = this.held[address.family].get(address.value);
+    if (!holders) return [];
+    return [...holders.values()].filter((holder) => holder.serviceKey !== exceptService);
+  }
+
+  isFreeFor(family: IPFamily, value: bigint, serviceKey: string): boolean {
+    const holders = this.held[family].get(value);
+    if (!holders) return true;
+    return holders.size === 1 && holders.has(serviceKey);
+  }
+
+  /** Distinct held address values of one family. */
+  values(family: IPFamily): IterableIterator<bigint> {
+    return this.held[family].keys();
+  }
+
+  add(address: Pick<IPAddress, "family" | "value">, holder: Holder): void {
+    const byValue = this.held[address.family];
+    let holders = byValue.get(address.value);
+    if (!holders) {
+      holders = new Map();
+      byValue.set(address.value, holders);
+    }
+    holders.set(holder.serviceKey, holder);
+  }
+
+  remove(address: Pick<IPAddress, "family" | "value">, serviceKey: string): void {
+    const byValue = this.held[address.family];
+    const holders = byValue.get(address.value);
+    if (!holders) return;
+    holders.delete(serviceKey);
+    if (holders.size === 0) byValue.delete(address.value);
+  }
+
+  /**
+   * Why `candidate` may not use `address` alongside its current holders, or undefined when it may.
+   * The candidate's own holding is ignored, so re-checking a Service against itself always passes.
+   */
+  conflictFor(address: IPAddress, candidate: Holder, field?: string): AllocationError | undefined {
+    const others = this.holders(address, candidate.serviceKey);
+    const first = others[0];
+    if (!first) return undefined;
+    const usedBy = others.map((holder) => holder.serviceKey).sort();
+    const users = usedBy.join(", ");
+    const base = { address: address.text, usedBy, ...(field === undefined ? {} : { field }) };
+    if (first.sharingKey === undefined) {
+      return {
+        reason: "AddressInUse",
+        ...base,
+        message:
+          `${address.text} is already used by Service ${users}, which does not allow sharing; ` +
+          `choose another address, or give both Services the same allow-shared-ip annotation`,
+      };
+    }
+    if (candidate.sharingKey === undefined) {
+      return {
+        reason: "AddressInUse",
+        ...base,
+        message:
+          `${address.text} is already used by Service ${users}; to share it, set the annotation ` +
+          `portico.io/allow-shared-ip (or metallb.io/allow-shared-ip) to "${first.sharingKey}", ` +
+          `otherwise choose another address`,
+      };
+    }
+    if (candidate.sharingKey !== first.sharingKey) {
+      return {
+        reason: "SharingKeyMismatch",
+        ...base,
+        theirSharingKey: first.sharingKey,
+        message:
+          `${address.text} is shared under key "${first.sharingKey}" by Service ${users}, but this Service's ` +
+          `sharing key is "${candidate.sharingKey}"; use the same allow-shared-ip value or another address`,
+      };
+    }
+    for (const holder of others) {
+      for (const port of candidate.ports) {
+        if (holder.ports.some((their) => their.protocol === port.protocol && their.port === port.port)) {
+          return {
+            reason: "PortConflict",
+            ...base,
+            port,
+            usedBy: holder.serviceKey,
+            message:
+              `${address.text} already serves ${formatPort(port)} for Service ${holder.serviceKey}; ` +
+              `Services sharing an address need distinct ports, so change the port or use another address`,
+          };
+        }
+      }
+    }
+    return undefined;
+  }
+}

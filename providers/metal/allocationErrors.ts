@@ -1,0 +1,96 @@
+// The sentences behind every allocation failure. Each names what is wrong, the field or object to look
+// at, and the change that fixes it, because these messages become Events and conditions users act on.
+import { otherFamily, type IPAddress, type IPFamily } from "./address.ts";
+import type { AllocationError } from "./allocationTypes.ts";
+import { poolCovers, type Pool, type ServiceIdentity } from "./pool.ts";
+
+const withField = (field: string | undefined): { field?: string } => (field === undefined ? {} : { field });
+
+export function poolNotFound(
+  name: string,
+  field: string | undefined,
+  known: readonly string[],
+): AllocationError {
+  const where = field ?? "the address-pool annotation";
+  const pools = [...known].sort().join(", ") || "none";
+  return {
+    reason: "PoolNotFound",
+    pool: name,
+    ...withField(field),
+    message: `${where} names IPAddressPool "${name}", which does not exist (pools: ${pools}); fix the name or create the pool`,
+  };
+}
+
+export function poolExhausted(family: IPFamily, pools: readonly Pool[]): AllocationError {
+  const names = pools.map((pool) => pool.name);
+  return {
+    reason: "PoolExhausted",
+    family,
+    pools: names,
+    message:
+      `no free ${family} address left in IPAddressPool ${names.join(", ")}; add addresses to a pool, ` +
+      `free some by deleting LoadBalancer Services, or share an address (allow-shared-ip)`,
+  };
+}
+
+export function outsideNamedPool(
+  address: IPAddress,
+  field: string,
+  containing: readonly Pool[],
+  named: Pool,
+  poolField: string | undefined,
+): AllocationError {
+  return {
+    reason: "InvalidRequestedAddress",
+    address: address.text,
+    field,
+    message:
+      `${field} asks for ${address.text}, which is in IPAddressPool ${containing.map((p) => p.name).join(", ")}, ` +
+      `but ${poolField ?? "the address-pool annotation"} names pool ${named.name}; ` +
+      `make them agree or remove one of them`,
+  };
+}
+
+export function notInAnyPool(
+  address: IPAddress,
+  field: string | undefined,
+  pools: readonly Pool[],
+): AllocationError {
+  const subject = field === undefined ? address.text : `${field} asks for ${address.text}, which`;
+  const skippedBy = pools.find((pool) => poolCovers(pool, address));
+  const message = skippedBy
+    ? `${subject} is skipped by IPAddressPool ${skippedBy.name} because its avoidBuggyIPs is on ` +
+      `(addresses ending in .0 or .255 are never used); request another address or turn avoidBuggyIPs off`
+    : `${subject} is not in any IPAddressPool; request an address from a pool or add it to a pool's spec.addresses`;
+  return {
+    reason: "AddressNotInAnyPool",
+    address: address.text,
+    ...withField(field),
+    message,
+  };
+}
+
+export function notAllowed(
+  pool: Pool,
+  identity: ServiceIdentity,
+  field: string | undefined,
+): AllocationError {
+  return {
+    reason: "PoolDoesNotAllowService",
+    pool: pool.name,
+    ...withField(field),
+    message:
+      `IPAddressPool ${pool.name} does not serve Services in namespace ${identity.namespace} with these labels ` +
+      `(its spec.serviceAllocation namespaces/namespaceSelectors/serviceSelectors do not match); ` +
+      `label the Service or namespace to match, or use another pool`,
+  };
+}
+
+export function familyUnavailable(family: IPFamily, namedPool: Pool | undefined): AllocationError {
+  const message = namedPool
+    ? `IPAddressPool ${namedPool.name} has no ${family} addresses; add a ${family} range to it, ` +
+      `name another pool, or set spec.ipFamilies/ipFamilyPolicy to ${otherFamily(family)} only`
+    : `no auto-assigning IPAddressPool that serves this Service has ${family} addresses; add a ${family} range ` +
+      `to a pool or change spec.ipFamilies/ipFamilyPolicy`;
+  return { reason: "FamilyUnavailable", family, message };
+}

@@ -1,0 +1,33 @@
+// Helpers for the bare-metal unit tests: valid pools and Services with little ceremony.
+import type { IPFamily } from "./address.ts";
+import type { IPFamilyPolicy, ServiceForAllocation, ServicePort } from "./allocationTypes.ts";
+import type { Labels } from "./labelSelector.ts";
+import { parsePool, type Pool } from "./pool.ts";
+
+export function pool(name: string, spec: unknown): Pool {
+  const parsed = parsePool(name, spec);
+  if (!parsed.ok) throw new Error(`test pool ${name} is invalid: ${JSON.stringify(parsed.problems)}`);
+  return parsed.pool;
+}
+
+export interface ServiceOptions {
+  ports?: ServicePort[];
+  labels?: Labels;
+  namespaceLabels?: Labels;
+  ipFamilies?: IPFamily[];
+  ipFamilyPolicy?: IPFamilyPolicy;
+}
+
+export function service(key: string, options: ServiceOptions = {}): ServiceForAllocation {
+  return {
+    key,
+    ports: options.ports ?? [{ protocol: "TCP", port: 80 }],
+    labels: options.labels ?? {},
+    namespaceLabels: options.namespaceLabels ?? {},
+    ipFamilies: options.ipFamilies ?? ["IPv4"],
+    ipFamilyPolicy: options.ipFamilyPolicy ?? "SingleStack",
+  };
+}
+
+export const tcp = (port: number): ServicePort => ({ protocol: "TCP", port });
+export const udp = (port: number): ServicePort => ({ protocol: "UDP", port });
