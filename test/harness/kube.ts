@@ -50,6 +50,7 @@ export class TestCluster {
   readonly kubeConfig: KubeConfig;
   readonly namespace: string;
   private readonly createdNodes: string[] = [];
+  private readonly deferred: (() => Promise<void>)[] = [];
 
   constructor(kubeConfig: KubeConfig, namespace: string) {
     this.kubeConfig = kubeConfig;
@@ -203,8 +204,14 @@ export class TestCluster {
     );
   }
 
+  /** Runs `fn` when the test ends, before the harness removes Nodes (e.g. to stop a controller first). */
+  defer(fn: () => Promise<void>): void {
+    this.deferred.unshift(fn);
+  }
+
   /** Removes what a test made outside its namespace. The namespace itself stays: no namespace controller runs. */
   async cleanup(): Promise<void> {
+    for (const fn of this.deferred) await fn();
     await Promise.all(this.createdNodes.map((name) => this.core.deleteNode({ name }).catch(() => undefined)));
   }
 }

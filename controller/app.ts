@@ -1,0 +1,137 @@
+// Assembles a running controller: cache, provider, reconciler, work queue and leader election.
+import { CoordinationV1Api, CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
+import { AwsProvider } from "../providers/aws/provider.ts";
+import type { LoadBalancerProvider } from "../providers/provider.ts";
+import { ClusterCache } from "./cache.ts";
+import type { ControllerConfig } from "./config.ts";
+import { EventRecorder } from "./events.ts";
+import { parseLabelSelector } from "./labels.ts";
+import { LeaderElector } from "./leader.ts";
+import type { Logger } from "./log.ts";
+import { Manager } from "./manager.ts";
+import { ControllerMetrics } from "./metrics.ts";
+import { ServiceReconciler } from "./reconciler.ts";
+
+export interface Controller {
+  provider: LoadBalancerProvider;
+  cache: ClusterCache;
+  manager: Manager;
+  metrics: ControllerMetrics;
+  isLeader(): boolean;
+  synced(): boolean;
+  /** Stops reconciling, releases the Lease and stops watching. */
+  stop(): Promise<void>;
+}
+
+export async function startController(
+  config: ControllerConfig,
+  kc: KubeConfig,
+  opts: { log: Logger; provider?: LoadBalancerProvider; metrics?: ControllerMetrics },
+): Promise<Controller> {
+  const { log } = opts;
+  const metrics = opts.metrics ?? new ControllerMetrics();
+  const core = kc.makeApiClient(CoreV1Api);
+  const provider = opts.provider ?? createProvider(config, metrics);
+  const cache = new ClusterCache(kc, log, {
+    ...(config.namespace ? { namespace: config.namespace } : {}),
+    ...(config.nodeSelector ? { nodeLabelSelector: config.nodeSelector } : {}),
+  });
+  const classes = {
+    loadBalancerClass: config.loadBalancerClass,
+    defaultForUnclassed: config.defaultForUnclassed,
+  };
+  const reconciler = new ServiceReconciler({
+    cache,
+    provider,
+    core,
+    events: new EventRecorder(core, log),
+    classes,
+    log,
+    onOutcome: (outcome) => metrics.reconciles.inc({ outcome }),
+  });
+  const manager = new Manager({
+    cache,
+    reconciler,
+    provider,
+    core,
+    classes,
+    log,
+    workers: config.workers,
+    resyncPeriodMs: config.resyncPeriodMs,
+    orphanCollectionPeriodMs: config.orphanCollectionPeriodMs,
+    ...(config.namespace ? { namespace: config.namespace } : {}),
+  });
+  let synced = false;
+  await cache.start();
+  synced = true;
+  log.info({ class: config.loadBalancerClass, provider: provider.name }, "caches synced");
+  metrics.queueDepthSource = () => manager.queue.length;
+
+  let leading = false;
+  const lead = async (signal: AbortSignal) => {
+    leading = true;
+    metrics.leader.set(1);
+    log.info("leading: reconciling Services");
+    manager.start();
+    await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+    await manager.stop();
+    leading = false;
+    metrics.leader.set(0);
+  };
+  let elector: LeaderElector | undefined;
+  let running: Promise<void> | undefined;
+  const stopped = new AbortController();
+  if (config.leaderElection.enabled) {
+    const le = config.leaderElection;
+    elector = new LeaderElector({
+      coordination: kc.makeApiClient(CoordinationV1Api),
+      namespace: le.namespace,
+      name: le.name,
+      identity: le.identity,
+      leaseDurationMs: le.leaseDurationMs,
+      renewDeadlineMs: le.renewDeadlineMs,
+      retryPeriodMs: le.retryPeriodMs,
+      log: (msg, fields) => log.info(fields ?? {}, msg),
+    });
+    running = elector.run({
+      onStartedLeading: lead,
+      onStoppedLeading: () => log.warn("stopped leading"),
+      onNewLeader: (id) => log.info({ leader: id }, "leader observed"),
+    });
+  } else {
+    running = lead(stopped.signal);
+  }
+  return {
+    provider,
+    cache,
+    manager,
+    metrics,
+    isLeader: () => leading,
+    synced: () => synced,
+    async stop() {
+      if (elector) await elector.stop();
+      else stopped.abort();
+      await running;
+      await cache.stop();
+    },
+  };
+}
+
+function createProvider(config: ControllerConfig, metrics: ControllerMetrics): LoadBalancerProvider {
+  const aws = new AwsProvider({
+    clusterName: config.clusterName,
+    defaultScheme: config.aws.defaultScheme,
+    ...(config.aws.region ? { region: config.aws.region } : {}),
+  });
+  aws.clients.onCall((_service, operation, outcome, code) => {
+    metrics.cloudCalls.inc({ operation, outcome });
+    if (code && /Throttl|RequestLimitExceeded|TooManyRequests/.test(code))
+      metrics.cloudThrottles.inc({ operation });
+  });
+  return aws;
+}
+
+/** Parses the node selector early so a typo fails at start-up, not at the first reconcile. */
+export function validateConfig(config: ControllerConfig): void {
+  if (config.nodeSelector) parseLabelSelector(config.nodeSelector);
+}

@@ -1,0 +1,127 @@
+// The shared cache: list-watches of Services, Nodes and EndpointSlices that every reconcile reads from.
+// A watch that fails is restarted with backoff; the list-watch relists when its resourceVersion is too old,
+// and reports objects that vanished meanwhile as deletions, so no delete is missed across apiserver restarts.
+import {
+  CoreV1Api,
+  DiscoveryV1Api,
+  ListWatch,
+  Watch,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1EndpointSlice,
+  type V1Node,
+  type V1Service,
+} from "@kubernetes/client-node";
+import type { Logger } from "./log.ts";
+
+export type Kind = "service" | "node" | "endpointslice";
+export type ChangeHandler = (kind: Kind, verb: "add" | "update" | "delete", obj: KubernetesObject) => void;
+
+const MAX_RESTART_DELAY_MS = 30_000;
+
+export interface CacheOptions {
+  /** Watch Services and EndpointSlices of this namespace only (default: all namespaces). */
+  namespace?: string;
+  /** Watch only Nodes with these labels (server-side filtering keeps the cache small). */
+  nodeLabelSelector?: string;
+}
+
+export class ClusterCache {
+  readonly services: ListWatch<V1Service>;
+  readonly nodes: ListWatch<V1Node>;
+  readonly endpointSlices: ListWatch<V1EndpointSlice>;
+  private readonly log: Logger;
+  private readonly handlers: ChangeHandler[] = [];
+  private stopped = false;
+
+  constructor(kc: KubeConfig, log: Logger, opts: CacheOptions = {}) {
+    this.log = log;
+    const watch = new Watch(kc);
+    const core = kc.makeApiClient(CoreV1Api);
+    const discovery = kc.makeApiClient(DiscoveryV1Api);
+    const ns = opts.namespace;
+    this.services = new ListWatch<V1Service>(
+      ns ? `/api/v1/namespaces/${ns}/services` : "/api/v1/services",
+      watch,
+      () => (ns ? core.listNamespacedService({ namespace: ns }) : core.listServiceForAllNamespaces()),
+      false,
+    );
+    const nodeSelector = opts.nodeLabelSelector;
+    this.nodes = new ListWatch<V1Node>(
+      "/api/v1/nodes",
+      watch,
+      () => core.listNode(nodeSelector ? { labelSelector: nodeSelector } : {}),
+      false,
+      nodeSelector,
+    );
+    this.endpointSlices = new ListWatch<V1EndpointSlice>(
+      ns
+        ? `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`
+        : "/apis/discovery.k8s.io/v1/endpointslices",
+      watch,
+      () =>
+        ns
+          ? discovery.listNamespacedEndpointSlice({ namespace: ns })
+          : discovery.listEndpointSliceForAllNamespaces(),
+      false,
+    );
+    this.wire("service", this.services);
+    this.wire("node", this.nodes);
+    this.wire("endpointslice", this.endpointSlices);
+  }
+
+  onChange(handler: ChangeHandler): void {
+    this.handlers.push(handler);
+  }
+
+  /** Lists everything and starts watching; resolves once the cache holds the full initial state. */
+  async start(): Promise<void> {
+    this.stopped = false;
+    const all = [this.services, this.nodes, this.endpointSlices] as ListWatch<KubernetesObject>[];
+    await Promise.all(all.map((lw) => lw.start()));
+    // A failed first list still resolves start(); the cache is complete only once each has listed.
+    while (!this.stopped && all.some((lw) => !lw.latestResourceVersion()))
+      await new Promise((r) => setTimeout(r, 100));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all([this.services.stop(), this.nodes.stop(), this.endpointSlices.stop()]);
+  }
+
+  service(key: string): V1Service | undefined {
+    const [namespace, name] = key.split("/");
+    return this.services.get(name!, namespace);
+  }
+
+  slicesFor(namespace: string, service: string): V1EndpointSlice[] {
+    return this.endpointSlices
+      .list(namespace)
+      .filter((s) => s.metadata?.labels?.["kubernetes.io/service-name"] === service);
+  }
+
+  private wire<T extends KubernetesObject>(kind: Kind, lw: ListWatch<T>): void {
+    for (const verb of ["add", "update", "delete"] as const) {
+      lw.on(verb, (obj) => this.handlers.forEach((h) => h(kind, verb, obj)));
+    }
+    let delay = 500;
+    lw.on("connect", () => {
+      delay = 500;
+    });
+    lw.on("error", (err: unknown) => {
+      if (this.stopped) return;
+      this.log.warn(
+        { kind, err: (err as Error)?.message ?? String(err), retryInMs: delay },
+        "watch failed; restarting",
+      );
+      setTimeout(() => {
+        if (!this.stopped) lw.start().catch(() => undefined);
+      }, delay).unref();
+      delay = Math.min(delay * 2, MAX_RESTART_DELAY_MS);
+    });
+  }
+}
+
+export function serviceKey(obj: { metadata?: { namespace?: string; name?: string } }): string {
+  return `${obj.metadata?.namespace}/${obj.metadata?.name}`;
+}

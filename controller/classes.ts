@@ -1,0 +1,33 @@
+// Which Services this controller serves, and how it remembers which ones it took on.
+import type { V1Service } from "@kubernetes/client-node";
+
+export const FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
+/**
+ * Written with the finalizer: the class under which Portico took the Service on. The finalizer's name is
+ * shared with other load-balancer controllers, so this is how Portico knows the finalizer is its own to
+ * remove, even after the Service changed type or class.
+ */
+export const MANAGED_BY_ANNOTATION = "portico.io/managed-by";
+
+export interface ClassConfig {
+  /** This controller's class, e.g. `portico.io/aws-nlb`. */
+  loadBalancerClass: string;
+  /** Also serve LoadBalancer Services without a class (Portico is the cluster's default implementation). */
+  defaultForUnclassed: boolean;
+}
+
+/** The Service should have a load balancer from this controller now. */
+export function wantsLoadBalancer(svc: V1Service, cfg: ClassConfig): boolean {
+  if (svc.spec?.type !== "LoadBalancer" || svc.metadata?.deletionTimestamp) return false;
+  const cls = svc.spec.loadBalancerClass;
+  return cls === cfg.loadBalancerClass || (!cls && cfg.defaultForUnclassed);
+}
+
+/** This controller took the Service on at some point and may still hold cloud resources and the finalizer. */
+export function tookOn(svc: V1Service, cfg: ClassConfig): boolean {
+  return svc.metadata?.annotations?.[MANAGED_BY_ANNOTATION] === cfg.loadBalancerClass;
+}
+
+export function hasFinalizer(svc: V1Service): boolean {
+  return svc.metadata?.finalizers?.includes(FINALIZER) ?? false;
+}

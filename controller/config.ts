@@ -1,0 +1,122 @@
+// The controller's configuration, from command-line flags (each with an environment variable fallback).
+import { parseArgs } from "node:util";
+import { AWS_LOAD_BALANCER_CLASS } from "../providers/aws/provider.ts";
+
+export interface ControllerConfig {
+  provider: "aws";
+  clusterName: string;
+  loadBalancerClass: string;
+  defaultForUnclassed: boolean;
+  namespace?: string;
+  nodeSelector?: string;
+  workers: number;
+  resyncPeriodMs: number;
+  orphanCollectionPeriodMs: number;
+  leaderElection: {
+    enabled: boolean;
+    namespace: string;
+    name: string;
+    identity: string;
+    leaseDurationMs: number;
+    renewDeadlineMs: number;
+    retryPeriodMs: number;
+  };
+  metricsAddress: string;
+  aws: { defaultScheme: "internal" | "internet-facing"; region?: string };
+}
+
+const USAGE = `portico-controller: reconciles LoadBalancer Services into cloud load balancers
+
+  --provider aws                    the cloud (env PORTICO_PROVIDER)
+  --cluster-name NAME               names this cluster in ownership tags (env PORTICO_CLUSTER_NAME, required)
+  --load-balancer-class CLASS       the class served (default portico.io/aws-nlb)
+  --default-load-balancer           also serve LoadBalancer Services without a class
+  --namespace NS                    serve one namespace only (default: all)
+  --node-selector SELECTOR          only nodes matching this label selector are targets
+  --workers N                       Services reconciled at once (default 4)
+  --resync-period SECONDS           look at every Service again this often (default 600)
+  --leader-elect=false              run without leader election (one replica only)
+  --leader-election-namespace NS    where the Lease lives (env POD_NAMESPACE, default portico-system)
+  --metrics-address HOST:PORT       /metrics, /healthz, /readyz (default :8080)
+  --aws-default-scheme SCHEME       internal (default) or internet-facing
+  --kubeconfig FILE                 outside a cluster (env KUBECONFIG)`;
+
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+export function parseConfig(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): ControllerConfig & { kubeconfig?: string } {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      provider: { type: "string" },
+      "cluster-name": { type: "string" },
+      "load-balancer-class": { type: "string" },
+      "default-load-balancer": { type: "boolean" },
+      namespace: { type: "string" },
+      "node-selector": { type: "string" },
+      workers: { type: "string" },
+      "resync-period": { type: "string" },
+      "orphan-collection-period": { type: "string" },
+      "leader-elect": { type: "string" },
+      "leader-election-namespace": { type: "string" },
+      "leader-election-name": { type: "string" },
+      "lease-duration": { type: "string" },
+      "metrics-address": { type: "string" },
+      "aws-default-scheme": { type: "string" },
+      "aws-region": { type: "string" },
+      kubeconfig: { type: "string" },
+      help: { type: "boolean" },
+    },
+  });
+  if (values.help) throw new UsageError(USAGE);
+  const provider = values.provider ?? env.PORTICO_PROVIDER ?? "aws";
+  if (provider !== "aws") throw new UsageError(`--provider ${provider} is not available; use aws`);
+  const clusterName = values["cluster-name"] ?? env.PORTICO_CLUSTER_NAME;
+  if (!clusterName)
+    throw new UsageError(
+      "--cluster-name (or PORTICO_CLUSTER_NAME) is required: it names this cluster in ownership tags",
+    );
+  const seconds = (flag: string, value: string | undefined, fallback: number) => {
+    const n = value === undefined ? fallback : Number(value);
+    if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${flag} must be a positive number of seconds`);
+    return n * 1000;
+  };
+  const workers = Number(values.workers ?? 4);
+  if (!Number.isInteger(workers) || workers < 1)
+    throw new UsageError("--workers must be a whole number of at least 1");
+  const scheme = values["aws-default-scheme"] ?? "internal";
+  if (scheme !== "internal" && scheme !== "internet-facing")
+    throw new UsageError("--aws-default-scheme must be internal or internet-facing");
+  const leaseDurationMs = seconds("--lease-duration", values["lease-duration"], 15);
+  const loadBalancerClass = values["load-balancer-class"] ?? AWS_LOAD_BALANCER_CLASS;
+  return {
+    provider,
+    clusterName,
+    loadBalancerClass,
+    defaultForUnclassed: values["default-load-balancer"] ?? false,
+    ...(values.namespace ? { namespace: values.namespace } : {}),
+    ...(values["node-selector"] ? { nodeSelector: values["node-selector"] } : {}),
+    workers,
+    resyncPeriodMs: seconds("--resync-period", values["resync-period"], 600),
+    orphanCollectionPeriodMs: seconds("--orphan-collection-period", values["orphan-collection-period"], 600),
+    leaderElection: {
+      enabled: values["leader-elect"] !== "false",
+      namespace: values["leader-election-namespace"] ?? env.POD_NAMESPACE ?? "portico-system",
+      name:
+        values["leader-election-name"] ??
+        `portico-controller-${loadBalancerClass.replace(/[^a-z0-9]+/g, "-")}`,
+      identity: `${env.HOSTNAME ?? "portico"}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
+      leaseDurationMs,
+      renewDeadlineMs: (leaseDurationMs * 2) / 3,
+      retryPeriodMs: leaseDurationMs / 7.5,
+    },
+    metricsAddress: values["metrics-address"] ?? ":8080",
+    aws: { defaultScheme: scheme, ...(values["aws-region"] ? { region: values["aws-region"] } : {}) },
+    ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
+  };
+}

@@ -1,0 +1,179 @@
+import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
+import { Address4, Address6 } from "ip-address";
+import { ConfigurationError } from "../providers/errors.ts";
+import type {
+  EndpointTarget,
+  LoadBalancerIntent,
+  NodeTarget,
+  PortIntent,
+  Protocol,
+} from "../providers/provider.ts";
+import { isEligible, ZONE_LABEL } from "./eligibility.ts";
+import { parseLabelSelector, type LabelMatcher } from "./labels.ts";
+
+export const SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges";
+/** Target-node selectors users already write for the AWS Load Balancer Controller, and Portico's own. */
+export const TARGET_NODE_LABEL_ANNOTATIONS = [
+  "portico.io/target-node-labels",
+  "service.beta.kubernetes.io/aws-load-balancer-target-node-labels",
+];
+export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+
+export interface IntentConfig {
+  /** The controller-wide target-node selector, if any. */
+  nodeSelector?: LabelMatcher;
+}
+
+/**
+ * The provider-neutral intent for one LoadBalancer Service: a pure function of the Service, the cluster's
+ * Nodes and the Service's EndpointSlices. Throws ConfigurationError for what the user must fix.
+ */
+export function buildIntent(
+  svc: V1Service,
+  nodes: readonly V1Node[],
+  slices: readonly V1EndpointSlice[],
+  loadBalancerClass: string,
+  config: IntentConfig = {},
+): LoadBalancerIntent {
+  const meta = svc.metadata!;
+  const spec = svc.spec ?? {};
+  const annotations = meta.annotations ?? {};
+  const ports = servicePorts(svc);
+  const selectors = [
+    ...(config.nodeSelector ? [config.nodeSelector] : []),
+    ...targetNodeSelectors(annotations),
+  ];
+  const { endpoints, drainingEndpoints } = endpointTargets(meta.name!, slices);
+  return {
+    service: { namespace: meta.namespace!, name: meta.name!, uid: meta.uid! },
+    loadBalancerClass,
+    annotations,
+    ports,
+    externalTrafficPolicy: spec.externalTrafficPolicy === "Local" ? "Local" : "Cluster",
+    ...(spec.healthCheckNodePort ? { healthCheckNodePort: spec.healthCheckNodePort } : {}),
+    allocateNodePorts: spec.allocateLoadBalancerNodePorts !== false,
+    nodes: nodes
+      .filter((n) => isEligible(n, selectors))
+      .map(nodeTarget)
+      .sort(byName),
+    endpoints,
+    drainingEndpoints,
+    sourceRanges: sourceRanges(svc),
+    ipFamilies: (spec.ipFamilies ?? ["IPv4"]).filter(
+      (f): f is "IPv4" | "IPv6" => f === "IPv4" || f === "IPv6",
+    ),
+  };
+}
+
+function servicePorts(svc: V1Service): PortIntent[] {
+  const ports = svc.spec?.ports ?? [];
+  if (ports.length === 0) {
+    throw new ConfigurationError(
+      "NoPorts",
+      "spec.ports",
+      "the Service has no ports",
+      "add at least one port",
+    );
+  }
+  return ports.map((p, i) => {
+    const protocol = (p.protocol ?? "TCP") as Protocol;
+    if (!["TCP", "UDP", "SCTP"].includes(protocol)) {
+      throw new ConfigurationError(
+        "UnsupportedProtocol",
+        `spec.ports[${i}].protocol`,
+        `unknown protocol ${protocol}`,
+        "use TCP or UDP",
+      );
+    }
+    return { name: p.name ?? "", protocol, port: p.port, ...(p.nodePort ? { nodePort: p.nodePort } : {}) };
+  });
+}
+
+function targetNodeSelectors(annotations: Record<string, string>): LabelMatcher[] {
+  return TARGET_NODE_LABEL_ANNOTATIONS.filter((a) => annotations[a]).map((a) => {
+    try {
+      return parseLabelSelector(annotations[a]!);
+    } catch (err) {
+      throw new ConfigurationError(
+        "InvalidTargetNodeLabels",
+        `metadata.annotations[${a}]`,
+        (err as Error).message,
+        'write a label selector such as "node-role=edge,zone in (a,b)"',
+      );
+    }
+  });
+}
+
+function nodeTarget(node: V1Node): NodeTarget {
+  const internalIP = node.status?.addresses?.find((a) => a.type === "InternalIP")?.address;
+  const zone = node.metadata?.labels?.[ZONE_LABEL];
+  return {
+    name: node.metadata!.name!,
+    ...(node.spec?.providerID ? { providerID: node.spec.providerID } : {}),
+    ...(internalIP ? { internalIP } : {}),
+    ...(zone ? { zone } : {}),
+  };
+}
+
+/**
+ * Ready endpoints receive traffic. Serving-but-terminating ones drain; like kube-proxy, they keep
+ * receiving traffic only when no endpoint at all is ready, so a rolling update of a single replica does
+ * not black-hole. Not-ready, non-serving endpoints are not targets.
+ */
+function endpointTargets(service: string, slices: readonly V1EndpointSlice[]) {
+  const ready = new Map<string, EndpointTarget>();
+  const terminating = new Map<string, EndpointTarget>();
+  for (const slice of slices) {
+    if (slice.metadata?.labels?.[SERVICE_NAME_LABEL] !== service) continue;
+    if (slice.addressType !== "IPv4" && slice.addressType !== "IPv6") continue;
+    const ports = Object.fromEntries(
+      (slice.ports ?? []).filter((p) => p.port).map((p) => [p.name ?? "", p.port!]),
+    );
+    for (const ep of slice.endpoints ?? []) {
+      const ip = ep.addresses[0];
+      if (!ip) continue;
+      // The API says an unset `ready` means ready, an unset `serving` follows `ready`.
+      const isReady = ep.conditions?.ready ?? true;
+      const serving = ep.conditions?.serving ?? isReady;
+      const isTerminating = ep.conditions?.terminating ?? false;
+      const target: EndpointTarget = {
+        ip,
+        ports,
+        ...(ep.nodeName ? { nodeName: ep.nodeName } : {}),
+        ...(ep.zone ? { zone: ep.zone } : {}),
+      };
+      if (isReady && !isTerminating) ready.set(ip, target);
+      else if (serving && isTerminating) terminating.set(ip, target);
+    }
+  }
+  for (const ip of ready.keys()) terminating.delete(ip);
+  const sorted = (m: Map<string, EndpointTarget>) => [...m.values()].sort((a, b) => a.ip.localeCompare(b.ip));
+  if (ready.size === 0) return { endpoints: sorted(terminating), drainingEndpoints: [] };
+  return { endpoints: sorted(ready), drainingEndpoints: sorted(terminating) };
+}
+
+function sourceRanges(svc: V1Service): string[] {
+  const fromSpec = svc.spec?.loadBalancerSourceRanges ?? [];
+  const annotation = svc.metadata?.annotations?.[SOURCE_RANGES_ANNOTATION];
+  const [field, ranges] =
+    fromSpec.length > 0
+      ? ["spec.loadBalancerSourceRanges", fromSpec]
+      : [`metadata.annotations[${SOURCE_RANGES_ANNOTATION}]`, annotation ? annotation.split(",") : []];
+  return ranges
+    .map((r) => r.trim())
+    .filter(Boolean)
+    .map((range) => {
+      const valid = range.includes("/") && (Address4.isValid(range) || Address6.isValid(range));
+      if (!valid) {
+        throw new ConfigurationError(
+          "InvalidSourceRange",
+          field,
+          `"${range}" is not a CIDR`,
+          'write CIDRs such as "203.0.113.0/24"',
+        );
+      }
+      return range;
+    });
+}
+
+const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);

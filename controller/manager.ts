@@ -1,0 +1,112 @@
+// Wires the shared cache to the work queue and the reconciler: every change that can affect a Service's load
+// balancer enqueues that Service; a periodic resync and orphan collection catch whatever was missed.
+import type { CoreV1Api, KubernetesObject, V1EndpointSlice, V1Node } from "@kubernetes/client-node";
+import type { LoadBalancerProvider } from "../providers/provider.ts";
+import { serviceKey, type ClusterCache } from "./cache.ts";
+import { tookOn, wantsLoadBalancer, type ClassConfig } from "./classes.ts";
+import { nodeFingerprint } from "./eligibility.ts";
+import { collectOrphans } from "./garbage.ts";
+import type { Logger } from "./log.ts";
+import { startWorkers, WorkQueue, type Workers } from "./queue.ts";
+import type { ServiceReconciler } from "./reconciler.ts";
+import { SERVICE_NAME_LABEL } from "./intent.ts";
+
+export interface ManagerOptions {
+  cache: ClusterCache;
+  reconciler: ServiceReconciler;
+  provider: LoadBalancerProvider;
+  core: CoreV1Api;
+  classes: ClassConfig;
+  log: Logger;
+  workers: number;
+  resyncPeriodMs: number;
+  orphanCollectionPeriodMs: number;
+  namespace?: string;
+  queue?: WorkQueue;
+}
+
+export class Manager {
+  readonly queue: WorkQueue;
+  private readonly o: ManagerOptions;
+  private readonly nodeFingerprints = new Map<string, string>();
+  private readonly serviceFingerprints = new Map<string, string>();
+  private workers: Workers | undefined;
+  private timers: NodeJS.Timeout[] = [];
+
+  constructor(opts: ManagerOptions) {
+    this.o = opts;
+    this.queue = opts.queue ?? new WorkQueue();
+    opts.cache.onChange((kind, verb, obj) => this.onChange(kind, verb, obj));
+  }
+
+  /** Starts reconciling (the cache must be started and synced). Call only while leading. */
+  start(): void {
+    const { log } = this.o;
+    this.workers = startWorkers(this.queue, {
+      workers: this.o.workers,
+      handle: (key) => this.o.reconciler.reconcile(key),
+      onError: (key, err) =>
+        log.warn(
+          { service: key, err: (err as Error).message ?? String(err) },
+          "reconcile failed; retrying with backoff",
+        ),
+    });
+    this.enqueueAll();
+    this.timers.push(setInterval(() => this.enqueueAll(), this.o.resyncPeriodMs));
+    const collect = () =>
+      collectOrphans({
+        provider: this.o.provider,
+        core: this.o.core,
+        log,
+        ...(this.o.namespace ? { namespace: this.o.namespace } : {}),
+      }).catch((err: unknown) =>
+        log.warn({ err: (err as Error).message }, "orphan collection failed; will try again"),
+      );
+    this.timers.push(
+      setTimeout(() => void collect(), 0),
+      setInterval(() => void collect(), this.o.orphanCollectionPeriodMs),
+    );
+  }
+
+  /** Stops reconciling (leadership lost or shutting down); the queue keeps collecting keys for a next term. */
+  async stop(): Promise<void> {
+    this.timers.forEach((t) => clearTimeout(t));
+    this.timers = [];
+    await this.workers?.stop();
+    this.workers = undefined;
+  }
+
+  private enqueueAll(): void {
+    for (const svc of this.o.cache.services.list()) if (this.relevant(svc)) this.queue.add(serviceKey(svc));
+  }
+
+  private relevant(svc: Parameters<typeof wantsLoadBalancer>[0]): boolean {
+    return wantsLoadBalancer(svc, this.o.classes) || tookOn(svc, this.o.classes);
+  }
+
+  private onChange(kind: string, verb: string, obj: KubernetesObject): void {
+    if (kind === "service") {
+      const key = serviceKey(obj);
+      // Status-only updates (most of them Portico's own writes) cannot change what the Service asks for.
+      const m = obj.metadata ?? {};
+      const fingerprint =
+        verb === "delete"
+          ? ""
+          : JSON.stringify([m.generation, m.annotations, m.finalizers, m.deletionTimestamp]);
+      if (verb === "update" && this.serviceFingerprints.get(key) === fingerprint) return;
+      if (verb === "delete") this.serviceFingerprints.delete(key);
+      else this.serviceFingerprints.set(key, fingerprint);
+      this.queue.add(key);
+    } else if (kind === "endpointslice") {
+      const service = (obj as V1EndpointSlice).metadata?.labels?.[SERVICE_NAME_LABEL];
+      if (service) this.queue.add(`${obj.metadata?.namespace}/${service}`);
+    } else if (kind === "node") {
+      const name = obj.metadata!.name!;
+      const fingerprint = verb === "delete" ? "" : nodeFingerprint(obj as V1Node);
+      if (this.nodeFingerprints.get(name) === fingerprint) return; // a heartbeat: nothing a target depends on
+      if (verb === "delete") this.nodeFingerprints.delete(name);
+      else this.nodeFingerprints.set(name, fingerprint);
+      this.enqueueAll();
+    }
+  }
+}

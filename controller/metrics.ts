@@ -1,0 +1,88 @@
+// Prometheus metrics and the health endpoints, served on one small HTTP server.
+import { createServer, type Server } from "node:http";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+export class ControllerMetrics {
+  readonly registry = new Registry();
+  readonly reconciles = new Counter({
+    name: "portico_reconciles_total",
+    help: "Service reconciles by outcome",
+    labelNames: ["outcome"],
+    registers: [this.registry],
+  });
+  readonly reconcileDuration = new Histogram({
+    name: "portico_reconcile_duration_seconds",
+    help: "Time to reconcile one Service",
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly cloudCalls = new Counter({
+    name: "portico_cloud_calls_total",
+    help: "Cloud API calls by operation and outcome",
+    labelNames: ["operation", "outcome"],
+    registers: [this.registry],
+  });
+  readonly cloudThrottles = new Counter({
+    name: "portico_cloud_throttles_total",
+    help: "Cloud API calls refused for throttling",
+    labelNames: ["operation"],
+    registers: [this.registry],
+  });
+  /** Read when metrics are scraped. */
+  queueDepthSource: () => number = () => 0;
+  readonly queueDepth = new Gauge({
+    name: "portico_workqueue_depth",
+    help: "Services waiting to be reconciled",
+    registers: [this.registry],
+    collect: () => this.queueDepth.set(this.queueDepthSource()),
+  });
+  readonly leader = new Gauge({
+    name: "portico_leader",
+    help: "1 while this replica leads",
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+}
+
+export interface HealthState {
+  /** The process is alive and its loops are turning. */
+  healthy(): boolean;
+  /** Caches are synced (a follower is ready too: it can take over at once). */
+  ready(): boolean;
+}
+
+export function serveMetrics(
+  address: string,
+  metrics: ControllerMetrics,
+  health: HealthState,
+): Promise<Server> {
+  const [host, port] = splitAddress(address);
+  const server = createServer((req, res) => {
+    const reply = (code: number, body: string, type = "text/plain") => {
+      res.writeHead(code, { "content-type": type });
+      res.end(body);
+    };
+    if (req.url === "/healthz") reply(health.healthy() ? 200 : 500, health.healthy() ? "ok" : "unhealthy");
+    else if (req.url === "/readyz")
+      reply(health.ready() ? 200 : 503, health.ready() ? "ok" : "caches not synced");
+    else if (req.url === "/metrics") {
+      metrics.registry.metrics().then(
+        (text) => reply(200, text, metrics.registry.contentType),
+        (err: unknown) => reply(500, String(err)),
+      );
+    } else reply(404, "not found");
+  });
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+function splitAddress(address: string): [string | undefined, number] {
+  const i = address.lastIndexOf(":");
+  const host = address.slice(0, i);
+  return [host || undefined, Number(address.slice(i + 1))];
+}

@@ -1,0 +1,201 @@
+// Reconciles one Service: level-triggered and idempotent. It reads the Service, Nodes and EndpointSlices from
+// the shared cache, lets the provider make the cloud match the intent, and reports the outcome in the
+// Service's status, a condition and Events. Run again at any time, it changes nothing that is already right.
+import type { CoreV1Api, V1Service } from "@kubernetes/client-node";
+import { CloudError, ConfigurationError } from "../providers/errors.ts";
+import type { LoadBalancerProvider, ServiceRef } from "../providers/provider.ts";
+import type { ClusterCache } from "./cache.ts";
+import {
+  FINALIZER,
+  hasFinalizer,
+  MANAGED_BY_ANNOTATION,
+  tookOn,
+  wantsLoadBalancer,
+  type ClassConfig,
+} from "./classes.ts";
+import type { EventSink } from "./events.ts";
+import { buildIntent, type IntentConfig } from "./intent.ts";
+import type { Logger } from "./log.ts";
+import { mergePatch, strategicMergePatch } from "./patch.ts";
+import { statusPatch, type ConditionState } from "./status.ts";
+
+/** Permanent cloud errors are looked at again only this often: no retry storm against the API. */
+export const PERMANENT_ERROR_RETRY_MS = 5 * 60_000;
+
+export interface ReconcileOutcome {
+  requeueAfterMs?: number;
+}
+
+export interface ReconcilerDeps {
+  cache: ClusterCache;
+  provider: LoadBalancerProvider;
+  core: CoreV1Api;
+  events: EventSink;
+  classes: ClassConfig;
+  intent?: IntentConfig;
+  log: Logger;
+  onOutcome?: (outcome: "ensured" | "unchanged" | "deleted" | "invalid" | "cloud_error") => void;
+}
+
+export class ServiceReconciler {
+  private readonly d: ReconcilerDeps;
+
+  constructor(deps: ReconcilerDeps) {
+    this.d = deps;
+  }
+
+  async reconcile(key: string): Promise<ReconcileOutcome> {
+    const svc = this.d.cache.service(key);
+    // Gone from the apiserver: the finalizer made sure it was cleaned up first, or it was never ours.
+    if (!svc) return {};
+    if (wantsLoadBalancer(svc, this.d.classes)) return this.ensure(svc);
+    if (tookOn(svc, this.d.classes) && hasFinalizer(svc)) return this.cleanup(svc);
+    return {};
+  }
+
+  private async ensure(original: V1Service): Promise<ReconcileOutcome> {
+    const svc = await this.claim(original);
+    const log = this.d.log.child({ service: key(svc) });
+    const firstTime = !svc.status?.loadBalancer?.ingress?.length;
+    try {
+      const nodes = this.d.cache.nodes.list();
+      const slices = this.d.cache.slicesFor(svc.metadata!.namespace!, svc.metadata!.name!);
+      const intent = buildIntent(svc, nodes, slices, this.d.classes.loadBalancerClass, this.d.intent);
+      if (firstTime)
+        await this.d.events.record(
+          svc,
+          "Normal",
+          "EnsuringLoadBalancer",
+          `Ensuring load balancer (${this.d.provider.name})`,
+        );
+      const result = await this.d.provider.ensure(intent);
+      for (const notice of result.notices)
+        await this.d.events.record(svc, "Normal", "ReplacingLoadBalancer", notice);
+      if (result.changes.length) {
+        log.info(
+          {
+            changes: result.changes,
+            nodes: intent.nodes.map((n) => n.name),
+            endpoints: intent.endpoints.length,
+          },
+          "load balancer changed",
+        );
+        const summary =
+          result.changes.length === 1
+            ? result.changes[0]!
+            : `${result.changes.length} changes: ${result.changes.slice(0, 5).join("; ")}${result.changes.length > 5 ? "; ..." : ""}`;
+        await this.d.events.record(
+          svc,
+          "Normal",
+          firstTime ? "EnsuredLoadBalancer" : "UpdatedLoadBalancer",
+          summary,
+        );
+      }
+      const where = result.ingress.map((i) => i.hostname ?? i.ip).join(", ");
+      await this.writeStatus(svc, result.ingress, {
+        status: "True",
+        reason: "Provisioned",
+        message: `Load balancer ${where || "(address pending)"} serves this Service`,
+      });
+      this.d.onOutcome?.(result.changes.length ? "ensured" : "unchanged");
+      return result.requeueAfterMs ? { requeueAfterMs: result.requeueAfterMs } : {};
+    } catch (err) {
+      return this.failed(svc, err, log);
+    }
+  }
+
+  private async failed(svc: V1Service, err: unknown, log: Logger): Promise<ReconcileOutcome> {
+    if (err instanceof ConfigurationError) {
+      log.warn({ reason: err.reason, field: err.field }, err.message);
+      this.d.onOutcome?.("invalid");
+      await this.d.events.record(svc, "Warning", err.reason, err.message);
+      await this.writeStatus(svc, undefined, { status: "False", reason: err.reason, message: err.message });
+      // Only a change to the Service (which triggers a reconcile by itself) can fix this.
+      return {};
+    }
+    if (err instanceof CloudError) {
+      log.warn({ operation: err.operation, code: err.code, retryable: err.retryable }, err.message);
+      this.d.onOutcome?.("cloud_error");
+      await this.d.events.record(svc, "Warning", "SyncLoadBalancerFailed", err.message);
+      await this.writeStatus(svc, undefined, {
+        status: "False",
+        reason: err.retryable ? "CloudUnavailable" : "CloudRejected",
+        message: err.message,
+      });
+      if (!err.retryable) return { requeueAfterMs: PERMANENT_ERROR_RETRY_MS };
+      if (err.retryAfterMs) return { requeueAfterMs: err.retryAfterMs };
+    }
+    throw err;
+  }
+
+  private async cleanup(svc: V1Service): Promise<ReconcileOutcome> {
+    const log = this.d.log.child({ service: key(svc) });
+    const ref: ServiceRef = {
+      namespace: svc.metadata!.namespace!,
+      name: svc.metadata!.name!,
+      uid: svc.metadata!.uid!,
+    };
+    await this.d.events.record(svc, "Normal", "DeletingLoadBalancer", "Deleting load balancer");
+    try {
+      await this.d.provider.delete(ref);
+    } catch (err) {
+      if (err instanceof CloudError && err.retryable) throw err;
+      return this.failed(svc, err, log);
+    }
+    if (!svc.metadata?.deletionTimestamp) {
+      await this.writeStatus(svc, svc.status?.loadBalancer?.ingress?.length ? [] : undefined, undefined);
+    }
+    await this.d.core.patchNamespacedService(
+      {
+        name: ref.name,
+        namespace: ref.namespace,
+        body: {
+          metadata: {
+            resourceVersion: svc.metadata!.resourceVersion,
+            finalizers: (svc.metadata!.finalizers ?? []).filter((f) => f !== FINALIZER),
+            annotations: { [MANAGED_BY_ANNOTATION]: null },
+          },
+        },
+      },
+      mergePatch,
+    );
+    log.info("load balancer deleted");
+    this.d.onOutcome?.("deleted");
+    await this.d.events.record(svc, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
+    return {};
+  }
+
+  /** Finalizer and marker first, in one write guarded by resourceVersion, before anything is made in the cloud. */
+  private async claim(svc: V1Service): Promise<V1Service> {
+    if (hasFinalizer(svc) && tookOn(svc, this.d.classes)) return svc;
+    return this.d.core.patchNamespacedService(
+      {
+        name: svc.metadata!.name!,
+        namespace: svc.metadata!.namespace!,
+        body: {
+          metadata: {
+            resourceVersion: svc.metadata!.resourceVersion,
+            finalizers: [...(svc.metadata!.finalizers ?? []).filter((f) => f !== FINALIZER), FINALIZER],
+            annotations: { [MANAGED_BY_ANNOTATION]: this.d.classes.loadBalancerClass },
+          },
+        },
+      },
+      mergePatch,
+    );
+  }
+
+  private async writeStatus(
+    svc: V1Service,
+    ingress: Parameters<typeof statusPatch>[1],
+    condition: ConditionState | undefined,
+  ): Promise<void> {
+    const body = statusPatch(svc, ingress, condition);
+    if (!body) return;
+    await this.d.core.patchNamespacedServiceStatus(
+      { name: svc.metadata!.name!, namespace: svc.metadata!.namespace!, body },
+      strategicMergePatch,
+    );
+  }
+}
+
+const key = (svc: V1Service) => `${svc.metadata?.namespace}/${svc.metadata?.name}`;

@@ -1,0 +1,217 @@
+// The Service annotations users already write for the AWS Load Balancer Controller, parsed and validated
+// into settings. Every error names the annotation and how to fix it.
+import { ConfigurationError } from "../errors.ts";
+
+const P = "service.beta.kubernetes.io/aws-load-balancer-";
+export const AWS_ANNOTATIONS = {
+  targetType: `${P}nlb-target-type`,
+  scheme: `${P}scheme`,
+  internal: `${P}internal`,
+  subnets: `${P}subnets`,
+  name: `${P}name`,
+  sslCert: `${P}ssl-cert`,
+  sslPorts: `${P}ssl-ports`,
+  sslPolicy: `${P}ssl-negotiation-policy`,
+  backendProtocol: `${P}backend-protocol`,
+  proxyProtocol: `${P}proxy-protocol`,
+  crossZone: `${P}cross-zone-load-balancing-enabled`,
+  targetGroupAttributes: `${P}target-group-attributes`,
+  loadBalancerAttributes: `${P}attributes`,
+  additionalTags: `${P}additional-resource-tags`,
+  ipAddressType: `${P}ip-address-type`,
+  healthCheckProtocol: `${P}healthcheck-protocol`,
+  healthCheckPort: `${P}healthcheck-port`,
+  healthCheckPath: `${P}healthcheck-path`,
+  healthCheckInterval: `${P}healthcheck-interval`,
+  healthCheckTimeout: `${P}healthcheck-timeout`,
+  healthyThreshold: `${P}healthcheck-healthy-threshold`,
+  unhealthyThreshold: `${P}healthcheck-unhealthy-threshold`,
+  healthCheckSuccessCodes: `${P}healthcheck-success-codes`,
+  /** Portico's opt-in for kube-proxy's drain-aware health endpoint with `externalTrafficPolicy: Cluster`. */
+  kubeProxyHealthCheck: "portico.io/health-check-kube-proxy",
+} as const;
+
+export interface HealthCheckOverrides {
+  protocol?: "TCP" | "HTTP" | "HTTPS";
+  port?: number | "traffic-port";
+  path?: string;
+  intervalSeconds?: number;
+  timeoutSeconds?: number;
+  healthyThreshold?: number;
+  unhealthyThreshold?: number;
+  successCodes?: string;
+}
+
+export interface AwsServiceSettings {
+  targetType: "instance" | "ip";
+  scheme: "internal" | "internet-facing";
+  /** Subnet IDs (`subnet-…`) or Name tags; empty: discover by role tags. */
+  subnets: string[];
+  name?: string;
+  certificateArns: string[];
+  /** Ports (numbers or names) that get TLS listeners; undefined: all, when a certificate is set. */
+  sslPorts?: string[];
+  sslPolicy?: string;
+  backendTls: boolean;
+  loadBalancerAttributes: Record<string, string>;
+  targetGroupAttributes: Record<string, string>;
+  additionalTags: Record<string, string>;
+  ipAddressType: "ipv4" | "dualstack";
+  healthCheck: HealthCheckOverrides;
+  kubeProxyHealthCheck: boolean;
+}
+
+export function parseAwsSettings(
+  annotations: Record<string, string>,
+  defaults: { scheme: "internal" | "internet-facing" },
+): AwsServiceSettings {
+  const a = AWS_ANNOTATIONS;
+  const get = (key: string) => annotations[key]?.trim();
+  const targetGroupAttributes = keyValues(a.targetGroupAttributes, get(a.targetGroupAttributes), "=");
+  if (get(a.proxyProtocol)) {
+    if (get(a.proxyProtocol) !== "*")
+      fail(
+        a.proxyProtocol,
+        `"${get(a.proxyProtocol)}" is not supported`,
+        'set it to "*" (proxy protocol v2 on every target group)',
+      );
+    targetGroupAttributes["proxy_protocol_v2.enabled"] = "true";
+  }
+  const loadBalancerAttributes = keyValues(a.loadBalancerAttributes, get(a.loadBalancerAttributes), "=");
+  if (get(a.crossZone))
+    loadBalancerAttributes["load_balancing.cross_zone.enabled"] = String(bool(a.crossZone, get(a.crossZone)));
+
+  const internal = get(a.internal);
+  const scheme =
+    get(a.scheme) ??
+    (internal !== undefined
+      ? bool(a.internal, internal)
+        ? "internal"
+        : "internet-facing"
+      : defaults.scheme);
+  const settings: AwsServiceSettings = {
+    targetType: oneOf(a.targetType, get(a.targetType) ?? "instance", ["instance", "ip"] as const),
+    scheme: oneOf(a.scheme, scheme, ["internal", "internet-facing"] as const),
+    subnets: list(get(a.subnets)),
+    certificateArns: list(get(a.sslCert)),
+    backendTls: get(a.backendProtocol) === "ssl",
+    loadBalancerAttributes,
+    targetGroupAttributes,
+    additionalTags: keyValues(a.additionalTags, get(a.additionalTags), "="),
+    ipAddressType: oneOf(a.ipAddressType, get(a.ipAddressType) ?? "ipv4", ["ipv4", "dualstack"] as const),
+    healthCheck: healthCheck(get),
+    kubeProxyHealthCheck:
+      get(a.kubeProxyHealthCheck) !== undefined && bool(a.kubeProxyHealthCheck, get(a.kubeProxyHealthCheck)),
+  };
+  if (get(a.backendProtocol) && !["ssl", "tcp"].includes(get(a.backendProtocol)!)) {
+    fail(
+      a.backendProtocol,
+      `"${get(a.backendProtocol)}" is not a backend protocol for an NLB`,
+      'use "tcp" or "ssl"',
+    );
+  }
+  const name = get(a.name);
+  if (name !== undefined) {
+    if (!/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,30}[A-Za-z0-9])?$/.test(name) || name.startsWith("internal-")) {
+      fail(
+        a.name,
+        `"${name}" is not a valid load balancer name`,
+        "use 1-32 letters, digits and hyphens, not starting or ending with a hyphen",
+      );
+    }
+    settings.name = name;
+  }
+  if (get(a.sslPorts)) settings.sslPorts = list(get(a.sslPorts));
+  if (get(a.sslPolicy)) settings.sslPolicy = get(a.sslPolicy)!;
+  for (const arn of settings.certificateArns) {
+    if (!arn.startsWith("arn:"))
+      fail(a.sslCert, `"${arn}" is not a certificate ARN`, "give the ACM or IAM certificate ARN");
+  }
+  return settings;
+}
+
+function healthCheck(get: (key: string) => string | undefined): HealthCheckOverrides {
+  const a = AWS_ANNOTATIONS;
+  const hc: HealthCheckOverrides = {};
+  const protocol = get(a.healthCheckProtocol);
+  if (protocol)
+    hc.protocol = oneOf(a.healthCheckProtocol, protocol.toUpperCase(), ["TCP", "HTTP", "HTTPS"] as const);
+  const port = get(a.healthCheckPort);
+  if (port) hc.port = port === "traffic-port" ? port : int(a.healthCheckPort, port, 1, 65535);
+  const path = get(a.healthCheckPath);
+  if (path) {
+    if (!path.startsWith("/"))
+      fail(a.healthCheckPath, `"${path}" is not a path`, 'start it with "/", e.g. "/healthz"');
+    hc.path = path;
+  }
+  const interval = get(a.healthCheckInterval);
+  if (interval) hc.intervalSeconds = int(a.healthCheckInterval, interval, 5, 300);
+  const timeout = get(a.healthCheckTimeout);
+  if (timeout) hc.timeoutSeconds = int(a.healthCheckTimeout, timeout, 2, 120);
+  const healthy = get(a.healthyThreshold);
+  if (healthy) hc.healthyThreshold = int(a.healthyThreshold, healthy, 2, 10);
+  const unhealthy = get(a.unhealthyThreshold);
+  if (unhealthy) hc.unhealthyThreshold = int(a.unhealthyThreshold, unhealthy, 2, 10);
+  const codes = get(a.healthCheckSuccessCodes);
+  if (codes) {
+    if (!/^\d{3}(-\d{3})?(,\d{3}(-\d{3})?)*$/.test(codes))
+      fail(
+        a.healthCheckSuccessCodes,
+        `"${codes}" is not a list of HTTP codes`,
+        'write e.g. "200" or "200-399"',
+      );
+    hc.successCodes = codes;
+  }
+  if (hc.path && hc.protocol === "TCP")
+    fail(
+      a.healthCheckPath,
+      "a path needs an HTTP or HTTPS health check",
+      `set ${a.healthCheckProtocol} to HTTP, or remove the path`,
+    );
+  return hc;
+}
+
+function fail(annotation: string, problem: string, fix: string): never {
+  throw new ConfigurationError("InvalidAnnotation", `metadata.annotations[${annotation}]`, problem, fix);
+}
+
+function oneOf<T extends string>(annotation: string, value: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(value))
+    fail(annotation, `"${value}" is not allowed`, `use one of ${allowed.join(", ")}`);
+  return value as T;
+}
+
+function bool(annotation: string, value: string | undefined): boolean {
+  if (value === "true") return true;
+  if (value === "false") return false;
+  return fail(annotation, `"${value}" is not a boolean`, 'use "true" or "false"');
+}
+
+function int(annotation: string, value: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max)
+    fail(
+      annotation,
+      `"${value}" is not a whole number from ${min} to ${max}`,
+      `give a number from ${min} to ${max}`,
+    );
+  return n;
+}
+
+function list(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function keyValues(annotation: string, value: string | undefined, sep: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of list(value)) {
+    const i = pair.indexOf(sep);
+    if (i <= 0)
+      fail(annotation, `"${pair}" is not key${sep}value`, `write comma-separated key${sep}value pairs`);
+    out[pair.slice(0, i).trim()] = pair.slice(i + 1).trim();
+  }
+  return out;
+}

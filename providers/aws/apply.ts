@@ -1,0 +1,328 @@
+// Carries out a plan, one operation at a time, in its order. Every operation is safe to repeat: a crash at
+// any point leaves tagged resources that the next observation finds and the next plan completes.
+import {
+  AuthorizeSecurityGroupIngressCommand,
+  CreateSecurityGroupCommand,
+  DeleteSecurityGroupCommand,
+  RevokeSecurityGroupIngressCommand,
+  type IpPermission,
+} from "@aws-sdk/client-ec2";
+import {
+  CreateListenerCommand,
+  CreateLoadBalancerCommand,
+  CreateTargetGroupCommand,
+  DeleteListenerCommand,
+  DeleteLoadBalancerCommand,
+  DeleteTargetGroupCommand,
+  DeregisterTargetsCommand,
+  ModifyListenerCommand,
+  ModifyLoadBalancerAttributesCommand,
+  ModifyTargetGroupAttributesCommand,
+  ModifyTargetGroupCommand,
+  RegisterTargetsCommand,
+  SetSecurityGroupsCommand,
+  SetSubnetsCommand,
+  type Action,
+  type Tag,
+} from "@aws-sdk/client-elastic-load-balancing-v2";
+import { CloudError } from "../errors.ts";
+import { call, type AwsClients } from "./clients.ts";
+import type { DesiredListener, HealthCheck, IngressRule, Observed, Target } from "./model.ts";
+import type { Operation } from "./plan.ts";
+
+const REGISTER_BATCH = 200;
+
+export interface AppliedLoadBalancer {
+  arn: string;
+  dnsName: string;
+  state: string;
+}
+
+/** What apply needs to resolve names to ARNs: the observation the plan was made from. */
+export interface ApplyContext {
+  clients: AwsClients;
+  observed: Observed;
+  /** The Service's desired load balancer as observed, if it existed. */
+  current?: AppliedLoadBalancer;
+  securityGroupName: string;
+}
+
+export async function apply(ops: Operation[], ctx: ApplyContext): Promise<AppliedLoadBalancer | undefined> {
+  const { clients } = ctx;
+  const elb = clients.elbv2;
+  const targetGroups = new Map(ctx.observed.targetGroups.map((tg) => [tg.name, tg.arn]));
+  let securityGroupId = ctx.observed.securityGroups.find((g) => g.name === ctx.securityGroupName)?.id;
+  let current = ctx.current;
+  const lbArn = () => {
+    if (!current) throw new Error("plan acts on a load balancer that was neither observed nor created");
+    return current.arn;
+  };
+  const tgArn = (name: string) => {
+    const arn = targetGroups.get(name);
+    if (!arn) throw new Error(`plan uses target group ${name} that was neither observed nor created`);
+    return arn;
+  };
+
+  for (const op of ops) {
+    switch (op.kind) {
+      case "createSecurityGroup": {
+        const out = await call("ec2:CreateSecurityGroup", () =>
+          clients.ec2.send(
+            new CreateSecurityGroupCommand({
+              GroupName: op.group.name,
+              Description: op.group.description,
+              VpcId: op.group.vpcId,
+              TagSpecifications: [{ ResourceType: "security-group", Tags: tags(op.group.tags) }],
+            }),
+          ),
+        );
+        securityGroupId = out.GroupId!;
+        if (op.group.ingress.length) await authorize(clients, securityGroupId, op.group.ingress);
+        break;
+      }
+      case "authorizeIngress":
+        await authorize(clients, op.groupId, op.rules);
+        break;
+      case "revokeIngress":
+        await call("ec2:RevokeSecurityGroupIngress", () =>
+          clients.ec2.send(
+            new RevokeSecurityGroupIngressCommand({
+              GroupId: op.groupId,
+              IpPermissions: permissions(op.rules),
+            }),
+          ),
+        );
+        break;
+      case "createLoadBalancer": {
+        const lb = op.loadBalancer;
+        const out = await call("elbv2:CreateLoadBalancer", () =>
+          elb.send(
+            new CreateLoadBalancerCommand({
+              Name: lb.name,
+              Type: "network",
+              Scheme: lb.scheme,
+              Subnets: lb.subnets,
+              IpAddressType: lb.ipAddressType,
+              ...(securityGroupId ? { SecurityGroups: [securityGroupId] } : {}),
+              Tags: tags(lb.tags),
+            }),
+          ),
+        );
+        const created = out.LoadBalancers![0]!;
+        current = {
+          arn: created.LoadBalancerArn!,
+          dnsName: created.DNSName ?? "",
+          state: created.State?.Code ?? "provisioning",
+        };
+        break;
+      }
+      case "setSubnets":
+        await call("elbv2:SetSubnets", () =>
+          elb.send(new SetSubnetsCommand({ LoadBalancerArn: lbArn(), Subnets: op.subnets })),
+        );
+        break;
+      case "setSecurityGroups":
+        if (!securityGroupId)
+          throw new CloudError({
+            operation: "elbv2:SetSecurityGroups",
+            code: "SecurityGroupMissing",
+            message: "the security group was not created",
+            retryable: true,
+          });
+        await call("elbv2:SetSecurityGroups", () =>
+          elb.send(
+            new SetSecurityGroupsCommand({ LoadBalancerArn: lbArn(), SecurityGroups: [securityGroupId!] }),
+          ),
+        );
+        break;
+      case "modifyLoadBalancerAttributes":
+        await call("elbv2:ModifyLoadBalancerAttributes", () =>
+          elb.send(
+            new ModifyLoadBalancerAttributesCommand({
+              LoadBalancerArn: lbArn(),
+              Attributes: attributes(op.attributes),
+            }),
+          ),
+        );
+        break;
+      case "createTargetGroup": {
+        const tg = op.targetGroup;
+        const out = await call("elbv2:CreateTargetGroup", () =>
+          elb.send(
+            new CreateTargetGroupCommand({
+              Name: tg.name,
+              Protocol: tg.protocol,
+              Port: tg.port,
+              VpcId: tg.vpcId,
+              TargetType: tg.targetType,
+              ...healthCheckFields(tg.healthCheck),
+              Tags: tags(tg.tags),
+            }),
+          ),
+        );
+        const arn = out.TargetGroups![0]!.TargetGroupArn!;
+        targetGroups.set(tg.name, arn);
+        await call("elbv2:ModifyTargetGroupAttributes", () =>
+          elb.send(
+            new ModifyTargetGroupAttributesCommand({
+              TargetGroupArn: arn,
+              Attributes: attributes(tg.attributes),
+            }),
+          ),
+        );
+        break;
+      }
+      case "modifyHealthCheck":
+        await call("elbv2:ModifyTargetGroup", () =>
+          elb.send(
+            new ModifyTargetGroupCommand({
+              TargetGroupArn: op.targetGroupArn,
+              ...healthCheckFields(op.healthCheck),
+            }),
+          ),
+        );
+        break;
+      case "modifyTargetGroupAttributes":
+        await call("elbv2:ModifyTargetGroupAttributes", () =>
+          elb.send(
+            new ModifyTargetGroupAttributesCommand({
+              TargetGroupArn: op.targetGroupArn,
+              Attributes: attributes(op.attributes),
+            }),
+          ),
+        );
+        break;
+      case "registerTargets":
+        for (const batch of batches(op.targets)) {
+          await call("elbv2:RegisterTargets", () =>
+            elb.send(
+              new RegisterTargetsCommand({
+                TargetGroupArn: tgArn(op.targetGroupName),
+                Targets: targets(batch),
+              }),
+            ),
+          );
+        }
+        break;
+      case "deregisterTargets":
+        for (const batch of batches(op.targets)) {
+          await call("elbv2:DeregisterTargets", () =>
+            elb.send(
+              new DeregisterTargetsCommand({ TargetGroupArn: op.targetGroupArn, Targets: targets(batch) }),
+            ),
+          );
+        }
+        break;
+      case "createListener":
+        await call("elbv2:CreateListener", () =>
+          elb.send(
+            new CreateListenerCommand({
+              LoadBalancerArn: lbArn(),
+              Port: op.listener.port,
+              ...listenerFields(op.listener, tgArn(op.listener.targetGroupName)),
+            }),
+          ),
+        );
+        break;
+      case "modifyListener":
+        await call("elbv2:ModifyListener", () =>
+          elb.send(
+            new ModifyListenerCommand({
+              ListenerArn: op.listenerArn,
+              Port: op.listener.port,
+              ...listenerFields(op.listener, tgArn(op.listener.targetGroupName)),
+            }),
+          ),
+        );
+        break;
+      case "deleteListener":
+        await ignoreNotFound(
+          call("elbv2:DeleteListener", () =>
+            elb.send(new DeleteListenerCommand({ ListenerArn: op.listenerArn })),
+          ),
+        );
+        break;
+      case "deleteTargetGroup":
+        await ignoreNotFound(
+          call("elbv2:DeleteTargetGroup", () =>
+            elb.send(new DeleteTargetGroupCommand({ TargetGroupArn: op.targetGroupArn })),
+          ),
+        );
+        break;
+      case "deleteLoadBalancer":
+        await ignoreNotFound(
+          call("elbv2:DeleteLoadBalancer", () =>
+            elb.send(new DeleteLoadBalancerCommand({ LoadBalancerArn: op.loadBalancerArn })),
+          ),
+        );
+        break;
+      case "deleteSecurityGroup":
+        await ignoreNotFound(
+          call("ec2:DeleteSecurityGroup", () =>
+            clients.ec2.send(new DeleteSecurityGroupCommand({ GroupId: op.groupId })),
+          ),
+        );
+        break;
+    }
+  }
+  return current;
+}
+
+async function authorize(clients: AwsClients, groupId: string, rules: IngressRule[]): Promise<void> {
+  await call("ec2:AuthorizeSecurityGroupIngress", () =>
+    clients.ec2.send(
+      new AuthorizeSecurityGroupIngressCommand({ GroupId: groupId, IpPermissions: permissions(rules) }),
+    ),
+  );
+}
+
+function permissions(rules: IngressRule[]): IpPermission[] {
+  return rules.map((r) => ({
+    IpProtocol: r.protocol,
+    FromPort: r.port,
+    ToPort: r.port,
+    ...(r.cidr.includes(":") ? { Ipv6Ranges: [{ CidrIpv6: r.cidr }] } : { IpRanges: [{ CidrIp: r.cidr }] }),
+  }));
+}
+
+function healthCheckFields(hc: HealthCheck) {
+  return {
+    HealthCheckProtocol: hc.protocol,
+    HealthCheckPort: hc.port,
+    HealthCheckIntervalSeconds: hc.intervalSeconds,
+    HealthCheckTimeoutSeconds: hc.timeoutSeconds,
+    HealthyThresholdCount: hc.healthyThreshold,
+    UnhealthyThresholdCount: hc.unhealthyThreshold,
+    ...(hc.protocol !== "TCP" ? { HealthCheckPath: hc.path, Matcher: { HttpCode: hc.matcher } } : {}),
+  };
+}
+
+function listenerFields(listener: DesiredListener, targetGroupArn: string) {
+  const actions: Action[] = [{ Type: "forward", TargetGroupArn: targetGroupArn }];
+  return {
+    Protocol: listener.protocol,
+    DefaultActions: actions,
+    ...(listener.certificateArns.length
+      ? { Certificates: listener.certificateArns.map((CertificateArn) => ({ CertificateArn })) }
+      : {}),
+    ...(listener.sslPolicy ? { SslPolicy: listener.sslPolicy } : {}),
+  };
+}
+
+const tags = (t: Record<string, string>): Tag[] => Object.entries(t).map(([Key, Value]) => ({ Key, Value }));
+const attributes = (a: Record<string, string>) => Object.entries(a).map(([Key, Value]) => ({ Key, Value }));
+const targets = (t: Target[]) => t.map((x) => ({ Id: x.id, Port: x.port }));
+
+function* batches(items: Target[]): Generator<Target[]> {
+  for (let i = 0; i < items.length; i += REGISTER_BATCH) yield items.slice(i, i + REGISTER_BATCH);
+}
+
+/** Deleting what is already gone is success: deletion is idempotent. */
+async function ignoreNotFound(p: Promise<unknown>): Promise<void> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof CloudError && /NotFound$/.test(err.code)) return;
+    throw err;
+  }
+}

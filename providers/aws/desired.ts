@@ -1,0 +1,302 @@
+// The desired NLB for a Service: a pure function of the provider-neutral intent, the Service's AWS
+// settings and the network it lives in. Everything the user must fix is a ConfigurationError.
+import { ConfigurationError } from "../errors.ts";
+import type { LoadBalancerIntent, PortIntent } from "../provider.ts";
+import { AWS_ANNOTATIONS, type AwsServiceSettings } from "./annotations.ts";
+import type {
+  DesiredListener,
+  DesiredLoadBalancer,
+  DesiredTargetGroup,
+  HealthCheck,
+  IngressRule,
+  ListenerProtocol,
+  Target,
+} from "./model.ts";
+import {
+  instanceIdFromProviderID,
+  loadBalancerName,
+  ownershipTags,
+  securityGroupName,
+  targetGroupName,
+} from "./names.ts";
+
+export const LIMITS = { listenersPerLoadBalancer: 50, targetsPerTargetGroup: 1000 } as const;
+export const KUBE_PROXY_HEALTH_PORT = 10256;
+
+/** Attributes Portico manages, with the values AWS starts from, so removing an annotation restores them. */
+const DEFAULT_LB_ATTRIBUTES = { "load_balancing.cross_zone.enabled": "false" };
+const DEFAULT_TG_ATTRIBUTES = {
+  "deregistration_delay.timeout_seconds": "300",
+  "proxy_protocol_v2.enabled": "false",
+};
+
+export interface Network {
+  vpcId: string;
+  subnets: string[];
+}
+
+export function desiredLoadBalancer(
+  intent: LoadBalancerIntent,
+  settings: AwsServiceSettings,
+  network: Network,
+  cluster: string,
+): DesiredLoadBalancer {
+  const svc = intent.service;
+  if (settings.targetType === "instance" && !intent.allocateNodePorts) {
+    throw new ConfigurationError(
+      "NodePortsDisabled",
+      "spec.allocateLoadBalancerNodePorts",
+      "instance targets need node ports, and this Service has allocateLoadBalancerNodePorts: false",
+      `use ip targets (annotation ${AWS_ANNOTATIONS.targetType}: ip) or allow node ports`,
+    );
+  }
+  const name = settings.name ?? loadBalancerName(cluster, svc, settings.scheme);
+  const groups = groupPorts(intent.ports);
+  if (groups.length > LIMITS.listenersPerLoadBalancer) {
+    throw new ConfigurationError(
+      "TooManyListeners",
+      "spec.ports",
+      `${groups.length} listeners are needed and an NLB allows ${LIMITS.listenersPerLoadBalancer}`,
+      "split the ports over several Services",
+    );
+  }
+  const userTags = settings.additionalTags;
+  const listeners: DesiredListener[] = [];
+  const targetGroups: DesiredTargetGroup[] = [];
+  for (const group of groups) {
+    const tls =
+      settings.certificateArns.length > 0 && group.protocol === "TCP" && tlsPort(settings, group.ports[0]!);
+    const listenerProtocol: ListenerProtocol = tls ? "TLS" : group.protocol;
+    const tgProtocol: ListenerProtocol = tls && settings.backendTls ? "TLS" : group.protocol;
+    const port = group.ports[0]!;
+    const tgPort = settings.targetType === "instance" ? nodePortOf(group.ports) : port.port;
+    const tgName = targetGroupName(svc, {
+      loadBalancer: name,
+      protocol: tgProtocol,
+      port: tgPort,
+      targetType: settings.targetType,
+      vpcId: network.vpcId,
+      listenerPort: port.port,
+    });
+    const targets =
+      settings.targetType === "instance" ? instanceTargets(intent, tgPort) : ipTargets(intent, group.ports);
+    if (targets.length > LIMITS.targetsPerTargetGroup) {
+      throw new ConfigurationError(
+        "TooManyTargets",
+        settings.targetType === "instance"
+          ? `metadata.annotations[${AWS_ANNOTATIONS.targetType}]`
+          : "spec.selector",
+        `${targets.length} targets exceed the ${LIMITS.targetsPerTargetGroup} a target group allows`,
+        "narrow the target nodes (annotation service.beta.kubernetes.io/aws-load-balancer-target-node-labels) or use ip targets",
+      );
+    }
+    targetGroups.push({
+      name: tgName,
+      protocol: tgProtocol,
+      port: tgPort,
+      targetType: settings.targetType,
+      vpcId: network.vpcId,
+      healthCheck: healthCheck(intent, settings, group.protocol),
+      attributes: { ...DEFAULT_TG_ATTRIBUTES, ...settings.targetGroupAttributes },
+      targets,
+      tags: {
+        ...userTags,
+        ...ownershipTags(cluster, svc, "targetgroup"),
+        "portico.io/listener": `${listenerProtocol}:${port.port}`,
+      },
+    });
+    listeners.push({
+      port: port.port,
+      protocol: listenerProtocol,
+      certificateArns: tls ? settings.certificateArns : [],
+      ...(tls && settings.sslPolicy ? { sslPolicy: settings.sslPolicy } : {}),
+      targetGroupName: tgName,
+    });
+  }
+  return {
+    name,
+    scheme: settings.scheme,
+    subnets: [...network.subnets].sort(),
+    ipAddressType: settings.ipAddressType,
+    attributes: { ...DEFAULT_LB_ATTRIBUTES, ...settings.loadBalancerAttributes },
+    tags: { ...userTags, ...ownershipTags(cluster, svc, "loadbalancer") },
+    securityGroup: {
+      name: securityGroupName(cluster, svc),
+      description: `Portico: clients allowed to reach ${svc.namespace}/${svc.name}`,
+      vpcId: network.vpcId,
+      ingress: ingressRules(listeners, intent.sourceRanges, settings.ipAddressType),
+      tags: { ...userTags, ...ownershipTags(cluster, svc, "securitygroup") },
+    },
+    listeners,
+    targetGroups,
+  };
+}
+
+interface PortGroup {
+  protocol: "TCP" | "UDP" | "TCP_UDP";
+  ports: PortIntent[];
+}
+
+/** One listener per port number; a TCP and a UDP port with the same number share a TCP_UDP listener. */
+function groupPorts(ports: PortIntent[]): PortGroup[] {
+  const byNumber = new Map<number, PortIntent[]>();
+  ports.forEach((p, i) => {
+    if (p.protocol === "SCTP") {
+      throw new ConfigurationError(
+        "UnsupportedProtocol",
+        `spec.ports[${i}].protocol`,
+        "an NLB cannot serve SCTP",
+        "use TCP or UDP",
+      );
+    }
+    byNumber.set(p.port, [...(byNumber.get(p.port) ?? []), p]);
+  });
+  return [...byNumber.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, group]) => ({
+      protocol: group.length > 1 ? "TCP_UDP" : (group[0]!.protocol as "TCP" | "UDP"),
+      ports: group,
+    }));
+}
+
+function tlsPort(settings: AwsServiceSettings, port: PortIntent): boolean {
+  return (
+    !settings.sslPorts ||
+    settings.sslPorts.includes(String(port.port)) ||
+    settings.sslPorts.includes(port.name)
+  );
+}
+
+function nodePortOf(ports: PortIntent[]): number {
+  const nodePorts = new Set(ports.map((p) => p.nodePort));
+  const nodePort = ports[0]!.nodePort;
+  if (!nodePort) {
+    throw new ConfigurationError(
+      "NodePortMissing",
+      "spec.ports",
+      `port ${ports[0]!.port} has no nodePort`,
+      "allocate node ports or use ip targets",
+    );
+  }
+  if (nodePorts.size > 1) {
+    throw new ConfigurationError(
+      "NodePortMismatch",
+      "spec.ports",
+      `TCP and UDP port ${nodePort} have different nodePorts, and one TCP_UDP listener needs one`,
+      "give both the same nodePort or use ip targets",
+    );
+  }
+  return nodePort;
+}
+
+function instanceTargets(intent: LoadBalancerIntent, port: number): Target[] {
+  return intent.nodes
+    .map((n) => instanceIdFromProviderID(n.providerID))
+    .filter((id): id is string => id !== undefined)
+    .map((id) => ({ id, port }))
+    .sort(byTarget);
+}
+
+function ipTargets(intent: LoadBalancerIntent, ports: PortIntent[]): Target[] {
+  const targets: Target[] = [];
+  for (const ep of intent.endpoints) {
+    const resolved = ports.map((p) => ep.ports[p.name]);
+    const port = resolved[0];
+    // A TCP_UDP target group registers one port per target, so both protocols must land on the same one.
+    if (port === undefined || resolved.some((r) => r !== port)) continue;
+    if (ep.ip.includes(":")) continue;
+    targets.push({ id: ep.ip, port });
+  }
+  return targets.sort(byTarget);
+}
+
+/** The health check the behaviour table asks for, with the annotations' overrides on top. */
+function healthCheck(
+  intent: LoadBalancerIntent,
+  settings: AwsServiceSettings,
+  protocol: PortGroup["protocol"],
+): HealthCheck {
+  let base: HealthCheck;
+  const http = (port: number): HealthCheck => ({
+    protocol: "HTTP",
+    port: String(port),
+    path: "/healthz",
+    intervalSeconds: 10,
+    timeoutSeconds: 6,
+    healthyThreshold: 2,
+    unhealthyThreshold: 2,
+    matcher: "200-399",
+  });
+  const tcp: HealthCheck = {
+    protocol: "TCP",
+    port: "traffic-port",
+    intervalSeconds: 10,
+    timeoutSeconds: 10,
+    healthyThreshold: 3,
+    unhealthyThreshold: 3,
+  };
+  if (
+    settings.targetType === "instance" &&
+    intent.externalTrafficPolicy === "Local" &&
+    intent.healthCheckNodePort
+  ) {
+    base = http(intent.healthCheckNodePort);
+  } else if (settings.targetType === "instance" && (settings.kubeProxyHealthCheck || protocol === "UDP")) {
+    // A UDP node port cannot answer a TCP check; kube-proxy's own endpoint tells whether the node forwards.
+    base = http(KUBE_PROXY_HEALTH_PORT);
+  } else {
+    base = tcp;
+  }
+  const o = settings.healthCheck;
+  const merged: HealthCheck = {
+    ...base,
+    ...(o.protocol ? { protocol: o.protocol } : {}),
+    ...(o.port !== undefined ? { port: String(o.port) } : {}),
+    ...(o.intervalSeconds ? { intervalSeconds: o.intervalSeconds } : {}),
+    ...(o.timeoutSeconds ? { timeoutSeconds: o.timeoutSeconds } : {}),
+    ...(o.healthyThreshold ? { healthyThreshold: o.healthyThreshold } : {}),
+    ...(o.unhealthyThreshold ? { unhealthyThreshold: o.unhealthyThreshold } : {}),
+  };
+  if (merged.protocol === "TCP") {
+    delete merged.path;
+    delete merged.matcher;
+  } else {
+    merged.path = o.path ?? merged.path ?? "/";
+    merged.matcher = o.successCodes ?? merged.matcher ?? "200-399";
+  }
+  if (merged.timeoutSeconds > merged.intervalSeconds) {
+    if (o.timeoutSeconds) {
+      throw new ConfigurationError(
+        "InvalidHealthCheck",
+        `metadata.annotations[${AWS_ANNOTATIONS.healthCheckTimeout}]`,
+        `a ${merged.timeoutSeconds}s timeout is longer than the ${merged.intervalSeconds}s interval`,
+        "make the timeout no longer than the interval",
+      );
+    }
+    // Only the interval was chosen: the default timeout follows it down.
+    merged.timeoutSeconds = merged.intervalSeconds;
+  }
+  return merged;
+}
+
+function ingressRules(
+  listeners: DesiredListener[],
+  sourceRanges: string[],
+  ipAddressType: string,
+): IngressRule[] {
+  const cidrs =
+    sourceRanges.length > 0
+      ? sourceRanges
+      : ipAddressType === "dualstack"
+        ? ["0.0.0.0/0", "::/0"]
+        : ["0.0.0.0/0"];
+  const rules: IngressRule[] = [];
+  for (const l of listeners) {
+    const protocols: IngressRule["protocol"][] =
+      l.protocol === "TCP_UDP" ? ["tcp", "udp"] : l.protocol === "UDP" ? ["udp"] : ["tcp"];
+    for (const protocol of protocols) for (const cidr of cidrs) rules.push({ protocol, port: l.port, cidr });
+  }
+  return rules;
+}
+
+const byTarget = (a: Target, b: Target) => a.id.localeCompare(b.id) || a.port - b.port;

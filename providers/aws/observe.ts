@@ -1,0 +1,260 @@
+// What exists in AWS for one Service, found through its ownership tags (never from memory), so a restarted
+// controller adopts what it made. Reads only.
+import { DescribeSecurityGroupsCommand, type IpPermission } from "@aws-sdk/client-ec2";
+import {
+  DescribeListenersCommand,
+  DescribeLoadBalancerAttributesCommand,
+  DescribeLoadBalancersCommand,
+  DescribeTagsCommand,
+  DescribeTargetGroupAttributesCommand,
+  DescribeTargetGroupsCommand,
+  DescribeTargetHealthCommand,
+  type LoadBalancer,
+  type TargetGroup,
+} from "@aws-sdk/client-elastic-load-balancing-v2";
+import { GetResourcesCommand, type ResourceTagMapping } from "@aws-sdk/client-resource-groups-tagging-api";
+import { ConfigurationError, CloudError } from "../errors.ts";
+import type { ServiceRef } from "../provider.ts";
+import { AWS_ANNOTATIONS } from "./annotations.ts";
+import { call, type AwsClients } from "./clients.ts";
+import type {
+  HealthCheck,
+  IngressRule,
+  ListenerProtocol,
+  Observed,
+  ObservedLoadBalancer,
+  ObservedSecurityGroup,
+  ObservedTargetGroup,
+} from "./model.ts";
+import { TAG } from "./names.ts";
+
+export async function taggedResources(
+  clients: AwsClients,
+  filters: { Key: string; Values: string[] }[],
+): Promise<ResourceTagMapping[]> {
+  const out: ResourceTagMapping[] = [];
+  let token: string | undefined;
+  do {
+    const page = await call("tagging:GetResources", () =>
+      clients.tagging.send(
+        new GetResourcesCommand({
+          TagFilters: filters,
+          ResourceTypeFilters: ["elasticloadbalancing:loadbalancer", "elasticloadbalancing:targetgroup"],
+          ...(token ? { PaginationToken: token } : {}),
+        }),
+      ),
+    );
+    out.push(...(page.ResourceTagMappingList ?? []));
+    token = page.PaginationToken || undefined;
+  } while (token);
+  return out;
+}
+
+export async function observe(
+  clients: AwsClients,
+  cluster: string,
+  service: ServiceRef,
+  desiredName?: string,
+): Promise<Observed> {
+  const tagged = await taggedResources(clients, [
+    { Key: TAG.cluster, Values: [cluster] },
+    { Key: TAG.serviceUid, Values: [service.uid] },
+  ]);
+  const arns = tagged.map((r) => r.ResourceARN!);
+  const lbArns = arns.filter((a) => a.includes(":loadbalancer/"));
+  const tgArns = arns.filter((a) => a.includes(":targetgroup/"));
+  const lbs = await describeLoadBalancers(clients, lbArns);
+  if (desiredName && !lbs.some((lb) => lb.LoadBalancerName === desiredName)) {
+    // The tagging index can lag behind a creation; the name is the strongly consistent check.
+    const byName = await findByName(clients, desiredName);
+    if (byName) {
+      await assertOwned(clients, byName.LoadBalancerArn!, cluster, service, desiredName);
+      lbs.push(byName);
+    }
+  }
+  const [loadBalancers, targetGroups, securityGroups] = await Promise.all([
+    Promise.all(lbs.map((lb) => observeLoadBalancer(clients, lb))),
+    observeTargetGroups(clients, tgArns),
+    observeSecurityGroups(clients, cluster, service),
+  ]);
+  return { loadBalancers, targetGroups, securityGroups };
+}
+
+async function describeLoadBalancers(clients: AwsClients, arns: string[]): Promise<LoadBalancer[]> {
+  const out: LoadBalancer[] = [];
+  for (let i = 0; i < arns.length; i += 20) {
+    const chunk = arns.slice(i, i + 20);
+    try {
+      const page = await call("elbv2:DescribeLoadBalancers", () =>
+        clients.elbv2.send(new DescribeLoadBalancersCommand({ LoadBalancerArns: chunk })),
+      );
+      out.push(...(page.LoadBalancers ?? []));
+    } catch (err) {
+      if (!(err instanceof CloudError && err.code === "LoadBalancerNotFound")) throw err;
+      // One of them was deleted since the tag index listed it: look at each alone.
+      for (const arn of chunk) out.push(...(await describeOne(clients, arn)));
+    }
+  }
+  return out;
+}
+
+async function describeOne(clients: AwsClients, arn: string): Promise<LoadBalancer[]> {
+  try {
+    const page = await call("elbv2:DescribeLoadBalancers", () =>
+      clients.elbv2.send(new DescribeLoadBalancersCommand({ LoadBalancerArns: [arn] })),
+    );
+    return page.LoadBalancers ?? [];
+  } catch (err) {
+    if (err instanceof CloudError && err.code === "LoadBalancerNotFound") return [];
+    throw err;
+  }
+}
+
+async function findByName(clients: AwsClients, name: string): Promise<LoadBalancer | undefined> {
+  try {
+    const page = await call("elbv2:DescribeLoadBalancers", () =>
+      clients.elbv2.send(new DescribeLoadBalancersCommand({ Names: [name] })),
+    );
+    return page.LoadBalancers?.[0];
+  } catch (err) {
+    if (err instanceof CloudError && err.code === "LoadBalancerNotFound") return undefined;
+    throw err;
+  }
+}
+
+async function assertOwned(
+  clients: AwsClients,
+  arn: string,
+  cluster: string,
+  service: ServiceRef,
+  name: string,
+): Promise<void> {
+  const out = await call("elbv2:DescribeTags", () =>
+    clients.elbv2.send(new DescribeTagsCommand({ ResourceArns: [arn] })),
+  );
+  const tags = Object.fromEntries((out.TagDescriptions?.[0]?.Tags ?? []).map((t) => [t.Key, t.Value]));
+  if (tags[TAG.cluster] !== cluster || tags[TAG.serviceUid] !== service.uid) {
+    throw new ConfigurationError(
+      "LoadBalancerNameTaken",
+      `metadata.annotations[${AWS_ANNOTATIONS.name}]`,
+      `a load balancer named ${name} exists that Portico did not make for this Service`,
+      "choose another name; Portico never adopts or deletes what it did not create",
+    );
+  }
+}
+
+async function observeLoadBalancer(clients: AwsClients, lb: LoadBalancer): Promise<ObservedLoadBalancer> {
+  const arn = lb.LoadBalancerArn!;
+  const [listeners, attributes] = await Promise.all([
+    call("elbv2:DescribeListeners", () =>
+      clients.elbv2.send(new DescribeListenersCommand({ LoadBalancerArn: arn })),
+    ),
+    call("elbv2:DescribeLoadBalancerAttributes", () =>
+      clients.elbv2.send(new DescribeLoadBalancerAttributesCommand({ LoadBalancerArn: arn })),
+    ),
+  ]);
+  return {
+    arn,
+    name: lb.LoadBalancerName!,
+    dnsName: lb.DNSName ?? "",
+    scheme: lb.Scheme ?? "",
+    state: lb.State?.Code ?? "",
+    subnets: (lb.AvailabilityZones ?? []).map((z) => z.SubnetId!).sort(),
+    securityGroups: lb.SecurityGroups ?? [],
+    ipAddressType: lb.IpAddressType ?? "ipv4",
+    attributes: Object.fromEntries((attributes.Attributes ?? []).map((a) => [a.Key!, a.Value ?? ""])),
+    listeners: (listeners.Listeners ?? []).map((l) => ({
+      arn: l.ListenerArn!,
+      port: l.Port!,
+      protocol: l.Protocol as ListenerProtocol,
+      certificateArns: (l.Certificates ?? []).map((c) => c.CertificateArn!),
+      ...(l.SslPolicy ? { sslPolicy: l.SslPolicy } : {}),
+      ...(l.DefaultActions?.[0]?.TargetGroupArn
+        ? { targetGroupArn: l.DefaultActions[0].TargetGroupArn }
+        : {}),
+    })),
+  };
+}
+
+async function observeTargetGroups(clients: AwsClients, arns: string[]): Promise<ObservedTargetGroup[]> {
+  const groups: TargetGroup[] = [];
+  for (const arn of arns) {
+    // One at a time: a group deleted since the tag index listed it fails only its own call.
+    try {
+      const page = await call("elbv2:DescribeTargetGroups", () =>
+        clients.elbv2.send(new DescribeTargetGroupsCommand({ TargetGroupArns: [arn] })),
+      );
+      groups.push(...(page.TargetGroups ?? []));
+    } catch (err) {
+      if (!(err instanceof CloudError && err.code === "TargetGroupNotFound")) throw err;
+    }
+  }
+  return Promise.all(groups.map((tg) => observeTargetGroup(clients, tg)));
+}
+
+async function observeTargetGroup(clients: AwsClients, tg: TargetGroup): Promise<ObservedTargetGroup> {
+  const arn = tg.TargetGroupArn!;
+  const [health, attributes] = await Promise.all([
+    call("elbv2:DescribeTargetHealth", () =>
+      clients.elbv2.send(new DescribeTargetHealthCommand({ TargetGroupArn: arn })),
+    ),
+    call("elbv2:DescribeTargetGroupAttributes", () =>
+      clients.elbv2.send(new DescribeTargetGroupAttributesCommand({ TargetGroupArn: arn })),
+    ),
+  ]);
+  const healthCheck: HealthCheck = {
+    protocol: (tg.HealthCheckProtocol ?? "TCP") as HealthCheck["protocol"],
+    port: tg.HealthCheckPort ?? "traffic-port",
+    intervalSeconds: tg.HealthCheckIntervalSeconds ?? 30,
+    timeoutSeconds: tg.HealthCheckTimeoutSeconds ?? 10,
+    healthyThreshold: tg.HealthyThresholdCount ?? 5,
+    unhealthyThreshold: tg.UnhealthyThresholdCount ?? 2,
+    ...(tg.HealthCheckPath ? { path: tg.HealthCheckPath } : {}),
+    ...(tg.Matcher?.HttpCode ? { matcher: tg.Matcher.HttpCode } : {}),
+  };
+  return {
+    arn,
+    name: tg.TargetGroupName!,
+    protocol: tg.Protocol ?? "",
+    port: tg.Port ?? 0,
+    targetType: tg.TargetType ?? "",
+    healthCheck,
+    attributes: Object.fromEntries((attributes.Attributes ?? []).map((a) => [a.Key!, a.Value ?? ""])),
+    targets: (health.TargetHealthDescriptions ?? [])
+      .filter((d) => d.TargetHealth?.State !== "draining")
+      .map((d) => ({ id: d.Target!.Id!, port: d.Target!.Port! })),
+    loadBalancerArns: tg.LoadBalancerArns ?? [],
+  };
+}
+
+async function observeSecurityGroups(
+  clients: AwsClients,
+  cluster: string,
+  service: ServiceRef,
+): Promise<ObservedSecurityGroup[]> {
+  const out = await call("ec2:DescribeSecurityGroups", () =>
+    clients.ec2.send(
+      new DescribeSecurityGroupsCommand({
+        Filters: [
+          { Name: `tag:${TAG.cluster}`, Values: [cluster] },
+          { Name: `tag:${TAG.serviceUid}`, Values: [service.uid] },
+        ],
+      }),
+    ),
+  );
+  return (out.SecurityGroups ?? []).map((g) => ({
+    id: g.GroupId!,
+    name: g.GroupName!,
+    ingress: (g.IpPermissions ?? []).flatMap(rules),
+  }));
+}
+
+function rules(p: IpPermission): IngressRule[] {
+  if (p.IpProtocol !== "tcp" && p.IpProtocol !== "udp") return [];
+  if (p.FromPort === undefined || p.FromPort !== p.ToPort) return [];
+  const protocol = p.IpProtocol;
+  const port = p.FromPort;
+  return [...(p.IpRanges ?? []).map((r) => r.CidrIp!), ...(p.Ipv6Ranges ?? []).map((r) => r.CidrIpv6!)].map(
+    (cidr) => ({ protocol, port, cidr }),
+  );
+}

@@ -1,0 +1,127 @@
+// The AWS NLB provider: intent → desired NLB (pure) → observe by tags → plan (pure) → apply.
+import { DescribeSecurityGroupsCommand } from "@aws-sdk/client-ec2";
+import type {
+  EnsureResult,
+  LoadBalancerIntent,
+  LoadBalancerProvider,
+  PlanDescription,
+  ServiceRef,
+} from "../provider.ts";
+import { parseAwsSettings } from "./annotations.ts";
+import { call, createAwsClients, type AwsClientOptions, type AwsClients } from "./clients.ts";
+import { desiredLoadBalancer, type Network } from "./desired.ts";
+import type { DesiredLoadBalancer, Observed } from "./model.ts";
+import { TAG } from "./names.ts";
+import { observe, taggedResources } from "./observe.ts";
+import { apply } from "./apply.ts";
+import { describeOperation, plan, planDeletion, type Operation, type Plan } from "./plan.ts";
+import { SubnetResolver } from "./network.ts";
+
+export const AWS_LOAD_BALANCER_CLASS = "portico.io/aws-nlb";
+/** How soon to look again while a replacement waits for its new load balancer to become active. */
+const REPLACEMENT_POLL_MS = 10_000;
+
+export interface AwsProviderOptions extends AwsClientOptions {
+  /** Names the cluster in ownership tags and subnet discovery (`kubernetes.io/cluster/<name>`). */
+  clusterName: string;
+  /** Scheme when a Service does not say; internal, as users of the AWS Load Balancer Controller expect. */
+  defaultScheme?: "internal" | "internet-facing";
+  clients?: AwsClients;
+}
+
+export class AwsProvider implements LoadBalancerProvider {
+  readonly name = "aws";
+  readonly clients: AwsClients;
+  private readonly cluster: string;
+  private readonly defaultScheme: "internal" | "internet-facing";
+  private readonly subnets: SubnetResolver;
+
+  constructor(opts: AwsProviderOptions) {
+    this.cluster = opts.clusterName;
+    this.defaultScheme = opts.defaultScheme ?? "internal";
+    this.clients = opts.clients ?? createAwsClients(opts);
+    this.subnets = new SubnetResolver(this.clients, this.cluster);
+  }
+
+  async ensure(intent: LoadBalancerIntent): Promise<EnsureResult> {
+    const { desired, observed, plan: p } = await this.prepare(intent);
+    const { operations, waitForActive } = makeBeforeBreak(p);
+    const lb = await apply(operations, {
+      clients: this.clients,
+      observed,
+      ...(p.current
+        ? { current: { arn: p.current.arn, dnsName: p.current.dnsName, state: p.current.state } }
+        : {}),
+      securityGroupName: desired.securityGroup.name,
+    });
+    const notices = p.replaced.map(
+      (old) =>
+        `replacing NLB ${old.name} with ${desired.name}: its scheme or name cannot change in place` +
+        (waitForActive ? "; the old one stays until the new one is active" : ""),
+    );
+    return {
+      ingress: lb?.dnsName ? [{ hostname: lb.dnsName }] : [],
+      changes: operations.map(describeOperation),
+      notices,
+      ...(waitForActive ? { requeueAfterMs: REPLACEMENT_POLL_MS } : {}),
+    };
+  }
+
+  async plan(intent: LoadBalancerIntent): Promise<PlanDescription> {
+    const { plan: p } = await this.prepare(intent);
+    return { operations: p.operations.map(describeOperation) };
+  }
+
+  async delete(service: ServiceRef): Promise<void> {
+    const observed = await observe(this.clients, this.cluster, service);
+    await apply(planDeletion(observed), { clients: this.clients, observed, securityGroupName: "" });
+  }
+
+  async ownedServices(): Promise<ServiceRef[]> {
+    const found = new Map<string, ServiceRef>();
+    const add = (tags: Record<string, string | undefined>) => {
+      const uid = tags[TAG.serviceUid];
+      const [namespace, name] = (tags[TAG.service] ?? "/").split("/");
+      if (uid && namespace && name) found.set(uid, { namespace, name, uid });
+    };
+    for (const r of await taggedResources(this.clients, [{ Key: TAG.cluster, Values: [this.cluster] }])) {
+      add(Object.fromEntries((r.Tags ?? []).map((t) => [t.Key!, t.Value])));
+    }
+    const groups = await call("ec2:DescribeSecurityGroups", () =>
+      this.clients.ec2.send(
+        new DescribeSecurityGroupsCommand({
+          Filters: [{ Name: `tag:${TAG.cluster}`, Values: [this.cluster] }],
+        }),
+      ),
+    );
+    for (const g of groups.SecurityGroups ?? [])
+      add(Object.fromEntries((g.Tags ?? []).map((t) => [t.Key!, t.Value])));
+    return [...found.values()];
+  }
+
+  private async prepare(
+    intent: LoadBalancerIntent,
+  ): Promise<{ desired: DesiredLoadBalancer; observed: Observed; plan: Plan }> {
+    const settings = parseAwsSettings(intent.annotations, { scheme: this.defaultScheme });
+    const network: Network = await this.subnets.resolve(settings.scheme, settings.subnets);
+    const desired = desiredLoadBalancer(intent, settings, network, this.cluster);
+    const observed = await observe(this.clients, this.cluster, intent.service, desired.name);
+    return { desired, observed, plan: plan(desired, observed) };
+  }
+}
+
+/**
+ * A replaced load balancer (and the target groups only it uses) is deleted only once its successor is
+ * active, so the Service never has no working front door.
+ */
+function makeBeforeBreak(p: Plan): { operations: Operation[]; waitForActive: boolean } {
+  if (p.replaced.length === 0 || p.current?.state === "active")
+    return { operations: p.operations, waitForActive: false };
+  const replacedArns = new Set(p.replaced.map((lb) => lb.arn));
+  const operations = p.operations.filter(
+    (op) =>
+      !(op.kind === "deleteLoadBalancer" && replacedArns.has(op.loadBalancerArn)) &&
+      op.kind !== "deleteTargetGroup",
+  );
+  return { operations, waitForActive: true };
+}

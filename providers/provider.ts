@@ -1,0 +1,96 @@
+// The contract between Portico's provider-neutral controller and a cloud (or bare-metal) provider.
+// The controller turns a Service into a LoadBalancerIntent; the provider makes the cloud match it.
+
+/** Identifies a Service and, through its UID, the cloud resources Portico made for it. */
+export interface ServiceRef {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+export type Protocol = "TCP" | "UDP" | "SCTP";
+
+export interface PortIntent {
+  /** The Service port's name ("" when the Service has a single unnamed port). */
+  name: string;
+  protocol: Protocol;
+  /** The port the load balancer listens on. */
+  port: number;
+  /** Allocated by the apiserver; absent when `allocateLoadBalancerNodePorts: false`. */
+  nodePort?: number;
+}
+
+/** A node that may receive traffic (already filtered for eligibility). */
+export interface NodeTarget {
+  name: string;
+  providerID?: string;
+  internalIP?: string;
+  zone?: string;
+}
+
+/** A pod endpoint from the Service's EndpointSlices. */
+export interface EndpointTarget {
+  ip: string;
+  nodeName?: string;
+  zone?: string;
+  /** Resolved target port per Service port name (from the EndpointSlice's ports). */
+  ports: Record<string, number>;
+}
+
+/**
+ * Everything a provider needs to know about one LoadBalancer Service, provider-neutral and validated.
+ * Provider-specific settings stay in `annotations`, which each provider parses itself.
+ */
+export interface LoadBalancerIntent {
+  service: ServiceRef;
+  loadBalancerClass: string;
+  annotations: Record<string, string>;
+  ports: PortIntent[];
+  externalTrafficPolicy: "Cluster" | "Local";
+  /** Set by the apiserver for `externalTrafficPolicy: Local`. */
+  healthCheckNodePort?: number;
+  allocateNodePorts: boolean;
+  /** Eligible nodes: Ready, not being deleted, not excluded, matching the target-node selectors. */
+  nodes: NodeTarget[];
+  /** Endpoints that should receive new connections (ready ones, or serving-terminating ones when none is ready). */
+  endpoints: EndpointTarget[];
+  /** Terminating endpoints that still serve: deregistered so they drain, never cut off abruptly. */
+  drainingEndpoints: EndpointTarget[];
+  /** Validated CIDRs allowed to reach the load balancer (empty: everyone). */
+  sourceRanges: string[];
+  ipFamilies: ("IPv4" | "IPv6")[];
+}
+
+export interface IngressPoint {
+  hostname?: string;
+  ip?: string;
+  ipMode?: "VIP" | "Proxy";
+}
+
+export interface EnsureResult {
+  ingress: IngressPoint[];
+  /** The changes made, one line each (empty when the cloud already matched). */
+  changes: string[];
+  /** Things worth telling the user as Events (e.g. a replacement forced by a change the cloud cannot make in place). */
+  notices: string[];
+  /** Come back later even if nothing changes (e.g. to finish a replacement once the new load balancer is active). */
+  requeueAfterMs?: number;
+}
+
+/** A human-readable dry run: what `ensure` would do, without doing it. */
+export interface PlanDescription {
+  operations: string[];
+}
+
+export interface LoadBalancerProvider {
+  /** e.g. "aws", "azure", "metal". */
+  readonly name: string;
+  /** Make the cloud match the intent; idempotent, safe to repeat after a crash at any point. */
+  ensure(intent: LoadBalancerIntent): Promise<EnsureResult>;
+  /** What `ensure` would do now, computed by the same pure planning code, without changing anything. */
+  plan(intent: LoadBalancerIntent): Promise<PlanDescription>;
+  /** Remove everything made for the Service; a no-op when nothing is left. */
+  delete(service: ServiceRef): Promise<void>;
+  /** Services that own cloud resources in this cluster, found from ownership tags (for orphan collection). */
+  ownedServices(): Promise<ServiceRef[]>;
+}

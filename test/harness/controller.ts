@@ -1,0 +1,51 @@
+import { startController, type Controller } from "../../controller/app.ts";
+import type { ControllerConfig } from "../../controller/config.ts";
+import { silentLogger, createLogger } from "../../controller/log.ts";
+import type { TestCluster } from "./kube.ts";
+
+export const AWS_CLASS = "portico.io/aws-nlb";
+
+/**
+ * Starts Portico's controller in this test process, confined to the test's namespace and Nodes and tagging
+ * what it makes with the namespace as cluster name. It is stopped when the test ends; `stop()` earlier
+ * simulates a controller going away. Set PORTICO_TEST_LOGS=1 to see its logs.
+ */
+export async function startPortico(
+  cluster: TestCluster,
+  overrides: Partial<ControllerConfig> = {},
+): Promise<Controller> {
+  const config: ControllerConfig = {
+    provider: "aws",
+    clusterName: cluster.namespace,
+    loadBalancerClass: AWS_CLASS,
+    defaultForUnclassed: false,
+    namespace: cluster.namespace,
+    nodeSelector: cluster.nodeSelector,
+    workers: 4,
+    resyncPeriodMs: 60_000,
+    orphanCollectionPeriodMs: 60_000,
+    leaderElection: {
+      enabled: false,
+      namespace: cluster.namespace,
+      name: "portico-controller",
+      identity: "test",
+      leaseDurationMs: 2000,
+      renewDeadlineMs: 1500,
+      retryPeriodMs: 250,
+    },
+    metricsAddress: "127.0.0.1:0",
+    aws: { defaultScheme: "internal" },
+    ...overrides,
+  };
+  const log = process.env.PORTICO_TEST_LOGS === "1" ? createLogger({ level: "debug" }) : silentLogger();
+  const controller = await startController(config, cluster.kubeConfig, { log });
+  let stopped = false;
+  const stop = controller.stop.bind(controller);
+  controller.stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await stop();
+  };
+  cluster.defer(() => controller.stop());
+  return controller;
+}

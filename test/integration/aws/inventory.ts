@@ -1,0 +1,75 @@
+// Reads back everything in the AWS emulator, so tests assert on the cloud itself, not on Portico's memory.
+import { DescribeSecurityGroupsCommand } from "@aws-sdk/client-ec2";
+import {
+  DescribeListenersCommand,
+  DescribeLoadBalancersCommand,
+  DescribeTagsCommand,
+  DescribeTargetGroupAttributesCommand,
+  DescribeTargetGroupsCommand,
+  DescribeTargetHealthCommand,
+} from "@aws-sdk/client-elastic-load-balancing-v2";
+import type { TestAws } from "../../harness/index.ts";
+
+export async function inventory(aws: TestAws) {
+  const lbs = (await aws.elbv2.send(new DescribeLoadBalancersCommand({}))).LoadBalancers ?? [];
+  const tgs = (await aws.elbv2.send(new DescribeTargetGroupsCommand({}))).TargetGroups ?? [];
+  const loadBalancers = [];
+  for (const lb of lbs) {
+    const listeners =
+      (await aws.elbv2.send(new DescribeListenersCommand({ LoadBalancerArn: lb.LoadBalancerArn })))
+        .Listeners ?? [];
+    const tags =
+      (await aws.elbv2.send(new DescribeTagsCommand({ ResourceArns: [lb.LoadBalancerArn!] })))
+        .TagDescriptions?.[0]?.Tags ?? [];
+    loadBalancers.push({
+      name: lb.LoadBalancerName!,
+      arn: lb.LoadBalancerArn!,
+      dnsName: lb.DNSName!,
+      scheme: lb.Scheme!,
+      securityGroups: lb.SecurityGroups ?? [],
+      tags: Object.fromEntries(tags.map((t) => [t.Key!, t.Value!])),
+      listeners: listeners.map((l) => ({
+        port: l.Port!,
+        protocol: l.Protocol!,
+        targetGroupArn: l.DefaultActions?.[0]?.TargetGroupArn,
+        certificates: (l.Certificates ?? []).map((c) => c.CertificateArn),
+      })),
+    });
+  }
+  const targetGroups = [];
+  for (const tg of tgs) {
+    const health =
+      (await aws.elbv2.send(new DescribeTargetHealthCommand({ TargetGroupArn: tg.TargetGroupArn })))
+        .TargetHealthDescriptions ?? [];
+    const attrs =
+      (await aws.elbv2.send(new DescribeTargetGroupAttributesCommand({ TargetGroupArn: tg.TargetGroupArn })))
+        .Attributes ?? [];
+    targetGroups.push({
+      name: tg.TargetGroupName!,
+      arn: tg.TargetGroupArn!,
+      protocol: tg.Protocol!,
+      port: tg.Port!,
+      targetType: tg.TargetType!,
+      healthCheck: { protocol: tg.HealthCheckProtocol, port: tg.HealthCheckPort, path: tg.HealthCheckPath },
+      attributes: Object.fromEntries(attrs.map((a) => [a.Key!, a.Value!])),
+      targets: health
+        .filter((h) => h.TargetHealth?.State !== "draining")
+        .map((h) => `${h.Target!.Id}:${h.Target!.Port}`)
+        .sort(),
+    });
+  }
+  const groups =
+    (
+      await aws.ec2.send(
+        new DescribeSecurityGroupsCommand({ Filters: [{ Name: "tag-key", Values: ["portico.io/cluster"] }] }),
+      )
+    ).SecurityGroups ?? [];
+  const securityGroups = groups.map((g) => ({
+    id: g.GroupId!,
+    name: g.GroupName!,
+    ingress: (g.IpPermissions ?? [])
+      .flatMap((p) => (p.IpRanges ?? []).map((r) => `${p.IpProtocol}/${p.FromPort}/${r.CidrIp}`))
+      .sort(),
+  }));
+  return { loadBalancers, targetGroups, securityGroups };
+}
