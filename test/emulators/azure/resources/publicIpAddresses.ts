@@ -1,0 +1,121 @@
+// Microsoft.Network/publicIPAddresses. A Static address is assigned when the create completes (the PUT response
+// has none yet); a Dynamic one only while a provisioned frontend uses it. An address in use cannot be deleted, and
+// its SKU, allocation method and IP version cannot change.
+import type { BodyObject } from "../body.ts";
+import type { Context, ResourceKind } from "../kinds.ts";
+import { compact, ref, renderEnvelope } from "../kinds.ts";
+import type { PublicIpAddress, PublicIpProperties, Sku } from "../model.ts";
+import {
+  publicIpCannotBeDeleted,
+  publicIpIdleTimeoutOutOfRange,
+  publicIpInUseCannotUpdate,
+  standardSkuPublicIpMustBeStatic,
+} from "../networkErrors.ts";
+import { frontendsUsingPublicIp } from "../references.ts";
+
+const SKU_NAMES = ["Basic", "Standard"] as const;
+const SKU_TIERS = ["Regional", "Global"] as const;
+
+function parseSku(body: BodyObject): Sku {
+  const sku = body.object("sku");
+  return {
+    // The API's default SKU for a public IP is Basic.
+    name: sku?.enumValue("name", SKU_NAMES, "PublicIPAddressSkuName") ?? "Basic",
+    tier: sku?.enumValue("tier", SKU_TIERS, "PublicIPAddressSkuTier") ?? "Regional",
+  };
+}
+
+function parse(body: BodyObject): { properties: PublicIpProperties; sku: Sku; zones?: string[] } {
+  const p = body.properties();
+  const properties: PublicIpProperties = {
+    publicIPAllocationMethod:
+      p.enumValue("publicIPAllocationMethod", ["Static", "Dynamic"], "IPAllocationMethod") ?? "Dynamic",
+    publicIPAddressVersion: p.enumValue("publicIPAddressVersion", ["IPv4", "IPv6"], "IPVersion") ?? "IPv4",
+    idleTimeoutInMinutes: p.integer("idleTimeoutInMinutes") ?? 4,
+    ipTags: (p.array("ipTags") ?? []).map((t) => ({
+      ipTagType: t.string("ipTagType") ?? "",
+      tag: t.string("tag") ?? "",
+    })),
+  };
+  const label = p.object("dnsSettings")?.string("domainNameLabel");
+  if (label) properties.domainNameLabel = label;
+  const zones = body.strings("zones");
+  return zones ? { properties, sku: parseSku(body), zones } : { properties, sku: parseSku(body) };
+}
+
+function admit(candidate: PublicIpAddress, existing: PublicIpAddress | undefined, ctx: Context): void {
+  const p = candidate.properties;
+  if (candidate.sku?.name === "Standard" && p.publicIPAllocationMethod !== "Static")
+    throw standardSkuPublicIpMustBeStatic(candidate.id);
+  if (p.idleTimeoutInMinutes < 4 || p.idleTimeoutInMinutes > 30)
+    throw publicIpIdleTimeoutOutOfRange(candidate.id);
+  if (!existing) return;
+  const users = frontendsUsingPublicIp(ctx.store, candidate.id);
+  const changed =
+    existing.sku?.name !== candidate.sku?.name ||
+    existing.properties.publicIPAllocationMethod !== p.publicIPAllocationMethod ||
+    existing.properties.publicIPAddressVersion !== p.publicIPAddressVersion;
+  if (changed && users.length) throw publicIpInUseCannotUpdate(candidate.id, users[0]!.frontendId);
+  // The address belongs to the resource, not to the request: an update keeps it.
+  if (
+    existing.properties.ipAddress &&
+    existing.properties.publicIPAddressVersion === p.publicIPAddressVersion
+  )
+    p.ipAddress = existing.properties.ipAddress;
+}
+
+function render(r: PublicIpAddress, ctx: Context): Record<string, unknown> {
+  const p = r.properties;
+  const user = frontendsUsingPublicIp(ctx.store, r.id)[0];
+  return renderEnvelope(
+    r,
+    compact({
+      ipAddress: p.ipAddress,
+      publicIPAddressVersion: p.publicIPAddressVersion,
+      publicIPAllocationMethod: p.publicIPAllocationMethod,
+      idleTimeoutInMinutes: p.idleTimeoutInMinutes,
+      dnsSettings: p.domainNameLabel
+        ? {
+            domainNameLabel: p.domainNameLabel,
+            fqdn: `${p.domainNameLabel}.${r.location}.cloudapp.azure.com`,
+          }
+        : undefined,
+      ipTags: p.ipTags,
+      ipConfiguration: ref(user?.frontendId),
+      ddosSettings: { protectionMode: "VirtualNetworkInherited" },
+    }),
+  );
+}
+
+/** Dynamic addresses exist only while a provisioned frontend uses them; Static ones from creation on. */
+export function reconcilePublicAddresses(ctx: Context): void {
+  for (const pip of ctx.store.ofType("publicIPAddresses")) {
+    const p = pip.properties;
+    const used = frontendsUsingPublicIp(ctx.store, pip.id).some(
+      (u) => u.lb.provisioningState === "Succeeded",
+    );
+    const wanted = pip.provisioningState !== "Updating" && (p.publicIPAllocationMethod === "Static" || used);
+    if (wanted && !p.ipAddress) p.ipAddress = ctx.store.allocatePublicAddress(p.publicIPAddressVersion);
+    if (!wanted && p.ipAddress && p.publicIPAllocationMethod === "Dynamic") {
+      ctx.store.releasePublicAddress(p.ipAddress);
+      delete p.ipAddress;
+    }
+  }
+}
+
+export const publicIpAddresses: ResourceKind<PublicIpAddress> = {
+  type: "publicIPAddresses",
+  operationNoun: "PublicIpAddress",
+  parse,
+  admit,
+  render,
+  onProvisioned: (_r, ctx) => reconcilePublicAddresses(ctx),
+  onDeleted: (r, ctx) => {
+    if (r.properties.ipAddress) ctx.store.releasePublicAddress(r.properties.ipAddress);
+  },
+  checkDelete(r, ctx) {
+    const user = frontendsUsingPublicIp(ctx.store, r.id)[0];
+    if (user) throw publicIpCannotBeDeleted(r.id, user.frontendId);
+  },
+  children: {},
+};

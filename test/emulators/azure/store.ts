@@ -1,0 +1,83 @@
+// All state of the emulated subscription, in memory: resource groups, Microsoft.Network resources keyed by their
+// case-insensitive ID, and the pools public addresses are handed out from. `reset()` empties everything.
+import { randomUUID } from "node:crypto";
+import { idKey } from "./ids.ts";
+import { bigIntToIp, ipToBigInt } from "./ipam.ts";
+import type { NetworkResource, ResourceGroup } from "./model.ts";
+
+/** Public addresses come from ranges reserved for benchmarking and documentation, so they never route anywhere. */
+const PUBLIC_V4_BASE = ipToBigInt("198.18.0.0")!.value;
+const PUBLIC_V6_BASE = ipToBigInt("2001:db8:ac::")!.value;
+
+export class Store {
+  readonly resourceGroups = new Map<string, ResourceGroup>();
+  readonly resources = new Map<string, NetworkResource>();
+  private publicV4Next = 1n;
+  private publicV6Next = 1n;
+  private readonly releasedV4: string[] = [];
+
+  reset(): void {
+    this.resourceGroups.clear();
+    this.resources.clear();
+    this.publicV4Next = 1n;
+    this.publicV6Next = 1n;
+    this.releasedV4.length = 0;
+  }
+
+  resourceGroup(subscriptionId: string, name: string): ResourceGroup | undefined {
+    return this.resourceGroups.get(`${subscriptionId}/${name}`.toLowerCase());
+  }
+
+  putResourceGroup(rg: ResourceGroup): void {
+    this.resourceGroups.set(`${rg.subscriptionId}/${rg.name}`.toLowerCase(), rg);
+  }
+
+  deleteResourceGroup(rg: ResourceGroup): void {
+    for (const r of this.inResourceGroup(rg.subscriptionId, rg.name)) this.resources.delete(idKey(r.id));
+    this.resourceGroups.delete(`${rg.subscriptionId}/${rg.name}`.toLowerCase());
+  }
+
+  get(id: string): NetworkResource | undefined {
+    return this.resources.get(idKey(id));
+  }
+
+  getOfType<T extends NetworkResource["type"]>(
+    id: string,
+    type: T,
+  ): Extract<NetworkResource, { type: T }> | undefined {
+    const r = this.get(id);
+    return r && r.type === type ? (r as Extract<NetworkResource, { type: T }>) : undefined;
+  }
+
+  put(resource: NetworkResource): void {
+    this.resources.set(idKey(resource.id), resource);
+  }
+
+  delete(id: string): void {
+    this.resources.delete(idKey(id));
+  }
+
+  ofType<T extends NetworkResource["type"]>(type: T): Extract<NetworkResource, { type: T }>[] {
+    return [...this.resources.values()].filter(
+      (r): r is Extract<NetworkResource, { type: T }> => r.type === type,
+    );
+  }
+
+  inResourceGroup(subscriptionId: string, resourceGroup: string): NetworkResource[] {
+    const prefix = `/subscriptions/${subscriptionId}/resourcegroups/${resourceGroup}/`.toLowerCase();
+    return [...this.resources.values()].filter((r) => idKey(r.id).startsWith(prefix));
+  }
+
+  allocatePublicAddress(version: "IPv4" | "IPv6"): string {
+    if (version === "IPv6") return bigIntToIp(PUBLIC_V6_BASE + this.publicV6Next++, 6);
+    const reused = this.releasedV4.shift();
+    if (reused) return reused;
+    return bigIntToIp(PUBLIC_V4_BASE + this.publicV4Next++, 4);
+  }
+
+  releasePublicAddress(ip: string): void {
+    if (ipToBigInt(ip)?.version === 4) this.releasedV4.push(ip);
+  }
+}
+
+export const newEtag = (): string => `W/"${randomUUID()}"`;
