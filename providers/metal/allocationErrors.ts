@@ -70,18 +70,22 @@ export function notInAnyPool(
   };
 }
 
+/** `pools` (most preferred first, at least one) all exclude the Service through serviceAllocation. */
 export function notAllowed(
-  pool: Pool,
+  pools: readonly Pool[],
   identity: ServiceIdentity,
   field: string | undefined,
 ): AllocationError {
+  const names = pools.map((pool) => pool.name);
+  const subject =
+    names.length === 1 ? `IPAddressPool ${names[0]} does` : `IPAddressPools ${names.join(", ")} do`;
   return {
     reason: "PoolDoesNotAllowService",
-    pool: pool.name,
+    pool: names[0] ?? "",
     ...withField(field),
     message:
-      `IPAddressPool ${pool.name} does not serve Services in namespace ${identity.namespace} with these labels ` +
-      `(its spec.serviceAllocation namespaces/namespaceSelectors/serviceSelectors do not match); ` +
+      `${subject} not serve Services in namespace ${identity.namespace} with these labels ` +
+      `(spec.serviceAllocation namespaces/namespaceSelectors/serviceSelectors do not match); ` +
       `label the Service or namespace to match, or use another pool`,
   };
 }
@@ -91,6 +95,7 @@ export function familyUnavailable(family: IPFamily, namedPool: Pool | undefined)
     ? `IPAddressPool ${namedPool.name} has no ${family} addresses; add a ${family} range to it, ` +
       `name another pool, or set spec.ipFamilies/ipFamilyPolicy to ${otherFamily(family)} only`
     : `no auto-assigning IPAddressPool that serves this Service has ${family} addresses; add a ${family} range ` +
-      `to a pool or change spec.ipFamilies/ipFamilyPolicy`;
+      `to a pool, name a pool with autoAssign off in the address-pool annotation, ` +
+      `or change spec.ipFamilies/ipFamilyPolicy`;
   return { reason: "FamilyUnavailable", family, message };
 }

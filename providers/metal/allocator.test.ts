@@ -122,6 +122,26 @@ describe("pool choice: priority, selectors, autoAssign", () => {
     expect(addressesOf(allocator.assign(service("b/y")))).toEqual(["10.0.9.0"]);
   });
 
+  it("says which pools exclude a Service when selectors leave it no pool", () => {
+    const allocator = new Allocator([
+      pool("team-a", { addresses: ["10.0.1.0/30"], serviceAllocation: { namespaces: ["a"], priority: 1 } }),
+      pool("team-b", { addresses: ["10.0.2.0/30"], serviceAllocation: { namespaces: ["b"] } }),
+      pool("manual", { addresses: ["10.0.3.0/30"], autoAssign: false }),
+    ]);
+    const error = errorOf(allocator.assign(service("c/x")));
+    expect(error).toMatchObject({ reason: "PoolDoesNotAllowService", pool: "team-a" });
+    expect(error.message).toMatch(/^IPAddressPools team-a, team-b do not serve Services in namespace c/);
+  });
+
+  it("keeps an address taken from an autoAssign=false pool after the request is removed", () => {
+    const allocator = new Allocator([
+      pool("auto", { addresses: ["10.0.1.0/30"] }),
+      pool("manual", { addresses: ["10.0.2.0/30"], autoAssign: false }),
+    ]);
+    expect(addressesOf(allocator.assign(service("ns/a"), { addresses: ["10.0.2.1"] }))).toEqual(["10.0.2.1"]);
+    expect(addressesOf(allocator.assign(service("ns/a")))).toEqual(["10.0.2.1"]);
+  });
+
   it("uses autoAssign=false pools only when named or when the requested address is in them", () => {
     const allocator = new Allocator([
       pool("expensive", { addresses: ["42.176.25.64/30"], autoAssign: false }),

@@ -254,7 +254,7 @@ export class Allocator {
     const pool = this.poolsByName.get(name);
     if (!pool) return { ok: false, error: poolNotFound(name, field, [...this.poolsByName.keys()]) };
     if (!poolAllowsService(pool, identity)) {
-      return { ok: false, error: notAllowed(pool, identity, field) };
+      return { ok: false, error: notAllowed([pool], identity, field) };
     }
     return { ok: true, pool };
   }
@@ -275,7 +275,18 @@ export class Allocator {
       ? [attempt.namedPool]
       : this.pools.filter((pool) => pool.autoAssign && poolAllowsService(pool, attempt.identity));
     const withFamily = candidates.filter((pool) => poolFamilies(pool).includes(want.family));
-    if (withFamily.length === 0) return { error: familyUnavailable(want.family, attempt.namedPool) };
+    if (withFamily.length === 0) {
+      // Say "not for you" rather than "no such family" when selectors are what stands in the way.
+      const excluding = attempt.namedPool
+        ? []
+        : this.pools.filter((pool) => pool.autoAssign && poolFamilies(pool).includes(want.family));
+      return {
+        error:
+          excluding.length > 0
+            ? notAllowed(excluding, attempt.identity, undefined)
+            : familyUnavailable(want.family, attempt.namedPool),
+      };
+    }
 
     const shared = this.findShareable(want.family, withFamily, attempt.holder);
     if (shared) return shared;
@@ -333,7 +344,7 @@ export class Allocator {
       return { error: outsideNamedPool(address, field, containing, named, attempt.request.poolField) };
     }
     const pool = this.usablePoolFor(address, attempt);
-    if (!pool) return { error: notAllowed(mostPreferred, attempt.identity, field) };
+    if (!pool) return { error: notAllowed([mostPreferred], attempt.identity, field) };
     const conflict = this.book.conflictFor(address, attempt.holder, field);
     return conflict ? { error: conflict } : { address, pool };
   }
