@@ -104,6 +104,17 @@ describe("rebuilding after a restart", () => {
     ]);
   });
 
+  it("keeps only the first assignment of a Service listed twice", () => {
+    const allocator = Allocator.fromAssignments(pools, [
+      { serviceKey: "ns/twice", addresses: ["10.0.0.1"], sharingKey: "k", ports: [tcp(80)] },
+      { serviceKey: "ns/twice", addresses: ["fd00::1"], ports: [tcp(81)] },
+    ]);
+    expect(allocator.assignments()).toEqual([
+      { serviceKey: "ns/twice", addresses: ["10.0.0.1"], sharingKey: "k", ports: [tcp(80)] },
+    ]);
+    expect(allocator.restoreProblems.map((p) => p.address)).toEqual(["fd00::1"]);
+  });
+
   it("canonicalizes what it reads back", () => {
     const allocator = Allocator.fromAssignments(pools, [
       { serviceKey: "ns/v6", addresses: ["FD00:0:0::0003"], ports: [] },

@@ -94,18 +94,28 @@ export class Allocator {
       sharingKey: assignment.sharingKey || undefined,
       ports: [...assignment.ports],
     };
-    const kept: IPAddress[] = [...(this.held.get(assignment.serviceKey)?.addresses ?? [])];
+    const problem = (address: string, error: AllocationError): void =>
+      void this.problems.push({ serviceKey: assignment.serviceKey, address, error });
+    if (this.held.has(assignment.serviceKey)) {
+      for (const text of assignment.addresses) {
+        problem(text, {
+          reason: "InvalidRequestedAddress",
+          address: text,
+          message: `Service ${assignment.serviceKey} was read back twice; only its first assignment is kept`,
+        });
+      }
+      return;
+    }
+    const kept: IPAddress[] = [];
     for (const text of assignment.addresses) {
-      const problem = (error: AllocationError): void =>
-        void this.problems.push({ serviceKey: assignment.serviceKey, address: text, error });
       const parsed = parseIP(text);
       if (!parsed.ok) {
-        problem({ reason: "InvalidRequestedAddress", address: text, message: parsed.problem });
+        problem(text, { reason: "InvalidRequestedAddress", address: text, message: parsed.problem });
         continue;
       }
       const address = parsed.value;
       if (kept.some((each) => each.family === address.family)) {
-        problem({
+        problem(text, {
           reason: "InvalidRequestedAddress",
           address: address.text,
           message: `Service ${assignment.serviceKey} holds two ${address.family} addresses; only the first is kept`,
@@ -114,11 +124,12 @@ export class Allocator {
       }
       const conflict = this.book.conflictFor(address, holder);
       if (conflict) {
-        problem(conflict);
+        problem(text, conflict);
         continue;
       }
-      if (!this.pools.some((pool) => poolContains(pool, address)))
-        problem(notInAnyPool(address, undefined, this.pools));
+      if (!this.pools.some((pool) => poolContains(pool, address))) {
+        problem(text, notInAnyPool(address, undefined, this.pools));
+      }
       kept.push(address);
     }
     this.commit(holder, kept);
