@@ -8,7 +8,8 @@
 //   GET    /_emulator/faults     the active fault rules
 //   POST   /_emulator/faults     add rules: one rule, an array, or { seed?, faults: [...] } (see faults.ts)
 //   DELETE /_emulator/faults     remove every rule
-//   GET    /_emulator/config     operationDurationMs, retryAfterSeconds, conflictOnConcurrentWrite, tokenLifetimeSeconds
+//   GET    /_emulator/config     operationDurationMs, retryAfterSeconds, conflictOnConcurrentWrite, listPageSize,
+//                                 tokenLifetimeSeconds
 //   POST   /_emulator/config     change any of them
 //   GET    /_emulator/state      everything the subscription holds, rendered as ARM would
 import { validateFaultRule } from "./faults.ts";
@@ -94,11 +95,13 @@ function changeConfig(emulator: EmulatorServer, input: unknown): ArmResponse {
   const duration = nonNegative("operationDurationMs");
   const retry = nonNegative("retryAfterSeconds");
   const lifetime = nonNegative("tokenLifetimeSeconds");
+  const pageSize = nonNegative("listPageSize");
   if (c.conflictOnConcurrentWrite !== undefined && typeof c.conflictOnConcurrentWrite !== "boolean")
     throw new Error('"conflictOnConcurrentWrite" must be a boolean');
   if (duration !== undefined) emulator.config.operationDurationMs = duration;
   if (retry !== undefined) emulator.config.retryAfterSeconds = Math.floor(retry);
   if (lifetime !== undefined) emulator.authority.tokenLifetimeSeconds = Math.floor(lifetime);
+  if (pageSize !== undefined) emulator.config.listPageSize = Math.floor(pageSize);
   if (typeof c.conflictOnConcurrentWrite === "boolean")
     emulator.config.conflictOnConcurrentWrite = c.conflictOnConcurrentWrite;
   return ok(currentConfig(emulator));
@@ -121,7 +124,14 @@ function state(emulator: EmulatorServer): Record<string, unknown> {
             type: r.type,
             name: r.name,
           },
-          { method: "GET", path: r.id, apiVersion: "", headers: {}, body: undefined },
+          {
+            method: "GET",
+            path: r.id,
+            query: new URLSearchParams(),
+            apiVersion: "",
+            headers: {},
+            body: undefined,
+          },
         ).body,
     ),
   }));

@@ -87,7 +87,7 @@ export class Authority {
     if (tenant.toLowerCase() !== this.principal.tenantId.toLowerCase() && tenant !== "organizations")
       return entraError(
         400,
-        "invalid_request",
+        endpoint.endsWith("token") ? "invalid_request" : "invalid_tenant",
         90002,
         `Tenant '${tenant}' not found. Check to make sure you have the correct tenant ID and are signing into the correct cloud.`,
       );

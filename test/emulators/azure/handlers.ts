@@ -34,6 +34,7 @@ import type { Route } from "./routes.ts";
 export interface ArmRequest {
   method: string;
   path: string;
+  query: URLSearchParams;
   apiVersion: string;
   headers: IncomingHttpHeaders;
   body: unknown;
@@ -268,10 +269,11 @@ export function handleNetwork(ctx: Context, route: Route, req: ArmRequest): ArmR
       ? ctx.store.inResourceGroup(route.subscriptionId, route.resourceGroup)
       : [...ctx.store.resources.values()];
     const kind = KINDS[route.type];
-    return {
-      status: 200,
-      body: { value: all.filter((r) => r.type === route.type).map((r) => kind.render(r, ctx)) },
-    };
+    return page(
+      ctx,
+      req,
+      all.filter((r) => r.type === route.type).map((r) => kind.render(r, ctx)),
+    );
   }
   if (route.kind === "networkOperation") return pollOperation(ctx, route, req);
   if (route.kind !== "network") throw methodNotAllowed(req.method);
@@ -288,6 +290,17 @@ export function handleNetwork(ctx: Context, route: Route, req: ArmRequest): ArmR
     default:
       throw methodNotAllowed(req.method);
   }
+}
+
+/** ARM's paging: `{ value, nextLink }`, the link carrying a $skiptoken the next request hands back. */
+function page(ctx: Context, req: ArmRequest, items: Json[]): ArmResponse {
+  const size = ctx.config.listPageSize;
+  if (size <= 0) return { status: 200, body: { value: items } };
+  const start = Number(req.query.get("$skiptoken") ?? "0") || 0;
+  const body: Json = { value: items.slice(start, start + size) };
+  if (start + size < items.length)
+    body.nextLink = `${ctx.baseUrl}${req.path}?api-version=${req.apiVersion}&%24skiptoken=${start + size}`;
+  return { status: 200, body };
 }
 
 function pollOperation(

@@ -91,6 +91,7 @@ export async function startAzureEmulator(options: AzureEmulatorOptions = {}): Pr
       operationDurationMs: options.operationDurationMs ?? 0,
       retryAfterSeconds: options.retryAfterSeconds ?? 1,
       conflictOnConcurrentWrite: options.conflictOnConcurrentWrite ?? true,
+      listPageSize: options.listPageSize ?? 0,
     },
   });
   const url = await server.start();

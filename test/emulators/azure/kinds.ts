@@ -14,6 +14,8 @@ export interface EmulatorConfig {
   retryAfterSeconds: number;
   /** Whether a write to a resource whose previous operation is still running gets 409 AnotherOperationInProgress. */
   conflictOnConcurrentWrite: boolean;
+  /** Lists longer than this come in pages linked by nextLink; 0 returns everything at once. */
+  listPageSize: number;
 }
 
 export interface Context {

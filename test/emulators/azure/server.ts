@@ -153,7 +153,7 @@ export class EmulatorServer {
         this.authority.verify(req.headers.authorization);
         if (!apiVersion) throw missingApiVersion();
         routed = route(url.pathname, apiVersion);
-        response = this.serveArm(method, url.pathname, apiVersion, routed, req, raw);
+        response = this.serveArm(method, url.pathname, url.searchParams, apiVersion, routed, req, raw);
       }
     } catch (err) {
       if (!(err instanceof ArmError)) throw err;
@@ -182,6 +182,7 @@ export class EmulatorServer {
   private serveArm(
     method: string,
     path: string,
+    query: URLSearchParams,
     apiVersion: string,
     routed: Route | undefined,
     req: IncomingMessage,
@@ -215,6 +216,7 @@ export class EmulatorServer {
     const request: ArmRequest = {
       method,
       path,
+      query,
       apiVersion,
       headers: req.headers,
       body: method === "PUT" || method === "PATCH" || method === "POST" ? parseJsonBody(raw) : undefined,

@@ -3,7 +3,6 @@
 // builders for the resources most tests need.
 import type { LoadBalancer, NetworkManagementClientOptionalParams } from "@azure/arm-network";
 import { NetworkManagementClient } from "@azure/arm-network";
-import type { TokenCredential } from "@azure/identity";
 import { DefaultAzureCredential } from "@azure/identity";
 import type { AzureEmulator, AzureEmulatorOptions } from "./index.ts";
 import { startAzureEmulator, trustCertificateAuthority } from "./index.ts";
@@ -21,7 +20,7 @@ export interface RawResponse {
 
 export interface Testbed {
   azure: AzureEmulator;
-  credential: TokenCredential;
+  credential: DefaultAzureCredential;
   /** The real client, with the SDK's default retry policy. */
   network: NetworkManagementClient;
   /** The real client with retries off, for tests that look at a single error response. */
