@@ -15,7 +15,7 @@ export interface FaultRule {
   methods?: string[];
   /** Case-insensitive substring the request path must contain, e.g. "/loadBalancers/". */
   pathContains?: string;
-  /** Applies to the next `count` matching requests, then the rule is spent. */
+  /** Applies to the next `count` matching requests, then the rule is spent (1 when neither count nor rate is set). */
   count?: number;
   /** Applies to each matching request with this probability (0-1). */
   rate?: number;

@@ -102,7 +102,14 @@ describe("public IP addresses", () => {
       },
       FAST,
     );
-    expect((await tb.network.publicIPAddresses.get(RG, "basic")).ipAddress).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    const assigned = (await tb.network.publicIPAddresses.get(RG, "basic")).ipAddress;
+    expect(assigned).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    // An update of the load balancer, even a slow one, keeps the address.
+    tb.azure.configure({ operationDurationMs: 100, retryAfterSeconds: 0 });
+    await tb.network.loadBalancers.updateTags(RG, "lb", { tags: { touched: "1" } });
+    const lb = await tb.network.loadBalancers.get(RG, "lb");
+    await tb.network.loadBalancers.createOrUpdate(RG, "lb", { ...lb, tags: { touched: "2" } }, FAST);
+    expect((await tb.network.publicIPAddresses.get(RG, "basic")).ipAddress).toBe(assigned);
     await tb.network.loadBalancers.delete(RG, "lb", FAST);
     expect((await tb.network.publicIPAddresses.get(RG, "basic")).ipAddress).toBeUndefined();
   });

@@ -87,16 +87,20 @@ function render(r: PublicIpAddress, ctx: Context): Record<string, unknown> {
   );
 }
 
-/** Dynamic addresses exist only while a provisioned frontend uses them; Static ones from creation on. */
+/**
+ * Static addresses are assigned once the public IP is provisioned. A Dynamic one is assigned when a provisioned
+ * frontend first uses it and released only when no frontend references it any more, so that updating the load
+ * balancer does not take the address away.
+ */
 export function reconcilePublicAddresses(ctx: Context): void {
   for (const pip of ctx.store.ofType("publicIPAddresses")) {
     const p = pip.properties;
-    const used = frontendsUsingPublicIp(ctx.store, pip.id).some(
-      (u) => u.lb.provisioningState === "Succeeded",
-    );
-    const wanted = pip.provisioningState !== "Updating" && (p.publicIPAllocationMethod === "Static" || used);
-    if (wanted && !p.ipAddress) p.ipAddress = ctx.store.allocatePublicAddress(p.publicIPAddressVersion);
-    if (!wanted && p.ipAddress && p.publicIPAllocationMethod === "Dynamic") {
+    if (pip.provisioningState === "Updating") continue;
+    const users = frontendsUsingPublicIp(ctx.store, pip.id);
+    const assign =
+      p.publicIPAllocationMethod === "Static" || users.some((u) => u.lb.provisioningState === "Succeeded");
+    if (assign && !p.ipAddress) p.ipAddress = ctx.store.allocatePublicAddress(p.publicIPAddressVersion);
+    if (p.publicIPAllocationMethod === "Dynamic" && p.ipAddress && users.length === 0) {
       ctx.store.releasePublicAddress(p.ipAddress);
       delete p.ipAddress;
     }
