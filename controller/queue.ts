@@ -1,8 +1,8 @@
 /**
- * A keyed work queue with the semantics of client-go's workqueue: a key is queued at most once however often it
- * is added, a key is never handed to two workers at once, and failures back off exponentially per key. Keys are
- * object references (`namespace/name`), never objects: a handler always reads the latest state, so coalescing
- * many changes into one run loses nothing.
+ * A keyed work queue with the semantics of client-go's workqueue: a key is queued at most once however often
+ * it is added, a key is never handed to two workers at once, and failures back off exponentially per key.
+ * Keys are object references (`namespace/name`), never objects: a handler always reads the latest state, so
+ * coalescing many changes into one run loses nothing.
  */
 
 export interface WorkQueueOptions {
@@ -87,7 +87,8 @@ export class WorkQueue {
 
   /**
    * Waits for a ready key and marks it as being processed; the caller must call done() with it. Resolves
-   * undefined once the queue is shut down and no key is ready, or when `signal` aborts (no key is taken then).
+   * undefined once the queue is shut down and no key is ready, or when `signal` aborts (no key is taken
+   * then).
    */
   async get(signal?: AbortSignal): Promise<string | undefined> {
     for (;;) {
@@ -123,8 +124,8 @@ export class WorkQueue {
   }
 
   /**
-   * Stops accepting keys and cancels all delayed adds, so no timer keeps the process alive. Keys already ready
-   * are still handed out; every get() resolves undefined once none is left.
+   * Stops accepting keys and cancels all delayed adds, so no timer keeps the process alive. Keys already
+   * ready are still handed out; every get() resolves undefined once none is left.
    */
   shutDown(): void {
     this.shuttingDown = true;
@@ -176,7 +177,9 @@ export interface WorkerOptions {
 }
 
 export interface Workers {
-  /** Stops taking keys and resolves once every handler in flight has finished. The queue itself stays open. */
+  /**
+   * Stops taking keys and resolves once every handler in flight has finished. The queue itself stays open.
+   */
   stop(): Promise<void>;
 }
 
