@@ -1,6 +1,12 @@
 // Wires the shared cache to the work queue and the reconciler: every change that can affect a Service's load
 // balancer enqueues that Service; a periodic resync and orphan collection catch whatever was missed.
-import type { CoreV1Api, KubernetesObject, V1EndpointSlice, V1Node } from "@kubernetes/client-node";
+import type {
+  CoreV1Api,
+  KubernetesObject,
+  V1EndpointSlice,
+  V1Node,
+  V1Service,
+} from "@kubernetes/client-node";
 import type { LoadBalancerProvider } from "../providers/provider.ts";
 import { serviceKey, type ClusterCache } from "./cache.ts";
 import { tookOn, wantsLoadBalancer, type ClassConfig } from "./classes.ts";
@@ -88,11 +94,11 @@ export class Manager {
     if (kind === "service") {
       const key = serviceKey(obj);
       // Status-only updates (most of them Portico's own writes) cannot change what the Service asks for.
+      // Services have no metadata.generation to tell spec changes apart, so the spec itself is compared.
       const m = obj.metadata ?? {};
+      const spec = (obj as V1Service).spec;
       const fingerprint =
-        verb === "delete"
-          ? ""
-          : JSON.stringify([m.generation, m.annotations, m.finalizers, m.deletionTimestamp]);
+        verb === "delete" ? "" : JSON.stringify([spec, m.annotations, m.finalizers, m.deletionTimestamp]);
       if (verb === "update" && this.serviceFingerprints.get(key) === fingerprint) return;
       if (verb === "delete") this.serviceFingerprints.delete(key);
       else this.serviceFingerprints.set(key, fingerprint);

@@ -54,7 +54,8 @@ export function statusPatch(
       ];
     }
   } else if (existing) {
-    patch.status.conditions = (svc.status?.conditions ?? []).filter((c) => c.type !== READY_CONDITION);
+    // A strategic merge patch merges conditions by type; this directive deletes just Portico's.
+    patch.status.conditions = [{ type: READY_CONDITION, $patch: "delete" } as unknown as V1Condition];
   }
   return Object.keys(patch.status).length ? patch : undefined;
 }

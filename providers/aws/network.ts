@@ -2,7 +2,7 @@
 // role tags EKS users already put on their subnets. Looked up through EC2 and cached briefly, since
 // subnets change rarely and every Service of a scheme shares the answer.
 import { DescribeSubnetsCommand, type DescribeSubnetsCommandInput, type Subnet } from "@aws-sdk/client-ec2";
-import { ConfigurationError } from "../errors.ts";
+import { CloudError, ConfigurationError } from "../errors.ts";
 import { AWS_ANNOTATIONS } from "./annotations.ts";
 import type { AwsClients } from "./clients.ts";
 import { call } from "./clients.ts";
@@ -34,7 +34,15 @@ export class SubnetResolver {
     const ids = names.filter((n) => n.startsWith("subnet-"));
     const tagNames = names.filter((n) => !n.startsWith("subnet-"));
     const found: Subnet[] = [];
-    if (ids.length) found.push(...(await this.describe({ SubnetIds: ids })));
+    if (ids.length) {
+      // Naming one missing ID fails the whole call; then look them up by filter to name the missing ones.
+      const byId = await this.describe({ SubnetIds: ids }).catch((err: unknown) => {
+        if (err instanceof CloudError && err.code.endsWith("NotFound"))
+          return this.describe({ Filters: [{ Name: "subnet-id", Values: ids }] });
+        throw err;
+      });
+      found.push(...byId);
+    }
     if (tagNames.length)
       found.push(...(await this.describe({ Filters: [{ Name: "tag:Name", Values: tagNames }] })));
     const missing = names.filter(

@@ -1,6 +1,6 @@
 import type { V1Service } from "@kubernetes/client-node";
 import type { TestAws, TestCluster, TestInstance, TestNetwork } from "../../harness/index.ts";
-import { waitFor } from "../../harness/index.ts";
+import { mergePatch, waitFor } from "../../harness/index.ts";
 import { AWS_CLASS } from "../../harness/controller.ts";
 
 export interface AwsWorld {
@@ -44,4 +44,20 @@ export async function waitForHostname(cluster: TestCluster, name: string): Promi
 export async function readyCondition(cluster: TestCluster, name: string) {
   const svc = await cluster.getService(name);
   return svc.status?.conditions?.find((c) => c.type === "portico.io/LoadBalancerReady");
+}
+
+/** Events recorded on a Service, as `kubectl describe` lists them. */
+export async function serviceEvents(
+  cluster: TestCluster,
+  name: string,
+): Promise<{ type: string; reason: string; message: string }[]> {
+  const list = await cluster.core.listNamespacedEvent({
+    namespace: cluster.namespace,
+    fieldSelector: `involvedObject.name=${name}`,
+  });
+  return list.items.map((e) => ({ type: e.type ?? "", reason: e.reason ?? "", message: e.message ?? "" }));
+}
+
+export async function patchService(cluster: TestCluster, name: string, body: object): Promise<V1Service> {
+  return cluster.core.patchNamespacedService({ name, namespace: cluster.namespace, body }, mergePatch);
 }

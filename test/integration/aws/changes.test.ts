@@ -1,0 +1,146 @@
+// A Service changes; the NLB follows in place wherever ELBv2 allows it.
+import { expect, mergePatch, test, waitFor } from "../../harness/index.ts";
+import { startPortico } from "../../harness/controller.ts";
+import { awsWorld, lbService, patchService, serviceEvents, waitForHostname } from "./fixtures.ts";
+import { inventory } from "./inventory.ts";
+
+const TARGET_TYPE = "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type";
+
+test("ports added and removed become listeners and target groups added and removed", async ({
+  cluster,
+  aws,
+}) => {
+  await awsWorld(cluster, aws, 1);
+  await startPortico(cluster);
+  await cluster.createService("web", lbService());
+  const hostname = await waitForHostname(cluster, "web");
+  await patchService(cluster, "web", {
+    spec: {
+      ports: [
+        { name: "http", port: 80, targetPort: 8080 },
+        { name: "https", port: 443, targetPort: 8443 },
+      ],
+    },
+  });
+  await waitFor("a listener on 443", async () =>
+    (await inventory(aws)).loadBalancers[0]?.listeners.some((l) => l.port === 443),
+  );
+  let inv = await inventory(aws);
+  expect(inv.loadBalancers[0]!.listeners.map((l) => l.port).sort((a, b) => a - b)).toEqual([80, 443]);
+  expect(inv.targetGroups).toHaveLength(2);
+  expect(inv.securityGroups[0]!.ingress).toEqual(["tcp/443/0.0.0.0/0", "tcp/80/0.0.0.0/0"]);
+
+  await patchService(cluster, "web", { spec: { ports: [{ name: "https", port: 443, targetPort: 8443 }] } });
+  await waitFor("only the 443 listener", async () => (await inventory(aws)).targetGroups.length === 1);
+  inv = await inventory(aws);
+  expect(inv.loadBalancers).toHaveLength(1);
+  expect(inv.loadBalancers[0]!.dnsName).toBe(hostname);
+  expect(inv.loadBalancers[0]!.listeners.map((l) => l.port)).toEqual([443]);
+  expect(inv.securityGroups[0]!.ingress).toEqual(["tcp/443/0.0.0.0/0"]);
+});
+
+test("switching instance to ip targets makes a new target group first, then drops the old one", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 1);
+  await startPortico(cluster);
+  await cluster.createService("web", lbService());
+  const hostname = await waitForHostname(cluster, "web");
+  await cluster.createEndpointSlice(
+    "web",
+    [
+      { ip: "10.0.0.50", nodeName: world.nodes[0] },
+      { ip: "10.0.1.51", nodeName: world.nodes[0] },
+    ],
+    [{ name: "http", port: 8080 }],
+  );
+  await patchService(cluster, "web", { metadata: { annotations: { [TARGET_TYPE]: "ip" } } });
+  await waitFor("an ip target group", async () => {
+    const inv = await inventory(aws);
+    return inv.targetGroups.length === 1 && inv.targetGroups[0]!.targetType === "ip";
+  });
+  const inv = await inventory(aws);
+  expect(inv.targetGroups[0]!.targets).toEqual(["10.0.0.50:8080", "10.0.1.51:8080"]);
+  expect(inv.targetGroups[0]!.port).toBe(80);
+  expect(inv.loadBalancers[0]!.listeners[0]!.targetGroupArn).toBe(inv.targetGroups[0]!.arn);
+  expect(inv.loadBalancers[0]!.dnsName).toBe(hostname);
+});
+
+test("externalTrafficPolicy Local uses kube-proxy's healthCheckNodePort; back to Cluster uses TCP", async ({
+  cluster,
+  aws,
+}) => {
+  await awsWorld(cluster, aws, 1);
+  await startPortico(cluster);
+  const svc = await cluster.createService("web", lbService(undefined, { externalTrafficPolicy: "Local" }));
+  await waitForHostname(cluster, "web");
+  let inv = await inventory(aws);
+  expect(inv.targetGroups[0]!.healthCheck).toEqual({
+    protocol: "HTTP",
+    port: String(svc.spec!.healthCheckNodePort),
+    path: "/healthz",
+  });
+
+  await patchService(cluster, "web", { spec: { externalTrafficPolicy: "Cluster" } });
+  await waitFor(
+    "a TCP health check",
+    async () => (await inventory(aws)).targetGroups[0]?.healthCheck.protocol === "TCP",
+  );
+  inv = await inventory(aws);
+  expect(inv.targetGroups).toHaveLength(1);
+  expect(inv.targetGroups[0]!.healthCheck).toMatchObject({ protocol: "TCP", port: "traffic-port" });
+
+  const again = await patchService(cluster, "web", { spec: { externalTrafficPolicy: "Local" } });
+  await waitFor(
+    "the HTTP health check again",
+    async () =>
+      (await inventory(aws)).targetGroups[0]?.healthCheck.port === String(again.spec!.healthCheckNodePort),
+  );
+  expect(
+    (await serviceEvents(cluster, "web")).filter((e) => e.reason === "UpdatedLoadBalancer").length,
+  ).toBeGreaterThanOrEqual(2);
+});
+
+test("nodes added, excluded, not ready, doomed or deleted are registered and deregistered", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 1);
+  await startPortico(cluster);
+  const svc = await cluster.createService("web", lbService());
+  const nodePort = svc.spec!.ports![0]!.nodePort!;
+  await waitForHostname(cluster, "web");
+  const targets = async () => (await inventory(aws)).targetGroups[0]!.targets;
+  const more = await aws.createInstances(world.network.subnets[1]!.subnetId, 4);
+  const names: string[] = [];
+  for (const [i, inst] of more.entries())
+    names.push(
+      (await cluster.createNode(`extra-${i}`, { providerID: inst.providerID, internalIP: inst.privateIp }))
+        .metadata!.name!,
+    );
+  const all = [...world.instances, ...more].map((i) => `${i.instanceId}:${nodePort}`).sort();
+  await waitFor("all five nodes registered", async () => (await targets()).length === 5 && (await targets()));
+  expect(await targets()).toEqual(all);
+
+  await cluster.core.patchNode(
+    {
+      name: names[0]!,
+      body: { metadata: { labels: { "node.kubernetes.io/exclude-from-external-load-balancers": "" } } },
+    },
+    mergePatch,
+  );
+  await cluster.setNodeStatus(names[1]!, { ready: false });
+  await cluster.core.patchNode(
+    {
+      name: names[2]!,
+      body: {
+        spec: { taints: [{ key: "ToBeDeletedByClusterAutoscaler", effect: "NoSchedule", value: "1" }] },
+      },
+    },
+    mergePatch,
+  );
+  await cluster.core.deleteNode({ name: names[3]! });
+  await waitFor("only the original node registered", async () => (await targets()).length === 1);
+  expect(await targets()).toEqual([`${world.instances[0]!.instanceId}:${nodePort}`]);
+});
