@@ -1,6 +1,5 @@
 // Assembles a running controller: cache, provider, reconciler, work queue and leader election.
 import { CoordinationV1Api, CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
-import { AwsProvider } from "../providers/aws/provider.ts";
 import type { LoadBalancerProvider } from "../providers/provider.ts";
 import { ClusterCache } from "./cache.ts";
 import type { ControllerConfig } from "./config.ts";
@@ -10,6 +9,7 @@ import { LeaderElector } from "./leader.ts";
 import type { Logger } from "./log.ts";
 import { Manager } from "./manager.ts";
 import { ControllerMetrics } from "./metrics.ts";
+import { createProvider } from "./providers.ts";
 import { ServiceReconciler } from "./reconciler.ts";
 
 export interface Controller {
@@ -115,20 +115,6 @@ export async function startController(
       await cache.stop();
     },
   };
-}
-
-function createProvider(config: ControllerConfig, metrics: ControllerMetrics): LoadBalancerProvider {
-  const aws = new AwsProvider({
-    clusterName: config.clusterName,
-    defaultScheme: config.aws.defaultScheme,
-    ...(config.aws.region ? { region: config.aws.region } : {}),
-  });
-  aws.clients.onCall((_service, operation, outcome, code) => {
-    metrics.cloudCalls.inc({ operation, outcome });
-    if (code && /Throttl|RequestLimitExceeded|TooManyRequests/.test(code))
-      metrics.cloudThrottles.inc({ operation });
-  });
-  return aws;
 }
 
 /** Parses the node selector early so a typo fails at start-up, not at the first reconcile. */

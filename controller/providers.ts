@@ -1,0 +1,25 @@
+// Builds the configured provider. The controller core knows providers only through this file and the
+// LoadBalancerProvider interface.
+import { AwsProvider } from "../providers/aws/provider.ts";
+import type { LoadBalancerProvider } from "../providers/provider.ts";
+import type { ControllerConfig } from "./config.ts";
+import type { ControllerMetrics } from "./metrics.ts";
+
+const THROTTLE_CODES = /Throttl|RequestLimitExceeded|TooManyRequests/;
+
+export function createProvider(config: ControllerConfig, metrics: ControllerMetrics): LoadBalancerProvider {
+  switch (config.provider) {
+    case "aws": {
+      const aws = new AwsProvider({
+        clusterName: config.clusterName,
+        defaultScheme: config.aws.defaultScheme,
+        ...(config.aws.region ? { region: config.aws.region } : {}),
+      });
+      aws.clients.onCall((_service, operation, outcome, code) => {
+        metrics.cloudCalls.inc({ operation, outcome });
+        if (code && THROTTLE_CODES.test(code)) metrics.cloudThrottles.inc({ operation });
+      });
+      return aws;
+    }
+  }
+}
