@@ -4,7 +4,6 @@ import type {
   CoreV1Api,
   KubernetesObject,
   V1EndpointSlice,
-  V1Node,
   V1Service,
 } from "@kubernetes/client-node";
 import type { LoadBalancerProvider } from "../providers/provider.ts";
@@ -108,7 +107,7 @@ export class Manager {
       if (service) this.queue.add(`${obj.metadata?.namespace}/${service}`);
     } else if (kind === "node") {
       const name = obj.metadata!.name!;
-      const fingerprint = verb === "delete" ? "" : nodeFingerprint(obj as V1Node);
+      const fingerprint = verb === "delete" ? "" : nodeFingerprint(obj);
       if (this.nodeFingerprints.get(name) === fingerprint) return; // a heartbeat: nothing a target depends on
       if (verb === "delete") this.nodeFingerprints.delete(name);
       else this.nodeFingerprints.set(name, fingerprint);

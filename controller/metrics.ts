@@ -30,11 +30,11 @@ export class ControllerMetrics {
   });
   /** Read when metrics are scraped. */
   queueDepthSource: () => number = () => 0;
-  readonly queueDepth = new Gauge({
+  readonly queueDepth: Gauge = new Gauge({
     name: "portico_workqueue_depth",
     help: "Services waiting to be reconciled",
     registers: [this.registry],
-    collect: () => this.queueDepth.set(this.queueDepthSource()),
+    collect: (): void => this.queueDepth.set(this.queueDepthSource()),
   });
   readonly leader = new Gauge({
     name: "portico_leader",
