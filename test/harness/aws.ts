@@ -31,6 +31,7 @@ export class TestAws {
   readonly ec2 = new EC2Client({});
   readonly elbv2 = new ElasticLoadBalancingV2Client({});
   readonly region = process.env.AWS_REGION ?? "us-east-1";
+  private nextSubnet = 0;
 
   static async fresh(): Promise<TestAws> {
     const endpoint: AwsEndpoint = {
@@ -46,27 +47,38 @@ export class TestAws {
     cluster: string,
     opts: { zones?: string[]; internal?: boolean } = {},
   ): Promise<TestNetwork> {
-    const zones = opts.zones ?? [`${this.region}a`, `${this.region}b`];
     const vpc = await this.ec2.send(new CreateVpcCommand({ CidrBlock: "10.0.0.0/16" }));
     const vpcId = vpc.Vpc!.VpcId!;
+    const role = opts.internal ? "kubernetes.io/role/internal-elb" : "kubernetes.io/role/elb";
+    return { vpcId, subnets: await this.createNetworkSubnetsForRole(vpcId, cluster, role, opts.zones) };
+  }
+
+  /** One subnet per zone in `vpcId`, tagged with a load-balancer `role` for `cluster`. */
+  async createNetworkSubnetsForRole(
+    vpcId: string,
+    cluster: string,
+    role: string,
+    zones = [`${this.region}a`, `${this.region}b`],
+  ) {
     const subnets = [];
-    for (const [i, zone] of zones.entries()) {
+    for (const zone of zones) {
+      const cidr = `10.0.${this.nextSubnet++}.0/24`;
       const subnet = await this.ec2.send(
-        new CreateSubnetCommand({ VpcId: vpcId, CidrBlock: `10.0.${i}.0/24`, AvailabilityZone: zone }),
+        new CreateSubnetCommand({ VpcId: vpcId, CidrBlock: cidr, AvailabilityZone: zone }),
       );
       const subnetId = subnet.Subnet!.SubnetId!;
       await this.ec2.send(
         new CreateTagsCommand({
           Resources: [subnetId],
           Tags: [
-            { Key: opts.internal ? "kubernetes.io/role/internal-elb" : "kubernetes.io/role/elb", Value: "1" },
+            { Key: role, Value: "1" },
             { Key: `kubernetes.io/cluster/${cluster}`, Value: "shared" },
           ],
         }),
       );
       subnets.push({ subnetId, availabilityZone: zone });
     }
-    return { vpcId, subnets };
+    return subnets;
   }
 
   /** EC2 instances in `subnetId`, one per name, ready to back Nodes. */
