@@ -1,0 +1,126 @@
+// The speakers' membership messages on the wire: one JSON object per UDP datagram, optionally preceded by
+// a 16-byte HMAC-SHA256 tag when the speakers share a secret. Datagrams come from the network, so decoding
+// never throws: anything malformed, oversized or unauthenticated is undefined and counted by the caller.
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+export type MemberStatus = "alive" | "dead" | "left";
+
+/** What one speaker believes about one node; incarnations order the beliefs about the same node. */
+export interface Fact {
+  readonly node: string;
+  readonly incarnation: number;
+  readonly status: MemberStatus;
+}
+
+export type Message =
+  /** Liveness probe; `digest` summarises the sender's live set so that differing views are noticed. */
+  | { readonly type: "ping"; readonly from: string; readonly incarnation: number; readonly digest: string }
+  | { readonly type: "ack"; readonly from: string; readonly incarnation: number; readonly digest: string }
+  /** A starting speaker, asking every node to answer with an `ack`. */
+  | { readonly type: "join"; readonly from: string; readonly incarnation: number }
+  /** News (a death, a departure, a refutation) or a part of a full view; `ask` requests the view back. */
+  | {
+      readonly type: "facts";
+      readonly from: string;
+      readonly facts: readonly Fact[];
+      readonly digest?: string;
+      readonly ask?: boolean;
+    };
+
+/** Well below the 1500-byte Ethernet MTU less IP/UDP headers, so a datagram is never fragmented. */
+export const MAX_DATAGRAM = 1400;
+const TAG_LENGTH = 16;
+const NODE_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+const STATUSES: readonly string[] = ["alive", "dead", "left"];
+
+function tag(secret: Buffer, body: Buffer): Buffer {
+  return createHmac("sha256", secret).update(body).digest().subarray(0, TAG_LENGTH);
+}
+
+export function encodeMessage(message: Message, secret?: Buffer): Buffer {
+  const body = Buffer.from(JSON.stringify(message));
+  return secret ? Buffer.concat([tag(secret, body), body]) : body;
+}
+
+export function decodeMessage(datagram: Buffer, secret?: Buffer): Message | undefined {
+  if (datagram.length > MAX_DATAGRAM) return undefined;
+  let body = datagram;
+  if (secret) {
+    if (datagram.length <= TAG_LENGTH) return undefined;
+    body = datagram.subarray(TAG_LENGTH);
+    if (!timingSafeEqual(datagram.subarray(0, TAG_LENGTH), tag(secret, body))) return undefined;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+  return validMessage(value);
+}
+
+const isNodeName = (value: unknown): value is string => typeof value === "string" && NODE_NAME.test(value);
+const isIncarnation = (value: unknown): value is number =>
+  typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+const isDigest = (value: unknown): value is string => typeof value === "string" && value.length <= 64;
+
+function validFact(value: unknown): Fact | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { node, incarnation, status } = value as Record<string, unknown>;
+  if (!isNodeName(node) || !isIncarnation(incarnation) || typeof status !== "string") return undefined;
+  if (!STATUSES.includes(status)) return undefined;
+  return { node, incarnation, status: status as MemberStatus };
+}
+
+function validMessage(value: unknown): Message | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const m = value as Record<string, unknown>;
+  if (!isNodeName(m.from)) return undefined;
+  switch (m.type) {
+    case "ping":
+    case "ack":
+      if (!isIncarnation(m.incarnation) || !isDigest(m.digest)) return undefined;
+      return { type: m.type, from: m.from, incarnation: m.incarnation, digest: m.digest };
+    case "join":
+      if (!isIncarnation(m.incarnation)) return undefined;
+      return { type: "join", from: m.from, incarnation: m.incarnation };
+    case "facts": {
+      if (!Array.isArray(m.facts)) return undefined;
+      const facts = m.facts.map(validFact);
+      if (facts.some((f) => f === undefined)) return undefined;
+      if (m.digest !== undefined && !isDigest(m.digest)) return undefined;
+      return {
+        type: "facts",
+        from: m.from,
+        facts: facts as Fact[],
+        ...(m.digest === undefined ? {} : { digest: m.digest }),
+        ...(m.ask === true ? { ask: true } : {}),
+      };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Splits facts into `facts` messages that each fit in one datagram. */
+export function factMessages(
+  from: string,
+  facts: readonly Fact[],
+  extra: { digest?: string; ask?: boolean } = {},
+  secret?: Buffer,
+): Buffer[] {
+  const datagrams: Buffer[] = [];
+  let batch: Fact[] = [];
+  const encode = (list: Fact[]) => encodeMessage({ type: "facts", from, facts: list, ...extra }, secret);
+  for (const fact of facts) {
+    const candidate = [...batch, fact];
+    if (batch.length > 0 && encode(candidate).length > MAX_DATAGRAM) {
+      datagrams.push(encode(batch));
+      batch = [fact];
+    } else {
+      batch = candidate;
+    }
+  }
+  if (batch.length > 0 || datagrams.length === 0) datagrams.push(encode(batch));
+  return datagrams;
+}
