@@ -1,11 +1,6 @@
 // Wires the shared cache to the work queue and the reconciler: every change that can affect a Service's load
 // balancer enqueues that Service; a periodic resync and orphan collection catch whatever was missed.
-import type {
-  CoreV1Api,
-  KubernetesObject,
-  V1EndpointSlice,
-  V1Service,
-} from "@kubernetes/client-node";
+import type { CoreV1Api, KubernetesObject, V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import type { LoadBalancerProvider } from "../providers/provider.ts";
 import { serviceKey, type ClusterCache } from "./cache.ts";
 import { tookOn, wantsLoadBalancer, type ClassConfig } from "./classes.ts";

@@ -132,7 +132,9 @@ async function assertOwned(
   const out = await call("elbv2:DescribeTags", () =>
     clients.elbv2.send(new DescribeTagsCommand({ ResourceArns: [arn] })),
   );
-  const tags = Object.fromEntries((out.TagDescriptions?.[0]?.Tags ?? []).map((t): [string, string | undefined] => [t.Key ?? "", t.Value]));
+  const tags = Object.fromEntries(
+    (out.TagDescriptions?.[0]?.Tags ?? []).map((t): [string, string | undefined] => [t.Key ?? "", t.Value]),
+  );
   if (tags[TAG.cluster] !== cluster || tags[TAG.serviceUid] !== service.uid) {
     throw new ConfigurationError(
       "LoadBalancerNameTaken",

@@ -1,0 +1,156 @@
+import { describe, expect, test } from "vitest";
+import { ConfigurationError } from "../providers/errors.ts";
+import { buildIntent } from "./intent.ts";
+import { parseLabelSelector } from "./labels.ts";
+import { node, service, slice } from "./testObjects.ts";
+
+const CLASS = "portico.io/aws-nlb";
+
+describe("nodes", () => {
+  test("only eligible nodes are targets: Ready, not deleting, not excluded, not doomed by the autoscaler", () => {
+    const nodes = [
+      node("ok"),
+      node("not-ready", { ready: false }),
+      node("deleting", { deleting: true }),
+      node("excluded", { labels: { "node.kubernetes.io/exclude-from-external-load-balancers": "" } }),
+      node("doomed", { taints: ["ToBeDeletedByClusterAutoscaler"] }),
+      node("tainted-otherwise", { taints: ["dedicated"] }),
+    ];
+    expect(buildIntent(service(), nodes, [], CLASS).nodes.map((n) => n.name)).toEqual([
+      "ok",
+      "tainted-otherwise",
+    ]);
+  });
+
+  test("the controller's selector and the Service's target-node annotations both narrow the nodes", () => {
+    const nodes = [
+      node("a", { labels: { pool: "edge", zone: "a" } }),
+      node("b", { labels: { pool: "edge", zone: "b" } }),
+      node("c", { labels: { pool: "core" } }),
+    ];
+    const svc = service({}, { "service.beta.kubernetes.io/aws-load-balancer-target-node-labels": "zone=a" });
+    expect(
+      buildIntent(service(), nodes, [], CLASS, { nodeSelector: parseLabelSelector("pool=edge") }).nodes.map(
+        (n) => n.name,
+      ),
+    ).toEqual(["a", "b"]);
+    expect(
+      buildIntent(svc, nodes, [], CLASS, { nodeSelector: parseLabelSelector("pool=edge") }).nodes.map(
+        (n) => n.name,
+      ),
+    ).toEqual(["a"]);
+  });
+
+  test("node targets carry providerID, InternalIP and zone, sorted by name", () => {
+    const n = node("z", {
+      ip: "10.1.2.3",
+      labels: { "topology.kubernetes.io/zone": "us-east-1b" },
+      providerID: "aws:///us-east-1b/i-0abc",
+    });
+    expect(buildIntent(service(), [n, node("a")], [], CLASS).nodes).toEqual([
+      { name: "a", providerID: "aws:///us-east-1a/i-a0000000", internalIP: "10.0.0.1" },
+      { name: "z", providerID: "aws:///us-east-1b/i-0abc", internalIP: "10.1.2.3", zone: "us-east-1b" },
+    ]);
+  });
+});
+
+describe("endpoints", () => {
+  test("ready endpoints are targets; serving-terminating ones drain; not-ready ones are neither", () => {
+    const s = slice([
+      { ip: "10.0.0.3", ready: true },
+      { ip: "10.0.0.1", ready: false, serving: true, terminating: true },
+      { ip: "10.0.0.2", ready: false, serving: false },
+    ]);
+    const intent = buildIntent(service(), [], [s], CLASS);
+    expect(intent.endpoints.map((e) => e.ip)).toEqual(["10.0.0.3"]);
+    expect(intent.drainingEndpoints.map((e) => e.ip)).toEqual(["10.0.0.1"]);
+  });
+
+  test("with no ready endpoint, serving-terminating ones keep the traffic (as kube-proxy does)", () => {
+    const s = slice([
+      { ip: "10.0.0.1", ready: false, serving: true, terminating: true },
+      { ip: "10.0.0.2", ready: false, serving: false, terminating: true },
+    ]);
+    const intent = buildIntent(service(), [], [s], CLASS);
+    expect(intent.endpoints.map((e) => e.ip)).toEqual(["10.0.0.1"]);
+    expect(intent.drainingEndpoints).toEqual([]);
+  });
+
+  test("unset conditions mean ready and serving, as the API defines", () => {
+    expect(
+      buildIntent(service(), [], [slice([{ ip: "10.0.0.9" }])], CLASS).endpoints.map((e) => e.ip),
+    ).toEqual(["10.0.0.9"]);
+  });
+
+  test("ports resolve per slice; other Services' slices and FQDN slices are ignored; duplicates prefer ready", () => {
+    const a = slice([{ ip: "10.0.0.1", node: "n1" }], { http: 8080 });
+    const b = slice(
+      [{ ip: "10.0.0.2" }, { ip: "10.0.0.1", ready: false, serving: true, terminating: true }],
+      { http: 9090 },
+    );
+    const other = slice([{ ip: "10.9.9.9" }], { http: 1 }, "other");
+    const fqdn = { ...slice([{ ip: "example.com" }]), addressType: "FQDN" };
+    const intent = buildIntent(service(), [], [a, b, other, fqdn], CLASS);
+    expect(intent.endpoints).toEqual([
+      { ip: "10.0.0.1", nodeName: "n1", ports: { http: 8080 } },
+      { ip: "10.0.0.2", ports: { http: 9090 } },
+    ]);
+    expect(intent.drainingEndpoints).toEqual([]);
+  });
+});
+
+describe("the Service", () => {
+  test("ports, policy, health-check port and node-port allocation are carried over", () => {
+    const svc = service({
+      externalTrafficPolicy: "Local",
+      healthCheckNodePort: 32000,
+      allocateLoadBalancerNodePorts: false,
+      ports: [{ name: "dns", port: 53, protocol: "UDP" }, { port: 80 }],
+      ipFamilies: ["IPv4", "IPv6"],
+    });
+    const intent = buildIntent(svc, [], [], CLASS);
+    expect(intent).toMatchObject({
+      service: { namespace: "shop", name: "web", uid: "0000-1111" },
+      loadBalancerClass: CLASS,
+      externalTrafficPolicy: "Local",
+      healthCheckNodePort: 32000,
+      allocateNodePorts: false,
+      ports: [
+        { name: "dns", protocol: "UDP", port: 53 },
+        { name: "", protocol: "TCP", port: 80 },
+      ],
+      ipFamilies: ["IPv4", "IPv6"],
+    });
+  });
+
+  test("source ranges come from the spec, else from the annotation; each must be a CIDR", () => {
+    expect(
+      buildIntent(service({ loadBalancerSourceRanges: ["10.0.0.0/8"] }), [], [], CLASS).sourceRanges,
+    ).toEqual(["10.0.0.0/8"]);
+    const annotated = service(
+      {},
+      { "service.beta.kubernetes.io/load-balancer-source-ranges": "203.0.113.0/24, 2001:db8::/32" },
+    );
+    expect(buildIntent(annotated, [], [], CLASS).sourceRanges).toEqual(["203.0.113.0/24", "2001:db8::/32"]);
+    for (const bad of ["10.0.0.1", "10.0.0.0/33", "nonsense"]) {
+      expect(() => buildIntent(service({ loadBalancerSourceRanges: [bad] }), [], [], CLASS)).toThrow(
+        ConfigurationError,
+      );
+    }
+    try {
+      buildIntent(service({ loadBalancerSourceRanges: ["10.0.0.1"] }), [], [], CLASS);
+    } catch (e) {
+      expect((e as ConfigurationError).field).toBe("spec.loadBalancerSourceRanges");
+      expect((e as ConfigurationError).message).toContain("is not a CIDR");
+    }
+  });
+
+  test("a Service without ports, or with an unknown protocol, is a configuration error", () => {
+    expect(() => buildIntent(service({ ports: [] }), [], [], CLASS)).toThrow(
+      "spec.ports: the Service has no ports",
+    );
+    expect(() => buildIntent(service({ ports: [{ port: 1, protocol: "QUIC" }] }), [], [], CLASS)).toThrow(
+      "spec.ports[0].protocol",
+    );
+  });
+});

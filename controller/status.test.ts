@@ -1,0 +1,95 @@
+import { expect, test } from "vitest";
+import { READY_CONDITION, statusPatch } from "./status.ts";
+import { service } from "./testObjects.ts";
+
+const ready = { status: "True" as const, reason: "Provisioned", message: "ok" };
+
+test("a new Service gets its ingress and the condition", () => {
+  const now = new Date("2026-01-01T00:00:00Z");
+  expect(statusPatch(service(), [{ hostname: "lb.example" }], ready, now)).toEqual({
+    status: {
+      loadBalancer: { ingress: [{ hostname: "lb.example" }] },
+      conditions: [
+        {
+          type: READY_CONDITION,
+          status: "True",
+          reason: "Provisioned",
+          message: "ok",
+          lastTransitionTime: now,
+        },
+      ],
+    },
+  });
+});
+
+test("nothing to write when the status already says it: no-change resyncs write nothing", () => {
+  const svc = service();
+  svc.status = {
+    loadBalancer: { ingress: [{ hostname: "lb.example" }] },
+    conditions: [
+      {
+        type: READY_CONDITION,
+        status: "True",
+        reason: "Provisioned",
+        message: "ok",
+        lastTransitionTime: new Date(),
+      },
+    ],
+  };
+  expect(statusPatch(svc, [{ hostname: "lb.example" }], ready)).toBeUndefined();
+  expect(statusPatch(svc, undefined, ready)).toBeUndefined();
+});
+
+test("the transition time moves only when the status flips", () => {
+  const then = new Date("2025-01-01T00:00:00Z");
+  const svc = service();
+  svc.status = {
+    conditions: [
+      {
+        type: READY_CONDITION,
+        status: "False",
+        reason: "CloudUnavailable",
+        message: "x",
+        lastTransitionTime: then,
+      },
+    ],
+  };
+  const sameStatus = statusPatch(svc, undefined, {
+    status: "False",
+    reason: "NodePortsDisabled",
+    message: "y",
+  });
+  expect(sameStatus?.status.conditions?.[0]?.lastTransitionTime).toBe(then);
+  const flipped = statusPatch(svc, undefined, ready, new Date("2026-01-01T00:00:00Z"));
+  expect(flipped?.status.conditions?.[0]?.lastTransitionTime).toEqual(new Date("2026-01-01T00:00:00Z"));
+});
+
+test("removing Portico's condition deletes only it; clearing the ingress writes an empty list", () => {
+  const svc = service();
+  svc.status = {
+    loadBalancer: { ingress: [{ ip: "1.2.3.4" }] },
+    conditions: [
+      { type: READY_CONDITION, status: "True", reason: "r", message: "m", lastTransitionTime: new Date() },
+    ],
+  };
+  expect(statusPatch(svc, [], undefined)).toEqual({
+    status: { loadBalancer: { ingress: [] }, conditions: [{ type: READY_CONDITION, $patch: "delete" }] },
+  });
+  expect(statusPatch(service(), undefined, undefined)).toBeUndefined();
+});
+
+test("ingress order does not matter; ipMode does", () => {
+  const svc = service();
+  svc.status = { loadBalancer: { ingress: [{ ip: "1.1.1.1" }, { ip: "2.2.2.2" }] } };
+  expect(statusPatch(svc, [{ ip: "2.2.2.2" }, { ip: "1.1.1.1" }], undefined)).toBeUndefined();
+  expect(
+    statusPatch(
+      svc,
+      [
+        { ip: "2.2.2.2", ipMode: "VIP" },
+        { ip: "1.1.1.1", ipMode: "VIP" },
+      ],
+      undefined,
+    ),
+  ).toBeDefined();
+});
