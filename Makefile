@@ -15,11 +15,12 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-.PHONY: help deps env test test-unit check demo build clean
+.PHONY: help deps env test test-unit check demo bench build clean
 help:
 	@echo "make test   run every test (unit + integration on a real kube-apiserver and the AWS emulator)"
 	@echo "make demo   start the local environment and show Portico at work"
 	@echo "make check  type-check, lint and format check"
+	@echo "make bench  measure cloud calls and convergence time; results in bench/results/"
 
 deps: node_modules/.installed
 
@@ -39,6 +40,9 @@ check: deps
 
 demo: env
 	node test/env/demo.ts
+
+bench: env
+	node bench/aws.ts
 
 build: deps
 	npx tsc -p tsconfig.build.json

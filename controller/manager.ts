@@ -3,7 +3,7 @@
 import type { CoreV1Api, KubernetesObject, V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import type { LoadBalancerProvider } from "../providers/provider.ts";
 import { serviceKey, type ClusterCache } from "./cache.ts";
-import { tookOn, wantsLoadBalancer, type ClassConfig } from "./classes.ts";
+import { FINALIZER, MANAGED_BY_ANNOTATION, tookOn, wantsLoadBalancer, type ClassConfig } from "./classes.ts";
 import { nodeFingerprint } from "./eligibility.ts";
 import { collectOrphans } from "./garbage.ts";
 import type { Logger } from "./log.ts";
@@ -87,12 +87,7 @@ export class Manager {
   private onChange(kind: string, verb: string, obj: KubernetesObject): void {
     if (kind === "service") {
       const key = serviceKey(obj);
-      // Status-only updates (most of them Portico's own writes) cannot change what the Service asks for.
-      // Services have no metadata.generation to tell spec changes apart, so the spec itself is compared.
-      const m = obj.metadata ?? {};
-      const spec = (obj as V1Service).spec;
-      const fingerprint =
-        verb === "delete" ? "" : JSON.stringify([spec, m.annotations, m.finalizers, m.deletionTimestamp]);
+      const fingerprint = verb === "delete" ? "" : serviceFingerprint(obj as V1Service);
       if (verb === "update" && this.serviceFingerprints.get(key) === fingerprint) return;
       if (verb === "delete") this.serviceFingerprints.delete(key);
       else this.serviceFingerprints.set(key, fingerprint);
@@ -109,4 +104,16 @@ export class Manager {
       this.enqueueAll();
     }
   }
+}
+
+/**
+ * What a Service asks for. Status-only updates (most of them Portico's own writes) leave it unchanged, and so
+ * does Portico's claim (its finalizer and marker), so writing those does not cost another reconcile. Services
+ * have no metadata.generation to tell spec changes apart, so the spec itself is compared.
+ */
+function serviceFingerprint(svc: V1Service): string {
+  const m = svc.metadata ?? {};
+  const { [MANAGED_BY_ANNOTATION]: _claim, ...annotations } = m.annotations ?? {};
+  const finalizers = (m.finalizers ?? []).filter((f) => f !== FINALIZER);
+  return JSON.stringify([svc.spec, annotations, finalizers, m.deletionTimestamp]);
 }

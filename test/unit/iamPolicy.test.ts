@@ -1,0 +1,42 @@
+// The IAM policy in manifests/ lists exactly the actions the AWS provider calls: nothing missing (the
+// provider would fail in a real account), nothing extra (least privilege).
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect, test } from "vitest";
+
+const root = join(import.meta.dirname, "..", "..");
+const SERVICE_OF_CLIENT: Record<string, string> = {
+  "@aws-sdk/client-elastic-load-balancing-v2": "elasticloadbalancing",
+  "@aws-sdk/client-ec2": "ec2",
+  "@aws-sdk/client-resource-groups-tagging-api": "tag",
+};
+/** Tagging on create is authorised as a separate action. */
+const IMPLIED = ["elasticloadbalancing:AddTags", "ec2:CreateTags"];
+
+function actionsCalled(): Set<string> {
+  const dir = join(root, "providers", "aws");
+  const actions = new Set<string>();
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))) {
+    const source = readFileSync(join(dir, file), "utf8");
+    for (const [, names, module] of source.matchAll(/import\s*\{([^}]*)\}\s*from\s*"([^"]+)"/g)) {
+      const service = SERVICE_OF_CLIENT[module!];
+      if (!service) continue;
+      for (const name of names!.split(",").map((n) => n.trim())) {
+        const command = /^(\w+)Command$/.exec(name)?.[1];
+        if (command && new RegExp(`new ${command}Command\\(`).test(source))
+          actions.add(`${service}:${command}`);
+      }
+    }
+  }
+  return actions;
+}
+
+test("the IAM policy grants exactly the actions the provider calls", () => {
+  const policy = JSON.parse(readFileSync(join(root, "manifests", "aws", "iam-policy.json"), "utf8")) as {
+    Statement: { Action: string[] }[];
+  };
+  const granted = new Set(policy.Statement.flatMap((s) => s.Action));
+  const called = actionsCalled();
+  expect(called.size).toBeGreaterThan(20);
+  expect([...granted].filter((a) => !IMPLIED.includes(a)).sort()).toEqual([...called].sort());
+});
