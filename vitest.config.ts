@@ -22,7 +22,11 @@ export default defineConfig({
       {
         test: {
           name: "integration",
-          include: ["test/smoke/**/*.test.ts", "test/integration/**/*.test.ts", "test/emulators/**/*.test.ts"],
+          include: [
+            "test/smoke/**/*.test.ts",
+            "test/integration/**/*.test.ts",
+            "test/emulators/**/*.test.ts",
+          ],
           globalSetup: ["test/harness/globalSetup.ts"],
           setupFiles: ["test/harness/workerSetup.ts"],
           testTimeout: 60_000,

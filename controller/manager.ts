@@ -87,7 +87,7 @@ export class Manager {
   private onChange(kind: string, verb: string, obj: KubernetesObject): void {
     if (kind === "service") {
       const key = serviceKey(obj);
-      const fingerprint = verb === "delete" ? "" : serviceFingerprint(obj as V1Service);
+      const fingerprint = verb === "delete" ? "" : serviceFingerprint(obj);
       if (verb === "update" && this.serviceFingerprints.get(key) === fingerprint) return;
       if (verb === "delete") this.serviceFingerprints.delete(key);
       else this.serviceFingerprints.set(key, fingerprint);

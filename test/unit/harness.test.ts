@@ -94,7 +94,7 @@ describe("set-up failures are one line", () => {
     const script = join(dir, "fails.sh");
     await writeFile(script, "#!/bin/sh\necho 'bind: address already in use'\nexit 3\n", { mode: 0o755 });
     const proc = ManagedProcess.start("kube-apiserver", script, [], join(dir, "log"));
-    const error = await proc.waitReady(async () => false, 10_000).catch((e: unknown) => e);
+    const error = await proc.waitReady(() => Promise.resolve(false), 10_000).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EnvironmentError);
     expect((error as Error).message).toMatch(
       /^kube-apiserver exited during start-up \(log .*\): bind: address already in use$/,

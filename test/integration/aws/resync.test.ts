@@ -1,6 +1,7 @@
 // A level-triggered controller looks again and again; when nothing changed, it must change nothing.
 import { expect, test, waitFor } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
+import type { AwsProvider } from "../../../providers/aws/provider.ts";
 import { awsWorld, lbService, serviceEvents, waitForHostname } from "./fixtures.ts";
 
 const MUTATING = /:(Create|Delete|Modify|Register|Deregister|Set|Authorize|Revoke|Add|Remove)/;
@@ -19,7 +20,7 @@ test("a no-change resync makes no mutating cloud call, writes no status and reco
   await waitForHostname(cluster, "instance");
   await waitForHostname(cluster, "ip");
   await waitFor("the queue to settle", () => controller.manager.queue.length === 0);
-  const before = new Map((controller.provider as { clients: { calls: Map<string, number> } }).clients.calls);
+  const before = new Map((controller.provider as AwsProvider).clients.calls);
   const versions = await Promise.all(
     ["instance", "ip"].map(async (n) => (await cluster.getService(n)).metadata!.resourceVersion),
   );
@@ -35,7 +36,7 @@ test("a no-change resync makes no mutating cloud call, writes no status and reco
   controller.manager.queue.add(`${cluster.namespace}/ip`);
   await waitFor("both resyncs to finish", async () => (await reconciles()) >= unchangedBefore + 2);
 
-  const calls = (controller.provider as { clients: { calls: Map<string, number> } }).clients.calls;
+  const calls = (controller.provider as AwsProvider).clients.calls;
   const made = [...calls.entries()]
     .map(([op, n]) => [op, n - (before.get(op) ?? 0)] as const)
     .filter(([, n]) => n > 0);
