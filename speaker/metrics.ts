@@ -1,0 +1,97 @@
+// The speaker's Prometheus metrics and its small HTTP server (/metrics, /healthz, /readyz).
+import { createServer, type Server } from "node:http";
+import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+
+export class SpeakerMetrics {
+  readonly registry = new Registry();
+  readonly replies = new Counter({
+    name: "portico_speaker_requests_answered_total",
+    help: "ARP requests and Neighbor Solicitations answered, by interface and protocol",
+    labelNames: ["interface", "protocol"],
+    registers: [this.registry],
+  });
+  readonly gratuitous = new Counter({
+    name: "portico_speaker_gratuitous_sent_total",
+    help: "Gratuitous ARP and unsolicited Neighbor Advertisement frames sent, by interface and protocol",
+    labelNames: ["interface", "protocol"],
+    registers: [this.registry],
+  });
+  readonly framesReceived = new Counter({
+    name: "portico_speaker_frames_received_total",
+    help: "ARP and Neighbor Solicitation frames read from the packet sockets",
+    labelNames: ["interface"],
+    registers: [this.registry],
+  });
+  readonly framesDropped = new Counter({
+    name: "portico_speaker_frames_dropped_total",
+    help: "Frames dropped: malformed (by reason), rate-limited, or lost in the kernel because the speaker fell behind",
+    labelNames: ["interface", "reason"],
+    registers: [this.registry],
+  });
+  readonly sendErrors = new Counter({
+    name: "portico_speaker_send_errors_total",
+    help: "Frames the kernel refused to send",
+    labelNames: ["interface"],
+    registers: [this.registry],
+  });
+  readonly elections = new Counter({
+    name: "portico_speaker_elections_total",
+    help: "Announce decisions recomputed, by whether this node's addresses changed",
+    labelNames: ["outcome"],
+    registers: [this.registry],
+  });
+  readonly announced = new Gauge({
+    name: "portico_speaker_announced_addresses",
+    help: "Addresses this node answers for",
+    registers: [this.registry],
+  });
+  readonly liveMembers = new Gauge({
+    name: "portico_speaker_live_members",
+    help: "Speakers this node believes alive, itself included",
+    registers: [this.registry],
+  });
+  readonly membershipMessages = new Counter({
+    name: "portico_speaker_membership_messages_total",
+    help: "Membership datagrams by direction and type",
+    labelNames: ["direction", "type"],
+    registers: [this.registry],
+  });
+  readonly membershipEvents = new Counter({
+    name: "portico_speaker_membership_events_total",
+    help: "Membership events: declared-dead, refuted, sync, dropped datagrams",
+    labelNames: ["event"],
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+}
+
+export interface Health {
+  ready(): boolean;
+}
+
+export function serveMetrics(address: string, metrics: SpeakerMetrics, health: Health): Promise<Server> {
+  const i = address.lastIndexOf(":");
+  const host = address.slice(0, i).replace(/^\[|\]$/g, "") || undefined;
+  const port = Number(address.slice(i + 1));
+  const server = createServer((req, res) => {
+    const reply = (code: number, body: string, type = "text/plain") => {
+      res.writeHead(code, { "content-type": type });
+      res.end(body);
+    };
+    if (req.url === "/healthz") reply(200, "ok");
+    else if (req.url === "/readyz") reply(health.ready() ? 200 : 503, health.ready() ? "ok" : "not ready");
+    else if (req.url === "/metrics") {
+      metrics.registry.metrics().then(
+        (text) => reply(200, text, metrics.registry.contentType),
+        (err: unknown) => reply(500, String(err)),
+      );
+    } else reply(404, "not found");
+  });
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}

@@ -1,0 +1,249 @@
+// The speaker: joins the pieces. Kubernetes says which addresses exist, which Services have ready endpoints
+// where, and which Nodes are Ready; the membership protocol says which speakers are alive; the pure
+// announce decision turns both into the addresses this node owns; the interface announcers answer for
+// exactly those, and takeovers are announced gratuitously.
+import { CoreV1Api, type KubeConfig, type V1Service } from "@kubernetes/client-node";
+import type { Logger } from "pino";
+import { addressesOf, assignAddresses } from "./assignment.ts";
+import type { SpeakerConfig } from "./config.ts";
+import { loadAddon, type PacketAddon } from "./io/addon.ts";
+import { InterfaceAnnouncer } from "./io/interfaceAnnouncer.ts";
+import { selectInterfaces } from "./io/interfaces.ts";
+import { TakeoverAnnouncements } from "./io/takeover.ts";
+import { KubeCache } from "./kube/cache.ts";
+import { recordNodeAssigned } from "./kube/events.ts";
+import { Memberlist } from "./membership/memberlist.ts";
+import { formatMac } from "./packets/mac.ts";
+import { RankingCache } from "./ranking.ts";
+import { announcedServices, nodeAddresses, schedulableNodes, serviceKey } from "./serviceView.ts";
+import type { SpeakerMetrics } from "./metrics.ts";
+
+const STATS_INTERVAL_MS = 5000;
+
+export class Speaker {
+  private readonly config: SpeakerConfig;
+  private readonly log: Logger;
+  private readonly metrics: SpeakerMetrics;
+  private readonly addon: PacketAddon;
+  private readonly cache: KubeCache;
+  private readonly core: CoreV1Api;
+  private readonly memberlist: Memberlist;
+  private readonly ranking = new RankingCache();
+  private readonly announcers = new Map<string, InterfaceAnnouncer>();
+  private readonly takeover: TakeoverAnnouncements;
+  private owned: ReadonlySet<string> = new Set();
+  /** Services this node announces, with their addresses, to write an Event only when that changes. */
+  private servicesWon = new Map<string, string>();
+  private recomputePending = false;
+  private synced = false;
+  private stopped = false;
+  private timers: NodeJS.Timeout[] = [];
+
+  constructor(
+    config: SpeakerConfig,
+    kc: KubeConfig,
+    log: Logger,
+    metrics: SpeakerMetrics,
+    addon: PacketAddon = loadAddon(),
+  ) {
+    this.config = config;
+    this.log = log;
+    this.metrics = metrics;
+    this.addon = addon;
+    this.core = kc.makeApiClient(CoreV1Api);
+    this.cache = new KubeCache(kc, log, {
+      ...(config.namespace ? { namespace: config.namespace } : {}),
+      ...(config.nodeSelector ? { nodeSelector: config.nodeSelector } : {}),
+    });
+    this.memberlist = new Memberlist({
+      self: config.nodeName,
+      ...config.memberlist,
+      onLiveChange: (live) => {
+        this.metrics.liveMembers.set(live.size);
+        this.log.info({ live: [...live] }, "live speakers changed");
+        this.scheduleRecompute();
+      },
+      onEvent: (event) => {
+        if (event.kind === "sent" || event.kind === "received") {
+          this.metrics.membershipMessages.inc({ direction: event.kind, type: event.type });
+        } else {
+          this.metrics.membershipEvents.inc({
+            event: event.kind === "dropped" ? `dropped-${event.reason}` : event.kind,
+          });
+          if (event.kind === "declared-dead") this.log.info({ node: event.node }, "speaker declared dead");
+          if (event.kind === "refuted")
+            this.log.info({ incarnation: event.incarnation }, "refuted own death");
+        }
+      },
+    });
+    this.takeover = new TakeoverAnnouncements(
+      config.gratuitous,
+      () => [...this.announcers.values()],
+      (target, protocol, frames) => this.metrics.gratuitous.inc({ interface: target.name, protocol }, frames),
+    );
+  }
+
+  /** Caches synced and membership settled: the speaker's answers are meaningful. */
+  get ready(): boolean {
+    return this.synced && this.memberlist.ready;
+  }
+
+  /** The addresses this node answers for right now. */
+  get ownedAddresses(): ReadonlySet<string> {
+    return this.owned;
+  }
+
+  async start(): Promise<void> {
+    this.rescanInterfaces();
+    this.cache.onChange(() => {
+      this.memberlist.setPeers(nodeAddresses(this.cache.nodes.list()));
+      this.scheduleRecompute();
+    });
+    await this.cache.start();
+    this.synced = true;
+    this.memberlist.setPeers(nodeAddresses(this.cache.nodes.list()));
+    await this.memberlist.start();
+    this.timers.push(
+      setInterval(() => this.rescanInterfaces(), this.config.interfaceRescanMs),
+      setInterval(() => this.announcers.forEach((a) => a.collectStats()), STATS_INTERVAL_MS),
+    );
+    this.log.info(
+      {
+        node: this.config.nodeName,
+        interfaces: [...this.announcers.keys()],
+        port: this.config.memberlist.port,
+      },
+      "speaker started",
+    );
+  }
+
+  /**
+   * SIGTERM: stop answering first, then tell the other speakers, so the address is never answered twice
+   * and the next node takes it over at once instead of after the failure-detection timeout.
+   */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.apply(new Set());
+    this.memberlist.leave();
+    for (const timer of this.timers) clearInterval(timer);
+    this.takeover.stop();
+    for (const announcer of this.announcers.values()) announcer.close();
+    this.announcers.clear();
+    await this.cache.stop();
+  }
+
+  private scheduleRecompute(): void {
+    if (this.recomputePending) return;
+    this.recomputePending = true;
+    queueMicrotask(() => {
+      this.recomputePending = false;
+      if (!this.stopped) this.recompute();
+    });
+  }
+
+  private recompute(): void {
+    if (!this.ready) return this.apply(new Set());
+    const nodes = this.cache.nodes.list();
+    const services = this.cache.services.list();
+    const live = this.memberlist.live();
+    const eligible = new Set([...schedulableNodes(nodes)].filter((node) => live.has(node)));
+    this.ranking.setNodes(nodes.map((n) => n.metadata?.name ?? "").filter(Boolean));
+    const announced = announcedServices(services, this.cache.endpointSlices.list(), this.config);
+    const assignments = assignAddresses(announced, eligible, (address, candidates) =>
+      this.ranking.elect(address, candidates),
+    );
+    this.ranking.retain(new Set(assignments.keys()));
+    this.apply(new Set(addressesOf(this.config.nodeName, assignments)));
+
+    const won = new Map<string, string[]>();
+    for (const assignment of assignments.values()) {
+      if (assignment.announcer !== this.config.nodeName) continue;
+      for (const key of assignment.services) won.set(key, [...(won.get(key) ?? []), assignment.address]);
+    }
+    const byKey = new Map(services.map((s) => [serviceKey(s), s] as const));
+    const next = new Map<string, string>();
+    for (const [key, addresses] of won) {
+      const summary = addresses.sort().join(",");
+      next.set(key, summary);
+      const service = byKey.get(key);
+      if (service && this.servicesWon.get(key) !== summary) this.recordAssigned(service, addresses);
+    }
+    this.servicesWon = next;
+  }
+
+  private apply(owned: ReadonlySet<string>): void {
+    const changed = owned.size !== this.owned.size || [...owned].some((a) => !this.owned.has(a));
+    this.metrics.elections.inc({ outcome: changed ? "changed" : "unchanged" });
+    if (!changed) return;
+    const gained = [...owned].filter((a) => !this.owned.has(a));
+    const lost = [...this.owned].filter((a) => !owned.has(a));
+    this.owned = owned;
+    for (const announcer of this.announcers.values()) announcer.setOwned(owned);
+    this.takeover.update(owned);
+    this.metrics.announced.set(owned.size);
+    this.log.info({ gained, lost, owned: [...owned] }, "announced addresses changed");
+  }
+
+  private recordAssigned(service: V1Service, addresses: readonly string[]): void {
+    void recordNodeAssigned(this.core, this.log, service, this.config.nodeName, addresses);
+  }
+
+  /** Opens interfaces that appeared (or came up) and closes those that vanished or changed address. */
+  private rescanInterfaces(): void {
+    if (this.stopped) return;
+    let available;
+    try {
+      available = this.addon.interfaces();
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, "could not list interfaces");
+      return;
+    }
+    const chosen = selectInterfaces(available, {
+      include: this.config.interfaces,
+      exclude: this.config.excludeInterfaces,
+    }).filter((iface) => iface.mac !== null);
+    const wanted = new Map(chosen.map((iface) => [iface.name, formatMac(iface.mac!)] as const));
+    for (const [name, announcer] of this.announcers) {
+      if (wanted.get(name) !== announcer.mac) {
+        announcer.close();
+        this.announcers.delete(name);
+        this.log.info({ interface: name }, "stopped announcing on interface");
+      }
+    }
+    for (const [name, mac] of wanted) {
+      if (this.announcers.has(name)) continue;
+      try {
+        const announcer = this.openInterface(name, mac);
+        this.announcers.set(name, announcer);
+        announcer.setOwned(this.owned);
+        this.takeover.announceOn(announcer, this.owned);
+        this.log.info({ interface: name, mac }, "announcing on interface");
+      } catch (err) {
+        this.log.warn({ interface: name, err: (err as Error).message }, "could not open packet socket");
+      }
+    }
+  }
+
+  private openInterface(name: string, mac: string): InterfaceAnnouncer {
+    const m = this.metrics;
+    return new InterfaceAnnouncer(
+      this.addon,
+      { name, mac },
+      { maxRepliesPerSecond: this.config.maxRepliesPerSecond },
+      {
+        received: (count) => m.framesReceived.inc({ interface: name }, count),
+        replied: (protocol, address) => {
+          m.replies.inc({ interface: name, protocol });
+          this.log.debug({ interface: name, protocol, address }, "answered");
+        },
+        dropped: (reason, count = 1) => m.framesDropped.inc({ interface: name, reason }, count),
+        sendFailed: () => m.sendErrors.inc({ interface: name }),
+        failed: (errno) => {
+          this.announcers.delete(name);
+          this.log.warn({ interface: name, errno }, "packet socket failed; reopening at the next rescan");
+        },
+      },
+    );
+  }
+}

@@ -1,0 +1,221 @@
+// A bare-metal cluster for the end-to-end tests: a LAN of network namespaces (test/harness/netns.ts) whose
+// nodes are Kubernetes Nodes on the real apiserver, each running the real speaker process (speaker/main.ts)
+// inside its namespace, exactly as a hostNetwork DaemonSet pod would run on a node.
+//
+// Traffic to a LoadBalancer address is served on every node like kube-proxy in IPVS mode does it: the
+// address is bound to the node's loopback (so the kernel accepts connections for it) with arp_ignore=1 and
+// arp_announce=2, so the kernel itself never answers ARP for it or uses it as an ARP source; IPv6 addresses
+// on loopback are never answered by the kernel's Neighbor Discovery on other interfaces. Only the speaker
+// answers, so a client's traffic enters through the elected node. Each node runs a responder on port 8080
+// that answers with its node name, so a client sees which node it reached.
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { electAnnouncer } from "../../../speaker/election.ts";
+import { mergePatch, type TestCluster } from "../../harness/index.ts";
+import { startResponder, TestLan, type LanHost, type LanProcess } from "../../harness/netns.ts";
+
+export const METAL_CLASS = "portico.io/metal";
+export const SERVICE_PORT = 8080;
+/** Longer than the speaker's gratuitous burst on takeover (0, 500 and 1000 ms). */
+export const TAKEOVER_BURST_MS = 1500;
+
+const SPEAKER_MAIN = fileURLToPath(new URL("../../../speaker/main.ts", import.meta.url));
+const BUILD_ADDON = fileURLToPath(new URL("../../../speaker/native/build.sh", import.meta.url));
+
+/** Builds the packet-socket addon if it is missing or older than its source (a no-op otherwise). */
+export async function buildAddon(): Promise<void> {
+  await promisify(execFile)(BUILD_ADDON, [], { timeout: 120_000 });
+}
+
+/** One node: its namespace on the LAN, its Node name, and its speaker process while running. */
+export class MetalNode {
+  readonly host: LanHost;
+  readonly name: string;
+  process: LanProcess | undefined;
+  /** What the speaker last logged as its announced addresses. */
+  owned: string[] = [];
+  started = false;
+  private readonly metal: MetalCluster;
+
+  constructor(metal: MetalCluster, host: LanHost, name: string) {
+    this.metal = metal;
+    this.host = host;
+    this.name = name;
+  }
+
+  get mac(): string {
+    return this.host.mac;
+  }
+
+  /** Starts the real speaker binary in this node's namespace. */
+  startSpeaker(extraArgs: string[] = []): void {
+    const { cluster, kubeconfigPath } = this.metal;
+    this.owned = [];
+    this.started = false;
+    this.process = this.metal.lan.start(
+      this.host,
+      `speaker-${this.name}`,
+      process.execPath,
+      [
+        SPEAKER_MAIN,
+        `--node-name=${this.name}`,
+        `--kubeconfig=${kubeconfigPath}`,
+        `--namespace=${cluster.namespace}`,
+        `--node-selector=${cluster.nodeSelector}`,
+        "--metrics-address=127.0.0.1:7472",
+        "--log-level=debug",
+        ...extraArgs,
+      ],
+      { onLine: (line) => this.onLog(line) },
+    );
+  }
+
+  private onLog(line: string): void {
+    let entry: { msg?: string; owned?: string[] };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      return;
+    }
+    if (entry.msg === "speaker started") this.started = true;
+    if (entry.msg === "announced addresses changed") this.owned = entry.owned ?? [];
+  }
+
+  /** SIGKILL: a crash, no goodbye. */
+  async kill(): Promise<void> {
+    await this.process?.signal("SIGKILL");
+    this.owned = [];
+  }
+
+  /** SIGTERM: an orderly shutdown that hands the addresses over. */
+  async terminate(): Promise<void> {
+    await this.process?.signal("SIGTERM");
+    this.owned = [];
+  }
+}
+
+export class MetalCluster {
+  readonly lan: TestLan;
+  readonly cluster: TestCluster;
+  readonly kubeconfigPath: string;
+  readonly nodes: MetalNode[] = [];
+
+  private constructor(lan: TestLan, cluster: TestCluster, kubeconfigPath: string) {
+    this.lan = lan;
+    this.cluster = cluster;
+    this.kubeconfigPath = kubeconfigPath;
+  }
+
+  /**
+   * The LAN, one Ready Node per node namespace (InternalIP = its LAN address), the apiserver forwarded
+   * into each namespace, the given LoadBalancer addresses bound on every node, and a responder per node.
+   * Speakers are not started yet. Everything is removed when the test ends, also when it fails.
+   */
+  static async create(
+    cluster: TestCluster,
+    options: { nodes: number; addresses: string[]; onCleanup: (fn: () => Promise<void>) => void },
+  ): Promise<MetalCluster> {
+    const lan = await TestLan.create({ nodes: options.nodes });
+    options.onCleanup(() => lan.destroy());
+    const port = Number(new URL(cluster.kubeConfig.getCurrentCluster()!.server).port);
+    const kubeconfigPath = process.env.KUBECONFIG!;
+    const metal = new MetalCluster(lan, cluster, kubeconfigPath);
+    for (const [i, host] of lan.nodes.entries()) {
+      const node = await cluster.createNode(`node${i}`, { internalIP: host.ipv4 });
+      metal.nodes.push(new MetalNode(metal, host, node.metadata!.name!));
+      await lan.forwardApiserver(host, port);
+      await lan.exec(host, "sysctl", [
+        "-q",
+        "-w",
+        "net.ipv4.conf.all.arp_ignore=1",
+        "net.ipv4.conf.all.arp_announce=2",
+      ]);
+      for (const address of options.addresses) {
+        const prefix = address.includes(":") ? "128" : "32";
+        await lan.exec(host, "ip", [
+          "addr",
+          "add",
+          `${address}/${prefix}`,
+          "dev",
+          "lo",
+          ...(prefix === "128" ? ["nodad"] : []),
+        ]);
+      }
+      await startResponder(lan, host, SERVICE_PORT, metal.nodes[i]!.name);
+    }
+    return metal;
+  }
+
+  node(name: string): MetalNode {
+    const node = this.nodes.find((n) => n.name === name);
+    if (!node) throw new Error(`no node ${name}`);
+    return node;
+  }
+
+  startSpeakers(extraArgs: string[] = []): void {
+    for (const node of this.nodes) node.startSpeaker(extraArgs);
+  }
+
+  /** The node the shared election picks for `address` among `nodes` (default: all). */
+  electedFor(address: string, nodes: MetalNode[] = this.nodes): MetalNode {
+    const winner = electAnnouncer(
+      address,
+      nodes.map((n) => n.name),
+    );
+    return this.node(winner!);
+  }
+
+  /** The nodes whose speaker currently says it announces `address`. */
+  announcersOf(address: string): MetalNode[] {
+    return this.nodes.filter((n) => n.process?.running && n.owned.includes(address));
+  }
+
+  /** A LoadBalancer Service of the metal class with its ingress addresses written, as the controller would. */
+  async createService(
+    name: string,
+    addresses: string[],
+    options: { local?: boolean; endpointNodes?: MetalNode[] } = {},
+  ): Promise<void> {
+    const { cluster } = this;
+    await cluster.createService(name, {
+      type: "LoadBalancer",
+      loadBalancerClass: METAL_CLASS,
+      externalTrafficPolicy: options.local ? "Local" : "Cluster",
+      ports: [{ port: SERVICE_PORT, targetPort: SERVICE_PORT, protocol: "TCP" }],
+    });
+    await this.setIngress(name, addresses);
+    const endpointNodes = options.endpointNodes ?? this.nodes.slice(0, 1);
+    await cluster.createEndpointSlice(
+      name,
+      endpointNodes.map((n) => ({ ip: n.host.ipv4, nodeName: n.name })),
+      [{ port: SERVICE_PORT }],
+      `${name}-endpoints`,
+    );
+  }
+
+  async setIngress(name: string, addresses: string[]): Promise<void> {
+    await this.cluster.core.patchNamespacedServiceStatus(
+      {
+        name,
+        namespace: this.cluster.namespace,
+        body: { status: { loadBalancer: { ingress: addresses.map((ip) => ({ ip })) } } },
+      },
+      mergePatch,
+    );
+  }
+
+  /** Moves the Service's (single) ready endpoint to `node`, as a rescheduled pod would. */
+  async moveEndpoint(name: string, node: MetalNode): Promise<void> {
+    await this.cluster.discovery.patchNamespacedEndpointSlice(
+      {
+        name: `${name}-endpoints`,
+        namespace: this.cluster.namespace,
+        body: {
+          endpoints: [{ addresses: [node.host.ipv4], nodeName: node.name, conditions: { ready: true } }],
+        },
+      },
+      mergePatch,
+    );
+  }
+}
