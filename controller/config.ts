@@ -1,9 +1,12 @@
 // The controller's configuration, from command-line flags (each with an environment variable fallback).
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { AWS_LOAD_BALANCER_CLASS } from "../providers/aws/provider.ts";
+import { AzureConfigError, parseAzureConfig, type AzureConfig } from "../providers/azure/config.ts";
+import { AZURE_LOAD_BALANCER_CLASS } from "../providers/azure/provider.ts";
 
 export interface ControllerConfig {
-  provider: "aws";
+  provider: "aws" | "azure";
   clusterName: string;
   loadBalancerClass: string;
   defaultForUnclassed: boolean;
@@ -23,13 +26,15 @@ export interface ControllerConfig {
   };
   metricsAddress: string;
   aws: { defaultScheme: "internal" | "internet-facing"; region?: string };
+  /** Required with provider azure. */
+  azure?: AzureConfig;
 }
 
 const USAGE = `portico-controller: reconciles LoadBalancer Services into cloud load balancers
 
-  --provider aws                    the cloud (env PORTICO_PROVIDER)
+  --provider aws|azure              the cloud (env PORTICO_PROVIDER)
   --cluster-name NAME               names this cluster in ownership tags (env PORTICO_CLUSTER_NAME, required)
-  --load-balancer-class CLASS       the class served (default portico.io/aws-nlb)
+  --load-balancer-class CLASS       the class served (default portico.io/aws-nlb or portico.io/azure-lb)
   --default-load-balancer           also serve LoadBalancer Services without a class
   --namespace NS                    serve one namespace only (default: all)
   --node-selector SELECTOR          only nodes matching this label selector are targets
@@ -39,6 +44,10 @@ const USAGE = `portico-controller: reconciles LoadBalancer Services into cloud l
   --leader-election-namespace NS    where the Lease lives (env POD_NAMESPACE, default portico-system)
   --metrics-address HOST:PORT       /metrics, /healthz, /readyz (default :8080)
   --aws-default-scheme SCHEME       internal (default) or internet-facing
+  --azure-config FILE               cloud-provider-azure's cloud-config JSON (azure.json) (env PORTICO_AZURE_CONFIG);
+                                    AZURE_SUBSCRIPTION_ID, AZURE_RESOURCE_MANAGER_ENDPOINT, PORTICO_AZURE_RESOURCE_GROUP,
+                                    PORTICO_AZURE_LOCATION, PORTICO_AZURE_VNET_NAME, PORTICO_AZURE_SUBNET_NAME and
+                                    PORTICO_AZURE_SECURITY_GROUP_NAME override its keys
   --kubeconfig FILE                 outside a cluster (env KUBECONFIG)`;
 
 export class UsageError extends Error {
@@ -69,13 +78,17 @@ export function parseConfig(
       "metrics-address": { type: "string" },
       "aws-default-scheme": { type: "string" },
       "aws-region": { type: "string" },
+      "azure-config": { type: "string" },
       kubeconfig: { type: "string" },
       help: { type: "boolean" },
     },
   });
   if (values.help) throw new UsageError(USAGE);
   const provider = values.provider ?? env.PORTICO_PROVIDER ?? "aws";
-  if (provider !== "aws") throw new UsageError(`--provider ${provider} is not available; use aws`);
+  if (provider !== "aws" && provider !== "azure")
+    throw new UsageError(`--provider ${provider} is not available; use aws or azure`);
+  const azure =
+    provider === "azure" ? azureConfig(values["azure-config"] ?? env.PORTICO_AZURE_CONFIG, env) : undefined;
   const clusterName = values["cluster-name"] ?? env.PORTICO_CLUSTER_NAME;
   if (!clusterName)
     throw new UsageError(
@@ -93,7 +106,9 @@ export function parseConfig(
   if (scheme !== "internal" && scheme !== "internet-facing")
     throw new UsageError("--aws-default-scheme must be internal or internet-facing");
   const leaseDurationMs = seconds("--lease-duration", values["lease-duration"], 15);
-  const loadBalancerClass = values["load-balancer-class"] ?? AWS_LOAD_BALANCER_CLASS;
+  const loadBalancerClass =
+    values["load-balancer-class"] ??
+    (provider === "azure" ? AZURE_LOAD_BALANCER_CLASS : AWS_LOAD_BALANCER_CLASS);
   return {
     provider,
     clusterName,
@@ -117,6 +132,25 @@ export function parseConfig(
     },
     metricsAddress: values["metrics-address"] ?? ":8080",
     aws: { defaultScheme: scheme, ...(values["aws-region"] ? { region: values["aws-region"] } : {}) },
+    ...(azure ? { azure } : {}),
     ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
   };
+}
+
+/** The Azure provider's configuration: the cloud-config file (if any) with the environment's overrides. */
+function azureConfig(file: string | undefined, env: NodeJS.ProcessEnv): AzureConfig {
+  let json: unknown = {};
+  if (file) {
+    try {
+      json = JSON.parse(readFileSync(file, "utf8"));
+    } catch (err) {
+      throw new UsageError(`--azure-config ${file}: ${(err as Error).message}`);
+    }
+  }
+  try {
+    return parseAzureConfig(json, env);
+  } catch (err) {
+    if (err instanceof AzureConfigError) throw new UsageError(`--azure-config: ${err.message}`);
+    throw err;
+  }
 }

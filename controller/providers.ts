@@ -1,11 +1,12 @@
 // Builds the configured provider. The controller core knows providers only through this file and the
 // LoadBalancerProvider interface.
 import { AwsProvider } from "../providers/aws/provider.ts";
+import { AzureProvider } from "../providers/azure/provider.ts";
 import type { LoadBalancerProvider } from "../providers/provider.ts";
 import type { ControllerConfig } from "./config.ts";
 import type { ControllerMetrics } from "./metrics.ts";
 
-const THROTTLE_CODES = /Throttl|RequestLimitExceeded|TooManyRequests/;
+const THROTTLE_CODES = /Throttl|RequestLimitExceeded|TooManyRequests|^429$/;
 
 export function createProvider(config: ControllerConfig, metrics: ControllerMetrics): LoadBalancerProvider {
   switch (config.provider) {
@@ -20,6 +21,15 @@ export function createProvider(config: ControllerConfig, metrics: ControllerMetr
         if (code && THROTTLE_CODES.test(code)) metrics.cloudThrottles.inc({ operation });
       });
       return aws;
+    }
+    case "azure": {
+      if (!config.azure) throw new Error("provider azure needs the azure section of the configuration");
+      const azure = new AzureProvider({ clusterName: config.clusterName, ...config.azure });
+      azure.clients.onCall((operation, outcome, code) => {
+        metrics.cloudCalls.inc({ operation, outcome });
+        if (code && THROTTLE_CODES.test(code)) metrics.cloudThrottles.inc({ operation });
+      });
+      return azure;
     }
   }
 }

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describeExternalEndpoint, startMoto, type AwsEndpoint } from "./awsEmulator.ts";
+import { startAzureEmulators, type AzureEndpoint } from "./azure.ts";
 import { ControlPlane } from "./controlPlane.ts";
 import { ensureTools } from "./tools.ts";
 
@@ -11,10 +12,16 @@ export interface Environment {
   controlPlane: ControlPlane;
   /** One per worker with moto; a single shared one when AWS_ENDPOINT_URL names an external emulator. */
   awsEndpoints: AwsEndpoint[];
+  /** One Azure emulator per worker (none unless asked for). */
+  azureEndpoints: AzureEndpoint[];
   stop(opts?: { keepFiles?: boolean }): Promise<void>;
 }
 
-export async function startEnvironment(opts: { awsEndpoints: number; dir?: string }): Promise<Environment> {
+export async function startEnvironment(opts: {
+  awsEndpoints: number;
+  azureEmulators?: number;
+  dir?: string;
+}): Promise<Environment> {
   const external = process.env.AWS_ENDPOINT_URL;
   const externalEndpoint = external ? await describeExternalEndpoint(external) : undefined;
   const tools = await ensureTools(external ? "cluster" : "all");
@@ -36,7 +43,8 @@ export async function startEnvironment(opts: { awsEndpoints: number; dir?: strin
       })),
     ),
   );
-  const settled = await Promise.allSettled([planeStart, ...motoStarts]);
+  const azureStart = track(startAzureEmulators(opts.azureEmulators ?? 0, dir));
+  const settled = await Promise.allSettled([planeStart, ...motoStarts, azureStart]);
   const failed = settled.find((r) => r.status === "rejected");
   if (failed) {
     await stop({ keepFiles: true });
@@ -48,6 +56,7 @@ export async function startEnvironment(opts: { awsEndpoints: number; dir?: strin
     awsEndpoints: externalEndpoint
       ? [externalEndpoint]
       : (await Promise.all(motoStarts)).map((m) => m.endpoint),
+    azureEndpoints: (await azureStart).endpoints,
     stop,
   };
 }

@@ -1,0 +1,293 @@
+// The Service annotations users already write for cloud-provider-azure (AKS), and Portico's own, parsed and
+// validated into settings. Every error names the annotation and how to fix it.
+import { Address4 } from "ip-address";
+import { ConfigurationError } from "../errors.ts";
+
+const P = "service.beta.kubernetes.io/";
+export const AZURE_ANNOTATIONS = {
+  internal: `${P}azure-load-balancer-internal`,
+  internalSubnet: `${P}azure-load-balancer-internal-subnet`,
+  pipName: `${P}azure-pip-name`,
+  ipv4: `${P}azure-load-balancer-ipv4`,
+  resourceGroup: `${P}azure-load-balancer-resource-group`,
+  disableFloatingIP: `${P}azure-disable-load-balancer-floating-ip`,
+  idleTimeout: `${P}azure-load-balancer-tcp-idle-timeout`,
+  probeProtocol: `${P}azure-load-balancer-health-probe-protocol`,
+  probeRequestPath: `${P}azure-load-balancer-health-probe-request-path`,
+  probeInterval: `${P}azure-load-balancer-health-probe-interval`,
+  probeNumOfProbe: `${P}azure-load-balancer-health-probe-num-of-probe`,
+  allowedServiceTags: `${P}azure-allowed-service-tags`,
+  pipTags: `${P}azure-pip-tags`,
+  /** Portico's: `instance` (node IPs, the default) or `ip` (pod IPs; the default without node ports). */
+  targetType: "portico.io/target-type",
+  /** Portico's: floating IP (direct server return) on the Service's rules. */
+  floatingIP: "portico.io/floating-ip",
+  /** Portico's opt-in for kube-proxy's drain-aware health endpoint with `externalTrafficPolicy: Cluster`. */
+  kubeProxyHealthCheck: "portico.io/health-check-kube-proxy",
+} as const;
+
+/** Per-port annotations: `service.beta.kubernetes.io/port_{port}_health-probe_{setting}` and friends. */
+const PORT_ANNOTATION =
+  /^service\.beta\.kubernetes\.io\/port_(\d+)_(health-probe_[a-z-]+|no_lb_rule|no_probe_rule)$/;
+const PORT_SETTINGS = [
+  "health-probe_protocol",
+  "health-probe_port",
+  "health-probe_request-path",
+  "health-probe_interval",
+  "health-probe_num-of-probe",
+  "no_lb_rule",
+  "no_probe_rule",
+];
+
+/** Annotations cloud-provider-azure knows whose feature Portico does not offer: refused, never ignored. */
+const UNSUPPORTED: Record<string, string> = {
+  [`${P}azure-pip-prefix-id`]: "public IP prefixes are not supported; remove it to get a single public IP",
+  [`${P}azure-load-balancer-ipv6`]: "IPv6 frontends are not supported yet; remove it",
+  [`${P}azure-pip-name-ipv6`]: "IPv6 frontends are not supported yet; remove it",
+  [`${P}azure-load-balancer-enable-high-availability-ports`]:
+    "HA ports are not supported; list the ports in spec.ports instead",
+};
+
+export interface ProbeOverrides {
+  protocol?: "Tcp" | "Http" | "Https";
+  /** A port number, or the name or number of a Service port whose node or target port is probed. */
+  port?: string;
+  requestPath?: string;
+  intervalSeconds?: number;
+  numberOfProbes?: number;
+}
+
+export interface PortSettings extends ProbeOverrides {
+  /** No rule and no probe for this port (e.g. a health port that must not be exposed). */
+  noRule?: boolean;
+  /** A rule without a probe: every backend counts as healthy. */
+  noProbe?: boolean;
+}
+
+export interface AzureServiceSettings {
+  internal: boolean;
+  internalSubnet?: string;
+  publicIpName?: string;
+  /** An address asked for: an existing public IP's address, or a static private address for internal ones. */
+  requestedAddress?: { address: string; field: string };
+  /** Where named or requested public IPs are looked for (and made); default the cluster's resource group. */
+  publicIpResourceGroup?: string;
+  /** Undefined: instance, or ip when the Service has no node ports. */
+  targetType?: "instance" | "ip";
+  floatingIP: boolean;
+  idleTimeoutMinutes?: number;
+  probe: ProbeOverrides;
+  ports: Record<number, PortSettings>;
+  kubeProxyHealthCheck: boolean;
+  allowedServiceTags: string[];
+  publicIpTags: Record<string, string>;
+}
+
+/** `loadBalancerIP`: spec.loadBalancerIP, when the intent carries it. */
+export function parseAzureSettings(
+  annotations: Record<string, string>,
+  loadBalancerIP?: string,
+): AzureServiceSettings {
+  const a = AZURE_ANNOTATIONS;
+  const get = (key: string) => annotations[key]?.trim() || undefined;
+  for (const [key, fix] of Object.entries(UNSUPPORTED)) if (get(key)) fail(key, "is not supported", fix);
+  const internal = bool(a.internal, get(a.internal)) ?? false;
+  const settings: AzureServiceSettings = {
+    internal,
+    floatingIP: floatingIP(get),
+    probe: probeOverrides({
+      protocol: [a.probeProtocol, get(a.probeProtocol)],
+      requestPath: [a.probeRequestPath, get(a.probeRequestPath)],
+      interval: [a.probeInterval, get(a.probeInterval)],
+      numOfProbe: [a.probeNumOfProbe, get(a.probeNumOfProbe)],
+    }),
+    ports: portSettings(annotations),
+    kubeProxyHealthCheck: bool(a.kubeProxyHealthCheck, get(a.kubeProxyHealthCheck)) ?? false,
+    allowedServiceTags: list(get(a.allowedServiceTags)),
+    publicIpTags: keyValues(a.pipTags, get(a.pipTags)),
+  };
+  const subnet = get(a.internalSubnet);
+  if (subnet && internal) settings.internalSubnet = armChildName(a.internalSubnet, subnet);
+  const pipName = get(a.pipName);
+  if (pipName) {
+    if (internal)
+      fail(a.pipName, "names a public IP, but the Service is internal", `remove it or ${a.internal}`);
+    settings.publicIpName = armChildName(a.pipName, pipName);
+  }
+  const requested = requestedAddress(get(a.ipv4), loadBalancerIP?.trim() || undefined);
+  if (requested) settings.requestedAddress = requested;
+  const rg = get(a.resourceGroup);
+  if (rg) settings.publicIpResourceGroup = rg;
+  const targetType = get(a.targetType);
+  if (targetType) settings.targetType = oneOf(a.targetType, targetType, ["instance", "ip"] as const);
+  const idle = get(a.idleTimeout);
+  if (idle) settings.idleTimeoutMinutes = int(a.idleTimeout, idle, 4, 100);
+  for (const tag of settings.allowedServiceTags) {
+    if (!/^[A-Za-z][A-Za-z0-9.]*$/.test(tag))
+      fail(
+        a.allowedServiceTags,
+        `"${tag}" is not a service tag`,
+        'list tags such as "AzureFrontDoor.Backend"',
+      );
+  }
+  return settings;
+}
+
+function floatingIP(get: (key: string) => string | undefined): boolean {
+  const a = AZURE_ANNOTATIONS;
+  const own = bool(a.floatingIP, get(a.floatingIP));
+  const disabled = bool(a.disableFloatingIP, get(a.disableFloatingIP));
+  // cloud-provider-azure turns floating IP on unless disabled; Portico asks for it explicitly, so only an
+  // explicit "false" on the disable annotation turns it on.
+  const fromAzure = disabled === undefined ? undefined : !disabled;
+  if (own !== undefined && fromAzure !== undefined && own !== fromAzure)
+    fail(a.floatingIP, `contradicts ${a.disableFloatingIP}`, "keep one of the two annotations");
+  return own ?? fromAzure ?? false;
+}
+
+function requestedAddress(annotation: string | undefined, spec: string | undefined) {
+  const a = AZURE_ANNOTATIONS;
+  if (annotation && spec && annotation !== spec)
+    fail(
+      a.ipv4,
+      `asks for ${annotation} and spec.loadBalancerIP for ${spec}`,
+      "keep one, or make them equal",
+    );
+  const address = annotation ?? spec;
+  if (!address) return undefined;
+  const field = annotation ? `metadata.annotations[${a.ipv4}]` : "spec.loadBalancerIP";
+  if (!Address4.isValid(address) || address.includes("/"))
+    throw new ConfigurationError(
+      "InvalidAnnotation",
+      field,
+      `"${address}" is not an IPv4 address`,
+      "give one address",
+    );
+  return { address, field };
+}
+
+type Raw = [annotation: string, value: string | undefined];
+
+function probeOverrides(raw: {
+  protocol?: Raw;
+  port?: Raw;
+  requestPath?: Raw;
+  interval?: Raw;
+  numOfProbe?: Raw;
+}): ProbeOverrides {
+  const o: ProbeOverrides = {};
+  const [protocolKey, protocol] = raw.protocol ?? ["", undefined];
+  if (protocol) {
+    const normal = protocol.charAt(0).toUpperCase() + protocol.slice(1).toLowerCase();
+    o.protocol = oneOf(protocolKey, normal, ["Tcp", "Http", "Https"] as const);
+  }
+  const [, port] = raw.port ?? ["", undefined];
+  if (port) o.port = port;
+  const [pathKey, path] = raw.requestPath ?? ["", undefined];
+  if (path) {
+    if (!path.startsWith("/")) fail(pathKey, `"${path}" is not a path`, 'start it with "/", e.g. "/healthz"');
+    o.requestPath = path;
+  }
+  const [intervalKey, interval] = raw.interval ?? ["", undefined];
+  if (interval) o.intervalSeconds = int(intervalKey, interval, 5, 120);
+  const [countKey, count] = raw.numOfProbe ?? ["", undefined];
+  if (count) o.numberOfProbes = int(countKey, count, 1, 24);
+  if ((o.intervalSeconds ?? 5) * (o.numberOfProbes ?? 2) > 120)
+    fail(intervalKey || countKey, "interval times number of probes exceeds 120 seconds", "lower one of them");
+  return o;
+}
+
+function portSettings(annotations: Record<string, string>): Record<number, PortSettings> {
+  const grouped = new Map<number, Record<string, Raw>>();
+  for (const [key, value] of Object.entries(annotations)) {
+    const m = key.match(PORT_ANNOTATION);
+    if (!m) continue;
+    const port = Number(m[1]);
+    grouped.set(port, { ...grouped.get(port), [m[2]!]: [key, value.trim() || undefined] });
+  }
+  const out: Record<number, PortSettings> = {};
+  for (const [port, raw] of grouped) {
+    const settings: PortSettings = probeOverrides({
+      ...(raw["health-probe_protocol"] ? { protocol: raw["health-probe_protocol"] } : {}),
+      ...(raw["health-probe_port"] ? { port: raw["health-probe_port"] } : {}),
+      ...(raw["health-probe_request-path"] ? { requestPath: raw["health-probe_request-path"] } : {}),
+      ...(raw["health-probe_interval"] ? { interval: raw["health-probe_interval"] } : {}),
+      ...(raw["health-probe_num-of-probe"] ? { numOfProbe: raw["health-probe_num-of-probe"] } : {}),
+    });
+    const [portKey, probePort] = raw["health-probe_port"] ?? ["", undefined];
+    if (probePort && !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/.test(probePort))
+      fail(
+        portKey,
+        `"${probePort}" is neither a port number nor a port name`,
+        "give a number or a port's name",
+      );
+    const noRule = raw.no_lb_rule;
+    if (noRule && bool(noRule[0], noRule[1])) settings.noRule = true;
+    const noProbe = raw.no_probe_rule;
+    if (noProbe && bool(noProbe[0], noProbe[1])) settings.noProbe = true;
+    for (const [key, [annotation]] of Object.entries(raw)) {
+      if (!PORT_SETTINGS.includes(key))
+        fail(annotation, "is not a per-port setting Portico knows", `use one of ${PORT_SETTINGS.join(", ")}`);
+    }
+    out[port] = settings;
+  }
+  return out;
+}
+
+function fail(annotation: string, problem: string, fix: string): never {
+  throw new ConfigurationError("InvalidAnnotation", `metadata.annotations[${annotation}]`, problem, fix);
+}
+
+function oneOf<T extends string>(annotation: string, value: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(value))
+    fail(annotation, `"${value}" is not allowed`, `use one of ${allowed.join(", ")}`);
+  return value as T;
+}
+
+function bool(annotation: string, value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value.toLowerCase() === "true") return true;
+  if (value.toLowerCase() === "false") return false;
+  return fail(annotation, `"${value}" is not a boolean`, 'use "true" or "false"');
+}
+
+function int(annotation: string, value: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max)
+    fail(
+      annotation,
+      `"${value}" is not a whole number from ${min} to ${max}`,
+      `give a number from ${min} to ${max}`,
+    );
+  return n;
+}
+
+function armChildName(annotation: string, value: string): string {
+  if (!/^[A-Za-z0-9]([A-Za-z0-9._-]{0,78}[A-Za-z0-9_])?$/.test(value))
+    fail(
+      annotation,
+      `"${value}" is not a valid Azure resource name`,
+      "use letters, digits, '.', '-' and '_'",
+    );
+  return value;
+}
+
+function list(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function keyValues(annotation: string, value: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of list(value)) {
+    const i = pair.indexOf("=");
+    if (i <= 0) fail(annotation, `"${pair}" is not key=value`, "write comma-separated key=value pairs");
+    const key = pair.slice(0, i).trim();
+    if (/[<>%&\\?/]/.test(key) || key.toLowerCase().startsWith("portico.io"))
+      fail(annotation, `"${key}" cannot be a tag name`, "avoid < > % & \\ ? / and Portico's own tag names");
+    out[key] = pair.slice(i + 1).trim();
+  }
+  return out;
+}

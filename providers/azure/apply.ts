@@ -1,0 +1,212 @@
+// Carries out a plan, one operation at a time, in its order. Every operation is safe to repeat: a crash at any
+// point leaves resources named and tagged so that the next observation finds them and the next plan completes
+// the work. Shared resources are changed only through the etag writer, by re-running the plan's pure edits.
+import { CloudError } from "../errors.ts";
+import { call, isNotFound, type AzureClients } from "./clients.ts";
+import { sameId } from "./ids.ts";
+import { withoutService, withService } from "./loadBalancerEdit.ts";
+import type {
+  DesiredService,
+  LoadBalancer,
+  NetworkSecurityGroup,
+  Observed,
+  PublicIPAddress,
+} from "./model.ts";
+import { observedAddress, type Operation } from "./plan.ts";
+import { withoutServiceRules, withServiceRules } from "./securityRulesEdit.ts";
+import type { EtagWriter, ResourceAccess } from "./writer.ts";
+
+export interface ApplyContext {
+  clients: AzureClients;
+  writer: EtagWriter;
+  frontend: string;
+  observed: Observed & { at: number };
+  loadBalancerGroup: string;
+  securityGroup?: { resourceGroup: string; name: string };
+  location: string;
+  /** The desired state the plan was made for; absent when deleting. */
+  desired?: DesiredService;
+}
+
+/** Runs the operations and returns the Service's frontend address afterwards, when it has one. */
+export async function apply(ops: Operation[], ctx: ApplyContext): Promise<string | undefined> {
+  const { clients, writer, observed } = ctx;
+  const seen = <T>(value: T | undefined) => ({ value, at: observed.at });
+  const createdIps: PublicIPAddress[] = [];
+  let lbAfter: LoadBalancer | undefined;
+  const address = () => addressOf(ctx, createdIps, lbAfter);
+  for (const op of ops) {
+    switch (op.kind) {
+      case "createPublicIp": {
+        const pip = await call("publicIPAddresses:createOrUpdate", () =>
+          clients.network.publicIPAddresses.createOrUpdate(
+            op.resourceGroup,
+            op.name,
+            {
+              location: ctx.location,
+              sku: { name: "Standard", tier: "Regional" },
+              publicIPAllocationMethod: "Static",
+              publicIPAddressVersion: "IPv4",
+              tags: op.tags,
+            },
+            // Create only: a public IP someone made meanwhile under this name is not Portico's to overwrite.
+            {
+              updateIntervalInMs: clients.pollIntervalMs,
+              requestOptions: { headers: { "If-None-Match": "*" } },
+            },
+          ),
+        );
+        createdIps.push(pip);
+        break;
+      }
+      case "tagPublicIp": {
+        const current = observed.publicIps.find((p) => p.name === op.name);
+        await call("publicIPAddresses:updateTags", () =>
+          clients.network.publicIPAddresses.updateTags(op.resourceGroup, op.name, {
+            tags: { ...current?.tags, ...op.tags },
+          }),
+        );
+        break;
+      }
+      case "updateLoadBalancer": {
+        const desired = ctx.desired!;
+        const before = observed.loadBalancers.find((lb) => lb.name === op.loadBalancer);
+        lbAfter = await writer.submit(
+          key("lb", ctx.loadBalancerGroup, op.loadBalancer),
+          loadBalancerAccess(clients, ctx.loadBalancerGroup, op.loadBalancer),
+          (lb) => withService(lb, desired),
+          seen(before),
+        );
+        break;
+      }
+      case "removeFromLoadBalancer": {
+        const before = observed.loadBalancers.find((lb) => lb.name === op.loadBalancer);
+        await writer.submit(
+          key("lb", ctx.loadBalancerGroup, op.loadBalancer),
+          loadBalancerAccess(clients, ctx.loadBalancerGroup, op.loadBalancer),
+          (lb) => lb && withoutService(lb, ctx.frontend),
+          seen(before),
+        );
+        break;
+      }
+      case "updateSecurityRules":
+      case "removeSecurityRules": {
+        const where = ctx.securityGroup!;
+        const desired = ctx.desired;
+        const frontendAddress = address();
+        await writer.submit(
+          key("nsg", where.resourceGroup, where.name),
+          securityGroupAccess(clients, where),
+          (nsg) => {
+            if (!nsg) throw missingSecurityGroup(where);
+            if (op.kind === "removeSecurityRules" || !desired) return withoutServiceRules(nsg, ctx.frontend);
+            return withServiceRules(nsg, {
+              frontend: ctx.frontend,
+              description: desired.securityRuleDescription,
+              rules: desired.securityRules ?? [],
+              ...(frontendAddress ? { frontendAddress } : {}),
+            });
+          },
+          seen(observed.securityGroup),
+        );
+        break;
+      }
+      case "deletePublicIp":
+        try {
+          await call("publicIPAddresses:delete", () =>
+            clients.network.publicIPAddresses.delete(op.resourceGroup, op.name, {
+              updateIntervalInMs: clients.pollIntervalMs,
+            }),
+          );
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+        break;
+    }
+  }
+  return address();
+}
+
+function addressOf(
+  ctx: ApplyContext,
+  created: PublicIPAddress[],
+  lbAfter: LoadBalancer | undefined,
+): string | undefined {
+  const d = ctx.desired;
+  if (!d) return undefined;
+  if (d.frontend.kind === "public") {
+    const id = d.frontend.publicIpId;
+    return created.find((p) => sameId(p.id, id))?.ipAddress ?? observedAddress(d, ctx.observed);
+  }
+  const fromWrite = lbAfter?.frontendIPConfigurations?.find(
+    (f) => f.name === d.frontendName,
+  )?.privateIPAddress;
+  return fromWrite ?? observedAddress(d, ctx.observed);
+}
+
+const key = (kind: string, rg: string, name: string) => `${kind}:${rg}/${name}`.toLowerCase();
+
+function conditionHeaders(condition: { ifMatch: string } | { ifNoneMatch: "*" }): Record<string, string> {
+  return "ifMatch" in condition
+    ? { "If-Match": condition.ifMatch }
+    : { "If-None-Match": condition.ifNoneMatch };
+}
+
+/** Reads that find nothing return undefined; errors stay raw so the writer can tell a lost race from a failure. */
+async function orAbsent<T>(read: Promise<T>): Promise<T | undefined> {
+  try {
+    return await read;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+export function loadBalancerAccess(
+  clients: AzureClients,
+  rg: string,
+  name: string,
+): ResourceAccess<LoadBalancer> {
+  const lbs = clients.network.loadBalancers;
+  const poll = { updateIntervalInMs: clients.pollIntervalMs };
+  return {
+    operation: `loadBalancers:${name}`,
+    get: () => orAbsent(lbs.get(rg, name)),
+    put: async (body, condition) =>
+      await lbs.createOrUpdate(rg, name, body, {
+        ...poll,
+        requestOptions: { headers: conditionHeaders(condition) },
+      }),
+    delete: async (etag) => {
+      await lbs.delete(rg, name, { ...poll, requestOptions: { headers: { "If-Match": etag } } });
+    },
+  };
+}
+
+export function securityGroupAccess(
+  clients: AzureClients,
+  where: { resourceGroup: string; name: string },
+): ResourceAccess<NetworkSecurityGroup> {
+  const groups = clients.network.networkSecurityGroups;
+  const poll = { updateIntervalInMs: clients.pollIntervalMs };
+  return {
+    operation: `networkSecurityGroups:${where.name}`,
+    get: () => orAbsent(groups.get(where.resourceGroup, where.name)),
+    put: async (body, condition) =>
+      await groups.createOrUpdate(where.resourceGroup, where.name, body, {
+        ...poll,
+        requestOptions: { headers: conditionHeaders(condition) },
+      }),
+    // Portico never deletes the cluster's security group; its edits only take rules out.
+    delete: () => Promise.reject(new Error("the network security group is not Portico's to delete")),
+  };
+}
+
+function missingSecurityGroup(where: { resourceGroup: string; name: string }): CloudError {
+  return new CloudError({
+    operation: "networkSecurityGroups:get",
+    code: "SecurityGroupNotFound",
+    message: `network security group ${where.name} is not in resource group ${where.resourceGroup}; fix securityGroupName in the controller's Azure config`,
+    retryable: false,
+  });
+}

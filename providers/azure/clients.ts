@@ -1,0 +1,159 @@
+// The ARM client Portico uses: the real @azure/arm-network client with its own retry policy (which honours
+// Retry-After on 429 and 5xx), a count of every request by operation (for metrics and benchmarks), and ARM's
+// errors classified for the controller.
+import { NetworkManagementClient } from "@azure/arm-network";
+import type { TokenCredential } from "@azure/identity";
+import { CloudError } from "../errors.ts";
+
+export type CallObserver = (operation: string, outcome: "ok" | "error", code?: string) => void;
+
+export interface AzureClients {
+  network: NetworkManagementClient;
+  /** Requests made so far, retries included, by "METHOD type" ("PUT loadBalancers", "GET operations"). */
+  calls: Map<string, number>;
+  onCall(observer: CallObserver): void;
+  /** Poll interval of long-running operations when ARM sends no Retry-After. */
+  pollIntervalMs: number;
+}
+
+export interface AzureClientOptions {
+  credential: TokenCredential;
+  subscriptionId: string;
+  endpoint?: string;
+  maxRetries?: number;
+  pollIntervalMs?: number;
+}
+
+export function createAzureClients(opts: AzureClientOptions): AzureClients {
+  const network = new NetworkManagementClient(opts.credential, opts.subscriptionId, {
+    ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
+    retryOptions: { maxRetries: opts.maxRetries ?? 3 },
+  });
+  const calls = new Map<string, number>();
+  const observers: CallObserver[] = [];
+  // After the retry policy: every attempt is a request ARM's rate limits see.
+  network.pipeline.addPolicy(
+    {
+      name: "porticoCallCounter",
+      async sendRequest(request, next) {
+        const key = operationLabel(request.method, request.url);
+        calls.set(key, (calls.get(key) ?? 0) + 1);
+        try {
+          const response = await next(request);
+          const failed = response.status >= 400;
+          observers.forEach((o) =>
+            o(key, failed ? "error" : "ok", failed ? String(response.status) : undefined),
+          );
+          return response;
+        } catch (err) {
+          observers.forEach((o) => o(key, "error", (err as { code?: string }).code));
+          throw err;
+        }
+      },
+    },
+    { afterPhase: "Retry" },
+  );
+  return { network, calls, onCall: (o) => observers.push(o), pollIntervalMs: opts.pollIntervalMs ?? 2000 };
+}
+
+/** "PUT loadBalancers", "GET operations", "DELETE publicIPAddresses"... */
+export function operationLabel(method: string, url: string): string {
+  const path = new URL(url).pathname;
+  const m = path.match(/\/providers\/Microsoft\.Network\/(.+)$/i);
+  if (!m) return `${method} other`;
+  const segments = m[1]!.split("/");
+  if (segments[0] === "locations")
+    return `${method} ${segments[2] === "operationResults" ? "operationResults" : "operations"}`;
+  const child = segments[2];
+  return `${method} ${segments[0]}${child ? `/${child}` : ""}${segments.length % 2 === 1 ? " (list)" : ""}`;
+}
+
+/** ARM answers that a retry, after a while, can fix. */
+const RETRYABLE_CODES = new Set([
+  "AnotherOperationInProgress",
+  "RetryableError",
+  "ReferencedResourceNotProvisioned",
+  "PreconditionFailed",
+  "PublicIPAddressCannotBeDeleted",
+  "InUseSubnetCannotBeDeleted",
+  "CanceledAndSupersededDueToAnotherOperation",
+  "SubscriptionRequestsThrottled",
+  "TooManyRequests",
+  "InternalServerError",
+  "GatewayTimeout",
+  "OperationCanceled",
+  "LongRunningOperationFailed",
+]);
+
+export interface ArmErrorInfo {
+  status: number | undefined;
+  code: string;
+  message: string;
+  retryAfterMs?: number;
+}
+
+/** What an SDK error says, whether it came from a response (RestError) or from a failed long-running operation. */
+export function armError(err: unknown): ArmErrorInfo {
+  const e = err as {
+    name?: string;
+    code?: string;
+    statusCode?: number;
+    message?: string;
+    response?: { headers?: { get?(name: string): string | undefined } };
+  };
+  const message = e.message ?? String(err);
+  // core-lro reports a failed operation as "The long-running operation has failed. <code>. <message>".
+  const lro = message.match(/^The long-running operation has failed\. ([A-Za-z]+)\. /);
+  const canceled = /operation was canceled/i.test(message);
+  const code =
+    e.code && e.name === "RestError"
+      ? e.code
+      : (lro?.[1] ??
+        (canceled
+          ? "OperationCanceled"
+          : message.startsWith("The long-running")
+            ? "LongRunningOperationFailed"
+            : (e.code ?? e.name ?? "Error")));
+  const retryAfter = Number(e.response?.headers?.get?.("retry-after"));
+  return {
+    status: e.statusCode,
+    code,
+    message,
+    ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
+  };
+}
+
+/** Wraps an SDK error as a CloudError naming the operation, with whether a retry can help. */
+export function classify(operation: string, err: unknown): CloudError {
+  if (err instanceof CloudError) return err;
+  const info = armError(err);
+  const status = info.status ?? 0;
+  return new CloudError({
+    operation,
+    code: info.code,
+    message: info.message.split("\n")[0]!,
+    retryable:
+      status === 0 ||
+      status === 409 ||
+      status === 412 ||
+      status === 429 ||
+      status >= 500 ||
+      RETRYABLE_CODES.has(info.code),
+    ...(info.retryAfterMs ? { retryAfterMs: info.retryAfterMs } : {}),
+  });
+}
+
+/** Runs one ARM call and classifies its failure. */
+export async function call<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw classify(operation, err);
+  }
+}
+
+export function isNotFound(err: unknown): boolean {
+  if (err instanceof CloudError) return /NotFound$/.test(err.code);
+  const info = armError(err);
+  return info.status === 404 || /NotFound$/.test(info.code);
+}

@@ -1,0 +1,134 @@
+// The Azure provider's configuration, read from a cloud-config JSON file in the format cloud-provider-azure uses
+// (azure.json on AKS nodes), so operators can hand Portico the file they already have. Environment variables
+// override single keys. Unknown keys are ignored, as cloud-provider-azure ignores Portico's.
+
+export interface AzureConfig {
+  subscriptionId: string;
+  tenantId?: string;
+  /** The cluster's resource group: default for load balancers, public IPs, the VNet and the NSG. */
+  resourceGroup: string;
+  location: string;
+  vnetName: string;
+  vnetResourceGroup?: string;
+  /** Default subnet of internal frontends (annotation azure-load-balancer-internal-subnet overrides). */
+  subnetName: string;
+  /** The NSG that carries the Services' allow rules; without it source ranges cannot be enforced. */
+  securityGroupName?: string;
+  securityGroupResourceGroup?: string;
+  loadBalancerResourceGroup?: string;
+  /** The shared public load balancer's name (the internal one adds `-internal`); default: the cluster name. */
+  loadBalancerName?: string;
+  /** One load balancer per Service instead of the shared cluster load balancers. */
+  loadBalancerPerService?: boolean;
+  /** ARM endpoint; default https://management.azure.com (the emulator exports AZURE_RESOURCE_MANAGER_ENDPOINT). */
+  resourceManagerEndpoint?: string;
+  /** Microsoft Entra authority; default from AZURE_AUTHORITY_HOST, else the public cloud. */
+  activeDirectoryAuthorityHost?: string;
+  /** Service principal from the file (cloud-provider-azure's aadClientId/aadClientSecret). */
+  aadClientId?: string;
+  aadClientSecret?: string;
+  /** Managed identity (cloud-provider-azure's useManagedIdentityExtension/userAssignedIdentityID). */
+  useManagedIdentityExtension?: boolean;
+  userAssignedIdentityID?: string;
+  /** How often long-running operations are polled when ARM gives no Retry-After (ms). */
+  pollIntervalMs?: number;
+  /** Retries of throttled or failed requests inside one ARM call, before the reconcile is retried later. */
+  maxRetries?: number;
+}
+
+const STRING_KEYS = [
+  "subscriptionId",
+  "tenantId",
+  "resourceGroup",
+  "location",
+  "vnetName",
+  "vnetResourceGroup",
+  "subnetName",
+  "securityGroupName",
+  "securityGroupResourceGroup",
+  "loadBalancerResourceGroup",
+  "loadBalancerName",
+  "resourceManagerEndpoint",
+  "activeDirectoryAuthorityHost",
+  "aadClientId",
+  "aadClientSecret",
+  "userAssignedIdentityID",
+] as const;
+
+/** Environment variables that override a key of the file. */
+export const AZURE_ENV_OVERRIDES: Record<string, (typeof STRING_KEYS)[number]> = {
+  AZURE_SUBSCRIPTION_ID: "subscriptionId",
+  AZURE_TENANT_ID: "tenantId",
+  AZURE_RESOURCE_MANAGER_ENDPOINT: "resourceManagerEndpoint",
+  AZURE_AUTHORITY_HOST: "activeDirectoryAuthorityHost",
+  PORTICO_AZURE_RESOURCE_GROUP: "resourceGroup",
+  PORTICO_AZURE_LOCATION: "location",
+  PORTICO_AZURE_VNET_NAME: "vnetName",
+  PORTICO_AZURE_SUBNET_NAME: "subnetName",
+  PORTICO_AZURE_SECURITY_GROUP_NAME: "securityGroupName",
+};
+
+export class AzureConfigError extends Error {
+  override name = "AzureConfigError";
+}
+
+/**
+ * The configuration from a parsed cloud-config file (`{}` when there is none) and the environment. Throws
+ * AzureConfigError naming the missing or wrong key.
+ */
+export function parseAzureConfig(file: unknown, env: NodeJS.ProcessEnv = {}): AzureConfig {
+  if (typeof file !== "object" || file === null || Array.isArray(file))
+    throw new AzureConfigError("the Azure config must be a JSON object (cloud-provider-azure's azure.json)");
+  const raw = file as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const key of STRING_KEYS) {
+    const value = raw[key];
+    if (value === undefined || value === "") continue;
+    if (typeof value !== "string") throw new AzureConfigError(`Azure config "${key}" must be a string`);
+    out[key] = value;
+  }
+  for (const [variable, key] of Object.entries(AZURE_ENV_OVERRIDES)) {
+    const value = env[variable]?.trim();
+    if (value) out[key] = value;
+  }
+  for (const key of ["loadBalancerPerService", "useManagedIdentityExtension"] as const) {
+    if (raw[key] === undefined) continue;
+    if (typeof raw[key] !== "boolean")
+      throw new AzureConfigError(`Azure config "${key}" must be true or false`);
+    out[key] = raw[key];
+  }
+  for (const key of ["pollIntervalMs", "maxRetries"] as const) {
+    if (raw[key] === undefined) continue;
+    const n = raw[key];
+    if (typeof n !== "number" || !Number.isInteger(n) || n < 0)
+      throw new AzureConfigError(`Azure config "${key}" must be a whole number of at least 0`);
+    out[key] = n;
+  }
+  const sku = raw.loadBalancerSku;
+  if (sku !== undefined && (typeof sku !== "string" || sku.toLowerCase() !== "standard"))
+    throw new AzureConfigError(
+      `Azure config "loadBalancerSku" is ${JSON.stringify(sku)}: Portico makes Standard load balancers only`,
+    );
+  for (const key of ["subscriptionId", "resourceGroup", "location", "vnetName", "subnetName"] as const) {
+    if (!out[key])
+      throw new AzureConfigError(
+        `Azure config "${key}" is required` + (key === "subscriptionId" ? " (or AZURE_SUBSCRIPTION_ID)" : ""),
+      );
+  }
+  if (out.aadClientSecret && !out.aadClientId)
+    throw new AzureConfigError('Azure config "aadClientSecret" needs "aadClientId" (and "tenantId")');
+  if (out.aadClientId && out.aadClientSecret && !out.tenantId)
+    throw new AzureConfigError('Azure config "aadClientId" with a secret needs "tenantId"');
+  out.location = String(out.location).toLowerCase().replace(/\s+/g, "");
+  return out as unknown as AzureConfig;
+}
+
+/** Resource groups, each defaulting to the cluster's. */
+export function resourceGroups(config: AzureConfig) {
+  return {
+    loadBalancers: config.loadBalancerResourceGroup ?? config.resourceGroup,
+    publicIps: config.resourceGroup,
+    vnet: config.vnetResourceGroup ?? config.resourceGroup,
+    securityGroup: config.securityGroupResourceGroup ?? config.resourceGroup,
+  };
+}

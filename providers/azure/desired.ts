@@ -1,0 +1,308 @@
+// What one Service should have in ARM: a pure function of the provider-neutral intent, the Service's Azure
+// settings, the cluster's network and configuration, and the public IP chosen for it. Everything the user
+// must fix is a ConfigurationError, raised before any call is made.
+import { Address4 } from "ip-address";
+import { ConfigurationError } from "../errors.ts";
+import type { LoadBalancerIntent, PortIntent } from "../provider.ts";
+import { AZURE_ANNOTATIONS, type AzureServiceSettings } from "./annotations.ts";
+import { resourceGroups, type AzureConfig } from "./config.ts";
+import { resourceId } from "./ids.ts";
+import type {
+  BackendAddress,
+  DesiredSecurityRule,
+  DesiredService,
+  FrontendSpec,
+  Network,
+  PoolSpec,
+  ProbeSpec,
+  PublicIpChoice,
+  RuleSpec,
+} from "./model.ts";
+import {
+  clusterDigest,
+  frontendName,
+  NODE_POOL,
+  ownershipTags,
+  ruleName,
+  serviceLoadBalancerName,
+  sharedLoadBalancerName,
+  TAG,
+} from "./names.ts";
+import { probeFor } from "./probes.ts";
+
+/** Per-Service node selectors: a Service that narrows its nodes cannot share the cluster's node pool. */
+const TARGET_NODE_ANNOTATIONS = [
+  "portico.io/target-node-labels",
+  "service.beta.kubernetes.io/aws-load-balancer-target-node-labels",
+];
+/** ARM's default TCP idle timeout. */
+const DEFAULT_IDLE_TIMEOUT_MINUTES = 4;
+
+export interface DesiredContext {
+  cluster: string;
+  config: AzureConfig;
+  network: Network;
+  /** The public IP chosen for a public Service (see publicIp.ts); undefined for internal ones. */
+  publicIp?: PublicIpChoice;
+}
+
+export function desiredService(
+  intent: LoadBalancerIntent,
+  settings: AzureServiceSettings,
+  ctx: DesiredContext,
+): DesiredService {
+  const svc = intent.service;
+  const { config, network, cluster } = ctx;
+  if (!intent.ipFamilies.includes("IPv4"))
+    throw new ConfigurationError(
+      "IPv6NotSupported",
+      "spec.ipFamilies",
+      "the Service is IPv6-only and Portico's Azure load balancers have IPv4 frontends only",
+      "add IPv4 to spec.ipFamilies",
+    );
+  const targetType = chooseTargetType(intent, settings);
+  const fe = frontendName(svc.uid);
+  const perService = config.loadBalancerPerService ?? false;
+  const lbName = perService
+    ? serviceLoadBalancerName(cluster, svc.uid, settings.internal)
+    : sharedLoadBalancerName(config.loadBalancerName ?? cluster, settings.internal);
+  const groups = resourceGroups(config);
+  const lbId = resourceId(config.subscriptionId, groups.loadBalancers, "loadBalancers", lbName);
+
+  const ports = intent.ports.filter((p) => !settings.ports[p.port]?.noRule);
+  ports.forEach((p) => {
+    if (p.protocol === "SCTP")
+      throw new ConfigurationError(
+        "UnsupportedProtocol",
+        `spec.ports[${intent.ports.indexOf(p)}].protocol`,
+        "Portico's Azure load balancers serve TCP and UDP, not SCTP",
+        "use TCP or UDP",
+      );
+  });
+  const sharedPool =
+    targetType === "instance" && !perService && !TARGET_NODE_ANNOTATIONS.some((a) => intent.annotations[a]);
+  const pool: PoolSpec = {
+    name: sharedPool ? NODE_POOL : fe,
+    shared: sharedPool,
+    addresses: targetType === "instance" ? nodeAddresses(intent, network) : podAddresses(intent, network),
+  };
+  const backendPorts = new Map(ports.map((p) => [p, backendPort(p, intent, settings, targetType)]));
+  const probes: ProbeSpec[] = [];
+  const rules: RuleSpec[] = [];
+  for (const port of ports) {
+    const name = ruleName(fe, port.protocol as "TCP" | "UDP", port.port);
+    const back = backendPorts.get(port)!;
+    const probe = probeFor({ intent, settings, targetType, port, backendPort: back, backendPorts, name });
+    if (probe) probes.push(probe);
+    rules.push({
+      name,
+      protocol: port.protocol === "UDP" ? "Udp" : "Tcp",
+      frontendPort: port.port,
+      backendPort: back,
+      ...(probe ? { probe: probe.name } : {}),
+      floatingIP: settings.floatingIP,
+      ...(port.protocol === "TCP"
+        ? { idleTimeoutInMinutes: settings.idleTimeoutMinutes ?? DEFAULT_IDLE_TIMEOUT_MINUTES }
+        : {}),
+    });
+  }
+  assertDistinctBackendPorts(rules);
+  const frontend = frontendSpec(settings, ctx);
+  const desired: DesiredService = {
+    service: svc,
+    cluster,
+    location: config.location,
+    vnetId: network.vnetId,
+    loadBalancer: {
+      name: lbName,
+      resourceGroup: groups.loadBalancers,
+      id: lbId,
+      internal: settings.internal,
+      perService,
+      tags: perService
+        ? ownershipTags(cluster, svc, "loadbalancer")
+        : { [TAG.cluster]: cluster, [TAG.resource]: "loadbalancer" },
+    },
+    frontendName: fe,
+    frontend,
+    pool,
+    probes,
+    rules,
+    recordOnLoadBalancer: !perService && ctx.publicIp?.kind !== "managed",
+    securityRuleDescription: description(cluster, svc),
+  };
+  if (ctx.publicIp) desired.publicIp = ctx.publicIp;
+  if (config.securityGroupName) desired.securityRules = securityRules(intent, settings, rules, pool);
+  else if (intent.sourceRanges.length)
+    throw new ConfigurationError(
+      "SourceRangesUnsupported",
+      "spec.loadBalancerSourceRanges",
+      "the controller has no network security group to enforce source ranges in",
+      "set securityGroupName in the controller's Azure config, or remove the ranges",
+    );
+  return desired;
+}
+
+function chooseTargetType(intent: LoadBalancerIntent, settings: AzureServiceSettings): "instance" | "ip" {
+  const targetType = settings.targetType ?? (intent.allocateNodePorts ? "instance" : "ip");
+  // With floating IP a node receives traffic on the Service port itself (kube-proxy owns the frontend
+  // address), so instance targets work without node ports; otherwise they cannot.
+  if (targetType === "instance" && !intent.allocateNodePorts && !settings.floatingIP)
+    throw new ConfigurationError(
+      "NodePortsDisabled",
+      "spec.allocateLoadBalancerNodePorts",
+      "instance targets need node ports, and this Service has allocateLoadBalancerNodePorts: false",
+      `use ip targets (annotation ${AZURE_ANNOTATIONS.targetType}: ip), floating IP ` +
+        `(${AZURE_ANNOTATIONS.floatingIP}: "true") or allow node ports`,
+    );
+  if (targetType === "ip" && settings.floatingIP)
+    throw new ConfigurationError(
+      "FloatingIPNeedsNodes",
+      `metadata.annotations[${AZURE_ANNOTATIONS.floatingIP}]`,
+      "with floating IP the backend must own the frontend address, which pods do not",
+      `use instance targets (${AZURE_ANNOTATIONS.targetType}: instance) or turn floating IP off`,
+    );
+  return targetType;
+}
+
+function backendPort(
+  port: PortIntent,
+  intent: LoadBalancerIntent,
+  settings: AzureServiceSettings,
+  targetType: "instance" | "ip",
+): number {
+  if (settings.floatingIP) return port.port;
+  if (targetType === "instance") return port.nodePort!;
+  // A rule has one backend port: the target port most endpoints resolve the Service port to. Until there are
+  // endpoints the Service port stands in; the pool is empty then, so no traffic goes anywhere.
+  const counts = new Map<number, number>();
+  for (const ep of intent.endpoints) {
+    const resolved = ep.ports[port.name];
+    if (resolved !== undefined) counts.set(resolved, (counts.get(resolved) ?? 0) + 1);
+  }
+  const best = [...counts.entries()].sort(([a, x], [b, y]) => y - x || a - b)[0];
+  return best?.[0] ?? port.port;
+}
+
+function assertDistinctBackendPorts(rules: RuleSpec[]): void {
+  const seen = new Map<string, RuleSpec>();
+  for (const rule of rules) {
+    if (rule.floatingIP) continue;
+    const key = `${rule.protocol}/${rule.backendPort}`;
+    const other = seen.get(key);
+    if (other)
+      throw new ConfigurationError(
+        "BackendPortClash",
+        "spec.ports",
+        `ports ${other.frontendPort} and ${rule.frontendPort} both reach ${rule.protocol} port ${rule.backendPort} ` +
+          "on the same backends, which an Azure load balancer refuses",
+        "give them different target ports, or use floating IP",
+      );
+    seen.set(key, rule);
+  }
+}
+
+function frontendSpec(settings: AzureServiceSettings, ctx: DesiredContext): FrontendSpec {
+  if (!settings.internal) {
+    if (!ctx.publicIp) throw new Error("a public Service needs a public IP chosen before its desired state");
+    return { kind: "public", publicIpId: ctx.publicIp.id };
+  }
+  const subnetName = settings.internalSubnet ?? ctx.config.subnetName;
+  const subnet = ctx.network.subnets[subnetName.toLowerCase()];
+  const field = settings.internalSubnet
+    ? `metadata.annotations[${AZURE_ANNOTATIONS.internalSubnet}]`
+    : "subnetName (controller Azure config)";
+  if (!subnet)
+    throw new ConfigurationError(
+      "SubnetNotFound",
+      field,
+      `virtual network ${ctx.config.vnetName} has no subnet ${subnetName}`,
+      `name one of ${Object.keys(ctx.network.subnets).join(", ") || "its subnets"}`,
+    );
+  const requested = settings.requestedAddress;
+  if (!requested) return { kind: "internal", subnetId: subnet.id };
+  if (!subnet.addressPrefixes.some((prefix) => inPrefix(requested.address, prefix)))
+    throw new ConfigurationError(
+      "AddressNotInSubnet",
+      requested.field,
+      `${requested.address} is not in subnet ${subnetName} (${subnet.addressPrefixes.join(", ")})`,
+      "ask for an address of the subnet, or name the subnet it belongs to",
+    );
+  return { kind: "internal", subnetId: subnet.id, privateIp: requested.address };
+}
+
+function nodeAddresses(intent: LoadBalancerIntent, network: Network): BackendAddress[] {
+  const byIp = new Map<string, BackendAddress>();
+  for (const node of intent.nodes) {
+    const ip = node.internalIP;
+    if (!ip || !inNetwork(ip, network) || byIp.has(ip)) continue;
+    byIp.set(ip, { name: node.name, ip });
+  }
+  return [...byIp.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+function podAddresses(intent: LoadBalancerIntent, network: Network): BackendAddress[] {
+  const byIp = new Map<string, BackendAddress>();
+  for (const ep of intent.endpoints)
+    if (inNetwork(ep.ip, network)) byIp.set(ep.ip, { name: ep.ip, ip: ep.ip });
+  for (const ep of intent.drainingEndpoints)
+    if (inNetwork(ep.ip, network) && !byIp.has(ep.ip))
+      byIp.set(ep.ip, { name: ep.ip, ip: ep.ip, adminState: "Down" });
+  if (byIp.size === 0 && intent.endpoints.length > 0)
+    throw new ConfigurationError(
+      "PodsOutsideVirtualNetwork",
+      `metadata.annotations[${AZURE_ANNOTATIONS.targetType}]`,
+      `no endpoint address (${intent.endpoints[0]!.ip}, ...) is in the virtual network, so pods cannot be targets`,
+      "use instance targets, or a network plugin that gives pods VNet addresses (Azure CNI)",
+    );
+  return [...byIp.values()].sort((a, b) => a.ip.localeCompare(b.ip, undefined, { numeric: true }));
+}
+
+/**
+ * Allow rules in the cluster's NSG. Without floating IP the load balancer rewrites the destination to the
+ * backend, so that is what the NSG sees; with it, the frontend's own address.
+ */
+function securityRules(
+  intent: LoadBalancerIntent,
+  settings: AzureServiceSettings,
+  rules: RuleSpec[],
+  pool: PoolSpec,
+): DesiredSecurityRule[] {
+  const ranges = intent.sourceRanges.filter((r) => !r.includes(":"));
+  const tags = settings.allowedServiceTags;
+  const sourceSets: { suffix: string; sources: string[] }[] = [];
+  if (ranges.length) sourceSets.push({ suffix: "", sources: [...ranges].sort() });
+  for (const tag of tags) sourceSets.push({ suffix: `-${tag}`, sources: [tag] });
+  if (!sourceSets.length)
+    sourceSets.push({ suffix: "", sources: [settings.internal ? "VirtualNetwork" : "Internet"] });
+  const backends = pool.addresses.filter((a) => !a.adminState).map((a) => a.ip);
+  const out: DesiredSecurityRule[] = [];
+  for (const rule of rules) {
+    const destination = rule.floatingIP ? "frontend" : backends;
+    if (destination !== "frontend" && destination.length === 0) continue;
+    for (const { suffix, sources } of sourceSets)
+      out.push({
+        name: `${rule.name}${suffix}`.slice(0, 80),
+        protocol: rule.protocol,
+        destinationPort: rule.floatingIP ? rule.frontendPort : rule.backendPort,
+        sources,
+        destination,
+      });
+  }
+  return out;
+}
+
+/** `portico:<cluster digest>:<namespace>/<name>`, within the 140 characters ARM allows. */
+function description(cluster: string, svc: { namespace: string; name: string }): string {
+  const full = `portico:${clusterDigest(cluster)}:${svc.namespace}/${svc.name}`;
+  return full.length <= 140 ? full : `portico:${clusterDigest(cluster)}`;
+}
+
+function inNetwork(ip: string, network: Network): boolean {
+  return network.addressPrefixes.some((prefix) => inPrefix(ip, prefix));
+}
+
+function inPrefix(ip: string, prefix: string): boolean {
+  if (!Address4.isValid(ip) || !Address4.isValid(prefix)) return false;
+  return new Address4(ip).isInSubnet(new Address4(prefix));
+}

@@ -1,0 +1,221 @@
+// Edits of a load balancer that many Services share. Pure: each takes the load balancer as last read and returns
+// it with one Service's parts (frontend, pool, probes, rules, record tag) put in place or taken out, touching
+// nothing else; an edit that changes nothing returns its input itself. They run again on a fresh read whenever a
+// write loses a race (412), so they must not depend on anything but their arguments.
+import { ConfigurationError } from "../errors.ts";
+import { childId, sameId } from "./ids.ts";
+import type { DesiredService, LoadBalancer, PoolSpec, ProbeSpec, RuleSpec } from "./model.ts";
+import { belongsTo, MAX_TAGS, NODE_POOL, TAG } from "./names.ts";
+
+type Frontend = NonNullable<LoadBalancer["frontendIPConfigurations"]>[number];
+type Pool = NonNullable<LoadBalancer["backendAddressPools"]>[number];
+type Probe = NonNullable<LoadBalancer["probes"]>[number];
+type Rule = NonNullable<LoadBalancer["loadBalancingRules"]>[number];
+
+export const recordTag = (frontend: string): string => `${TAG.frontendPrefix}${frontend}`;
+
+/** The load balancer with the Service's parts as desired (created when `lb` is undefined). */
+export function withService(lb: LoadBalancer | undefined, d: DesiredService): LoadBalancer {
+  if (lb) assertOwned(lb, d);
+  const base: LoadBalancer = lb ?? {
+    location: d.location,
+    sku: { name: "Standard", tier: "Regional" },
+    tags: d.loadBalancer.tags,
+    frontendIPConfigurations: [],
+    backendAddressPools: [],
+    probes: [],
+    loadBalancingRules: [],
+  };
+  const lbId = lb?.id ?? d.loadBalancer.id;
+  const fe = d.frontendName;
+  const frontendId = childId(lbId, "frontendIPConfigurations", fe);
+  const poolId = childId(lbId, "backendAddressPools", d.pool.name);
+  const current = base.frontendIPConfigurations?.find((f) => f.name === fe);
+  const pools = (base.backendAddressPools ?? []).filter((p) => p.name !== fe && p.name !== d.pool.name);
+  const tags = { ...base.tags };
+  if (d.recordOnLoadBalancer) tags[recordTag(fe)] = `${d.service.namespace}/${d.service.name}`;
+  else delete tags[recordTag(fe)];
+  if (Object.keys(tags).length > MAX_TAGS)
+    throw new ConfigurationError(
+      "LoadBalancerFull",
+      "metadata.annotations[service.beta.kubernetes.io/azure-load-balancer-internal]",
+      `load balancer ${d.loadBalancer.name} already records ${MAX_TAGS - 2} Services in its tags, all ARM allows`,
+      "configure the controller with loadBalancerPerService, or give the Service a public IP Portico makes",
+    );
+  const next: LoadBalancer = {
+    ...base,
+    tags,
+    frontendIPConfigurations: [
+      ...(base.frontendIPConfigurations ?? []).filter((f) => f.name !== fe),
+      frontendBody(d, current),
+    ],
+    backendAddressPools: [...pools, poolBody(d.pool, d.vnetId)],
+    probes: [...(base.probes ?? []).filter((p) => !belongsTo(p.name, fe)), ...d.probes.map(probeBody)],
+    loadBalancingRules: [
+      ...(base.loadBalancingRules ?? []).filter((r) => !belongsTo(r.name, fe)),
+      ...d.rules.map((r) => ruleBody(r, { lbId, frontendId, poolId })),
+    ],
+  };
+  const pruned = withoutUnusedNodePool(next);
+  return lb && canonical(lb) === canonical(pruned) ? lb : pruned;
+}
+
+/**
+ * The load balancer without the Service's parts; undefined when no frontend is left and the load balancer
+ * itself should go. Returns `lb` itself when it holds nothing of the Service.
+ */
+export function withoutService(lb: LoadBalancer, frontend: string): LoadBalancer | undefined {
+  const next: LoadBalancer = {
+    ...lb,
+    tags: Object.fromEntries(Object.entries(lb.tags ?? {}).filter(([k]) => k !== recordTag(frontend))),
+    frontendIPConfigurations: (lb.frontendIPConfigurations ?? []).filter((f) => f.name !== frontend),
+    backendAddressPools: (lb.backendAddressPools ?? []).filter((p) => p.name !== frontend),
+    probes: (lb.probes ?? []).filter((p) => !belongsTo(p.name, frontend)),
+    loadBalancingRules: (lb.loadBalancingRules ?? []).filter((r) => !belongsTo(r.name, frontend)),
+  };
+  if (canonical(next) === canonical(lb)) return lb;
+  if (!next.frontendIPConfigurations?.length) return undefined;
+  return withoutUnusedNodePool(next);
+}
+
+/** Whether the load balancer holds any part of the Service. */
+export function holdsService(lb: LoadBalancer, frontend: string): boolean {
+  return withoutService(lb, frontend) !== lb;
+}
+
+function assertOwned(lb: LoadBalancer, d: DesiredService): void {
+  const tags = lb.tags ?? {};
+  const ours =
+    tags[TAG.cluster] === d.cluster && (!d.loadBalancer.perService || tags[TAG.serviceUid] === d.service.uid);
+  if (!ours)
+    throw new ConfigurationError(
+      "LoadBalancerNameTaken",
+      d.loadBalancer.perService ? "metadata.uid" : "loadBalancerName (controller Azure config)",
+      `a load balancer named ${lb.name} exists that Portico did not make for this cluster`,
+      "configure another load balancer name; Portico never adopts or changes what it did not create",
+    );
+  if (lb.sku?.name !== "Standard")
+    throw new ConfigurationError(
+      "LoadBalancerNotStandard",
+      "loadBalancerName (controller Azure config)",
+      `load balancer ${lb.name} is ${lb.sku?.name ?? "Basic"}`,
+      "let Portico make a Standard one under another name",
+    );
+}
+
+function frontendBody(d: DesiredService, current: Frontend | undefined): Frontend {
+  const f = d.frontend;
+  if (f.kind === "public") return { name: d.frontendName, publicIPAddress: { id: f.publicIpId } };
+  const keep =
+    !f.privateIp && sameId(current?.subnet?.id, f.subnetId) ? current?.privateIPAddress : undefined;
+  return {
+    name: d.frontendName,
+    subnet: { id: f.subnetId },
+    privateIPAllocationMethod: f.privateIp ? "Static" : "Dynamic",
+    privateIPAddressVersion: "IPv4",
+    // A dynamic address is ARM's to choose; sending back the one it chose keeps it.
+    ...(f.privateIp ? { privateIPAddress: f.privateIp } : keep ? { privateIPAddress: keep } : {}),
+  };
+}
+
+function poolBody(pool: PoolSpec, vnetId: string): Pool {
+  return {
+    name: pool.name,
+    loadBalancerBackendAddresses: pool.addresses.map((a) => ({
+      name: a.name,
+      ipAddress: a.ip,
+      virtualNetwork: { id: vnetId },
+      ...(a.adminState ? { adminState: a.adminState } : {}),
+    })),
+  };
+}
+
+function probeBody(p: ProbeSpec): Probe {
+  return {
+    name: p.name,
+    protocol: p.protocol,
+    port: p.port,
+    intervalInSeconds: p.intervalInSeconds,
+    numberOfProbes: p.numberOfProbes,
+    ...(p.requestPath ? { requestPath: p.requestPath } : {}),
+  };
+}
+
+function ruleBody(r: RuleSpec, ids: { lbId: string; frontendId: string; poolId: string }): Rule {
+  const tcp = r.protocol === "Tcp";
+  return {
+    name: r.name,
+    frontendIPConfiguration: { id: ids.frontendId },
+    backendAddressPool: { id: ids.poolId },
+    backendAddressPools: [{ id: ids.poolId }],
+    ...(r.probe ? { probe: { id: childId(ids.lbId, "probes", r.probe) } } : {}),
+    protocol: r.protocol,
+    frontendPort: r.frontendPort,
+    backendPort: r.backendPort,
+    enableFloatingIP: r.floatingIP,
+    ...(tcp ? { idleTimeoutInMinutes: r.idleTimeoutInMinutes, enableTcpReset: true } : {}),
+    // Portico's load balancers are for inbound traffic; the cluster's outbound path is set up elsewhere.
+    disableOutboundSnat: true,
+    loadDistribution: "Default",
+  };
+}
+
+/** The shared node pool goes once no rule uses it (the last instance-target Service left or changed). */
+function withoutUnusedNodePool(lb: LoadBalancer): LoadBalancer {
+  const pools = lb.backendAddressPools ?? [];
+  const nodePool = pools.find((p) => p.name === NODE_POOL);
+  if (!nodePool) return lb;
+  const used = (lb.loadBalancingRules ?? []).some((r) => nameOfPool(r) === NODE_POOL);
+  return used ? lb : { ...lb, backendAddressPools: pools.filter((p) => p !== nodePool) };
+}
+
+const nameOfPool = (r: Rule): string | undefined =>
+  (r.backendAddressPool?.id ?? r.backendAddressPools?.[0]?.id)?.split("/").pop();
+
+const lc = (s: string | undefined): string => (s ?? "").toLowerCase();
+const byName = <T extends { name?: string }>(list: T[] | undefined): T[] =>
+  [...(list ?? [])].sort((a, b) => lc(a.name).localeCompare(lc(b.name)));
+
+/** Everything a write would change, in a form that compares equal exactly when the writes would be the same. */
+export function canonical(lb: LoadBalancer): string {
+  return JSON.stringify({
+    tags: Object.entries(lb.tags ?? {}).sort(([a], [b]) => a.localeCompare(b)),
+    frontends: byName(lb.frontendIPConfigurations).map((f) => [
+      f.name,
+      lc(f.publicIPAddress?.id),
+      lc(f.subnet?.id),
+      f.subnet ? (f.privateIPAllocationMethod ?? "Dynamic") : "",
+      f.privateIPAllocationMethod === "Static" ? f.privateIPAddress : "",
+    ]),
+    pools: byName(lb.backendAddressPools).map((p) => [
+      p.name,
+      byName(p.loadBalancerBackendAddresses).map((a) => [
+        a.name,
+        a.ipAddress,
+        lc(a.virtualNetwork?.id),
+        a.adminState === "Down" ? "Down" : "",
+      ]),
+    ]),
+    probes: byName(lb.probes).map((p) => [
+      p.name,
+      p.protocol,
+      p.port,
+      p.requestPath ?? "",
+      p.intervalInSeconds ?? 15,
+      p.numberOfProbes ?? 2,
+    ]),
+    rules: byName(lb.loadBalancingRules).map((r) => [
+      r.name,
+      r.protocol,
+      r.frontendPort,
+      r.backendPort,
+      lc(r.frontendIPConfiguration?.id),
+      lc(r.backendAddressPool?.id ?? r.backendAddressPools?.[0]?.id),
+      lc(r.probe?.id),
+      r.enableFloatingIP ?? false,
+      r.protocol === "Tcp" ? (r.idleTimeoutInMinutes ?? 4) : 0,
+      r.enableTcpReset ?? false,
+      r.disableOutboundSnat ?? false,
+    ]),
+  });
+}

@@ -1,0 +1,93 @@
+// Deterministic names and ownership tags. Everything Portico makes for a Service is named from the Service's
+// UID, so a restarted controller finds it again by name, and two clusters can never pick the same name.
+import { createHash } from "node:crypto";
+import type { ServiceRef } from "../provider.ts";
+
+/**
+ * Ownership tags. ARM refuses tag names containing `<>%&\?/`, so Portico's usual `portico.io/…` keys are
+ * spelled with a hyphen here; the values may hold anything (the Service is written `namespace/name`).
+ */
+export const TAG = {
+  cluster: "portico.io-cluster",
+  service: "portico.io-service",
+  serviceUid: "portico.io-service-uid",
+  resource: "portico.io-resource",
+  /** On a shared load balancer, one per frontend whose Service is recorded nowhere else: value `ns/name`. */
+  frontendPrefix: "portico.io-frontend-",
+} as const;
+
+/** ARM allows at most 50 tags on a resource. */
+export const MAX_TAGS = 50;
+/** ARM names of load balancers, public IPs and their children: at most 80 characters. */
+const MAX_NAME = 80;
+
+export function ownershipTags(
+  cluster: string,
+  service: ServiceRef,
+  resource: string,
+): Record<string, string> {
+  return {
+    [TAG.cluster]: cluster,
+    [TAG.service]: `${service.namespace}/${service.name}`,
+    [TAG.serviceUid]: service.uid,
+    [TAG.resource]: resource,
+  };
+}
+
+/** `a` + the UID without dashes, as cloud-provider-azure names a Service's frontend: unique in any load balancer. */
+export function frontendName(uid: string): string {
+  return `a${uid.replace(/-/g, "").toLowerCase()}`;
+}
+
+/** The UID a frontend name was made from, or undefined for frontends Portico did not name. */
+export function uidOfFrontend(name: string | undefined): string | undefined {
+  const hex = name?.match(/^a([0-9a-f]{32})$/)?.[1];
+  if (!hex) return undefined;
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** Load-balancing rules, probes and security rules: `<frontend>-<PROTOCOL>-<port>`. */
+export function ruleName(frontend: string, protocol: "TCP" | "UDP", port: number): string {
+  return `${frontend}-${protocol}-${port}`;
+}
+
+/** Whether a child (rule, probe, pool, security rule) is named for this frontend. */
+export function belongsTo(childName: string | undefined, frontend: string): boolean {
+  return childName === frontend || (childName?.startsWith(`${frontend}-`) ?? false);
+}
+
+/** A name ARM accepts: letters, digits, `.`, `-`, `_`, starting with a letter or digit, at most 80 characters. */
+export function armName(text: string, max = MAX_NAME): string {
+  const clean = text
+    .replace(/[^A-Za-z0-9._-]/g, "-")
+    .replace(/^[^A-Za-z0-9]+/, "")
+    .slice(0, max)
+    .replace(/[.-]+$/, "");
+  return clean || "portico";
+}
+
+/** The cluster's shared load balancer: `<cluster>` (public) or `<cluster>-internal`, like AKS's `kubernetes`. */
+export function sharedLoadBalancerName(base: string, internal: boolean): string {
+  const suffix = internal ? "-internal" : "";
+  return `${armName(base, MAX_NAME - suffix.length)}${suffix}`;
+}
+
+/** A Service's own load balancer when the cluster is configured for one per Service. */
+export function serviceLoadBalancerName(cluster: string, uid: string, internal: boolean): string {
+  const suffix = `-${frontendName(uid)}${internal ? "-internal" : ""}`;
+  return `${armName(cluster, MAX_NAME - suffix.length)}${suffix}`;
+}
+
+/** The public IP Portico creates for a Service when none is named: `<cluster>-<frontend>`. */
+export function publicIpName(cluster: string, uid: string): string {
+  const suffix = `-${frontendName(uid)}`;
+  return `${armName(cluster, MAX_NAME - suffix.length)}${suffix}`;
+}
+
+/** The backend pool every instance-target Service on a shared load balancer uses: the cluster's nodes. */
+export const NODE_POOL = "portico-nodes";
+
+/** Short, stable stand-in for the cluster name where space is tight (security rule descriptions). */
+export function clusterDigest(cluster: string): string {
+  return createHash("sha256").update(cluster).digest("hex").slice(0, 10);
+}

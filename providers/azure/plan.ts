@@ -1,0 +1,190 @@
+// The plan: which writes turn what is observed into what one Service should have, in an order ARM accepts and
+// that keeps the Service reachable (make before break). Pure: the same inputs give the same plan, so it is
+// unit-tested exhaustively and shown as a dry run. Load balancer and security group operations carry no body:
+// apply re-runs the same pure edits on a fresh read, so they never overwrite another Service's concurrent write.
+import { sameId } from "./ids.ts";
+import { canonical, holdsService, withoutService, withService } from "./loadBalancerEdit.ts";
+import type { DesiredService, LoadBalancer, Observed, PublicIPAddress } from "./model.ts";
+import { belongsTo, NODE_POOL, TAG } from "./names.ts";
+import { ownedBy } from "./publicIp.ts";
+import { withoutServiceRules, withServiceRules } from "./securityRulesEdit.ts";
+
+export type Operation =
+  | { kind: "createPublicIp"; name: string; resourceGroup: string; tags: Record<string, string> }
+  | { kind: "tagPublicIp"; name: string; resourceGroup: string; tags: Record<string, string> }
+  | { kind: "updateLoadBalancer"; loadBalancer: string; create: boolean; changes: string[] }
+  | { kind: "removeFromLoadBalancer"; loadBalancer: string; deletesIt: boolean; reason: string }
+  | { kind: "updateSecurityRules"; securityGroup: string; count: number }
+  | { kind: "removeSecurityRules"; securityGroup: string }
+  | { kind: "deletePublicIp"; name: string; resourceGroup: string };
+
+export interface Plan {
+  operations: Operation[];
+  notices: string[];
+}
+
+/** The Service's frontend address as observed (public IP or private frontend address), if it has one yet. */
+export function observedAddress(d: DesiredService, observed: Observed): string | undefined {
+  if (d.frontend.kind === "public") {
+    const id = d.frontend.publicIpId;
+    return observed.publicIps.find((p) => sameId(p.id, id))?.ipAddress;
+  }
+  if (d.frontend.privateIp) return d.frontend.privateIp;
+  const lb = observed.loadBalancers.find((l) => l.name === d.loadBalancer.name);
+  return lb?.frontendIPConfigurations?.find((f) => f.name === d.frontendName)?.privateIPAddress;
+}
+
+export function plan(d: DesiredService, observed: Observed): Plan {
+  const ops: Operation[] = [];
+  const notices: string[] = [];
+  const fe = d.frontendName;
+  const pip = d.publicIp;
+  if (pip?.kind === "managed") {
+    const existing = observed.publicIps.find((p) => sameId(p.id, pip.id));
+    if (!existing)
+      ops.push({ kind: "createPublicIp", name: pip.name, resourceGroup: pip.resourceGroup, tags: pip.tags });
+    else if (Object.entries(pip.tags).some(([k, v]) => existing.tags?.[k] !== v))
+      ops.push({ kind: "tagPublicIp", name: pip.name, resourceGroup: pip.resourceGroup, tags: pip.tags });
+  }
+
+  const target = observed.loadBalancers.find(
+    (lb) => lb.name?.toLowerCase() === d.loadBalancer.name.toLowerCase(),
+  );
+  const others = observed.loadBalancers.filter(
+    (lb) => lb !== target && ownedLoadBalancer(lb, d.cluster) && holdsService(lb, fe),
+  );
+  // A public IP serves one load balancer at a time: if the Service's moves between load balancers, the old
+  // frontend must go first, and the Service is briefly unreachable.
+  const breakFirst = others.filter((lb) =>
+    lb.frontendIPConfigurations?.some((f) => f.name === fe && sameId(f.publicIPAddress?.id, pip?.id)),
+  );
+  for (const lb of breakFirst) {
+    ops.push(removal(lb, fe, `its public IP moves to ${d.loadBalancer.name}`));
+    notices.push(
+      `moving to load balancer ${d.loadBalancer.name}: the public IP must leave ${lb.name} first, so the Service is unreachable until the move completes`,
+    );
+  }
+  const after = withService(target, d);
+  if (!target || after !== target)
+    ops.push({
+      kind: "updateLoadBalancer",
+      loadBalancer: d.loadBalancer.name,
+      create: !target,
+      changes: describeChanges(target, after, fe),
+    });
+  for (const lb of others)
+    if (!breakFirst.includes(lb)) ops.push(removal(lb, fe, `moved to ${d.loadBalancer.name}`));
+
+  const nsg = observed.securityGroup;
+  if (d.securityRules && nsg) {
+    const edited = withServiceRules(nsg, {
+      frontend: fe,
+      description: d.securityRuleDescription,
+      rules: d.securityRules,
+      frontendAddress: observedAddress(d, observed),
+    });
+    const pending =
+      d.securityRules.some((r) => r.destination === "frontend") && !observedAddress(d, observed);
+    if (edited !== nsg || pending)
+      ops.push({ kind: "updateSecurityRules", securityGroup: nsg.name ?? "", count: d.securityRules.length });
+  } else if (nsg && withoutServiceRules(nsg, fe) !== nsg)
+    ops.push({ kind: "removeSecurityRules", securityGroup: nsg.name ?? "" });
+
+  for (const old of ownedPublicIps(observed.publicIps, d.cluster, d.service.uid))
+    if (!sameId(old.id, pip?.id)) ops.push(deletePublicIp(old));
+  return { operations: ops, notices };
+}
+
+/** Everything that removes a Service: rules and frontends first, then the public IPs they used. */
+export function planDeletion(
+  service: { uid: string },
+  frontend: string,
+  cluster: string,
+  observed: Observed,
+): Operation[] {
+  const ops: Operation[] = [];
+  const nsg = observed.securityGroup;
+  if (nsg && withoutServiceRules(nsg, frontend) !== nsg)
+    ops.push({ kind: "removeSecurityRules", securityGroup: nsg.name ?? "" });
+  for (const lb of observed.loadBalancers)
+    if (ownedLoadBalancer(lb, cluster) && holdsService(lb, frontend))
+      ops.push(removal(lb, frontend, "the Service no longer needs it"));
+  for (const pip of ownedPublicIps(observed.publicIps, cluster, service.uid)) ops.push(deletePublicIp(pip));
+  return ops;
+}
+
+export function ownedLoadBalancer(lb: LoadBalancer, cluster: string): boolean {
+  return lb.tags?.[TAG.cluster] === cluster;
+}
+
+function ownedPublicIps(pips: PublicIPAddress[], cluster: string, uid: string): PublicIPAddress[] {
+  return pips.filter((p) => ownedBy(p, cluster, { uid }));
+}
+
+function removal(lb: LoadBalancer, fe: string, reason: string): Operation {
+  return {
+    kind: "removeFromLoadBalancer",
+    loadBalancer: lb.name ?? "",
+    deletesIt: withoutService(lb, fe) === undefined,
+    reason,
+  };
+}
+
+function deletePublicIp(pip: PublicIPAddress): Operation {
+  const resourceGroup = pip.id?.match(/\/resourceGroups\/([^/]+)/i)?.[1] ?? "";
+  return { kind: "deletePublicIp", name: pip.name ?? "", resourceGroup };
+}
+
+/** What the edit changes in the Service's own parts, one entry per child added (+), changed (~) or removed (-). */
+export function describeChanges(before: LoadBalancer | undefined, after: LoadBalancer, fe: string): string[] {
+  const out: string[] = [];
+  const kinds = [
+    ["frontend", "frontendIPConfigurations"],
+    ["pool", "backendAddressPools"],
+    ["probe", "probes"],
+    ["rule", "loadBalancingRules"],
+  ] as const;
+  for (const [label, key] of kinds) {
+    const mine = (lb: LoadBalancer | undefined) =>
+      new Map(
+        ((lb?.[key] ?? []) as { name?: string }[])
+          .filter((c) => belongsTo(c.name, fe) || (label === "pool" && c.name === NODE_POOL))
+          .map((c) => [c.name ?? "", c]),
+      );
+    const was = mine(before);
+    const now = mine(after);
+    for (const [name, child] of now) {
+      const old = was.get(name);
+      if (!old) out.push(`+${label} ${name}`);
+      else if (childKey(key, old) !== childKey(key, child)) out.push(`~${label} ${name}`);
+    }
+    for (const name of was.keys()) if (!now.has(name)) out.push(`-${label} ${name}`);
+  }
+  if (before?.tags?.[`${TAG.frontendPrefix}${fe}`] !== after.tags?.[`${TAG.frontendPrefix}${fe}`])
+    out.push("~record tag");
+  return out;
+}
+
+function childKey(key: string, child: object): string {
+  return canonical({ [key]: [child] });
+}
+
+/** One line per operation, for Events, logs and the dry run. */
+export function describeOperation(op: Operation): string {
+  switch (op.kind) {
+    case "createPublicIp":
+      return `create public IP ${op.name} in ${op.resourceGroup}`;
+    case "tagPublicIp":
+      return `set the tags of public IP ${op.name}`;
+    case "updateLoadBalancer":
+      return `${op.create ? "create" : "update"} load balancer ${op.loadBalancer}: ${op.changes.join(", ") || "no change to the Service's parts"}`;
+    case "removeFromLoadBalancer":
+      return `remove the Service from load balancer ${op.loadBalancer} (${op.reason})${op.deletesIt ? ", deleting it: no frontend is left" : ""}`;
+    case "updateSecurityRules":
+      return `set the Service's ${op.count} allow rule(s) in network security group ${op.securityGroup}`;
+    case "removeSecurityRules":
+      return `remove the Service's rules from network security group ${op.securityGroup}`;
+    case "deletePublicIp":
+      return `delete public IP ${op.name}`;
+  }
+}

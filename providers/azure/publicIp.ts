@@ -1,0 +1,102 @@
+// Which public IP a public Service's frontend uses. Pure: decided from the Service's settings and the public IPs
+// observed in the resource group. Portico uses a user's public IP (named by annotation, or found by a
+// requested address) as it is and never changes or deletes it; otherwise it makes one of its own, tagged.
+import { ConfigurationError } from "../errors.ts";
+import type { ServiceRef } from "../provider.ts";
+import { AZURE_ANNOTATIONS, type AzureServiceSettings } from "./annotations.ts";
+import type { AzureConfig } from "./config.ts";
+import { nameOf, resourceGroupOf, resourceId } from "./ids.ts";
+import type { PublicIPAddress, PublicIpChoice } from "./model.ts";
+import { frontendName, ownershipTags, publicIpName, TAG } from "./names.ts";
+
+export function choosePublicIp(
+  settings: AzureServiceSettings,
+  service: ServiceRef,
+  ctx: { cluster: string; config: AzureConfig },
+  publicIps: PublicIPAddress[],
+): PublicIpChoice | undefined {
+  if (settings.internal) return undefined;
+  const rg = settings.publicIpResourceGroup ?? ctx.config.resourceGroup;
+  const candidates = publicIps.filter((p) => resourceGroupOf(p.id)?.toLowerCase() === rg.toLowerCase());
+  const requested = settings.requestedAddress;
+  const named = settings.publicIpName;
+  let found: PublicIPAddress | undefined;
+  let field: string;
+  if (requested) {
+    field = requested.field;
+    found = candidates.find((p) => p.ipAddress === requested.address);
+    if (!found)
+      throw new ConfigurationError(
+        "PublicIPNotFound",
+        field,
+        `no public IP in resource group ${rg} has the address ${requested.address}`,
+        "create a Standard static public IP with it first (or name its resource group with " +
+          `${AZURE_ANNOTATIONS.resourceGroup}), or remove the request`,
+      );
+    if (named && found.name?.toLowerCase() !== named.toLowerCase())
+      throw new ConfigurationError(
+        "PublicIPConflict",
+        `metadata.annotations[${AZURE_ANNOTATIONS.pipName}]`,
+        `names ${named}, but ${requested.address} belongs to public IP ${found.name}`,
+        "keep only one of the two",
+      );
+  } else if (named) {
+    field = `metadata.annotations[${AZURE_ANNOTATIONS.pipName}]`;
+    found = candidates.find((p) => p.name?.toLowerCase() === named.toLowerCase());
+  } else {
+    field = "metadata.uid";
+    const name = publicIpName(ctx.cluster, service.uid);
+    found = candidates.find((p) => p.name?.toLowerCase() === name.toLowerCase());
+    if (found && !ownedBy(found, ctx.cluster, service))
+      throw new ConfigurationError(
+        "PublicIPNameTaken",
+        field,
+        `a public IP named ${name} exists that Portico did not make for this Service`,
+        `name a public IP to use with ${AZURE_ANNOTATIONS.pipName}; Portico never adopts what it did not create`,
+      );
+  }
+  const name = found?.name ?? named ?? publicIpName(ctx.cluster, service.uid);
+  const id = found?.id ?? resourceId(ctx.config.subscriptionId, rg, "publicIPAddresses", name);
+  if (found) assertUsable(found, service, field);
+  if (!found || ownedBy(found, ctx.cluster, service))
+    return {
+      kind: "managed",
+      name,
+      resourceGroup: rg,
+      id,
+      tags: { ...settings.publicIpTags, ...ownershipTags(ctx.cluster, service, "publicip") },
+    };
+  return { kind: "user", name, resourceGroup: rg, id };
+}
+
+/** Portico made this public IP for this Service in this cluster. */
+export function ownedBy(pip: PublicIPAddress, cluster: string, service: { uid: string }): boolean {
+  return pip.tags?.[TAG.cluster] === cluster && pip.tags[TAG.serviceUid] === service.uid;
+}
+
+function assertUsable(pip: PublicIPAddress, service: ServiceRef, field: string): void {
+  const otherService = pip.tags?.[TAG.serviceUid];
+  if (otherService && otherService !== service.uid)
+    throw new ConfigurationError(
+      "PublicIPInUse",
+      field,
+      `public IP ${pip.name} belongs to Service ${pip.tags?.[TAG.service] ?? otherService}`,
+      "use another public IP",
+    );
+  const user = pip.ipConfiguration?.id;
+  if (user && nameOf(user) !== frontendName(service.uid))
+    throw new ConfigurationError(
+      "PublicIPInUse",
+      field,
+      `public IP ${pip.name} is already used by ${user}`,
+      "use a public IP nothing else uses",
+    );
+  if (pip.sku?.name !== "Standard" || pip.publicIPAllocationMethod !== "Static")
+    throw new ConfigurationError(
+      "PublicIPNotStandard",
+      field,
+      `public IP ${pip.name} is ${pip.sku?.name ?? "Basic"}/${pip.publicIPAllocationMethod ?? "Dynamic"}, ` +
+        "and a Standard load balancer needs a Standard static one",
+      "use a Standard SKU public IP with static allocation",
+    );
+}

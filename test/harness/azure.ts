@@ -1,0 +1,199 @@
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { NetworkManagementClient, type PublicIPAddress } from "@azure/arm-network";
+import { DefaultAzureCredential } from "@azure/identity";
+import type { ControllerConfig } from "../../controller/config.ts";
+import type { AzureConfig } from "../../providers/azure/config.ts";
+import { AZURE_LOAD_BALANCER_CLASS } from "../../providers/azure/provider.ts";
+import { startAzureEmulator, type EmulatorConfig, type FaultRule } from "../emulators/azure/index.ts";
+import { EnvironmentError } from "./errors.ts";
+
+export const AZURE_CLASS = AZURE_LOAD_BALANCER_CLASS;
+
+/** What a worker needs to reach its emulator: passed from the global setup, which runs the emulators. */
+export interface AzureEndpoint {
+  url: string;
+  caCertPath: string;
+  subscriptionId: string;
+  /** AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET, AZURE_AUTHORITY_HOST, AZURE_SUBSCRIPTION_ID, ... */
+  environment: Record<string, string>;
+}
+
+/** One emulator per worker, in the process that runs the global setup; `stop` ends them all. */
+export async function startAzureEmulators(
+  count: number,
+  dir: string,
+): Promise<{ endpoints: AzureEndpoint[]; stop(): Promise<void> }> {
+  const emulators = await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const own = join(dir, `azure-${i + 1}`);
+      await mkdir(own, { recursive: true });
+      return startAzureEmulator({ dir: own });
+    }),
+  );
+  return {
+    endpoints: emulators.map((e) => ({
+      url: e.url,
+      caCertPath: e.caCertPath,
+      subscriptionId: e.subscriptionId,
+      environment: e.environment,
+    })),
+    stop: async () => {
+      await Promise.all(emulators.map((e) => e.stop()));
+    },
+  };
+}
+
+/** The cluster's Azure network every test starts with (see TestAzure.fresh). */
+export const AZURE_WORLD = {
+  resourceGroup: "portico-test",
+  location: "eastus",
+  vnetName: "cluster-vnet",
+  vnetPrefix: "10.0.0.0/16",
+  /** Nodes live here; the default subnet of internal frontends. */
+  subnetName: "nodes",
+  subnetPrefix: "10.0.1.0/24",
+  /** A second subnet for internal frontends named by annotation. */
+  internalSubnetName: "frontends",
+  internalSubnetPrefix: "10.0.2.0/24",
+  /** Pod addresses (Azure CNI): in the VNet, so pods can be backends. */
+  podSubnetName: "pods",
+  podSubnetPrefix: "10.0.64.0/18",
+  securityGroupName: "cluster-nsg",
+} as const;
+
+let credential: DefaultAzureCredential | undefined;
+
+/**
+ * A test's Azure subscription: the real @azure/arm-network client pointed at this worker's emulator, which is
+ * emptied before the test and seeded with the cluster's resource group, virtual network and security group.
+ */
+export class TestAzure {
+  readonly url: string;
+  readonly subscriptionId: string;
+  readonly network: NetworkManagementClient;
+  readonly resourceGroup = AZURE_WORLD.resourceGroup;
+
+  private constructor() {
+    const url = process.env.AZURE_RESOURCE_MANAGER_ENDPOINT;
+    const subscriptionId = process.env.AZURE_SUBSCRIPTION_ID;
+    if (!url || !subscriptionId)
+      throw new EnvironmentError("no Azure emulator for this worker: the global setup did not start one");
+    this.url = url;
+    this.subscriptionId = subscriptionId;
+    credential ??= new DefaultAzureCredential({ disableInstanceDiscovery: true });
+    this.network = new NetworkManagementClient(credential, subscriptionId, { endpoint: url });
+  }
+
+  static async fresh(): Promise<TestAzure> {
+    const azure = new TestAzure();
+    await azure.admin("POST", "reset");
+    await azure.seed();
+    await azure.admin("DELETE", "requests");
+    return azure;
+  }
+
+  /** The controller's Azure configuration for this world. */
+  config(overrides: Partial<AzureConfig> = {}): AzureConfig {
+    return {
+      subscriptionId: this.subscriptionId,
+      resourceGroup: AZURE_WORLD.resourceGroup,
+      location: AZURE_WORLD.location,
+      vnetName: AZURE_WORLD.vnetName,
+      subnetName: AZURE_WORLD.subnetName,
+      securityGroupName: AZURE_WORLD.securityGroupName,
+      resourceManagerEndpoint: this.url,
+      activeDirectoryAuthorityHost: this.url,
+      pollIntervalMs: 20,
+      maxRetries: 2,
+      ...overrides,
+    };
+  }
+
+  /** Overrides for startPortico that run the controller with the Azure provider against this world. */
+  portico(
+    overrides: Partial<ControllerConfig> = {},
+    azure: Partial<AzureConfig> = {},
+  ): Partial<ControllerConfig> {
+    return { provider: "azure", loadBalancerClass: AZURE_CLASS, azure: this.config(azure), ...overrides };
+  }
+
+  /** Requests the emulator served since the test began (or since clearRequests), by operation. */
+  async requestCounts(): Promise<Record<string, number>> {
+    return ((await this.admin("GET", "requests")) as { counts: Record<string, number> }).counts;
+  }
+
+  async clearRequests(): Promise<void> {
+    await this.admin("DELETE", "requests");
+  }
+
+  async configure(config: Partial<EmulatorConfig>): Promise<void> {
+    await this.admin("POST", "config", config);
+  }
+
+  async addFault(rule: FaultRule): Promise<void> {
+    await this.admin("POST", "faults", rule);
+  }
+
+  /** A Standard static public IP of the user's own (no Portico tags). */
+  async createPublicIp(name: string, tags: Record<string, string> = {}): Promise<PublicIPAddress> {
+    return this.network.publicIPAddresses.createOrUpdate(
+      this.resourceGroup,
+      name,
+      {
+        location: AZURE_WORLD.location,
+        sku: { name: "Standard", tier: "Regional" },
+        publicIPAllocationMethod: "Static",
+        tags,
+      },
+      { updateIntervalInMs: 20 },
+    );
+  }
+
+  private async seed(): Promise<void> {
+    const w = AZURE_WORLD;
+    const token = await credential!.getToken("https://management.azure.com/.default");
+    const res = await fetch(
+      `${this.url}/subscriptions/${this.subscriptionId}/resourcegroups/${w.resourceGroup}?api-version=2024-11-01`,
+      {
+        method: "PUT",
+        headers: { authorization: `Bearer ${token.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ location: w.location }),
+      },
+    );
+    if (!res.ok) throw new EnvironmentError(`creating resource group ${w.resourceGroup}: HTTP ${res.status}`);
+    const poll = { updateIntervalInMs: 20 };
+    await this.network.networkSecurityGroups.createOrUpdate(
+      w.resourceGroup,
+      w.securityGroupName,
+      { location: w.location },
+      poll,
+    );
+    await this.network.virtualNetworks.createOrUpdate(
+      w.resourceGroup,
+      w.vnetName,
+      {
+        location: w.location,
+        addressSpace: { addressPrefixes: [w.vnetPrefix] },
+        subnets: [
+          { name: w.subnetName, addressPrefix: w.subnetPrefix },
+          { name: w.internalSubnetName, addressPrefix: w.internalSubnetPrefix },
+          { name: w.podSubnetName, addressPrefix: w.podSubnetPrefix },
+        ],
+      },
+      poll,
+    );
+  }
+
+  private async admin(method: string, path: string, body?: unknown): Promise<unknown> {
+    const res = await fetch(`${this.url}/_emulator/${path}`, {
+      method,
+      ...(body === undefined
+        ? {}
+        : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }),
+    });
+    if (!res.ok)
+      throw new EnvironmentError(`Azure emulator ${method} /_emulator/${path}: HTTP ${res.status}`);
+    return res.json();
+  }
+}
