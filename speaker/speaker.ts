@@ -70,9 +70,13 @@ export class Speaker {
           this.metrics.membershipEvents.inc({
             event: event.kind === "dropped" ? `dropped-${event.reason}` : event.kind,
           });
-          if (event.kind === "declared-dead") this.log.info({ node: event.node }, "speaker declared dead");
-          if (event.kind === "refuted")
+          if (event.kind === "declared-dead") this.log.info({ member: event.node }, "speaker declared dead");
+          if (event.kind === "refuted") {
+            // Others thought this node gone and may have moved its addresses (and the neighbours' caches)
+            // elsewhere; once they hear the refutation the addresses come back here, so announce them anew.
             this.log.info({ incarnation: event.incarnation }, "refuted own death");
+            this.takeover.restart(this.owned);
+          }
         }
       },
     });
@@ -125,7 +129,7 @@ export class Speaker {
     if (this.stopped) return;
     this.stopped = true;
     this.apply(new Set());
-    this.memberlist.leave();
+    await this.memberlist.leave();
     for (const timer of this.timers) clearInterval(timer);
     this.takeover.stop();
     for (const announcer of this.announcers.values()) announcer.close();

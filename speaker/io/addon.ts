@@ -26,6 +26,8 @@ export interface NativeSocketStats {
   readonly vlanTagged: number;
   /** Frames the kernel dropped because the socket buffer was full (the process did not keep up). */
   readonly kernelDrops: number;
+  /** Times the link went down under the socket (it resumes by itself when the link returns). */
+  readonly linkDown: number;
 }
 
 export interface PacketAddon {

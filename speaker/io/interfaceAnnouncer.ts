@@ -34,7 +34,13 @@ export class InterfaceAnnouncer {
   private readonly limit: number;
   private tokens: number;
   private refilledAt = performance.now();
-  private lastStats: NativeSocketStats = { received: 0, truncated: 0, vlanTagged: 0, kernelDrops: 0 };
+  private lastStats: NativeSocketStats = {
+    received: 0,
+    truncated: 0,
+    vlanTagged: 0,
+    kernelDrops: 0,
+    linkDown: 0,
+  };
   private closed = false;
 
   constructor(

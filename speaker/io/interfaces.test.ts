@@ -1,9 +1,8 @@
 import { describe, expect, test } from "vitest";
 import { DEFAULT_EXCLUDED_INTERFACES, matchesGlob, selectInterfaces } from "./interfaces.ts";
 
-const iface = (name: string, extra: Partial<{ up: boolean; loopback: boolean; ethernet: boolean }> = {}) => ({
+const iface = (name: string, extra: Partial<{ loopback: boolean; ethernet: boolean }> = {}) => ({
   name,
-  up: true,
   loopback: false,
   ethernet: true,
   ...extra,
@@ -15,7 +14,7 @@ describe("interface selection", () => {
   const host = [
     iface("lo", { loopback: true, ethernet: false }),
     iface("eth0"),
-    iface("eth1", { up: false }),
+    iface("eth1"),
     iface("bond0.100"),
     iface("veth1a2b"),
     iface("docker0"),
@@ -27,9 +26,10 @@ describe("interface selection", () => {
     iface("wg0", { ethernet: false }),
   ];
 
-  test("by default takes every Ethernet interface that is up, except container networking", () => {
+  test("by default takes every Ethernet interface, except container networking", () => {
     expect(names(selectInterfaces(host, { include: [], exclude: DEFAULT_EXCLUDED_INTERFACES }))).toEqual([
       "eth0",
+      "eth1",
       "bond0.100",
     ]);
   });
@@ -37,7 +37,7 @@ describe("interface selection", () => {
   test("an include list narrows the choice and still honours exclusions for globs", () => {
     expect(
       names(selectInterfaces(host, { include: ["eth*", "c*"], exclude: DEFAULT_EXCLUDED_INTERFACES })),
-    ).toEqual(["eth0"]);
+    ).toEqual(["eth0", "eth1"]);
   });
 
   test("an interface named exactly is used even when an exclusion matches it", () => {
@@ -46,8 +46,8 @@ describe("interface selection", () => {
     ).toEqual(["veth1a2b"]);
   });
 
-  test("never an interface that is down, loopback or not Ethernet, even when named", () => {
-    expect(names(selectInterfaces(host, { include: ["eth1", "lo", "wg0"], exclude: [] }))).toEqual([]);
+  test("never a loopback or non-Ethernet interface, even when named", () => {
+    expect(names(selectInterfaces(host, { include: ["lo", "wg0"], exclude: [] }))).toEqual([]);
   });
 
   test("globs match whole names and treat other characters literally", () => {

@@ -1,4 +1,4 @@
-// Which interfaces a speaker announces on. By default every Ethernet interface that is up, except the ones
+// Which interfaces a speaker announces on. By default every Ethernet interface, except the ones
 // container networking creates (answering ARP on a pod's veth or a CNI bridge would leak the address into
 // places it does not belong); an explicit list replaces the default.
 export const DEFAULT_EXCLUDED_INTERFACES: readonly string[] = [
@@ -21,7 +21,6 @@ export interface InterfaceSelection {
 
 export interface CandidateInterface {
   readonly name: string;
-  readonly up: boolean;
   readonly loopback: boolean;
   readonly ethernet: boolean;
 }
@@ -35,14 +34,17 @@ export function matchesGlob(name: string, pattern: string): boolean {
   return new RegExp(`^${regex}$`).test(name);
 }
 
-/** The interfaces to open, in the order given. Only Ethernet interfaces that are up can answer ARP/NDP. */
+/**
+ * The interfaces to open, in the order given: Ethernet only (ARP and NDP over Ethernet are what the speaker
+ * speaks). An interface that is down is still opened: its socket starts receiving when the link comes up.
+ */
 export function selectInterfaces<T extends CandidateInterface>(
   available: readonly T[],
   selection: InterfaceSelection,
 ): T[] {
   const named = new Set(selection.include.filter((pattern) => !/[*?]/.test(pattern)));
   return available.filter((candidate) => {
-    if (!candidate.up || candidate.loopback || !candidate.ethernet) return false;
+    if (candidate.loopback || !candidate.ethernet) return false;
     if (named.has(candidate.name)) return true;
     const included =
       selection.include.length === 0 || selection.include.some((p) => matchesGlob(candidate.name, p));

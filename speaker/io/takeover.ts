@@ -40,6 +40,14 @@ export class TakeoverAnnouncements {
     for (const address of owned) if (!this.timers.has(address)) this.start(address);
   }
 
+  /** Starts the burst again for addresses whose neighbours may have been pointed elsewhere meanwhile. */
+  restart(addresses: Iterable<string>): void {
+    for (const address of addresses) {
+      this.cancel(address);
+      this.start(address);
+    }
+  }
+
   /** Announces `address` on an interface that appeared after the takeover. */
   announceOn(target: TakeoverTarget, addresses: Iterable<string>): void {
     for (const address of addresses) this.announce(address, [target]);

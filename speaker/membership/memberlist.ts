@@ -46,6 +46,8 @@ export type MembershipEvent =
   | { readonly kind: "sync" };
 
 const SYNC_INTERVAL_MS = 1000;
+const LEAVE_GRACE_MS = 500;
+const ISOLATION_FACTOR = 10;
 
 export class Memberlist {
   readonly view: MembershipView;
@@ -117,10 +119,13 @@ export class Memberlist {
   }
 
   /** SIGTERM: tell every speaker at once that this one is gone, so they take over without waiting. */
-  leave(): void {
+  async leave(): Promise<void> {
     if (this.leaving) return;
     this.leaving = true;
-    this.broadcast([this.view.selfFact("left")]);
+    clearInterval(this.timer);
+    // The sockets close only once the departure is on the wire (or after a short grace).
+    const sent = this.broadcast([this.view.selfFact("left")]);
+    await Promise.race([Promise.all(sent), new Promise((resolve) => setTimeout(resolve, LEAVE_GRACE_MS))]);
     this.stop();
   }
 
@@ -160,14 +165,25 @@ export class Memberlist {
   }
 
   /**
-   * Whether this speaker can trust its own silence readings: it heard from someone other than the silent
-   * nodes recently, or no other node should be talking to it (a cluster of two or three).
+   * Whether this speaker can trust its own silence readings. It can when it heard from some node that is
+   * not silent within the timeout. When every other live node is silent, the likelier story with two or
+   * more of them is that this speaker is the one cut off, so it waits ISOLATION_FACTOR timeouts before
+   * believing they all died; with a single other node there is no telling, and it believes it at once.
    */
   private connected(now: number, silent: ReadonlySet<string>): boolean {
     for (const [node, at] of this.lastHeard) {
       if (!silent.has(node) && now - at <= this.options.timeoutMs) return true;
     }
-    return this.view.predecessors(this.options.fanout).every((node) => silent.has(node));
+    const others = this.view.live().filter((node) => node !== this.options.self);
+    if (others.some((node) => !silent.has(node))) return !this.hasPredecessorsBesides(silent);
+    if (others.length < 2) return true;
+    const lastHeardFromAnyone = Math.max(this.startedAt, ...this.lastHeard.values());
+    return now - lastHeardFromAnyone > ISOLATION_FACTOR * this.options.timeoutMs;
+  }
+
+  /** Predecessors probe this node every interval: if one exists and was silent too, this node is cut off. */
+  private hasPredecessorsBesides(silent: ReadonlySet<string>): boolean {
+    return this.view.predecessors(this.options.fanout).some((node) => !silent.has(node));
   }
 
   private declareDead(node: string): void {
@@ -237,7 +253,7 @@ export class Memberlist {
       { digest: this.view.digest(), ask },
       this.options.secret,
     );
-    for (const datagram of datagrams) this.sendRaw(node, datagram, "facts");
+    for (const datagram of datagrams) void this.sendRaw(node, datagram, "facts");
   }
 
   private mergeAll(facts: readonly Fact[]): void {
@@ -264,10 +280,13 @@ export class Memberlist {
     });
   }
 
-  private broadcast(facts: readonly Fact[]): void {
+  /** Sends to every Node; the promises settle when each datagram has been handed to the kernel. */
+  private broadcast(facts: readonly Fact[]): Promise<void>[] {
     const datagrams = factMessages(this.options.self, facts, {}, this.options.secret);
+    const sent: Promise<void>[] = [];
     for (const node of this.peers.keys())
-      for (const datagram of datagrams) this.sendRaw(node, datagram, "facts");
+      for (const datagram of datagrams) sent.push(this.sendRaw(node, datagram, "facts"));
+    return sent;
   }
 
   private sendJoin(node: string): void {
@@ -275,14 +294,14 @@ export class Memberlist {
   }
 
   private send(node: string, message: Message): void {
-    this.sendRaw(node, encodeMessage(message, this.options.secret), message.type);
+    void this.sendRaw(node, encodeMessage(message, this.options.secret), message.type);
   }
 
-  private sendRaw(node: string, datagram: Buffer, type: Message["type"]): void {
+  private sendRaw(node: string, datagram: Buffer, type: Message["type"]): Promise<void> {
     const address = this.peers.get(node);
     const socket = address && this.sockets.find((s) => (s.address().family === "IPv6") === isIPv6(address));
-    if (!address || !socket) return;
-    socket.send(datagram, this.options.port, address, () => undefined);
+    if (!address || !socket) return Promise.resolve();
     this.options.onEvent?.({ kind: "sent", type });
+    return new Promise((resolve) => socket.send(datagram, this.options.port, address, () => resolve()));
   }
 }

@@ -42,6 +42,7 @@ typedef struct {
   uint64_t truncated;
   uint64_t vlan_tagged;
   uint64_t kernel_drops;
+  uint64_t link_down;
   unsigned char buffer[FRAME_BUFFER];
 } packet_socket;
 
@@ -180,14 +181,30 @@ static void on_readable(uv_poll_t *poll, int status, int events) {
   napi_handle_scope scope;
   napi_open_handle_scope(env, &scope);
 
+  int error = 0;
+  if (status < 0) {
+    // libuv reports a pending socket error (POLLERR) as EBADF and stops polling. The error that matters is
+    // the socket's own: ENETDOWN when the link went down, after which the socket still works once the link
+    // is back, so polling resumes; anything else (the interface is gone) is passed on.
+    int socket_error = 0;
+    socklen_t size = sizeof socket_error;
+    if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &socket_error, &size) < 0) socket_error = errno;
+    if (socket_error == 0 || socket_error == ENETDOWN) {
+      s->link_down++;
+      if (uv_poll_start(&s->poll, UV_READABLE, on_readable) != 0) error = EBADF;
+    } else {
+      error = socket_error;
+    }
+  }
   napi_value frames;
   napi_create_array(env, &frames);
   uint32_t count = 0;
-  int error = status < 0 ? -status : 0;
   for (int i = 0; i < MAX_BATCH && !error; i++) {
     ssize_t length = read_frame(s);
     if (length < 0) {
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) error = errno;
+      // ENETDOWN is reported once when the link goes down; the socket stays bound and receives again
+      // when it comes back up, so it is not an error worth closing for.
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ENETDOWN) error = errno;
       break;
     }
     if (length == 0) continue;
@@ -358,7 +375,7 @@ static napi_value multicast(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-// stats(handle) -> { received, truncated, vlanTagged, kernelDrops }, totals since open
+// stats(handle) -> { received, truncated, vlanTagged, kernelDrops, linkDown }, totals since open
 static napi_value stats(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
@@ -382,6 +399,7 @@ static napi_value stats(napi_env env, napi_callback_info info) {
   set_property(env, result, "truncated", make_uint(env, (double)s->truncated));
   set_property(env, result, "vlanTagged", make_uint(env, (double)s->vlan_tagged));
   set_property(env, result, "kernelDrops", make_uint(env, (double)s->kernel_drops));
+  set_property(env, result, "linkDown", make_uint(env, (double)s->link_down));
   return result;
 }
 

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, onTestFinished } from "vitest";
 import { expect, test, waitFor } from "../../harness/index.ts";
-import { arping, ndisc, requireLanTools, TcpProber } from "../../harness/netns.ts";
+import { requireLanTools } from "../../harness/netns.ts";
+import { arping, ndisc, TcpProber } from "./clients.ts";
 import { buildAddon, MetalCluster, SERVICE_PORT, TAKEOVER_BURST_MS } from "./speakers.ts";
 
 const V4 = "192.0.2.100";

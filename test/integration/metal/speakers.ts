@@ -13,7 +13,8 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { electAnnouncer } from "../../../speaker/election.ts";
 import { mergePatch, type TestCluster } from "../../harness/index.ts";
-import { startResponder, TestLan, type LanHost, type LanProcess } from "../../harness/netns.ts";
+import { TestLan, type LanHost, type LanProcess } from "../../harness/netns.ts";
+import { startResponder } from "./clients.ts";
 
 export const METAL_CLASS = "portico.io/metal";
 export const SERVICE_PORT = 8080;
@@ -35,6 +36,8 @@ export class MetalNode {
   process: LanProcess | undefined;
   /** What the speaker last logged as its announced addresses. */
   owned: string[] = [];
+  /** Nodes this speaker's failure detector declared dead. */
+  declaredDead: string[] = [];
   started = false;
   private readonly metal: MetalCluster;
 
@@ -72,7 +75,7 @@ export class MetalNode {
   }
 
   private onLog(line: string): void {
-    let entry: { msg?: string; owned?: string[] };
+    let entry: { msg?: string; owned?: string[]; member?: string };
     try {
       entry = JSON.parse(line) as typeof entry;
     } catch {
@@ -80,6 +83,7 @@ export class MetalNode {
     }
     if (entry.msg === "speaker started") this.started = true;
     if (entry.msg === "announced addresses changed") this.owned = entry.owned ?? [];
+    if (entry.msg === "speaker declared dead" && entry.member) this.declaredDead.push(entry.member);
   }
 
   /** SIGKILL: a crash, no goodbye. */
@@ -201,6 +205,19 @@ export class MetalCluster {
         namespace: this.cluster.namespace,
         body: { status: { loadBalancer: { ingress: addresses.map((ip) => ({ ip })) } } },
       },
+      mergePatch,
+    );
+  }
+
+  /** Marks the Service's endpoints ready or not, as a failing readiness probe would. */
+  async setEndpointReady(name: string, ready: boolean): Promise<void> {
+    const slice = await this.cluster.discovery.readNamespacedEndpointSlice({
+      name: `${name}-endpoints`,
+      namespace: this.cluster.namespace,
+    });
+    const endpoints = (slice.endpoints ?? []).map((e) => ({ ...e, conditions: { ...e.conditions, ready } }));
+    await this.cluster.discovery.patchNamespacedEndpointSlice(
+      { name: `${name}-endpoints`, namespace: this.cluster.namespace, body: { endpoints } },
       mergePatch,
     );
   }
