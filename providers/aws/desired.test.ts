@@ -218,6 +218,15 @@ describe("names, tags, scheme, security group", () => {
     );
   });
 
+  test("truncated namespace and name parts never leave a double hyphen", () => {
+    const lb = desired(intent({ service: { namespace: "restart-abc", name: "-web", uid: "u" } }));
+    expect(desired(intent({ service: { namespace: "---", name: "a", uid: "u" } })).name).toMatch(/^k8s-x-a-/);
+    for (const name of [lb.name, lb.targetGroups[0]!.name, lb.securityGroup.name]) {
+      expect(name).not.toContain("--");
+      expect(name).toMatch(/^k8s-restart-web-[0-9a-f]{10}$/);
+    }
+  });
+
   test("every resource carries the ownership tags and the user's additional tags", () => {
     const lb = desired(intent(), {
       "service.beta.kubernetes.io/aws-load-balancer-additional-resource-tags": "team=web,cost=42",

@@ -1,6 +1,7 @@
 import { startController, type Controller } from "../../controller/app.ts";
 import type { ControllerConfig } from "../../controller/config.ts";
 import { silentLogger, createLogger } from "../../controller/log.ts";
+import type { LoadBalancerProvider } from "../../providers/provider.ts";
 import type { TestCluster } from "./kube.ts";
 
 export const AWS_CLASS = "portico.io/aws-nlb";
@@ -13,6 +14,7 @@ export const AWS_CLASS = "portico.io/aws-nlb";
 export async function startPortico(
   cluster: TestCluster,
   overrides: Partial<ControllerConfig> = {},
+  opts: { provider?: LoadBalancerProvider } = {},
 ): Promise<Controller> {
   const config: ControllerConfig = {
     provider: "aws",
@@ -38,7 +40,7 @@ export async function startPortico(
     ...overrides,
   };
   const log = process.env.PORTICO_TEST_LOGS === "1" ? createLogger({ level: "debug" }) : silentLogger();
-  const controller = await startController(config, cluster.kubeConfig, { log });
+  const controller = await startController(config, cluster.kubeConfig, { log, ...opts });
   let stopped = false;
   const stop = controller.stop.bind(controller);
   controller.stop = async () => {

@@ -1,0 +1,106 @@
+// A fault-injecting HTTP proxy in front of an AWS emulator: it forwards every request, except that the ones
+// matching a rule get an AWS-shaped throttling or server error instead, so tests prove that Portico backs off,
+// respects retry hints and converges without a request storm.
+import { createServer, type IncomingMessage, type Server } from "node:http";
+
+export interface FaultRule {
+  /** The API action, e.g. "CreateLoadBalancer" (query protocol) or "GetResources" (JSON protocol). */
+  action: string;
+  kind: "throttle" | "unavailable";
+  /** How many matching requests fail before they are let through. */
+  times: number;
+}
+
+export interface FaultProxy {
+  url: string;
+  /** Requests seen per action, failed ones included. */
+  seen: Map<string, number>;
+  /** Times (ms since start) of each request per action, to check the spacing of retries. */
+  timeline: Map<string, number[]>;
+  addRule(rule: FaultRule): void;
+  close(): Promise<void>;
+}
+
+export async function startFaultProxy(target: string): Promise<FaultProxy> {
+  const rules: FaultRule[] = [];
+  const seen = new Map<string, number>();
+  const timeline = new Map<string, number[]>();
+  const started = performance.now();
+  const server: Server = createServer((req, res) => {
+    void (async () => {
+      const body = await read(req);
+      const action = actionOf(req, body);
+      seen.set(action, (seen.get(action) ?? 0) + 1);
+      timeline.set(action, [...(timeline.get(action) ?? []), performance.now() - started]);
+      const rule = rules.find((r) => r.action === action && r.times > 0);
+      if (rule) {
+        rule.times--;
+        const json = String(req.headers["content-type"]).includes("json");
+        const code = rule.kind === "throttle" ? "Throttling" : "ServiceUnavailable";
+        const status = rule.kind === "throttle" ? 400 : 503;
+        res.writeHead(status, {
+          "content-type": json ? "application/x-amz-json-1.1" : "text/xml",
+          "x-amzn-requestid": "fault",
+        });
+        res.end(
+          json
+            ? JSON.stringify({
+                __type: code === "Throttling" ? "ThrottlingException" : code,
+                message: "Rate exceeded",
+              })
+            : `<ErrorResponse><Error><Type>Sender</Type><Code>${code}</Code><Message>Rate exceeded</Message></Error><RequestId>fault</RequestId></ErrorResponse>`,
+        );
+        return;
+      }
+      const upstream = await fetch(new URL(req.url ?? "/", target), {
+        method: req.method ?? "GET",
+        headers: Object.fromEntries(
+          Object.entries(req.headers)
+            .filter(([k]) => k !== "host" && k !== "content-length")
+            .map(([k, v]) => [k, String(v)]),
+        ),
+        ...(body.length ? { body: new Uint8Array(body) } : {}),
+      });
+      res.writeHead(
+        upstream.status,
+        Object.fromEntries(
+          [...upstream.headers].filter(
+            ([k]) => !["content-encoding", "transfer-encoding", "content-length"].includes(k),
+          ),
+        ),
+      );
+      res.end(Buffer.from(await upstream.arrayBuffer()));
+    })().catch((err: unknown) => {
+      res.writeHead(502);
+      res.end(String(err));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    timeline,
+    addRule: (rule) => rules.push({ ...rule }),
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+function read(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", reject);
+  });
+}
+
+function actionOf(req: IncomingMessage, body: Buffer): string {
+  const target = req.headers["x-amz-target"];
+  if (typeof target === "string") return target.split(".").pop() ?? target;
+  return (
+    new URLSearchParams(body.toString()).get("Action") ??
+    new URL(req.url ?? "/", "http://x").searchParams.get("Action") ??
+    "unknown"
+  );
+}
