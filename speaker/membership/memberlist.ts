@@ -192,7 +192,7 @@ export class Memberlist {
     this.watching.delete(node);
     this.options.onEvent?.({ kind: "declared-dead", node });
     this.mergeAll([{ node, incarnation: fact.incarnation, status: "dead" }]);
-    this.broadcast([{ node, incarnation: fact.incarnation, status: "dead" }]);
+    void this.broadcast([{ node, incarnation: fact.incarnation, status: "dead" }]);
   }
 
   private receive(datagram: Buffer): void {
@@ -263,7 +263,7 @@ export class Memberlist {
       const result = this.view.merge(fact);
       if (result === "refute" && !this.leaving) {
         this.options.onEvent?.({ kind: "refuted", incarnation: this.view.incarnation });
-        this.broadcast([this.view.selfFact()]);
+        void this.broadcast([this.view.selfFact()]);
       }
       if (result === "changed") outcome = "changed";
     }
