@@ -65,6 +65,7 @@ export class TakeoverAnnouncements {
       const last = Math.max(0, ...this.options.burstOffsetsMs);
       timers.push(
         setTimeout(() => {
+          this.announce(address, this.targets());
           const interval = setInterval(() => this.announce(address, this.targets()), this.options.periodicMs);
           this.timers.get(address)?.push(interval);
         }, last + this.options.periodicMs),
