@@ -1,3 +1,4 @@
+import type { KubeConfig } from "@kubernetes/client-node";
 import { startController, type Controller } from "../../controller/app.ts";
 import type { ControllerConfig } from "../../controller/config.ts";
 import { silentLogger, createLogger } from "../../controller/log.ts";
@@ -9,12 +10,13 @@ export const AWS_CLASS = "portico.io/aws-nlb";
 /**
  * Starts Portico's controller in this test process, confined to the test's namespace and Nodes and tagging
  * what it makes with the namespace as cluster name. It is stopped when the test ends; `stop()` earlier
- * simulates a controller going away. Set PORTICO_TEST_LOGS=1 to see its logs.
+ * simulates a controller going away. Set PORTICO_TEST_LOGS=1 to see its logs. `kubeConfig` runs it under
+ * another identity than the admin one (e.g. a ServiceAccount token, to prove its RBAC is enough).
  */
 export async function startPortico(
   cluster: TestCluster,
   overrides: Partial<ControllerConfig> = {},
-  opts: { provider?: LoadBalancerProvider } = {},
+  opts: { provider?: LoadBalancerProvider; kubeConfig?: KubeConfig } = {},
 ): Promise<Controller> {
   const config: ControllerConfig = {
     provider: "aws",
@@ -40,7 +42,8 @@ export async function startPortico(
     ...overrides,
   };
   const log = process.env.PORTICO_TEST_LOGS === "1" ? createLogger({ level: "debug" }) : silentLogger();
-  const controller = await startController(config, cluster.kubeConfig, { log, ...opts });
+  const { kubeConfig = cluster.kubeConfig, ...controllerOpts } = opts;
+  const controller = await startController(config, kubeConfig, { log, ...controllerOpts });
   let stopped = false;
   const stop = controller.stop.bind(controller);
   controller.stop = async () => {
