@@ -123,6 +123,13 @@ export class TestAzure {
     return ((await this.admin("GET", "requests")) as { counts: Record<string, number> }).counts;
   }
 
+  /** The requests themselves, in the order served. */
+  async requests(): Promise<
+    { method: string; path: string; operation: string; status: number; code?: string }[]
+  > {
+    return ((await this.admin("GET", "requests")) as { log: [] }).log;
+  }
+
   async clearRequests(): Promise<void> {
     await this.admin("DELETE", "requests");
   }

@@ -44,11 +44,15 @@ export function lbService(
   return { type: "LoadBalancer", loadBalancerClass: AZURE_CLASS, selector: { app: "web" }, ports, ...spec };
 }
 
-export async function waitForIP(cluster: TestCluster, name: string): Promise<string> {
-  return waitFor(`Service ${name} to get a load balancer IP`, async () => {
-    const svc = await cluster.getService(name);
-    return svc.status?.loadBalancer?.ingress?.[0]?.ip;
-  });
+export async function waitForIP(cluster: TestCluster, name: string, timeoutMs = 20_000): Promise<string> {
+  return waitFor(
+    `Service ${name} to get a load balancer IP`,
+    async () => {
+      const svc = await cluster.getService(name);
+      return svc.status?.loadBalancer?.ingress?.[0]?.ip;
+    },
+    { timeoutMs },
+  );
 }
 
 /** A pod address in the pods subnet (Azure CNI). */

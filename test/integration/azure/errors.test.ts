@@ -1,0 +1,180 @@
+// Bad input: a clear Warning Event and condition naming the field and the fix, nothing half-made in ARM, and
+// every other Service unaffected.
+import { expect, test, waitFor } from "../../harness/index.ts";
+import { startPortico } from "../../harness/controller.ts";
+import {
+  azureWorld,
+  lbService,
+  patchService,
+  podIP,
+  readyCondition,
+  serviceEvents,
+  waitForIP,
+} from "./fixtures.ts";
+import { inventory } from "./inventory.ts";
+
+const TARGET_TYPE = "portico.io/target-type";
+const A = "service.beta.kubernetes.io/";
+const empty = { loadBalancers: [], publicIps: [], securityRules: [] };
+
+async function waitForFailure(cluster: Parameters<typeof readyCondition>[0], name: string) {
+  return waitFor(`Service ${name} to be reported as failing`, async () => {
+    const c = await readyCondition(cluster, name);
+    return c?.status === "False" ? c : undefined;
+  });
+}
+
+test("without node ports a Service gets pod targets; asking for instance targets then is refused and nothing is made", async ({
+  cluster,
+  azure,
+}) => {
+  const world = await azureWorld(cluster, azure, 1);
+  await startPortico(cluster, azure.portico());
+  await cluster.createEndpointSlice(
+    "pods",
+    [{ ip: podIP(1), nodeName: world.nodes[0] }],
+    [{ name: "http", port: 8080 }],
+  );
+  await cluster.createService("pods", lbService(undefined, { allocateLoadBalancerNodePorts: false }));
+  await cluster.createService("nodes", lbService(undefined, { allocateLoadBalancerNodePorts: false }), {
+    [TARGET_TYPE]: "instance",
+  });
+  const condition = await waitForFailure(cluster, "nodes");
+  expect(condition).toMatchObject({ reason: "NodePortsDisabled" });
+  expect(condition.message).toContain("spec.allocateLoadBalancerNodePorts");
+  expect(condition.message).toContain(`${TARGET_TYPE}: ip`);
+  expect(await serviceEvents(cluster, "nodes")).toContainEqual({
+    type: "Warning",
+    reason: "NodePortsDisabled",
+    message: condition.message,
+  });
+  await waitForIP(cluster, "pods");
+  const inv = await inventory(azure);
+  expect(inv.loadBalancers).toHaveLength(1);
+  expect(inv.loadBalancers[0]!.frontends).toHaveLength(1);
+  expect(inv.loadBalancers[0]!.pools).toEqual([
+    { name: inv.loadBalancers[0]!.frontends[0]!.name, addresses: [podIP(1)] },
+  ]);
+  expect(inv.loadBalancers[0]!.rules[0]).toMatchObject({ backendPort: 8080 });
+  expect(inv.publicIps).toHaveLength(1);
+
+  await patchService(cluster, "nodes", { metadata: { annotations: { [TARGET_TYPE]: "ip" } } });
+  await waitForIP(cluster, "nodes");
+  expect(await readyCondition(cluster, "nodes")).toMatchObject({ status: "True", reason: "Provisioned" });
+});
+
+test.for([
+  ["an unknown target type", { [TARGET_TYPE]: "pod" }, "InvalidAnnotation", TARGET_TYPE],
+  [
+    "internal that is not a boolean",
+    { [`${A}azure-load-balancer-internal`]: "yes" },
+    "InvalidAnnotation",
+    "internal",
+  ],
+  [
+    "an idle timeout out of range",
+    { [`${A}azure-load-balancer-tcp-idle-timeout`]: "2" },
+    "InvalidAnnotation",
+    "idle-timeout",
+  ],
+  [
+    "a probe protocol ARM has not",
+    { [`${A}azure-load-balancer-health-probe-protocol`]: "udp" },
+    "InvalidAnnotation",
+    "health-probe-protocol",
+  ],
+  [
+    "probes that take longer than 120 seconds to fail",
+    {
+      [`${A}azure-load-balancer-health-probe-interval`]: "60",
+      [`${A}azure-load-balancer-health-probe-num-of-probe`]: "3",
+    },
+    "InvalidAnnotation",
+    "120 seconds",
+  ],
+  [
+    "a public IP prefix",
+    { [`${A}azure-pip-prefix-id`]: "/subscriptions/x/prefix" },
+    "InvalidAnnotation",
+    "azure-pip-prefix-id",
+  ],
+  [
+    "a public IP name on an internal Service",
+    { [`${A}azure-load-balancer-internal`]: "true", [`${A}azure-pip-name`]: "x" },
+    "InvalidAnnotation",
+    "azure-pip-name",
+  ],
+  [
+    "an address no public IP has",
+    { [`${A}azure-load-balancer-ipv4`]: "20.1.2.3" },
+    "PublicIPNotFound",
+    "azure-load-balancer-ipv4",
+  ],
+  [
+    "a subnet the virtual network does not have",
+    { [`${A}azure-load-balancer-internal`]: "true", [`${A}azure-load-balancer-internal-subnet`]: "nope" },
+    "SubnetNotFound",
+    "internal-subnet",
+  ],
+  [
+    "a private address outside the subnet",
+    { [`${A}azure-load-balancer-internal`]: "true", [`${A}azure-load-balancer-ipv4`]: "10.0.9.9" },
+    "AddressNotInSubnet",
+    "azure-load-balancer-ipv4",
+  ],
+  [
+    "floating IP to pods",
+    { [TARGET_TYPE]: "ip", "portico.io/floating-ip": "true" },
+    "FloatingIPNeedsNodes",
+    "floating-ip",
+  ],
+  [
+    "a service tag that is not one",
+    { [`${A}azure-allowed-service-tags`]: "not a tag" },
+    "InvalidAnnotation",
+    "allowed-service-tags",
+  ],
+  [
+    "a per-port setting that does not exist",
+    { [`${A}port_80_health-probe_colour`]: "red" },
+    "InvalidAnnotation",
+    "port_80_health-probe_colour",
+  ],
+] as const)(
+  "%s is reported on the Service, naming the field, and nothing is made",
+  async ([, annotations, reason, field], { cluster, azure }) => {
+    await azureWorld(cluster, azure, 1);
+    await startPortico(cluster, azure.portico());
+    await cluster.createService("bad", lbService(), annotations);
+    const condition = await waitForFailure(cluster, "bad");
+    expect(condition.reason).toBe(reason);
+    expect(condition.message).toContain(field);
+    expect(
+      (await serviceEvents(cluster, "bad")).some((e) => e.type === "Warning" && e.reason === reason),
+    ).toBe(true);
+    expect(await inventory(azure)).toEqual(empty);
+  },
+);
+
+test("SCTP, and source ranges without a security group to enforce them, are refused before any write", async ({
+  cluster,
+  azure,
+}) => {
+  await azureWorld(cluster, azure, 1);
+  await startPortico(cluster, azure.portico({}, { securityGroupName: undefined }));
+  await cluster.createService("sctp", lbService([{ name: "s", port: 9000, protocol: "SCTP" }]));
+  await cluster.createService(
+    "ranges",
+    lbService(undefined, { loadBalancerSourceRanges: ["203.0.113.0/24"] }),
+  );
+  const sctp = await waitForFailure(cluster, "sctp");
+  expect(sctp.reason).toBe("UnsupportedProtocol");
+  expect(sctp.message).toContain("spec.ports[0].protocol");
+  const ranges = await waitForFailure(cluster, "ranges");
+  expect(ranges.reason).toBe("SourceRangesUnsupported");
+  expect(ranges.message).toContain("securityGroupName");
+  const writes = Object.entries(await azure.requestCounts()).filter(
+    ([op]) => !op.startsWith("GET") && !op.endsWith("token"),
+  );
+  expect(writes).toEqual([]);
+});
