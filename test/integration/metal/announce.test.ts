@@ -36,6 +36,9 @@ test("every address is answered exactly once, by the elected node, and TCP reach
   const arp = await arping(metal.lan.client, V4, 3);
   expect(arp.macs).toEqual([elected4.mac, elected4.mac, elected4.mac]);
   expect(arp.sent).toBe(3);
+  console.log(
+    `ARP reply round trip through the speaker: ${arp.rttMs.map((ms) => ms.toFixed(2)).join(", ")} ms`,
+  );
   const nd = await ndisc(metal.lan.client, V6);
   expect(nd.macs).toEqual([elected6.mac]);
 

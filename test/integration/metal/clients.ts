@@ -2,6 +2,7 @@
 // address, a TCP responder standing in for kube-proxy and pods on a node, a TCP prober standing in for the
 // clients, and the failover measurement built on them (reusable by benchmarks).
 import { execFile } from "node:child_process";
+import { writeFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { IP, sh, type LanHost, type LanProcess, type TestLan } from "../../harness/netns.ts";
 
@@ -21,6 +22,8 @@ export interface NeighbourAnswers {
   readonly sent: number;
   /** The link-layer address of every answer, in arrival order (one per answer, duplicates included). */
   readonly macs: readonly string[];
+  /** Round-trip time of each answer (arping only). */
+  readonly rttMs: readonly number[];
 }
 
 /** `arping -c count` from `from`: every ARP reply for `address`, to see who answers and how often. */
@@ -44,9 +47,11 @@ export async function arping(from: LanHost, address: string, count = 3): Promise
     ],
     15_000,
   );
-  const macs = [...text.matchAll(/bytes from ([0-9a-f:]{17}) \(/g)].map((m) => m[1]!);
+  const replies = [...text.matchAll(/bytes from ([0-9a-f:]{17}) \(.*time=([\d.]+) (msec|usec)/g)];
+  const macs = replies.map((m) => m[1]!);
+  const rttMs = replies.map((m) => Number(m[2]) / (m[3] === "usec" ? 1000 : 1));
   const sent = Number(/(\d+) packets transmitted/.exec(text)?.[1] ?? count);
-  return { sent, macs };
+  return { sent, macs, rttMs };
 }
 
 /** `ndisc6 -m`: every Neighbor Advertisement answering one solicitation for `address`. */
@@ -59,7 +64,7 @@ export async function ndisc(from: LanHost, address: string): Promise<NeighbourAn
   const macs = [...text.matchAll(/Target link-layer address: ([0-9A-Fa-f:]{17})/g)].map((m) =>
     m[1]!.toLowerCase(),
   );
-  return { sent: 1, macs };
+  return { sent: 1, macs, rttMs: [] };
 }
 
 /** The host's neighbour-table entry for `address`, as the kernel resolved it, or undefined. */
@@ -204,4 +209,71 @@ export async function measureFailover(
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * Sends raw Ethernet frames from `host` through the speaker's own packet-socket addon, `repeat` times over,
+ * as fast as the kernel takes them: floods and hostile frames no ordinary tool would send. Resolves with
+ * how many frames went out.
+ */
+export async function sendRawFrames(
+  lan: TestLan,
+  host: LanHost,
+  addonPath: string,
+  frames: Buffer[],
+  repeat: number,
+): Promise<number> {
+  const file = `${lan.logDir}/frames-${Date.now()}.json`;
+  await writeFile(file, JSON.stringify(frames.map((f) => f.toString("hex"))));
+  let sent = -1;
+  const proc = lan.start(
+    host,
+    `flood-${host.namespace}`,
+    process.execPath,
+    ["-e", FLOODER, addonPath, host.iface, file, String(repeat)],
+    {
+      onLine: (line) => (sent = Number(line)),
+    },
+  );
+  await proc.exited;
+  if (sent < 0) throw new Error(`flooding from ${host.namespace} failed: ${proc.tail()}`);
+  return sent;
+}
+
+const FLOODER = `
+const [addonPath, iface, file, repeat] = process.argv.slice(1);
+const addon = require(addonPath);
+const frames = JSON.parse(require("node:fs").readFileSync(file, "utf8")).map((h) => Buffer.from(h, "hex"));
+const handle = addon.open(iface, () => {});
+let sent = 0, round = 0, i = 0;
+function burst() {
+  for (let n = 0; n < 256 && round < Number(repeat); n++) {
+    if (addon.send(handle, frames[i]) !== 0) break;
+    sent++;
+    if (++i === frames.length) { i = 0; round++; }
+  }
+  if (round < Number(repeat)) setImmediate(burst);
+  else { console.log(sent); addon.close(handle); }
+}
+burst();`;
+
+/** The speaker's Prometheus metrics, fetched inside its namespace (it listens on that namespace's loopback). */
+export async function speakerMetrics(host: LanHost, port = 7472): Promise<Map<string, number>> {
+  const script = `fetch("http://127.0.0.1:${port}/metrics").then((r) => r.text()).then((t) => process.stdout.write(t))`;
+  const text = await sh(IP, ["netns", "exec", host.namespace, process.execPath, "-e", script]);
+  const metrics = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    const match = /^([a-z_]+(?:\{[^}]*\})?) ([0-9.e+-]+)$/.exec(line);
+    if (match) metrics.set(match[1]!, Number(match[2]));
+  }
+  return metrics;
+}
+
+/** Sum of a metric over all label sets matching `labels` (e.g. `protocol="arp"`). */
+export function metricSum(metrics: Map<string, number>, name: string, ...labels: string[]): number {
+  let sum = 0;
+  for (const [key, value] of metrics) {
+    if (key === name || (key.startsWith(`${name}{`) && labels.every((l) => key.includes(l)))) sum += value;
+  }
+  return sum;
 }
