@@ -9,6 +9,8 @@ import { LeaderElector } from "./leader.ts";
 import type { Logger } from "./log.ts";
 import { Manager } from "./manager.ts";
 import { ControllerMetrics } from "./metrics.ts";
+import { MetalProvider } from "../providers/metal/provider.ts";
+import { PoolStatusWriter } from "./poolStatus.ts";
 import { createProvider } from "./providers.ts";
 import { ServiceReconciler } from "./reconciler.ts";
 
@@ -31,11 +33,12 @@ export async function startController(
   const { log } = opts;
   const metrics = opts.metrics ?? new ControllerMetrics();
   const core = kc.makeApiClient(CoreV1Api);
-  const provider = opts.provider ?? createProvider(config, metrics);
   const cache = new ClusterCache(kc, log, {
     ...(config.namespace ? { namespace: config.namespace } : {}),
     ...(config.nodeSelector ? { nodeLabelSelector: config.nodeSelector } : {}),
+    pools: config.provider === "metal",
   });
+  const provider = opts.provider ?? createProvider(config, metrics, cache);
   const classes = {
     loadBalancerClass: config.loadBalancerClass,
     defaultForUnclassed: config.defaultForUnclassed,
@@ -49,7 +52,12 @@ export async function startController(
     log,
     onOutcome: (outcome) => metrics.reconciles.inc({ outcome }),
   });
+  const poolStatus =
+    provider instanceof MetalProvider
+      ? new PoolStatusWriter(kc, cache, () => provider.poolState(), log)
+      : undefined;
   const manager = new Manager({
+    ...(poolStatus ? { afterReconcile: () => poolStatus.schedule() } : {}),
     cache,
     reconciler,
     provider,
@@ -112,6 +120,7 @@ export async function startController(
       if (elector) await elector.stop();
       else stopped.abort();
       await running;
+      poolStatus?.stop();
       await cache.stop();
     },
   };

@@ -3,18 +3,26 @@
 // and reports objects that vanished meanwhile as deletions, so no delete is missed across apiserver restarts.
 import {
   CoreV1Api,
+  CustomObjectsApi,
   DiscoveryV1Api,
   ListWatch,
   Watch,
   type KubeConfig,
   type KubernetesObject,
   type V1EndpointSlice,
+  type V1Namespace,
   type V1Node,
   type V1Service,
 } from "@kubernetes/client-node";
 import type { Logger } from "./log.ts";
 
-export type Kind = "service" | "node" | "endpointslice";
+export type Kind = "service" | "node" | "endpointslice" | "ipaddresspool" | "namespace";
+
+/** An IPAddressPool as the cache holds it. */
+export interface IPAddressPoolObject extends KubernetesObject {
+  spec?: unknown;
+  status?: Record<string, unknown>;
+}
 export type ChangeHandler = (kind: Kind, verb: "add" | "update" | "delete", obj: KubernetesObject) => void;
 
 const MAX_RESTART_DELAY_MS = 30_000;
@@ -24,12 +32,16 @@ export interface CacheOptions {
   namespace?: string;
   /** Watch only Nodes with these labels (server-side filtering keeps the cache small). */
   nodeLabelSelector?: string;
+  /** Also watch IPAddressPools and Namespaces (their labels select pools): bare metal only. */
+  pools?: boolean;
 }
 
 export class ClusterCache {
   readonly services: ListWatch<V1Service>;
   readonly nodes: ListWatch<V1Node>;
   readonly endpointSlices: ListWatch<V1EndpointSlice>;
+  readonly pools: ListWatch<IPAddressPoolObject> | undefined;
+  readonly namespaces: ListWatch<V1Namespace> | undefined;
   private readonly log: Logger;
   private readonly handlers: ChangeHandler[] = [];
   private stopped = false;
@@ -68,6 +80,41 @@ export class ClusterCache {
     this.wire("service", this.services);
     this.wire("node", this.nodes);
     this.wire("endpointslice", this.endpointSlices);
+    if (opts.pools) {
+      const custom = kc.makeApiClient(CustomObjectsApi);
+      this.pools = new ListWatch<IPAddressPoolObject>(
+        "/apis/portico.io/v1alpha1/ipaddresspools",
+        watch,
+        () =>
+          custom.listClusterCustomObject({
+            group: "portico.io",
+            version: "v1alpha1",
+            plural: "ipaddresspools",
+          }) as Promise<{
+            items: IPAddressPoolObject[];
+            metadata?: { resourceVersion?: string };
+          }>,
+        false,
+      );
+      this.namespaces = new ListWatch<V1Namespace>(
+        "/api/v1/namespaces",
+        watch,
+        () => core.listNamespace(),
+        false,
+      );
+      this.wire("ipaddresspool", this.pools);
+      this.wire("namespace", this.namespaces);
+    }
+  }
+
+  namespaceLabels(namespace: string): Record<string, string> {
+    return this.namespaces?.get(namespace)?.metadata?.labels ?? {};
+  }
+
+  private all(): ListWatch<KubernetesObject>[] {
+    return [this.services, this.nodes, this.endpointSlices, this.pools, this.namespaces].filter(
+      (lw) => lw !== undefined,
+    );
   }
 
   onChange(handler: ChangeHandler): void {
@@ -77,7 +124,7 @@ export class ClusterCache {
   /** Lists everything and starts watching; resolves once the cache holds the full initial state. */
   async start(): Promise<void> {
     this.stopped = false;
-    const all = [this.services, this.nodes, this.endpointSlices] as ListWatch<KubernetesObject>[];
+    const all = this.all();
     await Promise.all(all.map((lw) => lw.start()));
     // A failed first list still resolves start(); the cache is complete only once each has listed.
     while (!this.stopped && all.some((lw) => !lw.latestResourceVersion()))
@@ -86,7 +133,7 @@ export class ClusterCache {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await Promise.all([this.services.stop(), this.nodes.stop(), this.endpointSlices.stop()]);
+    await Promise.all(this.all().map((lw) => lw.stop()));
   }
 
   service(key: string): V1Service | undefined {

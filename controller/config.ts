@@ -4,9 +4,10 @@ import { parseArgs } from "node:util";
 import { AWS_LOAD_BALANCER_CLASS } from "../providers/aws/provider.ts";
 import { AzureConfigError, parseAzureConfig, type AzureConfig } from "../providers/azure/config.ts";
 import { AZURE_LOAD_BALANCER_CLASS } from "../providers/azure/provider.ts";
+import { METAL_LOAD_BALANCER_CLASS } from "../providers/metal/provider.ts";
 
 export interface ControllerConfig {
-  provider: "aws" | "azure";
+  provider: "aws" | "azure" | "metal";
   clusterName: string;
   loadBalancerClass: string;
   defaultForUnclassed: boolean;
@@ -32,9 +33,9 @@ export interface ControllerConfig {
 
 const USAGE = `portico-controller: reconciles LoadBalancer Services into cloud load balancers
 
-  --provider aws|azure              the cloud (env PORTICO_PROVIDER)
+  --provider aws|azure|metal        the cloud, or metal for IP pools (env PORTICO_PROVIDER)
   --cluster-name NAME               names this cluster in ownership tags (env PORTICO_CLUSTER_NAME, required)
-  --load-balancer-class CLASS       the class served (default portico.io/aws-nlb or portico.io/azure-lb)
+  --load-balancer-class CLASS       the class served (default portico.io/aws-nlb, azure-lb or metal)
   --default-load-balancer           also serve LoadBalancer Services without a class
   --namespace NS                    serve one namespace only (default: all)
   --node-selector SELECTOR          only nodes matching this label selector are targets
@@ -85,8 +86,8 @@ export function parseConfig(
   });
   if (values.help) throw new UsageError(USAGE);
   const provider = values.provider ?? env.PORTICO_PROVIDER ?? "aws";
-  if (provider !== "aws" && provider !== "azure")
-    throw new UsageError(`--provider ${provider} is not available; use aws or azure`);
+  if (provider !== "aws" && provider !== "azure" && provider !== "metal")
+    throw new UsageError(`--provider ${provider} is not available; use aws, azure or metal`);
   const azure =
     provider === "azure" ? azureConfig(values["azure-config"] ?? env.PORTICO_AZURE_CONFIG, env) : undefined;
   const clusterName = values["cluster-name"] ?? env.PORTICO_CLUSTER_NAME;
@@ -108,7 +109,9 @@ export function parseConfig(
   const leaseDurationMs = seconds("--lease-duration", values["lease-duration"], 15);
   const loadBalancerClass =
     values["load-balancer-class"] ??
-    (provider === "azure" ? AZURE_LOAD_BALANCER_CLASS : AWS_LOAD_BALANCER_CLASS);
+    { aws: AWS_LOAD_BALANCER_CLASS, azure: AZURE_LOAD_BALANCER_CLASS, metal: METAL_LOAD_BALANCER_CLASS }[
+      provider
+    ];
   return {
     provider,
     clusterName,

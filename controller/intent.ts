@@ -22,6 +22,8 @@ export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 export interface IntentConfig {
   /** The controller-wide target-node selector, if any. */
   nodeSelector?: LabelMatcher;
+  /** Labels of the Service's namespace (known when the controller watches namespaces). */
+  namespaceLabels?: Record<string, string>;
 }
 
 /**
@@ -62,6 +64,11 @@ export function buildIntent(
     ipFamilies: (spec.ipFamilies ?? ["IPv4"]).filter(
       (f): f is "IPv4" | "IPv6" => f === "IPv4" || f === "IPv6",
     ),
+    ipFamilyPolicy:
+      (spec.ipFamilyPolicy as LoadBalancerIntent["ipFamilyPolicy"] | undefined) ?? "SingleStack",
+    ...(spec.loadBalancerIP ? { loadBalancerIP: spec.loadBalancerIP } : {}),
+    serviceLabels: meta.labels ?? {},
+    namespaceLabels: config.namespaceLabels ?? {},
   };
 }
 

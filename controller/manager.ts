@@ -23,6 +23,8 @@ export interface ManagerOptions {
   orphanCollectionPeriodMs: number;
   namespace?: string;
   queue?: WorkQueue;
+  /** Called after every reconcile (e.g. to refresh IP pool status). */
+  afterReconcile?: () => void;
 }
 
 export class Manager {
@@ -30,12 +32,14 @@ export class Manager {
   private readonly o: ManagerOptions;
   private readonly nodeFingerprints = new Map<string, string>();
   private readonly serviceFingerprints = new Map<string, string>();
+  private readonly sharedCapacity: boolean;
   private workers: Workers | undefined;
   private timers: NodeJS.Timeout[] = [];
 
   constructor(opts: ManagerOptions) {
     this.o = opts;
     this.queue = opts.queue ?? new WorkQueue();
+    this.sharedCapacity = opts.provider.capacityIsShared === true;
     opts.cache.onChange((kind, verb, obj) => this.onChange(kind, verb, obj));
   }
 
@@ -44,7 +48,13 @@ export class Manager {
     const { log } = this.o;
     this.workers = startWorkers(this.queue, {
       workers: this.o.workers,
-      handle: (key) => this.o.reconciler.reconcile(key),
+      handle: async (key) => {
+        const outcome = await this.o.reconciler.reconcile(key);
+        // A released address may be what another Service is waiting for.
+        if (outcome.released && this.sharedCapacity) this.enqueueAll();
+        this.o.afterReconcile?.();
+        return outcome;
+      },
       onError: (key, err) =>
         log.warn(
           { service: key, err: (err as Error).message ?? String(err) },
@@ -92,6 +102,9 @@ export class Manager {
       if (verb === "delete") this.serviceFingerprints.delete(key);
       else this.serviceFingerprints.set(key, fingerprint);
       this.queue.add(key);
+    } else if (kind === "ipaddresspool" || kind === "namespace") {
+      // Pools and namespace labels decide who may have which address: everyone is looked at again.
+      this.enqueueAll();
     } else if (kind === "endpointslice") {
       const service = (obj as V1EndpointSlice).metadata?.labels?.[SERVICE_NAME_LABEL];
       if (service) this.queue.add(`${obj.metadata?.namespace}/${service}`);

@@ -2,13 +2,20 @@
 // LoadBalancerProvider interface.
 import { AwsProvider } from "../providers/aws/provider.ts";
 import { AzureProvider } from "../providers/azure/provider.ts";
+import { MetalProvider } from "../providers/metal/provider.ts";
 import type { LoadBalancerProvider } from "../providers/provider.ts";
+import type { ClusterCache } from "./cache.ts";
+import { metalInventory } from "./metalInventory.ts";
 import type { ControllerConfig } from "./config.ts";
 import type { ControllerMetrics } from "./metrics.ts";
 
 const THROTTLE_CODES = /Throttl|RequestLimitExceeded|TooManyRequests|^429$/;
 
-export function createProvider(config: ControllerConfig, metrics: ControllerMetrics): LoadBalancerProvider {
+export function createProvider(
+  config: ControllerConfig,
+  metrics: ControllerMetrics,
+  cache: ClusterCache,
+): LoadBalancerProvider {
   switch (config.provider) {
     case "aws": {
       const aws = new AwsProvider({
@@ -31,5 +38,12 @@ export function createProvider(config: ControllerConfig, metrics: ControllerMetr
       });
       return azure;
     }
+    case "metal":
+      return new MetalProvider(
+        metalInventory(cache, {
+          loadBalancerClass: config.loadBalancerClass,
+          defaultForUnclassed: config.defaultForUnclassed,
+        }),
+      );
   }
 }

@@ -24,6 +24,8 @@ export const PERMANENT_ERROR_RETRY_MS = 5 * 60_000;
 
 export interface ReconcileOutcome {
   requeueAfterMs?: number;
+  /** The Service gave up its load balancer (capacity may have been freed for others). */
+  released?: boolean;
 }
 
 export interface ReconcilerDeps {
@@ -60,7 +62,10 @@ export class ServiceReconciler {
     try {
       const nodes = this.d.cache.nodes.list();
       const slices = this.d.cache.slicesFor(svc.metadata!.namespace!, svc.metadata!.name!);
-      const intent = buildIntent(svc, nodes, slices, this.d.classes.loadBalancerClass, this.d.intent);
+      const intent = buildIntent(svc, nodes, slices, this.d.classes.loadBalancerClass, {
+        ...this.d.intent,
+        namespaceLabels: this.d.cache.namespaceLabels(svc.metadata!.namespace!),
+      });
       if (firstTime)
         await this.d.events.record(
           svc,
@@ -162,7 +167,7 @@ export class ServiceReconciler {
     log.info("load balancer deleted");
     this.d.onOutcome?.("deleted");
     await this.d.events.record(svc, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
-    return {};
+    return { released: true };
   }
 
   /** Finalizer and marker first, in one write guarded by resourceVersion, before anything is made in the cloud. */

@@ -10,7 +10,7 @@ export class ConfigurationError extends Error {
   readonly field: string;
   readonly fix: string;
   constructor(reason: string, field: string, problem: string, fix: string) {
-    super(`${field}: ${problem}; ${fix}`);
+    super(fix ? `${field}: ${problem}; ${fix}` : `${field}: ${problem}`);
     this.reason = reason;
     this.field = field;
     this.fix = fix;

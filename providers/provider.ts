@@ -59,6 +59,12 @@ export interface LoadBalancerIntent {
   /** Validated CIDRs allowed to reach the load balancer (empty: everyone). */
   sourceRanges: string[];
   ipFamilies: ("IPv4" | "IPv6")[];
+  ipFamilyPolicy: "SingleStack" | "PreferDualStack" | "RequireDualStack";
+  /** `spec.loadBalancerIP` (deprecated by Kubernetes, still honoured where a provider can). */
+  loadBalancerIP?: string;
+  /** The Service's labels and its namespace's, for providers that select by them (IP pools). */
+  serviceLabels: Record<string, string>;
+  namespaceLabels: Record<string, string>;
 }
 
 export interface IngressPoint {
@@ -85,6 +91,8 @@ export interface PlanDescription {
 export interface LoadBalancerProvider {
   /** e.g. "aws", "azure", "metal". */
   readonly name: string;
+  /** Services compete for one pool of capacity (IP addresses): when one lets go, the others may proceed. */
+  readonly capacityIsShared?: boolean;
   /** Make the cloud match the intent; idempotent, safe to repeat after a crash at any point. */
   ensure(intent: LoadBalancerIntent): Promise<EnsureResult>;
   /** What `ensure` would do now, computed by the same pure planning code, without changing anything. */

@@ -17,6 +17,9 @@ export function intent(over: Partial<LoadBalancerIntent> = {}): LoadBalancerInte
     drainingEndpoints: [],
     sourceRanges: [],
     ipFamilies: ["IPv4"],
+    ipFamilyPolicy: "SingleStack",
+    serviceLabels: {},
+    namespaceLabels: {},
     ...over,
   };
 }

@@ -6,6 +6,8 @@ import { ManagedProcess } from "./processes.ts";
 import { freePort } from "./ports.ts";
 
 export const SERVICE_CIDR = "10.96.0.0/16";
+/** Dual-stack, so Services may ask for both families (PreferDualStack, RequireDualStack). */
+export const SERVICE_CIDR_V6 = "fd00:10:96::/112";
 export const NODE_PORT_RANGE = "30000-32767";
 
 export interface ControlPlaneBinaries {
@@ -97,7 +99,7 @@ export class ControlPlane {
       `--service-account-issuer=https://kubernetes.default.svc`,
       `--service-account-key-file=${sa.publicKey}`,
       `--service-account-signing-key-file=${sa.privateKey}`,
-      `--service-cluster-ip-range=${SERVICE_CIDR}`,
+      `--service-cluster-ip-range=${SERVICE_CIDR},${SERVICE_CIDR_V6}`,
       `--service-node-port-range=${NODE_PORT_RANGE}`,
       // A loopback address cannot be published as the `kubernetes` Service's endpoint.
       "--endpoint-reconciler-type=none",

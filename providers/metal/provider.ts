@@ -1,0 +1,140 @@
+// The bare-metal provider: no cloud, just addresses. It hands out addresses from IPAddressPools with the
+// allocator and publishes them in the Service's status; the speakers announce them. The controller is the
+// only allocator, and its state is read back from the Services' status when it starts, never re-guessed.
+import { ConfigurationError } from "../errors.ts";
+import type {
+  EnsureResult,
+  LoadBalancerIntent,
+  LoadBalancerProvider,
+  PlanDescription,
+  ServiceRef,
+} from "../provider.ts";
+import type { AllocationError, Assignment, PoolCounts, ServiceForAllocation } from "./allocationTypes.ts";
+import { Allocator } from "./allocator.ts";
+import { parsePool, type Pool, type PoolProblem } from "./pool.ts";
+import { requestFromService } from "./request.ts";
+
+export const METAL_LOAD_BALANCER_CLASS = "portico.io/metal";
+
+export interface PoolObject {
+  name: string;
+  spec: unknown;
+}
+
+/** What the controller knows that the allocator needs: the pools, and what each Service holds now. */
+export interface MetalInventory {
+  pools(): PoolObject[];
+  /** Addresses in the status of every Service this controller serves, oldest Service first. */
+  assignments(): Assignment[];
+}
+
+export interface PoolState {
+  counts: PoolCounts[];
+  /** Pools that cannot be used as written, with what is wrong. */
+  invalid: { pool: string; problems: PoolProblem[] }[];
+}
+
+export class MetalProvider implements LoadBalancerProvider {
+  readonly name = "metal";
+  /** Releasing an address can let a waiting Service through: the controller looks at all again. */
+  readonly capacityIsShared = true;
+  private readonly inventory: MetalInventory;
+  private allocator: Allocator | undefined;
+  private poolsSeen = "";
+  private invalid: PoolState["invalid"] = [];
+
+  constructor(inventory: MetalInventory) {
+    this.inventory = inventory;
+  }
+
+  ensure(intent: LoadBalancerIntent): Promise<EnsureResult> {
+    const allocator = this.current();
+    const service = forAllocation(intent);
+    // A failed assignment changes nothing: what the Service held (and its status shows) stays its own.
+    const result = allocator.assign(service, request(intent));
+    if (!result.ok) throw allocationError(result.error);
+    const addresses = result.addresses.map((a) => a.address);
+    return Promise.resolve({
+      ingress: addresses.map((ip) => ({ ip, ipMode: "VIP" as const })),
+      changes: result.changed
+        ? [`assigned ${result.addresses.map((a) => `${a.address} from pool ${a.pool}`).join(", ")}`]
+        : [],
+      notices: result.skipped.map((s) => `no ${s.family} address: ${s.error.message}`),
+    });
+  }
+
+  plan(intent: LoadBalancerIntent): Promise<PlanDescription> {
+    // A scratch copy: planning must not hold anything.
+    const scratch = Allocator.fromAssignments(this.pools(), this.current().assignments());
+    const result = scratch.assign(forAllocation(intent), request(intent));
+    return Promise.resolve({
+      operations: !result.ok
+        ? [`cannot assign: ${result.error.message}`]
+        : result.changed
+          ? [`assign ${result.addresses.map((a) => `${a.address} from pool ${a.pool}`).join(", ")}`]
+          : [],
+    });
+  }
+
+  delete(service: ServiceRef): Promise<void> {
+    this.current().release(`${service.namespace}/${service.name}`);
+    return Promise.resolve();
+  }
+
+  /** Addresses live in Service status, not in a cloud: there is nothing to collect. */
+  ownedServices(): Promise<ServiceRef[]> {
+    return Promise.resolve([]);
+  }
+
+  /** Per-pool counts and invalid pools, for the pools' status. */
+  poolState(): PoolState {
+    return { counts: this.current().allPoolCounts(), invalid: this.invalid };
+  }
+
+  private current(): Allocator {
+    const pools = this.pools();
+    const seen = JSON.stringify(this.inventory.pools());
+    if (!this.allocator) this.allocator = Allocator.fromAssignments(pools, this.inventory.assignments());
+    else if (seen !== this.poolsSeen) this.allocator = this.allocator.withPools(pools);
+    this.poolsSeen = seen;
+    return this.allocator;
+  }
+
+  private pools(): Pool[] {
+    const pools: Pool[] = [];
+    this.invalid = [];
+    for (const obj of this.inventory.pools()) {
+      // Announcement settings are the speakers' business, not the allocator's.
+      const { nodeSelectors: _announce, ...spec } = (obj.spec ?? {}) as Record<string, unknown>;
+      const parsed = parsePool(obj.name, spec);
+      if (parsed.ok) pools.push(parsed.pool);
+      else this.invalid.push({ pool: obj.name, problems: parsed.problems });
+    }
+    return pools;
+  }
+}
+
+function forAllocation(intent: LoadBalancerIntent): ServiceForAllocation {
+  return {
+    key: `${intent.service.namespace}/${intent.service.name}`,
+    namespaceLabels: intent.namespaceLabels,
+    labels: intent.serviceLabels,
+    ports: intent.ports.map((p) => ({ protocol: p.protocol, port: p.port })),
+    ipFamilies: intent.ipFamilies,
+    ipFamilyPolicy: intent.ipFamilyPolicy,
+  };
+}
+
+function request(intent: LoadBalancerIntent) {
+  const parsed = requestFromService({
+    ...(intent.loadBalancerIP ? { loadBalancerIP: intent.loadBalancerIP } : {}),
+    annotations: intent.annotations,
+  });
+  if (!parsed.ok) throw allocationError(parsed.error);
+  return parsed.request;
+}
+
+function allocationError(error: AllocationError): ConfigurationError {
+  const field = error.field ?? "spec";
+  return new ConfigurationError(error.reason, field, error.message, "");
+}

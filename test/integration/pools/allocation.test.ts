@@ -1,0 +1,169 @@
+// Bare-metal allocation by the controller: addresses from IPAddressPools into Service status, with the
+// requests, sharing, exhaustion and restarts MetalLB users know.
+import type { V1Service } from "@kubernetes/client-node";
+import { expect, test, waitFor, type TestCluster } from "../../harness/index.ts";
+import { startPortico } from "../../harness/controller.ts";
+import { createPool, installPoolCrd } from "../../harness/pools.ts";
+
+const METAL = "portico.io/metal";
+const metal = (cluster: TestCluster, over: Partial<Parameters<typeof startPortico>[1]> = {}) =>
+  startPortico(cluster, { provider: "metal", loadBalancerClass: METAL, ...over });
+
+function lb(
+  ports: { port: number; protocol?: string }[] = [{ port: 80 }],
+  spec: Partial<NonNullable<V1Service["spec"]>> = {},
+): V1Service["spec"] {
+  return {
+    type: "LoadBalancer",
+    loadBalancerClass: METAL,
+    selector: { app: "x" },
+    ports: ports.map((p, i) => ({ name: `p${i}`, protocol: "TCP", ...p })),
+    ...spec,
+  };
+}
+
+async function ips(cluster: TestCluster, name: string): Promise<string[] | undefined> {
+  const ingress = (await cluster.getService(name)).status?.loadBalancer?.ingress;
+  return ingress?.length ? ingress.map((i) => i.ip!) : undefined;
+}
+
+async function failure(cluster: TestCluster, name: string) {
+  return waitFor(`Service ${name} to report why it has no address`, async () => {
+    const c = (await cluster.getService(name)).status?.conditions?.find(
+      (x) => x.type === "portico.io/LoadBalancerReady",
+    );
+    return c?.status === "False" ? c : undefined;
+  });
+}
+
+test("Services get addresses from the pool in order, with ipMode VIP, and the pool counts them", async ({
+  cluster,
+}) => {
+  await installPoolCrd(cluster);
+  const pool = await createPool(cluster, "lan", { addresses: ["192.0.2.0/30"] });
+  await metal(cluster);
+  await cluster.createService("a", lb());
+  expect(await waitFor("a's address", () => ips(cluster, "a"))).toEqual(["192.0.2.0"]);
+  await cluster.createService("b", lb());
+  expect(await waitFor("b's address", () => ips(cluster, "b"))).toEqual(["192.0.2.1"]);
+  expect((await cluster.getService("a")).status!.loadBalancer!.ingress![0]!.ipMode).toBe("VIP");
+  await waitFor("the pool's status", async () => (await pool.status())?.assignedIPv4 === "2");
+  expect(await pool.status()).toMatchObject({
+    assignedIPv4: "2",
+    availableIPv4: "2",
+    conditions: [{ type: "Valid", status: "True" }],
+  });
+});
+
+test("a requested address is honoured; one outside every pool or already taken is refused, naming the field", async ({
+  cluster,
+}) => {
+  await installPoolCrd(cluster);
+  await createPool(cluster, "lan", { addresses: ["192.0.2.16-192.0.2.20"] });
+  await metal(cluster);
+  await cluster.createService("wants", lb(undefined, { loadBalancerIP: "192.0.2.19" }));
+  expect(await waitFor("the requested address", () => ips(cluster, "wants"))).toEqual(["192.0.2.19"]);
+  await cluster.createService("metallb", lb(), { "metallb.io/loadBalancerIPs": "192.0.2.17" });
+  expect(await waitFor("the annotated address", () => ips(cluster, "metallb"))).toEqual(["192.0.2.17"]);
+
+  await cluster.createService("taken", lb([{ port: 81 }]), { "metallb.io/loadBalancerIPs": "192.0.2.19" });
+  const taken = await failure(cluster, "taken");
+  expect(taken.reason).toBe("AddressInUse");
+  expect(taken.message).toContain("metallb.io/loadBalancerIPs");
+  await cluster.createService("outside", lb(undefined, { loadBalancerIP: "198.51.100.1" }));
+  const outside = await failure(cluster, "outside");
+  expect(outside.reason).toBe("AddressNotInAnyPool");
+  expect(outside.message).toContain("spec.loadBalancerIP");
+  expect(await ips(cluster, "taken")).toBeUndefined();
+});
+
+test("an exhausted pool is reported, and the waiting Service gets the address another one frees", async ({
+  cluster,
+}) => {
+  await installPoolCrd(cluster);
+  await createPool(cluster, "tiny", { addresses: ["192.0.2.32/32"] });
+  await metal(cluster);
+  await cluster.createService("first", lb());
+  await waitFor("first's address", () => ips(cluster, "first"));
+  await cluster.createService("second", lb());
+  expect((await failure(cluster, "second")).reason).toBe("PoolExhausted");
+  const events = await cluster.core.listNamespacedEvent({
+    namespace: cluster.namespace,
+    fieldSelector: "involvedObject.name=second",
+  });
+  expect(events.items.some((e) => e.type === "Warning" && e.reason === "PoolExhausted")).toBe(true);
+  await cluster.core.deleteNamespacedService({ name: "first", namespace: cluster.namespace });
+  expect(await waitFor("second to get the freed address", () => ips(cluster, "second"))).toEqual([
+    "192.0.2.32",
+  ]);
+});
+
+test("Services with the same sharing key share an address when their ports do not clash", async ({
+  cluster,
+}) => {
+  await installPoolCrd(cluster);
+  await createPool(cluster, "lan", { addresses: ["192.0.2.48/29"] });
+  await metal(cluster);
+  const shared = { "metallb.io/allow-shared-ip": "dns" };
+  await cluster.createService("dns-tcp", lb([{ port: 53, protocol: "TCP" }]), shared);
+  const [address] = (await waitFor("dns-tcp's address", () => ips(cluster, "dns-tcp")));
+  await cluster.createService("dns-udp", lb([{ port: 53, protocol: "UDP" }]), shared);
+  expect(await waitFor("dns-udp's address", () => ips(cluster, "dns-udp"))).toEqual([address]);
+  await cluster.createService("clash", lb([{ port: 53, protocol: "UDP" }]), {
+    ...shared,
+    "metallb.io/loadBalancerIPs": address!,
+  });
+  expect((await failure(cluster, "clash")).reason).toBe("PortConflict");
+});
+
+test("after a restart the allocations are read back, never re-guessed, and new ones do not collide", async ({
+  cluster,
+}) => {
+  await installPoolCrd(cluster);
+  await createPool(cluster, "lan", { addresses: ["192.0.2.64/29"] });
+  const first = await metal(cluster);
+  for (const n of ["a", "b", "c"]) await cluster.createService(n, lb());
+  const before = await Promise.all(
+    ["a", "b", "c"].map((n) => waitFor(`${n}'s address`, () => ips(cluster, n))),
+  );
+  await first.stop();
+  await cluster.core
+    .deleteNamespacedService({ name: "a", namespace: cluster.namespace })
+    .catch(() => undefined);
+  // "a" is stuck behind its finalizer until a controller runs again; "d" arrives while none runs.
+  await cluster.createService("d", lb());
+  await metal(cluster);
+  const d = await waitFor("d's address", () => ips(cluster, "d"));
+  expect(await ips(cluster, "b")).toEqual(before[1]);
+  expect(await ips(cluster, "c")).toEqual(before[2]);
+  expect([...before[1]!, ...before[2]!]).not.toContain(d[0]);
+});
+
+test("dual-stack Services get one address per family", async ({ cluster }) => {
+  await installPoolCrd(cluster);
+  await createPool(cluster, "dual", { addresses: ["192.0.2.80/30", "2001:db8:80::/126"] });
+  await metal(cluster);
+  await cluster.createService(
+    "dual",
+    lb(undefined, { ipFamilyPolicy: "RequireDualStack", ipFamilies: ["IPv6", "IPv4"] }),
+  );
+  expect(await waitFor("two addresses", () => ips(cluster, "dual"))).toEqual(["2001:db8:80::", "192.0.2.80"]);
+  await cluster.createService("single", lb());
+  expect(await waitFor("an IPv4 address", () => ips(cluster, "single"))).toEqual(["192.0.2.81"]);
+});
+
+test("a pool the allocator cannot use says why in its status", async ({ cluster }) => {
+  await installPoolCrd(cluster);
+  const pool = await createPool(cluster, "hostbits", { addresses: ["192.0.2.97/28"] });
+  await metal(cluster);
+  await cluster.createService("x", lb());
+  await waitFor("the pool to be marked invalid", async () => {
+    const c = (
+      (await pool.status())?.conditions as { type: string; status: string; message: string }[] | undefined
+    )?.[0];
+    return c?.status === "False" ? c : undefined;
+  });
+  expect((await failure(cluster, "x")).reason).toMatch(
+    /PoolExhausted|FamilyUnavailable|PoolDoesNotAllowService/,
+  );
+});
