@@ -1,0 +1,102 @@
+// Builders for the Azure provider's unit tests: an intent, the cluster's network and configuration, and the
+// desired state and load balancers they lead to, with little ceremony.
+import type { LoadBalancerIntent } from "../provider.ts";
+import { parseAzureSettings } from "./annotations.ts";
+import type { AzureConfig } from "./config.ts";
+import { desiredService } from "./desired.ts";
+import { resourceId } from "./ids.ts";
+import { withService } from "./loadBalancerEdit.ts";
+import type { DesiredService, LoadBalancer, Network, PublicIPAddress } from "./model.ts";
+import { frontendName } from "./names.ts";
+import { choosePublicIp } from "./publicIp.ts";
+
+export const SUB = "00000000-0000-0000-0000-000000000001";
+export const RG = "cluster-rg";
+export const CLUSTER = "prod";
+export const UID = "0a1b2c3d-0000-4000-8000-00000000000a";
+export const FE = frontendName(UID);
+export const OTHER_UID = "0b1b2c3d-0000-4000-8000-00000000000b";
+
+export const network: Network = {
+  vnetId: resourceId(SUB, RG, "virtualNetworks", "vnet"),
+  addressPrefixes: ["10.0.0.0/16"],
+  subnets: {
+    nodes: {
+      id: `${resourceId(SUB, RG, "virtualNetworks", "vnet")}/subnets/nodes`,
+      addressPrefixes: ["10.0.1.0/24"],
+    },
+    frontends: {
+      id: `${resourceId(SUB, RG, "virtualNetworks", "vnet")}/subnets/frontends`,
+      addressPrefixes: ["10.0.2.0/24"],
+    },
+  },
+};
+
+export function config(overrides: Partial<AzureConfig> = {}): AzureConfig {
+  return {
+    subscriptionId: SUB,
+    resourceGroup: RG,
+    location: "eastus",
+    vnetName: "vnet",
+    subnetName: "nodes",
+    securityGroupName: "nsg",
+    ...overrides,
+  };
+}
+
+export function intent(
+  overrides: Partial<LoadBalancerIntent> = {},
+  uid = UID,
+  name = "web",
+): LoadBalancerIntent {
+  return {
+    service: { namespace: "shop", name, uid },
+    loadBalancerClass: "portico.io/azure-lb",
+    annotations: {},
+    ports: [{ name: "http", protocol: "TCP", port: 80, nodePort: 30080 }],
+    externalTrafficPolicy: "Cluster",
+    allocateNodePorts: true,
+    nodes: [
+      { name: "node-a", internalIP: "10.0.1.10" },
+      { name: "node-b", internalIP: "10.0.1.11" },
+    ],
+    endpoints: [],
+    drainingEndpoints: [],
+    sourceRanges: [],
+    ipFamilies: ["IPv4"],
+    ipFamilyPolicy: "SingleStack",
+    serviceLabels: {},
+    namespaceLabels: {},
+    ...overrides,
+  };
+}
+
+/** The desired state of `i`, with the public IP chosen from `publicIps` as the provider chooses it. */
+export function desired(
+  i: LoadBalancerIntent = intent(),
+  opts: { config?: AzureConfig; publicIps?: PublicIPAddress[] } = {},
+): DesiredService {
+  const cfg = opts.config ?? config();
+  const settings = parseAzureSettings(i.annotations);
+  const ctx = { cluster: CLUSTER, config: cfg };
+  const publicIp = choosePublicIp(settings, i.service, ctx, opts.publicIps ?? []);
+  return desiredService(i, settings, { ...ctx, network, ...(publicIp ? { publicIp } : {}) });
+}
+
+/** A load balancer as ARM returns it after Portico wrote `d` into `lb`: with an id and an etag. */
+export function written(d: DesiredService, lb?: LoadBalancer, etag = "e1"): LoadBalancer {
+  const out = withService(lb, d) as LoadBalancer & { etag?: string };
+  return { ...out, id: d.loadBalancer.id, name: d.loadBalancer.name, etag } as LoadBalancer;
+}
+
+export function publicIp(name: string, extra: Partial<PublicIPAddress> = {}): PublicIPAddress {
+  return {
+    id: resourceId(SUB, RG, "publicIPAddresses", name),
+    name,
+    location: "eastus",
+    sku: { name: "Standard", tier: "Regional" },
+    publicIPAllocationMethod: "Static",
+    ipAddress: "20.0.0.1",
+    ...extra,
+  };
+}
