@@ -37,6 +37,7 @@ export const USAGE = `portico-speaker: announces bare-metal LoadBalancer address
   --interfaces LIST                interfaces or globs to announce on, comma-separated (default: all Ethernet)
   --exclude-interfaces LIST        never these, unless named exactly in --interfaces
                                    (default ${DEFAULT_EXCLUDED_INTERFACES.join(",")})
+  --interface-rescan-ms MS         look for new or vanished interfaces this often (default 10000)
   --load-balancer-class CLASS      the class announced (default ${METAL_LOAD_BALANCER_CLASS})
   --default-load-balancer          also announce LoadBalancer Services without a class
   --namespace NS                   announce one namespace's Services only (default: all)

@@ -8,6 +8,7 @@ import { addressesOf, assignAddresses } from "./assignment.ts";
 import type { SpeakerConfig } from "./config.ts";
 import { loadAddon, type PacketAddon } from "./io/addon.ts";
 import { InterfaceAnnouncer } from "./io/interfaceAnnouncer.ts";
+import { ipv6MulticastGroups, type MulticastGroups } from "./io/multicastGroups.ts";
 import { selectInterfaces } from "./io/interfaces.ts";
 import { TakeoverAnnouncements } from "./io/takeover.ts";
 import { KubeCache } from "./kube/cache.ts";
@@ -31,6 +32,7 @@ export class Speaker {
   private readonly ranking = new RankingCache();
   private readonly announcers = new Map<string, InterfaceAnnouncer>();
   private readonly takeover: TakeoverAnnouncements;
+  private ipv6Groups: MulticastGroups | undefined;
   private owned: ReadonlySet<string> = new Set();
   /** Services this node announces, with their addresses, to write an Event only when that changes. */
   private servicesWon = new Map<string, string>();
@@ -98,6 +100,9 @@ export class Speaker {
   }
 
   async start(): Promise<void> {
+    this.ipv6Groups = await ipv6MulticastGroups((err) =>
+      this.log.warn({ err: err.message }, "IPv6 multicast group membership failed"),
+    );
     this.rescanInterfaces();
     this.cache.onChange(() => {
       this.memberlist.setPeers(nodeAddresses(this.cache.nodes.list()));
@@ -134,6 +139,7 @@ export class Speaker {
     this.takeover.stop();
     for (const announcer of this.announcers.values()) announcer.close();
     this.announcers.clear();
+    this.ipv6Groups?.close();
     await this.cache.stop();
   }
 
@@ -234,7 +240,10 @@ export class Speaker {
     return new InterfaceAnnouncer(
       this.addon,
       { name, mac },
-      { maxRepliesPerSecond: this.config.maxRepliesPerSecond },
+      {
+        maxRepliesPerSecond: this.config.maxRepliesPerSecond,
+        ...(this.ipv6Groups ? { ipv6Groups: this.ipv6Groups } : {}),
+      },
       {
         received: (count) => m.framesReceived.inc({ interface: name }, count),
         replied: (protocol, address) => {
@@ -243,6 +252,8 @@ export class Speaker {
         },
         dropped: (reason, count = 1) => m.framesDropped.inc({ interface: name, reason }, count),
         sendFailed: () => m.sendErrors.inc({ interface: name }),
+        groupFailed: (group, err) =>
+          this.log.warn({ interface: name, group, err: err.message }, "multicast group membership failed"),
         failed: (errno) => {
           this.announcers.delete(name);
           this.log.warn({ interface: name, errno }, "packet socket failed; reopening at the next rescan");

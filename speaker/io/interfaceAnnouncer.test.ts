@@ -46,6 +46,7 @@ function setup(maxRepliesPerSecond = 0) {
     replied: () => counts.replied++,
     dropped: (reason, n = 1) => counts.dropped.set(reason, (counts.dropped.get(reason) ?? 0) + n),
     sendFailed: () => undefined,
+    groupFailed: () => undefined,
     failed: () => counts.failed++,
   };
   const announcer = new InterfaceAnnouncer(addon, { name: "eth0", mac: MAC }, { maxRepliesPerSecond }, hooks);

@@ -7,19 +7,24 @@ import { ipv6Bytes } from "../packets/ipv6.ts";
 import { ipv6MulticastMac, macBytes } from "../packets/mac.ts";
 import { respond } from "../packets/respond.ts";
 import type { NativeSocketStats, PacketAddon, SocketHandle } from "./addon.ts";
+import type { MulticastGroups } from "./multicastGroups.ts";
 
 export interface AnnouncerHooks {
   received(count: number): void;
   replied(protocol: "arp" | "ndp", address: string): void;
   dropped(reason: string, count?: number): void;
   sendFailed(errno: number): void;
-  /** The socket failed (the interface went away or down); the announcer has closed itself. */
+  /** Joining or leaving a solicited-node multicast group failed. */
+  groupFailed(group: string, err: Error): void;
+  /** The socket failed (the interface went away); the announcer has closed itself. */
   failed(errno: number): void;
 }
 
 export interface AnnouncerOptions {
   /** Replies per second on this interface; 0 for no limit. */
   readonly maxRepliesPerSecond: number;
+  /** IP-level group membership (MLD reports) besides the packet socket's own. */
+  readonly ipv6Groups?: MulticastGroups;
 }
 
 export class InterfaceAnnouncer {
@@ -32,6 +37,7 @@ export class InterfaceAnnouncer {
   /** Solicited-node multicast MACs joined, with how many owned IPv6 addresses map to each. */
   private readonly groups = new Map<string, number>();
   private readonly limit: number;
+  private readonly ipv6Groups: MulticastGroups | undefined;
   private tokens: number;
   private refilledAt = performance.now();
   private lastStats: NativeSocketStats = {
@@ -54,6 +60,7 @@ export class InterfaceAnnouncer {
     this.mac = iface.mac;
     this.hooks = hooks;
     this.limit = options.maxRepliesPerSecond;
+    this.ipv6Groups = options.ipv6Groups;
     this.tokens = this.limit;
     this.handle = addon.open(iface.name, (frames, errno) => this.onFrames(frames, errno));
   }
@@ -95,6 +102,7 @@ export class InterfaceAnnouncer {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    for (const address of this.owned) this.group(address, -1);
     this.owned = new Set();
     this.addon.close(this.handle);
   }
@@ -132,12 +140,21 @@ export class InterfaceAnnouncer {
 
   private group(address: string, delta: 1 | -1): void {
     if (!address.includes(":")) return;
-    const mac = ipv6MulticastMac(ipv6Bytes(solicitedNodeMulticast(address)));
+    const group = solicitedNodeMulticast(address);
+    const mac = ipv6MulticastMac(ipv6Bytes(group));
     const count = (this.groups.get(mac) ?? 0) + delta;
     if (count > 0) this.groups.set(mac, count);
     else this.groups.delete(mac);
     if ((delta > 0 && count === 1) || (delta < 0 && count === 0)) {
-      this.addon.multicast(this.handle, Buffer.from(macBytes(mac)), delta > 0);
+      try {
+        this.addon.multicast(this.handle, Buffer.from(macBytes(mac)), delta > 0);
+      } catch (err) {
+        // Without the group the NIC may filter solicitations out; answering what still arrives is better
+        // than failing the whole election.
+        this.hooks.groupFailed(group, err as Error);
+      }
+      if (delta > 0) this.ipv6Groups?.join(group, this.name);
+      else this.ipv6Groups?.leave(group, this.name);
     }
   }
 }
