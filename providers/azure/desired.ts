@@ -86,7 +86,12 @@ export function desiredService(
     shared: sharedPool,
     addresses: targetType === "instance" ? nodeAddresses(intent, network) : podAddresses(intent, network),
   };
-  const backendPorts = new Map(ports.map((p) => [p, backendPort(p, intent, settings, targetType)]));
+  // Every Service port, with or without a rule: a probe may name one that has none (an istio status port).
+  const backendPorts = new Map(
+    intent.ports
+      .filter((p) => p.protocol !== "SCTP")
+      .map((p) => [p, backendPort(p, intent, settings, targetType)]),
+  );
   const probes: ProbeSpec[] = [];
   const rules: RuleSpec[] = [];
   for (const port of ports) {

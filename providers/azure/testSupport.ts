@@ -85,8 +85,8 @@ export function desired(
 
 /** A load balancer as ARM returns it after Portico wrote `d` into `lb`: with an id and an etag. */
 export function written(d: DesiredService, lb?: LoadBalancer, etag = "e1"): LoadBalancer {
-  const out = withService(lb, d) as LoadBalancer & { etag?: string };
-  return { ...out, id: d.loadBalancer.id, name: d.loadBalancer.name, etag } as LoadBalancer;
+  // etag is read-only in the SDK's type: ARM sets it, as this stands in for ARM.
+  return { ...withService(lb, d), id: d.loadBalancer.id, name: d.loadBalancer.name, ...{ etag } };
 }
 
 export function publicIp(name: string, extra: Partial<PublicIPAddress> = {}): PublicIPAddress {

@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { CloudError } from "../errors.ts";
+import { armError, classify, isNotFound, operationLabel } from "./clients.ts";
+
+const base = "https://management.azure.com/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network";
+
+/** A RestError as @azure/core-rest-pipeline throws it for an ARM error response. */
+function restError(statusCode: number, code: string, retryAfter?: string) {
+  return Object.assign(new Error(`${code}: something`), {
+    name: "RestError",
+    code,
+    statusCode,
+    response: { headers: { get: (name: string) => (name === "retry-after" ? retryAfter : undefined) } },
+  });
+}
+
+describe("operationLabel", () => {
+  it.each([
+    ["PUT", `${base}/loadBalancers/k?api-version=2024-07-01`, "PUT loadBalancers"],
+    ["GET", `${base}/loadBalancers?api-version=2024-07-01`, "GET loadBalancers (list)"],
+    ["PUT", `${base}/loadBalancers/k/backendAddressPools/p`, "PUT loadBalancers/backendAddressPools"],
+    ["GET", `${base}/loadBalancers/k/probes`, "GET loadBalancers/probes (list)"],
+    ["GET", `${base}/locations/eastus/operations/123`, "GET operations"],
+    ["GET", `${base}/locations/eastus/operationResults/123`, "GET operationResults"],
+    ["POST", "https://login.microsoftonline.com/t/oauth2/v2.0/token", "POST other"],
+  ])("%s %s is %s", (method, url, label) => {
+    expect(operationLabel(method, url)).toBe(label);
+  });
+});
+
+describe("classify", () => {
+  it("keeps ARM's code and Retry-After, and retries throttling", () => {
+    const err = classify(
+      "loadBalancers:createOrUpdate",
+      restError(429, "SubscriptionRequestsThrottled", "7"),
+    );
+    expect(err).toBeInstanceOf(CloudError);
+    expect(err).toMatchObject({ code: "SubscriptionRequestsThrottled", retryable: true, retryAfterMs: 7000 });
+    expect(err.message).toContain("loadBalancers:createOrUpdate failed: SubscriptionRequestsThrottled");
+  });
+
+  it.each([
+    [409, "AnotherOperationInProgress", true],
+    [412, "PreconditionFailed", true],
+    [400, "PublicIPAddressCannotBeDeleted", true],
+    [429, "RetryableError", true],
+    [500, "InternalServerError", true],
+    [400, "InvalidResourceReference", false],
+    [403, "AuthorizationFailed", false],
+    [404, "ResourceGroupNotFound", false],
+  ])("%i %s is retryable: %s", (status, code, retryable) => {
+    expect(classify("op", restError(status, code)).retryable).toBe(retryable);
+  });
+
+  it("reads the code of a failed long-running operation from core-lro's message", () => {
+    const failed = new Error("The long-running operation has failed. InternalServerError. Try again");
+    expect(armError(failed)).toMatchObject({ code: "InternalServerError" });
+    expect(classify("op", failed).retryable).toBe(true);
+    expect(armError(new Error("Operation was canceled"))).toMatchObject({ code: "OperationCanceled" });
+  });
+
+  it("treats a connection that failed without an answer as retryable", () => {
+    expect(classify("op", Object.assign(new Error("socket hang up"), { code: "ECONNRESET" })).retryable).toBe(
+      true,
+    );
+  });
+
+  it("passes a CloudError through", () => {
+    const err = new CloudError({ operation: "x", code: "y", message: "z", retryable: false });
+    expect(classify("op", err)).toBe(err);
+  });
+});
+
+describe("isNotFound", () => {
+  it("knows ARM's not-found answers", () => {
+    expect(isNotFound(restError(404, "ResourceNotFound"))).toBe(true);
+    expect(isNotFound(restError(404, "NotFound"))).toBe(true);
+    expect(isNotFound(restError(400, "InvalidResourceReference"))).toBe(false);
+    expect(
+      isNotFound(
+        new CloudError({ operation: "x", code: "ResourceGroupNotFound", message: "", retryable: false }),
+      ),
+    ).toBe(true);
+  });
+});
