@@ -88,6 +88,14 @@ export interface PlanDescription {
   operations: string[];
 }
 
+/** One line of `porticoctl status`'s tree: a cloud resource, its state, and what hangs below it. */
+export interface InspectNode {
+  label: string;
+  /** "ok", "warn" or "bad" colour the line on a terminal; absent: neutral. */
+  health?: "ok" | "warn" | "bad";
+  children?: InspectNode[];
+}
+
 export interface LoadBalancerProvider {
   /** e.g. "aws", "azure", "metal". */
   readonly name: string;
@@ -101,4 +109,6 @@ export interface LoadBalancerProvider {
   delete(service: ServiceRef): Promise<void>;
   /** Services that own cloud resources in this cluster, found from ownership tags (for orphan collection). */
   ownedServices(): Promise<ServiceRef[]>;
+  /** What exists in the cloud for the Service and how healthy it is, read-only (for `porticoctl status`). */
+  inspect?(service: ServiceRef): Promise<InspectNode[]>;
 }

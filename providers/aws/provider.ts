@@ -2,12 +2,14 @@
 import { DescribeSecurityGroupsCommand } from "@aws-sdk/client-ec2";
 import type {
   EnsureResult,
+  InspectNode,
   LoadBalancerIntent,
   LoadBalancerProvider,
   PlanDescription,
   ServiceRef,
 } from "../provider.ts";
 import { parseAwsSettings } from "./annotations.ts";
+import { inspectService } from "./inspect.ts";
 import { call, createAwsClients, type AwsClientOptions, type AwsClients } from "./clients.ts";
 import { desiredLoadBalancer, type Network } from "./desired.ts";
 import type { DesiredLoadBalancer, Observed } from "./model.ts";
@@ -75,6 +77,10 @@ export class AwsProvider implements LoadBalancerProvider {
   async delete(service: ServiceRef): Promise<void> {
     const observed = await observe(this.clients, this.cluster, service);
     await apply(planDeletion(observed), { clients: this.clients, observed, securityGroupName: "" });
+  }
+
+  inspect(service: ServiceRef): Promise<InspectNode[]> {
+    return inspectService(this.clients, service);
   }
 
   async ownedServices(): Promise<ServiceRef[]> {

@@ -1,0 +1,122 @@
+// `porticoctl plan -f service.yaml`: what Portico would create or change in the cloud for that Service, without
+// doing it, computed by the same intent and plan code as the controller. A Service that does not exist yet is
+// created as a server-side dry run first, so it has the node ports the apiserver would give it.
+import {
+  CustomObjectsApi,
+  loadAllYaml,
+  type CoreV1Api,
+  type DiscoveryV1Api,
+  type KubeConfig,
+  type V1Service,
+} from "@kubernetes/client-node";
+import { readFile } from "node:fs/promises";
+import { ConfigurationError } from "../../providers/errors.ts";
+import { MetalProvider, METAL_LOAD_BALANCER_CLASS } from "../../providers/metal/provider.ts";
+import type { LoadBalancerProvider } from "../../providers/provider.ts";
+import type { ClusterCache } from "../cache.ts";
+import { buildIntent, SERVICE_NAME_LABEL } from "../intent.ts";
+import { metalInventory } from "../metalInventory.ts";
+import type { Printer } from "./render.ts";
+import { inspectorFor } from "./services.ts";
+
+export async function plan(
+  kc: KubeConfig,
+  api: { core: CoreV1Api; discovery: DiscoveryV1Api },
+  printer: Printer,
+  opts: { file: string; namespace?: string; clusterName: string },
+): Promise<number> {
+  const docs = loadAllYaml(
+    await readFile(opts.file === "-" ? "/dev/stdin" : opts.file, "utf8"),
+  ) as V1Service[];
+  const services = docs.filter((d) => d?.kind === "Service");
+  if (!services.length) {
+    printer.line(`${opts.file} holds no Service`);
+    return 2;
+  }
+  const results = [];
+  for (const doc of services) {
+    const namespace = doc.metadata?.namespace ?? opts.namespace ?? "default";
+    const svc = await live(api.core, { ...doc, metadata: { ...doc.metadata, namespace } });
+    const cls = svc.spec?.loadBalancerClass;
+    const provider =
+      cls === METAL_LOAD_BALANCER_CLASS
+        ? await metalPlanner(kc, api.core)
+        : inspectorFor(cls, opts.clusterName);
+    const name = `${namespace}/${svc.metadata?.name}`;
+    if (!provider || !cls) {
+      results.push({
+        service: name,
+        error: `class ${cls ?? "(none)"} has no planner here: use portico.io/aws-nlb or portico.io/metal`,
+      });
+      continue;
+    }
+    const [nodes, slices] = await Promise.all([
+      api.core.listNode(),
+      api.discovery.listNamespacedEndpointSlice({
+        namespace,
+        labelSelector: `${SERVICE_NAME_LABEL}=${svc.metadata?.name}`,
+      }),
+    ]);
+    try {
+      const planned = await provider.plan(buildIntent(svc, nodes.items, slices.items, cls));
+      results.push({ service: name, operations: planned.operations });
+    } catch (err) {
+      if (!(err instanceof ConfigurationError)) throw err;
+      results.push({ service: name, error: err.message });
+    }
+  }
+  if (printer.structured) printer.data(results);
+  else
+    for (const r of results) {
+      printer.line(printer.paint(r.service, "bold"));
+      if ("error" in r) printer.tree([{ label: r.error!, health: "bad" }]);
+      else if (!r.operations.length)
+        printer.tree([{ label: "nothing to do: the cloud already matches", health: "ok" }]);
+      else printer.tree(r.operations.map((label) => ({ label })));
+    }
+  return results.some((r) => "error" in r) ? 1 : 0;
+}
+
+/** The Service as the apiserver has it, or would have it (dry-run create) — with UID and node ports. */
+async function live(core: CoreV1Api, svc: V1Service): Promise<V1Service> {
+  const ref = { name: svc.metadata!.name!, namespace: svc.metadata!.namespace! };
+  const existing = await core
+    .readNamespacedService(ref)
+    .catch((e: { code?: number }) => (e.code === 404 ? undefined : Promise.reject(e as Error)));
+  if (existing)
+    return {
+      ...existing,
+      spec: { ...existing.spec, ...svc.spec, ports: mergePorts(existing, svc) },
+      metadata: { ...existing.metadata, annotations: svc.metadata?.annotations ?? {} },
+    };
+  return core.createNamespacedService({ namespace: ref.namespace, body: svc, dryRun: "All" });
+}
+
+function mergePorts(existing: V1Service, wanted: V1Service) {
+  return (wanted.spec?.ports ?? []).map((p) => ({
+    ...p,
+    nodePort:
+      p.nodePort ??
+      existing.spec?.ports?.find((e) => e.port === p.port && (e.protocol ?? "TCP") === (p.protocol ?? "TCP"))
+        ?.nodePort,
+  }));
+}
+
+async function metalPlanner(kc: KubeConfig, core: CoreV1Api): Promise<LoadBalancerProvider> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const pools = (
+    (await custom.listClusterCustomObject({
+      group: "portico.io",
+      version: "v1alpha1",
+      plural: "ipaddresspools",
+    })) as { items: { metadata: { name: string }; spec: unknown }[] }
+  ).items;
+  const services = (await core.listServiceForAllNamespaces()).items;
+  const snapshot = {
+    pools: { list: () => pools },
+    services: { list: () => services },
+  } as unknown as ClusterCache;
+  return new MetalProvider(
+    metalInventory(snapshot, { loadBalancerClass: METAL_LOAD_BALANCER_CLASS, defaultForUnclassed: false }),
+  );
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env node
+// porticoctl: look at Portico's work. `status`, `plan` and `doctor`, with kubectl's conventions.
+import { CoordinationV1Api, CoreV1Api, DiscoveryV1Api, KubeConfig } from "@kubernetes/client-node";
+import { parseArgs } from "node:util";
+import { doctor } from "./doctor.ts";
+import { plan } from "./plan.ts";
+import { Printer, type OutputFormat } from "./render.ts";
+import { status } from "./status.ts";
+
+const USAGE = `porticoctl: look at Portico's load balancers
+
+  porticoctl status [NAMESPACE/NAME | NAME]   Portico Services, their address, cloud resources and target health
+  porticoctl plan -f service.yaml             what Portico would create or change for a Service, without doing it
+  porticoctl doctor NAMESPACE/NAME | NAME     why a Service has no address, or why traffic does not reach it
+
+  -n, --namespace NS        namespace (default: the kubeconfig's, or all for status)
+  -A, --all-namespaces      status: every namespace
+  -o, --output FORMAT       text (default), wide, json or yaml
+      --kubeconfig FILE     kubeconfig (default: KUBECONFIG, ~/.kube/config or in-cluster)
+      --cluster-name NAME   cluster name used in ownership tags, for plan (env PORTICO_CLUSTER_NAME)
+      --controller-namespace NS   where the controller's Lease lives (default portico-system)
+
+Exit codes: 0 all is well, 1 something is wrong (doctor found a problem, a Service is not ready), 2 usage.`;
+
+export async function main(
+  argv: string[],
+  write: (s: string) => void = (s) => process.stdout.write(s),
+): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        namespace: { type: "string", short: "n" },
+        "all-namespaces": { type: "boolean", short: "A" },
+        output: { type: "string", short: "o" },
+        filename: { type: "string", short: "f" },
+        kubeconfig: { type: "string" },
+        "cluster-name": { type: "string" },
+        "controller-namespace": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (err) {
+    write(`${(err as Error).message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [command, target] = positionals;
+  if (values.help || !command) {
+    write(USAGE + "\n");
+    return values.help ? 0 : 2;
+  }
+  const format = (values.output ?? "text") as OutputFormat;
+  if (!["text", "wide", "json", "yaml"].includes(format)) {
+    write(`-o ${format}: use text, wide, json or yaml\n`);
+    return 2;
+  }
+  const kc = new KubeConfig();
+  if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
+  else kc.loadFromDefault();
+  const printer = new Printer(format, { write });
+  const core = kc.makeApiClient(CoreV1Api);
+  const discovery = kc.makeApiClient(DiscoveryV1Api);
+  const clusterName = values["cluster-name"] ?? process.env.PORTICO_CLUSTER_NAME ?? "";
+  const contextNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
+  const ref = (t: string) => {
+    const [ns, name] = t.includes("/")
+      ? t.split("/", 2)
+      : [values.namespace ?? contextNamespace ?? "default", t];
+    return { namespace: ns!, name: name! };
+  };
+  switch (command) {
+    case "status": {
+      const one = target ? ref(target) : undefined;
+      const namespace = one?.namespace ?? values.namespace;
+      return status(core, printer, {
+        ...(namespace ? { namespace } : {}),
+        allNamespaces: values["all-namespaces"] ?? !namespace,
+        ...(one ? { name: one.name } : {}),
+        clusterName: clusterName || "porticoctl",
+      });
+    }
+    case "plan":
+      if (!values.filename) {
+        write("plan needs -f FILE (a Service manifest; - for standard input)\n");
+        return 2;
+      }
+      if (!clusterName) {
+        write("plan needs --cluster-name (or PORTICO_CLUSTER_NAME): names depend on it\n");
+        return 2;
+      }
+      return plan(kc, { core, discovery }, printer, {
+        file: values.filename,
+        ...(values.namespace ? { namespace: values.namespace } : {}),
+        clusterName,
+      });
+    case "doctor":
+      if (!target) {
+        write("doctor needs a Service: porticoctl doctor NAMESPACE/NAME\n");
+        return 2;
+      }
+      return doctor(
+        { core, discovery, coordination: kc.makeApiClient(CoordinationV1Api) },
+        printer,
+        ref(target),
+        {
+          clusterName: clusterName || "porticoctl",
+          controllerNamespace: values["controller-namespace"] ?? "portico-system",
+        },
+      );
+    default:
+      write(`unknown command ${command}\n\n${USAGE}\n`);
+      return 2;
+  }
+}
+
+if (import.meta.main) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      const body = (err as { body?: unknown }).body;
+      process.stderr.write(
+        `porticoctl: ${(err as Error).message}${body ? `: ${typeof body === "string" ? body : JSON.stringify(body)}` : ""}\n`,
+      );
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,82 @@
+// `porticoctl status [ns/name]`: every Portico Service with its provider, address and condition, and below it
+// what exists in the cloud and how healthy each target is.
+import type { CoreV1Api, V1Service } from "@kubernetes/client-node";
+import type { InspectNode } from "../../providers/provider.ts";
+import { READY_CONDITION } from "../status.ts";
+import type { Printer } from "./render.ts";
+import { classOf, inspectorFor, isPortico, key, PORTICO_CLASSES } from "./services.ts";
+
+export interface StatusOptions {
+  namespace?: string;
+  allNamespaces: boolean;
+  name?: string;
+  clusterName: string;
+}
+
+export async function status(core: CoreV1Api, printer: Printer, opts: StatusOptions): Promise<number> {
+  const services = await listServices(core, opts);
+  const rows = [];
+  for (const svc of services) {
+    const condition = svc.status?.conditions?.find((c) => c.type === READY_CONDITION);
+    const cls = classOf(svc);
+    const ref = { namespace: svc.metadata!.namespace!, name: svc.metadata!.name!, uid: svc.metadata!.uid! };
+    const inspector = inspectorFor(cls, opts.clusterName);
+    let cloud: InspectNode[] = [];
+    if (printer.format !== "text" || opts.name || services.length <= 20) {
+      cloud = inspector?.inspect
+        ? await inspector
+            .inspect(ref)
+            .catch((e: Error) => [{ label: `cannot read the cloud: ${e.message}`, health: "bad" as const }])
+        : [];
+    }
+    rows.push({
+      service: key(svc),
+      provider: cls ? (PORTICO_CLASSES[cls] ?? cls) : "default",
+      addresses: (svc.status?.loadBalancer?.ingress ?? []).map((i) => i.hostname ?? i.ip ?? ""),
+      ready: condition?.status ?? "Unknown",
+      reason: condition?.reason ?? "NotReconciled",
+      message: condition?.message ?? "Portico has not reported on this Service yet",
+      ports: (svc.spec?.ports ?? []).map(
+        (p) => `${p.port}/${p.protocol ?? "TCP"}${p.nodePort ? `:${p.nodePort}` : ""}`,
+      ),
+      cloud,
+    });
+  }
+  if (printer.structured) {
+    printer.data(opts.name ? rows[0] : rows);
+    return 0;
+  }
+  if (!rows.length) {
+    printer.line(opts.name ? `no Service ${opts.name}` : "no Portico Services");
+    return opts.name ? 1 : 0;
+  }
+  for (const r of rows) {
+    const health = r.ready === "True" ? "ok" : r.ready === "False" ? "bad" : "warn";
+    printer.line(
+      `${printer.paint(r.service, "bold")}  ${r.provider}  ${r.addresses.join(", ") || "<pending>"}  ${printer.paint(r.reason, health)}`,
+    );
+    const details: InspectNode[] = [{ label: `ports ${r.ports.join(", ")}` }];
+    if (r.ready !== "True" || printer.format === "wide") details.push({ label: r.message, health });
+    printer.tree([...details, ...r.cloud]);
+  }
+  return rows.every((r) => r.ready === "True") ? 0 : 1;
+}
+
+async function listServices(core: CoreV1Api, opts: StatusOptions): Promise<V1Service[]> {
+  if (opts.name) {
+    const svc = await core
+      .readNamespacedService({ name: opts.name, namespace: opts.namespace ?? "default" })
+      .catch((e: { code?: number }) => {
+        if (e.code === 404) return undefined;
+        throw e;
+      });
+    return svc ? [svc] : [];
+  }
+  const list =
+    opts.allNamespaces || !opts.namespace
+      ? await core.listServiceForAllNamespaces()
+      : await core.listNamespacedService({ namespace: opts.namespace });
+  return list.items
+    .filter((s) => s.spec?.type === "LoadBalancer" && isPortico(s))
+    .sort((a, b) => key(a).localeCompare(key(b)));
+}
