@@ -1,65 +1,219 @@
-// `make demo`: brings up Portico's local environment (a real kube-apiserver + etcd and the AWS emulator),
-// shows that it works, prints how to reach it, and keeps it running until Ctrl-C.
-import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+// `make demo`: brings up Portico's local environment — a real kube-apiserver + etcd and the AWS emulator —
+// runs the controllers, applies example Services, and shows them converge with porticoctl. It keeps running
+// until Ctrl-C so you can poke at it.
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { startController, type Controller } from "../../controller/app.ts";
+import type { ControllerConfig } from "../../controller/config.ts";
+import { main as porticoctl } from "../../controller/cli/porticoctl.ts";
+import { createLogger } from "../../controller/log.ts";
+import { TestAws } from "../harness/aws.ts";
 import { EnvironmentError } from "../harness/errors.ts";
 import { startEnvironment } from "../harness/environment.ts";
+import { TestCluster } from "../harness/kube.ts";
+import { createPool, installPoolCrd } from "../harness/pools.ts";
 
 const dir = join(import.meta.dirname, "..", "..", ".run", "demo");
+const say = (text: string) => console.log(`\n\u001b[1m== ${text}\u001b[0m`);
 
 async function main(): Promise<void> {
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
-  console.log(
-    "Starting the local environment (the first run builds kube-apiserver and etcd; later runs take seconds)...",
+  say(
+    "Starting the local environment (the first run builds kube-apiserver and etcd; later runs take seconds)",
   );
   const env = await startEnvironment({ awsEndpoints: 1, dir });
   const aws = env.awsEndpoints[0]!;
-
-  const kc = new KubeConfig();
-  kc.loadFromFile(env.controlPlane.kubeconfig);
-  const core = kc.makeApiClient(CoreV1Api);
-  const svc = await core.createNamespacedService({
-    namespace: "default",
-    body: {
-      metadata: { name: "hello" },
-      spec: {
-        type: "LoadBalancer",
-        externalTrafficPolicy: "Local",
-        selector: { app: "hello" },
-        ports: [{ port: 80, targetPort: 8080 }],
-      },
-    },
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL: aws.url,
+    AWS_REGION: "us-east-1",
+    AWS_ACCESS_KEY_ID: "demo",
+    AWS_SECRET_ACCESS_KEY: "demo",
+    KUBECONFIG: env.controlPlane.kubeconfig,
   });
+  const cluster = await TestCluster.create(env.controlPlane.kubeconfig, "demo");
+  const ns = cluster.namespace;
+  console.log(`  Kubernetes API ${env.controlPlane.server}, AWS emulator ${aws.url}, namespace ${ns}`);
 
-  console.log(`
-Portico's local environment is up.
+  say(
+    "A small AWS cluster: a VPC with tagged subnets, three EC2 instances registered as Nodes, pods with endpoints",
+  );
+  const cloud = await TestAws.fresh();
+  const network = await cloud.createNetwork(ns, { internal: true });
+  await cloud.createNetworkSubnetsForRole(network.vpcId, ns, "kubernetes.io/role/elb");
+  const instances = await cloud.createInstances(network.subnets[0]!.subnetId, 3);
+  const nodes: string[] = [];
+  for (const [i, inst] of instances.entries()) {
+    nodes.push(
+      (await cluster.createNode(`node-${i}`, { providerID: inst.providerID, internalIP: inst.privateIp }))
+        .metadata!.name!,
+    );
+  }
+  for (const [i, ip] of ["10.0.0.101", "10.0.0.102"].entries()) {
+    await cluster.createPod(`web-${i}`, { labels: { app: "web" }, nodeName: nodes[i]!, podIP: ip });
+  }
+  const endpoints = [
+    { ip: "10.0.0.101", nodeName: nodes[0] },
+    { ip: "10.0.0.102", nodeName: nodes[1] },
+  ];
+  for (const svc of ["web", "web-local", "web-ip", "web-internal", "broken"])
+    await cluster.createEndpointSlice(svc, endpoints, [{ name: "http", port: 8080 }]);
+  console.log(`  nodes ${nodes.join(", ")}; pods web-0 (10.0.0.101), web-1 (10.0.0.102)`);
 
-  Kubernetes API   ${env.controlPlane.server}  (kube-apiserver + etcd, RBAC on, no kubelets)
-  AWS emulator     ${aws.url}  (${aws.kind}: EC2 and ELBv2)
-  Files and logs   ${dir}
+  say("Running Portico's controllers: portico.io/aws-nlb and portico.io/metal");
+  const log = createLogger({ level: process.env.PORTICO_LOG_LEVEL ?? "error" });
+  const base: ControllerConfig = {
+    provider: "aws",
+    clusterName: ns,
+    loadBalancerClass: "portico.io/aws-nlb",
+    defaultForUnclassed: false,
+    namespace: ns,
+    nodeSelector: cluster.nodeSelector,
+    workers: 4,
+    resyncPeriodMs: 300_000,
+    orphanCollectionPeriodMs: 300_000,
+    leaderElection: {
+      enabled: true,
+      namespace: ns,
+      name: "portico-controller-aws",
+      identity: "demo-aws",
+      leaseDurationMs: 15000,
+      renewDeadlineMs: 10000,
+      retryPeriodMs: 2000,
+    },
+    metricsAddress: "127.0.0.1:0",
+    aws: { defaultScheme: "internal" },
+  };
+  const controllers: Controller[] = [await startController(base, cluster.kubeConfig, { log })];
+  await installPoolCrd(cluster);
+  await createPool(cluster, "lan", { addresses: ["192.0.2.10-192.0.2.19", "2001:db8::10-2001:db8::1f"] });
+  controllers.push(
+    await startController(
+      {
+        ...base,
+        provider: "metal",
+        loadBalancerClass: "portico.io/metal",
+        leaderElection: { ...base.leaderElection, enabled: false },
+      },
+      cluster.kubeConfig,
+      { log },
+    ),
+  );
 
-A LoadBalancer Service "default/hello" was created to show the apiserver at work:
-  clusterIP ${svc.spec?.clusterIP}, nodePort ${svc.spec?.ports?.[0]?.nodePort}, healthCheckNodePort ${svc.spec?.healthCheckNodePort}
+  say("Applying example Services");
+  const http = [{ name: "http", port: 80, targetPort: 8080 }];
+  const nlb = {
+    type: "LoadBalancer",
+    loadBalancerClass: "portico.io/aws-nlb",
+    selector: { app: "web" },
+    ports: http,
+  };
+  const examples: [string, object, Record<string, string>, string][] = [
+    ["web", nlb, {}, "instance targets, externalTrafficPolicy Cluster (TCP health check on the node port)"],
+    [
+      "web-local",
+      { ...nlb, externalTrafficPolicy: "Local" },
+      {},
+      "instance targets, Local (HTTP /healthz on the healthCheckNodePort)",
+    ],
+    [
+      "web-ip",
+      nlb,
+      { "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip" },
+      "ip targets: the pods themselves",
+    ],
+    [
+      "web-internal",
+      { ...nlb, loadBalancerSourceRanges: ["10.0.0.0/8"] },
+      { "service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing" },
+      "internet-facing, open to 10.0.0.0/8 only",
+    ],
+    [
+      "dns-tcp",
+      {
+        type: "LoadBalancer",
+        loadBalancerClass: "portico.io/metal",
+        selector: { app: "dns" },
+        ports: [{ name: "dns", port: 53, protocol: "TCP" }],
+      },
+      { "metallb.io/allow-shared-ip": "dns" },
+      "bare metal: an address from the pool",
+    ],
+    [
+      "dns-udp",
+      {
+        type: "LoadBalancer",
+        loadBalancerClass: "portico.io/metal",
+        selector: { app: "dns" },
+        ports: [{ name: "dns", port: 53, protocol: "UDP" }],
+      },
+      { "metallb.io/allow-shared-ip": "dns" },
+      "bare metal: shares dns-tcp's address (same sharing key)",
+    ],
+    [
+      "broken",
+      { ...nlb, allocateLoadBalancerNodePorts: false },
+      {},
+      "instance targets without node ports: refused, with the reason",
+    ],
+  ];
+  for (const [name, spec, annotations, what] of examples) {
+    await cluster.core.createNamespacedService({
+      namespace: ns,
+      body: { metadata: { name, annotations }, spec },
+    });
+    console.log(`  ${name.padEnd(13)} ${what}`);
+  }
 
-Reach it from another shell:
-  export KUBECONFIG=${env.controlPlane.kubeconfig}
-  export AWS_ENDPOINT_URL=${aws.url} AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test
-  kubectl get services -A        # any kubectl works with this kubeconfig
-  curl -s ${aws.url}/moto-api/data.json   # everything the AWS emulator holds
+  say("Waiting for them to converge");
+  const started = Date.now();
+  for (;;) {
+    const list = await cluster.core.listNamespacedService({ namespace: ns });
+    const done = list.items.filter((s) =>
+      s.status?.conditions?.some((c) => c.type === "portico.io/LoadBalancerReady"),
+    );
+    if (done.length === examples.length || Date.now() - started > 60_000) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  console.log(`  converged in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
-Press Ctrl-C to stop; everything started here stops with it.`);
+  say(`porticoctl status -n ${ns}`);
+  await porticoctl(["status", "-n", ns, "--kubeconfig", env.controlPlane.kubeconfig]);
+  say(`porticoctl doctor ${ns}/broken`);
+  await porticoctl([
+    "doctor",
+    `${ns}/broken`,
+    "--kubeconfig",
+    env.controlPlane.kubeconfig,
+    "--cluster-name",
+    ns,
+    "--controller-namespace",
+    ns,
+  ]);
+
+  say("Poke at it from another shell");
+  console.log(`  export KUBECONFIG=${env.controlPlane.kubeconfig}
+  export AWS_ENDPOINT_URL=${aws.url} AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=demo AWS_SECRET_ACCESS_KEY=demo
+  node controller/cli/porticoctl.ts status -n ${ns}            # the tree above, live
+  node controller/cli/porticoctl.ts doctor ${ns}/web-local --cluster-name ${ns}
+  kubectl -n ${ns} get services                                  # any kubectl works with this kubeconfig
+  kubectl -n ${ns} delete service web                            # and watch the NLB go
+
+Files and logs are in ${dir}. Press Ctrl-C to stop; everything started here stops with it.`);
 
   await new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);
     process.once("SIGTERM", resolve);
   });
   console.log("\nStopping...");
+  for (const c of controllers) await c.stop();
   await env.stop({ keepFiles: true });
 }
 
-main().catch((err: unknown) => {
-  console.error(err instanceof EnvironmentError ? `portico: ${err.message}` : err);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err instanceof EnvironmentError ? `portico: ${err.message}` : err);
+    process.exit(1);
+  },
+);
