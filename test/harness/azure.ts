@@ -2,7 +2,6 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { NetworkManagementClient, type PublicIPAddress } from "@azure/arm-network";
 import { DefaultAzureCredential } from "@azure/identity";
-import type { ControllerConfig } from "../../controller/config.ts";
 import type { AzureConfig } from "../../providers/azure/config.ts";
 import { AZURE_LOAD_BALANCER_CLASS } from "../../providers/azure/provider.ts";
 import { startAzureEmulator, type EmulatorConfig, type FaultRule } from "../emulators/azure/index.ts";
@@ -65,6 +64,31 @@ export const AZURE_WORLD = {
 let credential: DefaultAzureCredential | undefined;
 
 /**
+ * The controller's Azure configuration for the world TestAzure seeds on this worker's emulator (found, as the
+ * controller would find it, through AZURE_SUBSCRIPTION_ID and AZURE_RESOURCE_MANAGER_ENDPOINT).
+ */
+export function azureTestConfig(overrides: Partial<AzureConfig> = {}): AzureConfig {
+  const url = process.env.AZURE_RESOURCE_MANAGER_ENDPOINT;
+  const subscriptionId = process.env.AZURE_SUBSCRIPTION_ID;
+  if (!url || !subscriptionId)
+    throw new EnvironmentError("no Azure emulator for this worker: the global setup did not start one");
+  return {
+    subscriptionId,
+    resourceGroup: AZURE_WORLD.resourceGroup,
+    location: AZURE_WORLD.location,
+    vnetName: AZURE_WORLD.vnetName,
+    subnetName: AZURE_WORLD.subnetName,
+    securityGroupName: AZURE_WORLD.securityGroupName,
+    resourceManagerEndpoint: url,
+    activeDirectoryAuthorityHost: url,
+    // Long-running operations are polled quickly when ARM sends no Retry-After.
+    pollIntervalMs: 20,
+    maxRetries: 2,
+    ...overrides,
+  };
+}
+
+/**
  * A test's Azure subscription: the real @azure/arm-network client pointed at this worker's emulator, which is
  * emptied before the test and seeded with the cluster's resource group, virtual network and security group.
  */
@@ -93,29 +117,9 @@ export class TestAzure {
     return azure;
   }
 
-  /** The controller's Azure configuration for this world. */
+  /** The controller's Azure configuration for this world, with `overrides`. */
   config(overrides: Partial<AzureConfig> = {}): AzureConfig {
-    return {
-      subscriptionId: this.subscriptionId,
-      resourceGroup: AZURE_WORLD.resourceGroup,
-      location: AZURE_WORLD.location,
-      vnetName: AZURE_WORLD.vnetName,
-      subnetName: AZURE_WORLD.subnetName,
-      securityGroupName: AZURE_WORLD.securityGroupName,
-      resourceManagerEndpoint: this.url,
-      activeDirectoryAuthorityHost: this.url,
-      pollIntervalMs: 20,
-      maxRetries: 2,
-      ...overrides,
-    };
-  }
-
-  /** Overrides for startPortico that run the controller with the Azure provider against this world. */
-  portico(
-    overrides: Partial<ControllerConfig> = {},
-    azure: Partial<AzureConfig> = {},
-  ): Partial<ControllerConfig> {
-    return { provider: "azure", loadBalancerClass: AZURE_CLASS, azure: this.config(azure), ...overrides };
+    return azureTestConfig(overrides);
   }
 
   /** Requests the emulator served since the test began (or since clearRequests), by operation. */

@@ -3,6 +3,7 @@ import { startController, type Controller } from "../../controller/app.ts";
 import type { ControllerConfig } from "../../controller/config.ts";
 import { silentLogger, createLogger } from "../../controller/log.ts";
 import type { LoadBalancerProvider } from "../../providers/provider.ts";
+import { AZURE_CLASS, azureTestConfig } from "./azure.ts";
 import type { TestCluster } from "./kube.ts";
 
 export const AWS_CLASS = "portico.io/aws-nlb";
@@ -12,6 +13,7 @@ export const AWS_CLASS = "portico.io/aws-nlb";
  * what it makes with the namespace as cluster name. It is stopped when the test ends; `stop()` earlier
  * simulates a controller going away. Set PORTICO_TEST_LOGS=1 to see its logs. `kubeConfig` runs it under
  * another identity than the admin one (e.g. a ServiceAccount token, to prove its RBAC is enough).
+ * `provider: "azure"` serves Azure's class against this worker's Azure emulator (see TestAzure).
  */
 export async function startPortico(
   cluster: TestCluster,
@@ -39,6 +41,7 @@ export async function startPortico(
     },
     metricsAddress: "127.0.0.1:0",
     aws: { defaultScheme: "internal" },
+    ...(overrides.provider === "azure" ? { loadBalancerClass: AZURE_CLASS, azure: azureTestConfig() } : {}),
     ...overrides,
   };
   const log = process.env.PORTICO_TEST_LOGS === "1" ? createLogger({ level: "debug" }) : silentLogger();

@@ -18,7 +18,7 @@ test("ports added and removed become rules, probes and allow rules added and rem
   azure,
 }) => {
   await azureWorld(cluster, azure, 1);
-  await startPortico(cluster, azure.portico());
+  await startPortico(cluster, { provider: "azure" });
   const other = await cluster.createService("other", lbService([{ name: "dns", port: 53, protocol: "UDP" }]));
   const svc = await cluster.createService("web", lbService());
   const fe = feOf(svc.metadata!.uid!);
@@ -71,7 +71,7 @@ test("instance to ip targets moves the rules to a pool of pod addresses, and bac
   azure,
 }) => {
   const world = await azureWorld(cluster, azure, 2);
-  await startPortico(cluster, azure.portico());
+  await startPortico(cluster, { provider: "azure" });
   const svc = await cluster.createService("web", lbService());
   const fe = feOf(svc.metadata!.uid!);
   await waitForIP(cluster, "web");
@@ -132,7 +132,7 @@ test("externalTrafficPolicy Local probes kube-proxy's healthCheckNodePort; Clust
   azure,
 }) => {
   await azureWorld(cluster, azure, 1);
-  await startPortico(cluster, azure.portico());
+  await startPortico(cluster, { provider: "azure" });
   const svc = await cluster.createService("web", lbService(undefined, { externalTrafficPolicy: "Local" }));
   const fe = feOf(svc.metadata!.uid!);
   await waitForIP(cluster, "web");
@@ -177,7 +177,7 @@ test("nodes added, excluded, not ready, doomed or deleted join and leave the nod
   azure,
 }) => {
   const world = await azureWorld(cluster, azure, 1);
-  await startPortico(cluster, azure.portico());
+  await startPortico(cluster, { provider: "azure" });
   await cluster.createService("web", lbService());
   await waitForIP(cluster, "web");
   const pool = async () => poolNamed(await inventory(azure), "portico-nodes")?.addresses ?? [];
@@ -221,7 +221,7 @@ test("floating IP sends traffic to the Service port on the frontend's own addres
   azure,
 }) => {
   await azureWorld(cluster, azure, 1);
-  await startPortico(cluster, azure.portico());
+  await startPortico(cluster, { provider: "azure" });
   const svc = await cluster.createService("web", lbService());
   const fe = feOf(svc.metadata!.uid!);
   const ip = await waitForIP(cluster, "web");

@@ -15,7 +15,7 @@ test("20 Services created at once on the shared load balancer all converge, each
   const world = await azureWorld(cluster, azure, 3);
   // Writes take a while, as in ARM, so reconciles overlap and meet each other's running operations and etags.
   await azure.configure({ operationDurationMs: 100 });
-  await startPortico(cluster, azure.portico({ workers: 8 }));
+  await startPortico(cluster, { provider: "azure", workers: 8 });
   const names = Array.from({ length: 20 }, (_, i) => `svc-${String(i).padStart(2, "0")}`);
   const created = await Promise.all(
     names.map((n, i) =>
@@ -66,7 +66,7 @@ test("a new public Service costs a dozen ARM requests, and a resync that finds n
   azure,
 }) => {
   await azureWorld(cluster, azure, 2);
-  const controller = await startPortico(cluster, azure.portico());
+  const controller = await startPortico(cluster, { provider: "azure" });
   await cluster.createService("warm", lbService());
   await waitForIP(cluster, "warm");
   await azure.clearRequests();
@@ -105,7 +105,7 @@ test("throttling (429 with Retry-After) is waited out, reported while it lasts, 
   azure,
 }) => {
   await azureWorld(cluster, azure, 1);
-  await startPortico(cluster, azure.portico());
+  await startPortico(cluster, { provider: "azure" });
   // More throttled answers than the client retries: the reconcile fails and comes back after Retry-After.
   await azure.addFault({
     kind: "throttle",

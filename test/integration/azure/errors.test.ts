@@ -29,7 +29,7 @@ test("without node ports a Service gets pod targets; asking for instance targets
   azure,
 }) => {
   const world = await azureWorld(cluster, azure, 1);
-  await startPortico(cluster, azure.portico());
+  await startPortico(cluster, { provider: "azure" });
   await cluster.createEndpointSlice(
     "pods",
     [{ ip: podIP(1), nodeName: world.nodes[0] }],
@@ -144,7 +144,7 @@ test.for([
   "%s is reported on the Service, naming the field, and nothing is made",
   async ([, annotations, reason, field], { cluster, azure }) => {
     await azureWorld(cluster, azure, 1);
-    await startPortico(cluster, azure.portico());
+    await startPortico(cluster, { provider: "azure" });
     await cluster.createService("bad", lbService(), annotations);
     const condition = await waitForFailure(cluster, "bad");
     expect(condition.reason).toBe(reason);
@@ -161,7 +161,7 @@ test("SCTP, and source ranges without a security group to enforce them, are refu
   azure,
 }) => {
   await azureWorld(cluster, azure, 1);
-  await startPortico(cluster, azure.portico({}, { securityGroupName: undefined }));
+  await startPortico(cluster, { provider: "azure", azure: azure.config({ securityGroupName: undefined }) });
   await cluster.createService("sctp", lbService([{ name: "s", port: 9000, protocol: "SCTP" }]));
   await cluster.createService(
     "ranges",

@@ -15,7 +15,7 @@ test("internal Services share <cluster>-internal: the default subnet, an annotat
   azure,
 }) => {
   await azureWorld(cluster, azure, 1);
-  await startPortico(cluster, azure.portico());
+  await startPortico(cluster, { provider: "azure" });
   const a = await cluster.createService("a", lbService(), { [INTERNAL]: "true" });
   const b = await cluster.createService("b", lbService(), { [INTERNAL]: "true", [SUBNET]: "frontends" });
   const c = await cluster.createService("c", lbService(), { [INTERNAL]: "true", [IPV4]: "10.0.1.200" });
@@ -70,7 +70,7 @@ test("public to internal adds the private frontend before the public one and its
   azure,
 }) => {
   await azureWorld(cluster, azure, 1);
-  await startPortico(cluster, azure.portico());
+  await startPortico(cluster, { provider: "azure" });
   const svc = await cluster.createService("web", lbService(), {});
   const fe = feOf(svc.metadata!.uid!);
   const publicIp = await waitForIP(cluster, "web");

@@ -15,7 +15,7 @@ test("a public Service gets a frontend on the cluster load balancer, a tagged st
   azure,
 }) => {
   const world = await azureWorld(cluster, azure, 2);
-  await startPortico(cluster, azure.portico());
+  await startPortico(cluster, { provider: "azure" });
   const svc = await cluster.createService("web", lbService());
   const uid = svc.metadata!.uid!;
   const fe = `a${uid.replace(/-/g, "")}`;
@@ -86,7 +86,7 @@ test("deleting the Service removes its rules, frontend, public IP and the then e
 }) => {
   await azureWorld(cluster, azure, 1);
   const users = await azure.createPublicIp("users-own-ip");
-  await startPortico(cluster, azure.portico());
+  await startPortico(cluster, { provider: "azure" });
   await cluster.createService("web", lbService());
   await cluster.createService("byo", lbService(), {
     "service.beta.kubernetes.io/azure-pip-name": "users-own-ip",

@@ -67,7 +67,7 @@ test("the user's public IPs, load balancers and security rules, and another clus
   );
   const before = await inventory(azure);
 
-  const controller = await startPortico(cluster, azure.portico({ orphanCollectionPeriodMs: 200 }));
+  const controller = await startPortico(cluster, { provider: "azure", orphanCollectionPeriodMs: 200 });
   await cluster.createService("web", lbService());
   await cluster.createService("internal", lbService(), { [INTERNAL]: "true" });
   await waitForIP(cluster, "web");
@@ -106,7 +106,7 @@ test("a load balancer with the cluster load balancer's name that Portico did not
     { updateIntervalInMs: 20 },
   );
   const before = await inventory(azure);
-  await startPortico(cluster, azure.portico());
+  await startPortico(cluster, { provider: "azure" });
   await cluster.createService("web", lbService());
   const condition = await waitFor("a failure condition", async () => {
     const c = await readyCondition(cluster, "web");
@@ -123,7 +123,7 @@ test("a public IP asked for by address is the user's: used as it is, and left wh
 }) => {
   await azureWorld(cluster, azure, 1);
   const pip = await azure.createPublicIp("reserved", { team: "web" });
-  await startPortico(cluster, azure.portico());
+  await startPortico(cluster, { provider: "azure" });
   await cluster.createService("web", lbService(), {
     "service.beta.kubernetes.io/azure-load-balancer-ipv4": pip.ipAddress!,
   });
@@ -155,7 +155,7 @@ test("a controller restarted mid-way adopts what it made: no duplicates, no orph
 }) => {
   const world = await azureWorld(cluster, azure, 2);
   await azure.configure({ operationDurationMs: 150 });
-  const first = await startPortico(cluster, azure.portico());
+  const first = await startPortico(cluster, { provider: "azure" });
   const names = Array.from({ length: 8 }, (_, i) => `svc-${i}`);
   await Promise.all(
     names.map((n, i) => cluster.createService(n, lbService(), i % 2 ? { [INTERNAL]: "true" } : {})),
@@ -174,7 +174,7 @@ test("a controller restarted mid-way adopts what it made: no duplicates, no orph
     await patchService(cluster, gone, { metadata: { finalizers: null } });
     await cluster.core.deleteNamespacedService({ name: gone, namespace: cluster.namespace });
   }
-  await startPortico(cluster, azure.portico({ orphanCollectionPeriodMs: 300 }));
+  await startPortico(cluster, { provider: "azure", orphanCollectionPeriodMs: 300 });
   const live = names.slice(0, 6);
   for (const n of live) await waitForIP(cluster, n);
   const uids = await Promise.all(live.map(async (n) => feOf((await cluster.getService(n)).metadata!.uid!)));
