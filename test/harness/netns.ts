@@ -30,6 +30,12 @@ export interface LanHost {
 
 export interface LanOptions {
   nodes: number;
+  /**
+   * Make the bridge behave like a switch with MLD snooping: it queries for listeners and forwards IPv6
+   * multicast to a node only for groups the node reported (node ports get no unregistered multicast).
+   * By default the bridge floods multicast like an unmanaged switch.
+   */
+  mldSnooping?: boolean;
 }
 
 /** Runs `ip` (or any command) and returns stdout; failures say which command failed and why. */
@@ -113,11 +119,41 @@ export class TestLan {
 
   private async build(options: LanOptions): Promise<void> {
     await this.addNamespace(this.lanNamespace);
-    // No multicast snooping: the bridge floods Neighbor Solicitations like an unmanaged switch.
-    await sh(IP, ["-n", this.lanNamespace, "link", "add", "br0", "type", "bridge", "mcast_snooping", "0"]);
-    await sh(IP, ["-n", this.lanNamespace, "link", "set", "br0", "up"]);
+    const lan = this.lanNamespace;
+    // The bridge's MLD querier needs its own link-local address, so no duplicate address detection here.
+    const noDad = ["net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0"];
+    await sh(IP, ["netns", "exec", lan, "sysctl", "-q", "-w", ...noDad]);
+    const snooping = options.mldSnooping
+      ? ["mcast_snooping", "1", "mcast_query_response_interval", "100", "mcast_query_interval", "100"]
+      : ["mcast_snooping", "0"];
+    await sh(IP, ["-n", lan, "link", "add", "br0", "type", "bridge", ...snooping]);
+    await sh(IP, ["-n", lan, "link", "set", "br0", "up"]);
     this.client = await this.addHost("client", "c", 2);
-    for (let i = 0; i < options.nodes; i++) this.nodes.push(await this.addHost(`n${i}`, `n${i}`, 11 + i));
+    for (let i = 0; i < options.nodes; i++) {
+      this.nodes.push(await this.addHost(`n${i}`, `n${i}`, 11 + i));
+      if (options.mldSnooping) {
+        const port = `b${this.id.slice(-4)}n${i}`;
+        await sh(IP, ["-n", lan, "link", "set", "dev", port, "type", "bridge_slave", "mcast_flood", "off"]);
+      }
+    }
+    if (options.mldSnooping) await this.startQuerier();
+  }
+
+  /**
+   * Starts the bridge's MLD querier once the bridge has its link-local address (a querier started earlier
+   * never queries) and waits until multicast is forwarded by membership: a Neighbor Solicitation from the
+   * client for a node's own address gets answered.
+   */
+  private async startQuerier(): Promise<void> {
+    await sh(IP, ["-n", this.lanNamespace, "link", "set", "br0", "type", "bridge", "mcast_querier", "1"]);
+    const node = this.nodes[0];
+    if (!node) return;
+    const deadline = Date.now() + 20_000;
+    const probe = ["netns", "exec", this.client.namespace, "ndisc6", "-q", "-r", "1", "-w", "300"];
+    while (!(await sh(IP, [...probe, node.ipv6, this.client.iface]).catch(() => "")).trim()) {
+      if (Date.now() > deadline)
+        throw new Error("the bridge's MLD querier did not start forwarding within 20s");
+    }
   }
 
   private async addNamespace(name: string): Promise<void> {

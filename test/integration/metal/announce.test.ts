@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, onTestFinished } from "vitest";
 import { expect, test, waitFor } from "../../harness/index.ts";
-import { requireLanTools } from "../../harness/netns.ts";
+import { requireLanTools, sh } from "../../harness/netns.ts";
 import { arping, ndisc, TcpProber } from "./clients.ts";
 import { buildAddon, MetalCluster, SERVICE_PORT, TAKEOVER_BURST_MS } from "./speakers.ts";
 
@@ -53,5 +53,36 @@ test("every address is answered exactly once, by the elected node, and TCP reach
   await waitFor(
     "TCP over IPv6 to reach the elected node",
     () => prober.lastAnswer(V6)?.answer === elected6.name,
+  );
+});
+
+test("behind a switch with MLD snooping, solicitations reach the elected node because it reports the group", async ({
+  cluster,
+}) => {
+  const metal = await MetalCluster.create(cluster, {
+    nodes: 3,
+    addresses: [V6],
+    onCleanup: onTestFinished,
+    mldSnooping: true,
+  });
+  await metal.createService("web", [V6]);
+  metal.startSpeakers();
+  const elected = metal.electedFor(V6);
+  await waitFor("the elected node alone to announce", () => {
+    const announcers = metal.announcersOf(V6);
+    return announcers.length === 1 && announcers[0] === elected;
+  });
+  await sleep(TAKEOVER_BURST_MS);
+  console.log("MDB", await sh("bridge", ["-n", metal.lan.lanNamespace, "mdb", "show"]), elected.host);
+  console.log("MADDR", await sh("ip", ["-n", elected.host.namespace, "-6", "maddr", "show"]));
+  const nd = await waitFor("an answer through the snooping bridge", async () => {
+    const answers = await ndisc(metal.lan.client, V6);
+    return answers.macs.length > 0 && answers;
+  });
+  expect(nd.macs).toEqual([elected.mac]);
+  const prober = new TcpProber(metal.lan, metal.lan.client, [{ address: V6, port: SERVICE_PORT }]);
+  await waitFor(
+    "TCP over IPv6 to reach the elected node",
+    () => prober.lastAnswer(V6)?.answer === elected.name,
   );
 });

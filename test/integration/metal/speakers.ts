@@ -118,9 +118,14 @@ export class MetalCluster {
    */
   static async create(
     cluster: TestCluster,
-    options: { nodes: number; addresses: string[]; onCleanup: (fn: () => Promise<void>) => void },
+    options: {
+      nodes: number;
+      addresses: string[];
+      onCleanup: (fn: () => Promise<void>) => void;
+      mldSnooping?: boolean;
+    },
   ): Promise<MetalCluster> {
-    const lan = await TestLan.create({ nodes: options.nodes });
+    const lan = await TestLan.create({ nodes: options.nodes, mldSnooping: options.mldSnooping ?? false });
     options.onCleanup(() => lan.destroy());
     const port = Number(new URL(cluster.kubeConfig.getCurrentCluster()!.server).port);
     const kubeconfigPath = process.env.KUBECONFIG!;
