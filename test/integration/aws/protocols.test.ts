@@ -1,5 +1,7 @@
 // Listener protocols, TLS, attributes, source ranges and scheme: what the annotations users already have ask for.
 import { ACMClient, ImportCertificateCommand } from "@aws-sdk/client-acm";
+import { CreateTagsCommand } from "@aws-sdk/client-ec2";
+import { DescribeLoadBalancersCommand } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -160,4 +162,34 @@ test("changing the scheme replaces the NLB make-before-break and says so", async
   expect(
     events.some((e) => e.reason === "ReplacingLoadBalancer" && e.message.includes("cannot change in place")),
   ).toBe(true);
+});
+
+test("subnets named by ID or Name tag are used instead of discovery, and changed in place", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 1);
+  const [first, second] = world.network.subnets;
+  await aws.ec2.send(
+    new CreateTagsCommand({ Resources: [second!.subnetId], Tags: [{ Key: "Name", Value: "edge-b" }] }),
+  );
+  await startPortico(cluster);
+  await cluster.createService("web", lbService(), { [`${A}subnets`]: `${first!.subnetId}, edge-b` });
+  await waitForHostname(cluster, "web");
+  const subnets = async () => {
+    const lbs = (await aws.elbv2.send(new DescribeLoadBalancersCommand({}))).LoadBalancers ?? [];
+    expect(lbs).toHaveLength(1);
+    return lbs[0]!.AvailabilityZones!.map((z) => z.SubnetId!).sort();
+  };
+  expect(await subnets()).toEqual([first!.subnetId, second!.subnetId].sort());
+  const [third] = await aws.createNetworkSubnetsForRole(world.network.vpcId, "elsewhere", "unused", [
+    "us-east-1c",
+  ]);
+  await patchService(cluster, "web", {
+    metadata: { annotations: { [`${A}subnets`]: `${first!.subnetId},${third!.subnetId}` } },
+  });
+  await waitFor(
+    "the subnets to change in place",
+    async () => (await subnets()).join() === [first!.subnetId, third!.subnetId].sort().join(),
+  );
 });
