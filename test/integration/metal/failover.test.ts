@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, onTestFinished } from "vitest";
-import { expect, test, waitFor } from "../../harness/index.ts";
+import { expect, mergePatch, test, waitFor } from "../../harness/index.ts";
 import { requireLanTools } from "../../harness/netns.ts";
 import { arping, measureFailover, TcpProber } from "./clients.ts";
 import { buildAddon, MetalCluster, SERVICE_PORT, TAKEOVER_BURST_MS, type MetalNode } from "./speakers.ts";
@@ -111,4 +111,25 @@ test("with externalTrafficPolicy Local the address follows the node with the rea
   await metal.setEndpointReady("web", false);
   await waitFor("no node to announce", () => metal.announcersOf(V4).length === 0);
   expect((await arping(metal.lan.client, V4, 2)).macs).toEqual([]);
+});
+
+test("a node that turns NotReady, or is excluded from load balancers, stops announcing", async ({
+  cluster,
+}) => {
+  const { metal, elected } = await announcedCluster(cluster);
+  const others = metal.nodes.filter((n) => n !== elected);
+
+  await cluster.setNodeStatus(elected.name, { ready: false, internalIP: elected.host.ipv4 });
+  await expectSoleAnnouncer(metal, others);
+  await cluster.setNodeStatus(elected.name, { ready: true, internalIP: elected.host.ipv4 });
+  await expectSoleAnnouncer(metal, metal.nodes);
+
+  await cluster.core.patchNode(
+    {
+      name: elected.name,
+      body: { metadata: { labels: { "node.kubernetes.io/exclude-from-external-load-balancers": "" } } },
+    },
+    mergePatch,
+  );
+  await expectSoleAnnouncer(metal, others);
 });
