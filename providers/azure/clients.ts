@@ -24,9 +24,17 @@ export interface AzureClientOptions {
   pollIntervalMs?: number;
 }
 
+/** Sovereign clouds' ARM hosts, whose tokens need their own audience; any other endpoint takes the public one. */
+const SOVEREIGN_AUDIENCES: Record<string, string> = {
+  "management.usgovcloudapi.net": "https://management.usgovcloudapi.net/.default",
+  "management.chinacloudapi.cn": "https://management.chinacloudapi.cn/.default",
+};
+
 export function createAzureClients(opts: AzureClientOptions): AzureClients {
+  const audience = opts.endpoint ? SOVEREIGN_AUDIENCES[new URL(opts.endpoint).hostname] : undefined;
   const network = new NetworkManagementClient(opts.credential, opts.subscriptionId, {
     ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
+    ...(audience ? { credentials: { scopes: [audience] } } : {}),
     retryOptions: { maxRetries: opts.maxRetries ?? 3 },
   });
   const calls = new Map<string, number>();
