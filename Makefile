@@ -15,11 +15,12 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-.PHONY: help deps env test test-unit check demo bench build clean
+.PHONY: help deps env test test-unit test-chaos check demo bench build clean
 help:
 	@echo "make test   run every test (unit + integration on a real kube-apiserver and the AWS emulator)"
 	@echo "make demo   start the local environment and show Portico at work"
 	@echo "make check  type-check, lint and format check"
+	@echo "make test-chaos  the fault tests at size (controller SIGKILLs, cloud faults, restarts)"
 	@echo "make bench  measure cloud calls and convergence time; results in bench/results/"
 
 deps: node_modules/.installed
@@ -29,6 +30,10 @@ env: deps
 
 test: env
 	npx vitest run
+
+# The fault tests at size: 100 Services, the controller killed 10 times (seeded: CHAOS_SEED=N repeats a run).
+test-chaos: env
+	CHAOS_SERVICES=$${CHAOS_SERVICES:-100} CHAOS_KILLS=$${CHAOS_KILLS:-10} npx vitest run --project integration test/chaos
 
 test-unit: deps
 	npx vitest run --project unit

@@ -26,6 +26,8 @@ export default defineConfig({
             "test/smoke/**/*.test.ts",
             "test/integration/**/*.test.ts",
             "test/emulators/**/*.test.ts",
+            // Fault tests run small here; `make test-chaos` runs them at size.
+            "test/chaos/**/*.test.ts",
           ],
           globalSetup: ["test/harness/globalSetup.ts"],
           setupFiles: ["test/harness/workerSetup.ts"],

@@ -1,0 +1,89 @@
+// Portico's controller as a separate process, exactly as it runs in a cluster (its own binary, flags and
+// environment), so tests can kill it with SIGKILL at any moment and benchmarks can measure its memory and CPU.
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { freePort } from "./ports.ts";
+import { ManagedProcess } from "./processes.ts";
+import { waitFor } from "./wait.ts";
+
+const MAIN = join(import.meta.dirname, "..", "..", "controller", "main.ts");
+
+export interface ControllerProcessOptions {
+  kubeconfig: string;
+  args: string[];
+  logFile: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export class ControllerProcess {
+  readonly metricsUrl: string;
+  private readonly proc: ManagedProcess;
+
+  private constructor(proc: ManagedProcess, metricsUrl: string) {
+    this.proc = proc;
+    this.metricsUrl = metricsUrl;
+  }
+
+  static async start(opts: ControllerProcessOptions): Promise<ControllerProcess> {
+    const port = await freePort();
+    const proc = ManagedProcess.start(
+      "portico-controller",
+      process.execPath,
+      [MAIN, "--kubeconfig", opts.kubeconfig, "--metrics-address", `127.0.0.1:${port}`, ...opts.args],
+      opts.logFile,
+      { ...process.env, PORTICO_LOG_LEVEL: "info", ...opts.env },
+    );
+    const controller = new ControllerProcess(proc, `http://127.0.0.1:${port}`);
+    await proc.waitReady(async () => (await fetch(`${controller.metricsUrl}/readyz`)).ok, 60_000);
+    return controller;
+  }
+
+  get pid(): number {
+    return this.proc.pid!;
+  }
+
+  /** As a crash would: no cleanup, no Lease released. */
+  kill(): Promise<void> {
+    return this.proc.kill();
+  }
+
+  stop(): Promise<void> {
+    return this.proc.stop();
+  }
+
+  /** The controller's Prometheus metrics, as name{labels} → value. */
+  async metrics(): Promise<Map<string, number>> {
+    const text = await (await fetch(`${this.metricsUrl}/metrics`)).text();
+    const out = new Map<string, number>();
+    for (const line of text.split("\n")) {
+      const m = /^([a-z_]+(?:\{[^}]*\})?) ([0-9.e+-]+)$/.exec(line);
+      if (m) out.set(m[1]!, Number(m[2]));
+    }
+    return out;
+  }
+
+  /** Resident memory in bytes and CPU seconds used so far, from /proc. */
+  async usage(): Promise<{ rssBytes: number; cpuSeconds: number }> {
+    const status = await readFile(`/proc/${this.pid}/status`, "utf8");
+    const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    const stat = (await readFile(`/proc/${this.pid}/stat`, "utf8")).split(") ")[1]!.split(" ");
+    const ticks = Number(stat[11]) + Number(stat[12]);
+    return { rssBytes: rssKb * 1024, cpuSeconds: ticks / 100 };
+  }
+
+  async waitQueueEmpty(timeoutMs = 60_000): Promise<void> {
+    await waitFor(
+      "the controller's work queue to empty",
+      async () => (await this.metrics()).get("portico_workqueue_depth") === 0,
+      { timeoutMs, intervalMs: 200 },
+    );
+  }
+}
+
+/** Sum of a counter over all label sets, optionally only those whose labels match. */
+export function total(metrics: Map<string, number>, name: string, labels?: RegExp): number {
+  let sum = 0;
+  for (const [key, value] of metrics)
+    if (key.startsWith(`${name}{`) || key === name) if (!labels || labels.test(key)) sum += value;
+  return sum;
+}
