@@ -13,10 +13,13 @@ dir=$cache/kustomize-$version
 if [ ! -x "$dir/kustomize" ]; then
   command -v go >/dev/null 2>&1 || fail "Go is not installed, so kustomize cannot be built: install Go 1.26 or newer (apt-get install golang-go)"
   echo "portico: building kustomize $version from the Go module proxy (first time only, under a minute)..." >&2
-  rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
+  # A directory of this process's own: parallel test workers may build at the same time.
+  tmp=$dir.tmp.$$
+  rm -rf "$tmp" && mkdir -p "$tmp"
   # GOTOOLCHAIN=local: never download another Go toolchain, only modules.
-  (cd "$dir.tmp" && GOBIN="$dir.tmp" GOTOOLCHAIN=local go install -trimpath "sigs.k8s.io/kustomize/kustomize/v5@$version") >&2 ||
-    fail "building kustomize $version failed (see the Go errors above); check that the Go module proxy is reachable (go env GOPROXY)"
-  rm -rf "$dir" && mv "$dir.tmp" "$dir"
+  (cd "$tmp" && GOBIN="$tmp" GOTOOLCHAIN=local go install -trimpath "sigs.k8s.io/kustomize/kustomize/v5@$version") >&2 ||
+    { rm -rf "$tmp"; fail "building kustomize $version failed (see the Go errors above); check that the Go module proxy is reachable (go env GOPROXY)"; }
+  # The first finished build wins; a later one finds the directory there and is dropped.
+  mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp"
 fi
 echo "$dir/kustomize"

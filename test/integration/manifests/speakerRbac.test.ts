@@ -1,0 +1,78 @@
+// The speaker's ServiceAccount and RBAC from the metal overlay: the speaker's own Kubernetes code (its
+// list-watches and its nodeAssigned Event) works under them, and nothing else is allowed.
+import { CoreV1Api } from "@kubernetes/client-node";
+import { pino } from "pino";
+import { KubeCache } from "../../../speaker/kube/cache.ts";
+import { NODE_ASSIGNED, recordNodeAssigned } from "../../../speaker/kube/events.ts";
+import { expect, mergePatch, test, waitFor } from "../../harness/index.ts";
+import { statusOf } from "../../harness/manifests.ts";
+import { allowedVerbs, installRbac, type Grant } from "./access.ts";
+
+const SA = "portico-speaker";
+
+test("under its own ServiceAccount the speaker watches Services, EndpointSlices and Nodes and records nodeAssigned", async ({
+  cluster,
+}) => {
+  const kc = await installRbac(cluster, "metal", SA);
+  const node = (await cluster.createNode("n1", { internalIP: "192.0.2.11" })).metadata!.name!;
+  // Every namespace, as the DaemonSet runs it; Nodes of this test only.
+  const cache = new KubeCache(kc, pino({ level: "silent" }), { nodeSelector: cluster.nodeSelector });
+  cluster.defer(() => cache.stop());
+  await cache.start();
+  expect(cache.nodes.list().map((n) => n.metadata!.name)).toEqual([node]);
+
+  await cluster.createService("web", {
+    type: "LoadBalancer",
+    loadBalancerClass: "portico.io/metal",
+    ports: [{ port: 80 }],
+  });
+  await cluster.createEndpointSlice("web", [{ ip: "10.0.0.5", nodeName: node }], [{ port: 8080 }]);
+  const svc = await waitFor("the speaker's cache to see the Service", () =>
+    cache.services.get("web", cluster.namespace),
+  );
+  await waitFor("the speaker's cache to see the EndpointSlice", () =>
+    cache.endpointSlices.list(cluster.namespace).length === 1 ? true : undefined,
+  );
+
+  await recordNodeAssigned(kc.makeApiClient(CoreV1Api), pino({ level: "silent" }), svc, node, ["192.0.2.50"]);
+  const events = await cluster.core.listNamespacedEvent({
+    namespace: cluster.namespace,
+    fieldSelector: "involvedObject.name=web",
+  });
+  expect(events.items.map((e) => [e.reason, e.source?.component])).toEqual([
+    [NODE_ASSIGNED, "portico-speaker"],
+  ]);
+});
+
+test("the speaker's ServiceAccount may only read what it watches and create Events", async ({ cluster }) => {
+  const kc = await installRbac(cluster, "metal", SA);
+  const ns = cluster.namespace;
+  const expected: Grant[] = [
+    { group: "", resource: "services", verbs: ["list", "watch"] },
+    { group: "", resource: "services", subresource: "status", verbs: [] },
+    { group: "discovery.k8s.io", resource: "endpointslices", verbs: ["list", "watch"] },
+    { group: "", resource: "nodes", verbs: ["list", "watch"] },
+    { group: "", resource: "events", namespace: ns, verbs: ["create"] },
+    { group: "coordination.k8s.io", resource: "leases", namespace: ns, verbs: [] },
+    { group: "portico.io", resource: "ipaddresspools", verbs: [] },
+    { group: "", resource: "secrets", namespace: ns, verbs: [] },
+    { group: "", resource: "pods", verbs: [] },
+  ];
+  expect(await allowedVerbs(cluster.kubeConfig, ns, SA, expected)).toEqual(expected);
+
+  // And the real calls are refused: it cannot move an address by writing a Service or a Node.
+  const node = (await cluster.createNode("n1")).metadata!.name!;
+  await cluster.createService("web", { type: "ClusterIP", ports: [{ port: 80 }] });
+  const core = kc.makeApiClient(CoreV1Api);
+  const refused = {
+    patchServiceStatus: await statusOf(
+      core.patchNamespacedServiceStatus({ name: "web", namespace: ns, body: { status: {} } }, mergePatch),
+    ),
+    patchNode: await statusOf(
+      core.patchNode({ name: node, body: { metadata: { labels: { x: "y" } } } }, mergePatch),
+    ),
+    readSecret: await statusOf(core.readNamespacedSecret({ name: "portico-memberlist", namespace: ns })),
+    getService: await statusOf(core.readNamespacedService({ name: "web", namespace: ns })),
+  };
+  expect(refused).toEqual({ patchServiceStatus: 403, patchNode: 403, readSecret: 403, getService: 403 });
+});
