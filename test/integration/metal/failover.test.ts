@@ -3,7 +3,14 @@ import { beforeAll, onTestFinished } from "vitest";
 import { expect, mergePatch, test, waitFor } from "../../harness/index.ts";
 import { requireLanTools } from "../../harness/netns.ts";
 import { arping, measureFailover, TcpProber } from "./clients.ts";
-import { buildAddon, MetalCluster, SERVICE_PORT, TAKEOVER_BURST_MS, type MetalNode } from "./speakers.ts";
+import {
+  buildAddon,
+  MetalCluster,
+  SERVICE_PORT,
+  TAKEOVER_BURST_MS,
+  type MetalNode,
+  E2E_TIMEOUT_MS,
+} from "./speakers.ts";
 
 const V4 = "192.0.2.120";
 
@@ -15,8 +22,8 @@ beforeAll(async () => {
 /** Three nodes announcing V4, with a client probing it over TCP through the elected node. */
 async function announcedCluster(cluster: Parameters<typeof MetalCluster.create>[0]) {
   const metal = await MetalCluster.create(cluster, { nodes: 3, addresses: [V4], onCleanup: onTestFinished });
+  await metal.startSpeakers();
   await metal.createService("web", [V4]);
-  metal.startSpeakers();
   const elected = metal.electedFor(V4);
   await waitFor("the elected node alone to announce", () => only(metal.announcersOf(V4), elected));
   const prober = new TcpProber(metal.lan, metal.lan.client, [{ address: V4, port: SERVICE_PORT }]);
@@ -38,98 +45,112 @@ async function expectSoleAnnouncer(metal: MetalCluster, survivors: MetalNode[]):
   return next;
 }
 
-test("a speaker killed with SIGKILL is replaced and clients reach the address through another node", async ({
-  cluster,
-}) => {
-  const { metal, elected, prober } = await announcedCluster(cluster);
-  const failover = await measureFailover(prober, V4, () => elected.kill());
-  console.log(
-    `failover after SIGKILL: clients reached ${failover.to} ${failover.elapsedMs} ms after the kill ` +
-      `(${failover.failedProbes} failed probes)`,
-  );
-  const survivors = metal.nodes.filter((n) => n !== elected);
-  const next = await expectSoleAnnouncer(metal, survivors);
-  expect(failover.to).toBe(next.name);
-});
+test(
+  "a speaker killed with SIGKILL is replaced and clients reach the address through another node",
+  async ({ cluster }) => {
+    const { metal, elected, prober } = await announcedCluster(cluster);
+    const failover = await measureFailover(prober, V4, () => elected.kill());
+    console.log(
+      `failover after SIGKILL: clients reached ${failover.to} ${failover.elapsedMs} ms after the kill ` +
+        `(${failover.failedProbes} failed probes)`,
+    );
+    const survivors = metal.nodes.filter((n) => n !== elected);
+    const next = await expectSoleAnnouncer(metal, survivors);
+    expect(failover.to).toBe(next.name);
+  },
+  E2E_TIMEOUT_MS,
+);
 
-test("a speaker stopped with SIGTERM hands its addresses over at once, without waiting for detection", async ({
-  cluster,
-}) => {
-  const { metal, elected, prober } = await announcedCluster(cluster);
-  const failover = await measureFailover(prober, V4, () => elected.terminate());
-  console.log(
-    `handover after SIGTERM: clients reached ${failover.to} ${failover.elapsedMs} ms after the signal`,
-  );
-  const survivors = metal.nodes.filter((n) => n !== elected);
-  const next = await expectSoleAnnouncer(metal, survivors);
-  expect(failover.to).toBe(next.name);
-  expect(await elected.process?.exited).toBe(0);
-  // The others learned of the departure from the speaker itself: none had to declare it dead.
-  for (const node of survivors) expect(node.declaredDead).not.toContain(elected.name);
-});
+test(
+  "a speaker stopped with SIGTERM hands its addresses over at once, without waiting for detection",
+  async ({ cluster }) => {
+    const { metal, elected, prober } = await announcedCluster(cluster);
+    const failover = await measureFailover(prober, V4, () => elected.terminate());
+    console.log(
+      `handover after SIGTERM: clients reached ${failover.to} ${failover.elapsedMs} ms after the signal`,
+    );
+    const survivors = metal.nodes.filter((n) => n !== elected);
+    const next = await expectSoleAnnouncer(metal, survivors);
+    expect(failover.to).toBe(next.name);
+    expect(await elected.process?.exited).toBe(0);
+    // The others learned of the departure from the speaker itself: none had to declare it dead.
+    for (const node of survivors) expect(node.declaredDead).not.toContain(elected.name);
+  },
+  E2E_TIMEOUT_MS,
+);
 
-test("a speaker cut off from the LAN is replaced, and takes its address back when it returns", async ({
-  cluster,
-}) => {
-  const { metal, elected, prober } = await announcedCluster(cluster);
-  const failover = await measureFailover(prober, V4, () => metal.lan.setLink(elected.host, false));
-  console.log(
-    `failover after a partition: clients reached ${failover.to} ${failover.elapsedMs} ms after the cut`,
-  );
-  const survivors = metal.nodes.filter((n) => n !== elected);
-  const next = metal.electedFor(V4, survivors);
-  await waitFor("the next elected node to announce", () => metal.announcersOf(V4).includes(next));
-  expect(failover.to).toBe(next.name);
+test(
+  "a speaker cut off from the LAN is replaced, and takes its address back when it returns",
+  async ({ cluster }) => {
+    const { metal, elected, prober } = await announcedCluster(cluster);
+    const failover = await measureFailover(prober, V4, () => metal.lan.setLink(elected.host, false));
+    console.log(
+      `failover after a partition: clients reached ${failover.to} ${failover.elapsedMs} ms after the cut`,
+    );
+    const survivors = metal.nodes.filter((n) => n !== elected);
+    const next = metal.electedFor(V4, survivors);
+    await waitFor("the next elected node to announce", () => metal.announcersOf(V4).includes(next));
+    expect(failover.to).toBe(next.name);
 
-  await metal.lan.setLink(elected.host, true);
-  await waitFor("the returning node alone to announce again", () => only(metal.announcersOf(V4), elected));
-  await sleep(TAKEOVER_BURST_MS);
-  const answers = await arping(metal.lan.client, V4, 3);
-  expect(answers.macs).toEqual([elected.mac, elected.mac, elected.mac]);
-});
+    await metal.lan.setLink(elected.host, true);
+    await waitFor("the returning node alone to announce again", () => only(metal.announcersOf(V4), elected));
+    await sleep(TAKEOVER_BURST_MS);
+    const answers = await arping(metal.lan.client, V4, 3);
+    expect(answers.macs).toEqual([elected.mac, elected.mac, elected.mac]);
+  },
+  E2E_TIMEOUT_MS,
+);
 
-test("with externalTrafficPolicy Local the address follows the node with the ready endpoint", async ({
-  cluster,
-}) => {
-  const metal = await MetalCluster.create(cluster, { nodes: 3, addresses: [V4], onCleanup: onTestFinished });
-  // Start on a node the Cluster-policy election would not pick, so following the endpoint is visible.
-  const [first, second] = metal.nodes.filter((n) => n !== metal.electedFor(V4)) as [MetalNode, MetalNode];
-  await metal.createService("web", [V4], { local: true, endpointNodes: [first] });
-  metal.startSpeakers();
-  await waitFor("the node with the endpoint alone to announce", () => only(metal.announcersOf(V4), first));
-  const prober = new TcpProber(metal.lan, metal.lan.client, [{ address: V4, port: SERVICE_PORT }]);
-  await waitFor("the client to reach that node", () => prober.lastAnswer(V4)?.answer === first.name);
+test(
+  "with externalTrafficPolicy Local the address follows the node with the ready endpoint",
+  async ({ cluster }) => {
+    const metal = await MetalCluster.create(cluster, {
+      nodes: 3,
+      addresses: [V4],
+      onCleanup: onTestFinished,
+    });
+    // Start on a node the Cluster-policy election would not pick, so following the endpoint is visible.
+    const [first, second] = metal.nodes.filter((n) => n !== metal.electedFor(V4)) as [MetalNode, MetalNode];
+    await metal.startSpeakers();
+    await metal.createService("web", [V4], { local: true, endpointNodes: [first] });
+    await waitFor("the node with the endpoint alone to announce", () => only(metal.announcersOf(V4), first));
+    const prober = new TcpProber(metal.lan, metal.lan.client, [{ address: V4, port: SERVICE_PORT }]);
+    await waitFor("the client to reach that node", () => prober.lastAnswer(V4)?.answer === first.name);
 
-  const moved = await measureFailover(prober, V4, () => metal.moveEndpoint("web", second));
-  console.log(`Local policy: clients followed the endpoint to ${moved.to} in ${moved.elapsedMs} ms`);
-  expect(moved.to).toBe(second.name);
-  await waitFor("the new endpoint's node alone to announce", () => only(metal.announcersOf(V4), second));
-  await sleep(TAKEOVER_BURST_MS);
-  expect((await arping(metal.lan.client, V4, 3)).macs).toEqual([second.mac, second.mac, second.mac]);
+    const moved = await measureFailover(prober, V4, () => metal.moveEndpoint("web", second));
+    console.log(`Local policy: clients followed the endpoint to ${moved.to} in ${moved.elapsedMs} ms`);
+    expect(moved.to).toBe(second.name);
+    await waitFor("the new endpoint's node alone to announce", () => only(metal.announcersOf(V4), second));
+    await sleep(TAKEOVER_BURST_MS);
+    expect((await arping(metal.lan.client, V4, 3)).macs).toEqual([second.mac, second.mac, second.mac]);
 
-  // No ready endpoint anywhere: the address is not announced at all.
-  await metal.setEndpointReady("web", false);
-  await waitFor("no node to announce", () => metal.announcersOf(V4).length === 0);
-  expect((await arping(metal.lan.client, V4, 2)).macs).toEqual([]);
-});
+    // No ready endpoint anywhere: the address is not announced at all.
+    await metal.setEndpointReady("web", false);
+    await waitFor("no node to announce", () => metal.announcersOf(V4).length === 0);
+    expect((await arping(metal.lan.client, V4, 2)).macs).toEqual([]);
+  },
+  E2E_TIMEOUT_MS,
+);
 
-test("a node that turns NotReady, or is excluded from load balancers, stops announcing", async ({
-  cluster,
-}) => {
-  const { metal, elected } = await announcedCluster(cluster);
-  const others = metal.nodes.filter((n) => n !== elected);
+test(
+  "a node that turns NotReady, or is excluded from load balancers, stops announcing",
+  async ({ cluster }) => {
+    const { metal, elected } = await announcedCluster(cluster);
+    const others = metal.nodes.filter((n) => n !== elected);
 
-  await cluster.setNodeStatus(elected.name, { ready: false, internalIP: elected.host.ipv4 });
-  await expectSoleAnnouncer(metal, others);
-  await cluster.setNodeStatus(elected.name, { ready: true, internalIP: elected.host.ipv4 });
-  await expectSoleAnnouncer(metal, metal.nodes);
+    await cluster.setNodeStatus(elected.name, { ready: false, internalIP: elected.host.ipv4 });
+    await expectSoleAnnouncer(metal, others);
+    await cluster.setNodeStatus(elected.name, { ready: true, internalIP: elected.host.ipv4 });
+    await expectSoleAnnouncer(metal, metal.nodes);
 
-  await cluster.core.patchNode(
-    {
-      name: elected.name,
-      body: { metadata: { labels: { "node.kubernetes.io/exclude-from-external-load-balancers": "" } } },
-    },
-    mergePatch,
-  );
-  await expectSoleAnnouncer(metal, others);
-});
+    await cluster.core.patchNode(
+      {
+        name: elected.name,
+        body: { metadata: { labels: { "node.kubernetes.io/exclude-from-external-load-balancers": "" } } },
+      },
+      mergePatch,
+    );
+    await expectSoleAnnouncer(metal, others);
+  },
+  E2E_TIMEOUT_MS,
+);

@@ -12,7 +12,7 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { electAnnouncer } from "../../../speaker/election.ts";
-import { mergePatch, type TestCluster } from "../../harness/index.ts";
+import { mergePatch, waitFor, type TestCluster } from "../../harness/index.ts";
 import { TestLan, type LanHost, type LanProcess } from "../../harness/netns.ts";
 import { startResponder } from "./clients.ts";
 
@@ -20,6 +20,10 @@ export const METAL_CLASS = "portico.io/metal";
 export const SERVICE_PORT = 8080;
 /** Longer than the speaker's gratuitous burst on takeover (0, 500 and 1000 ms). */
 export const TAKEOVER_BURST_MS = 1500;
+/** Generous: a speaker loads in well under a second, but CI machines may be busy with other tests. */
+const STARTUP_TIMEOUT_MS = 60_000;
+/** Per-test timeout for tests that start speakers. */
+export const E2E_TIMEOUT_MS = 180_000;
 
 const SPEAKER_MAIN = fileURLToPath(new URL("../../../speaker/main.ts", import.meta.url));
 const BUILD_ADDON = fileURLToPath(new URL("../../../speaker/native/build.sh", import.meta.url));
@@ -36,6 +40,8 @@ export class MetalNode {
   process: LanProcess | undefined;
   /** What the speaker last logged as its announced addresses. */
   owned: string[] = [];
+  /** The live speakers this one last reported. */
+  live: string[] = [];
   /** Nodes this speaker's failure detector declared dead. */
   declaredDead: string[] = [];
   started = false;
@@ -75,13 +81,14 @@ export class MetalNode {
   }
 
   private onLog(line: string): void {
-    let entry: { msg?: string; owned?: string[]; member?: string };
+    let entry: { msg?: string; owned?: string[]; member?: string; live?: string[] };
     try {
       entry = JSON.parse(line) as typeof entry;
     } catch {
       return;
     }
     if (entry.msg === "speaker started") this.started = true;
+    if (entry.msg === "live speakers changed") this.live = entry.live ?? [];
     if (entry.msg === "announced addresses changed") this.owned = entry.owned ?? [];
     if (entry.msg === "speaker declared dead" && entry.member) this.declaredDead.push(entry.member);
   }
@@ -162,8 +169,22 @@ export class MetalCluster {
     return node;
   }
 
-  startSpeakers(extraArgs: string[] = []): void {
+  /**
+   * Starts every speaker and waits until each sees all of them alive, so that no speaker that settled
+   * before the others started has announced (and recorded events) in the meantime.
+   */
+  async startSpeakers(extraArgs: string[] = []): Promise<void> {
     for (const node of this.nodes) node.startSpeaker(extraArgs);
+    const all = this.nodes.map((n) => n.name).sort();
+    await waitFor(
+      "every speaker to see all speakers alive",
+      () => {
+        const views = this.nodes.map((n) => `${n.name}: ${n.started ? `[${n.live.join(" ")}]` : "starting"}`);
+        if (this.nodes.every((n) => n.started && [...n.live].sort().join() === all.join())) return true;
+        throw new Error(views.join("; "));
+      },
+      { timeoutMs: STARTUP_TIMEOUT_MS },
+    );
   }
 
   /** The node the shared election picks for `address` among `nodes` (default: all). */
