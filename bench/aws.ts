@@ -1,26 +1,24 @@
-// `make bench` (AWS part): cloud API calls per new Service, calls on a no-change resync, and the time for
-// N Services × M nodes to get their hostname, against the local environment (real apiserver + moto).
-import { KubeConfig } from "@kubernetes/client-node";
-import { mkdir, writeFile } from "node:fs/promises";
+// `make bench`, AWS part. Against the local environment (real apiserver + moto), with the controller running
+// as its own process: cloud calls for one new Service, time and calls for N Services × M nodes to get their
+// hostname (with the controller's memory and CPU), calls on a no-change resync, and endpoint churn latency.
+import {
+  DescribeTargetHealthCommand,
+  DescribeTargetGroupsCommand,
+} from "@aws-sdk/client-elastic-load-balancing-v2";
 import { join } from "node:path";
-import { startController } from "../controller/app.ts";
-import type { ControllerConfig } from "../controller/config.ts";
-import { silentLogger } from "../controller/log.ts";
-import type { AwsProvider } from "../providers/aws/provider.ts";
-import { startEnvironment } from "../test/harness/environment.ts";
 import { TestAws } from "../test/harness/aws.ts";
+import { ControllerProcess, total } from "../test/harness/controllerProcess.ts";
+import { startEnvironment } from "../test/harness/environment.ts";
 import { TestCluster } from "../test/harness/kube.ts";
+import { percentile, report, sleep } from "./report.ts";
 
-const SERVICES = Number(process.env.BENCH_SERVICES ?? 100);
-const NODES = Number(process.env.BENCH_NODES ?? 20);
-const WORKERS = Number(process.env.BENCH_WORKERS ?? 8);
-const MUTATING = /:(Create|Delete|Modify|Register|Deregister|Set|Authorize|Revoke)/;
+const SERVICES = Number(process.env.BENCH_SERVICES ?? 1000);
+const NODES = Number(process.env.BENCH_NODES ?? 100);
+const CHURN = Number(process.env.BENCH_CHURN_SERVICES ?? 200);
+const WORKERS = Number(process.env.BENCH_WORKERS ?? 16);
+const MUTATING = /operation="[a-z0-9]+:(Create|Delete|Modify|Register|Deregister|Set|Authorize|Revoke)/;
 
-const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
-const diff = (after: Map<string, number>, before: Map<string, number>) =>
-  new Map([...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const).filter(([, v]) => v > 0));
-
-async function main(): Promise<void> {
+export async function benchAws(): Promise<Record<string, unknown>> {
   const env = await startEnvironment({ awsEndpoints: 1 });
   try {
     Object.assign(process.env, {
@@ -29,126 +27,249 @@ async function main(): Promise<void> {
       AWS_ACCESS_KEY_ID: "bench",
       AWS_SECRET_ACCESS_KEY: "bench",
     });
-    const kc = new KubeConfig();
-    kc.loadFromFile(env.controlPlane.kubeconfig);
     const cluster = await TestCluster.create(env.controlPlane.kubeconfig, "bench");
+    const ns = cluster.namespace;
     const aws = await TestAws.fresh();
-    const network = await aws.createNetwork(cluster.namespace, { internal: true });
+    const network = await aws.createNetwork(ns, { internal: true });
     const instances = await aws.createInstances(network.subnets[0]!.subnetId, NODES);
     for (const [i, inst] of instances.entries())
       await cluster.createNode(`n${i}`, { providerID: inst.providerID, internalIP: inst.privateIp });
-
-    const config: ControllerConfig = {
-      provider: "aws",
-      clusterName: cluster.namespace,
-      loadBalancerClass: "portico.io/aws-nlb",
-      defaultForUnclassed: false,
-      namespace: cluster.namespace,
-      nodeSelector: cluster.nodeSelector,
-      workers: WORKERS,
-      resyncPeriodMs: 3_600_000,
-      orphanCollectionPeriodMs: 3_600_000,
-      leaderElection: {
-        enabled: false,
-        namespace: cluster.namespace,
-        name: "bench",
-        identity: "bench",
-        leaseDurationMs: 15000,
-        renewDeadlineMs: 10000,
-        retryPeriodMs: 2000,
-      },
-      metricsAddress: "127.0.0.1:0",
-      aws: { defaultScheme: "internal" },
-    };
-    const controller = await startController(config, kc, { log: silentLogger() });
-    const calls = (controller.provider as AwsProvider).clients.calls;
-    const svc = (name: string) => ({
-      type: "LoadBalancer",
-      loadBalancerClass: "portico.io/aws-nlb",
-      selector: { app: name },
-      ports: [{ name: "http", port: 80, targetPort: 8080 }],
+    const controller = await ControllerProcess.start({
+      kubeconfig: env.controlPlane.kubeconfig,
+      args: [
+        "--cluster-name",
+        ns,
+        "--namespace",
+        ns,
+        "--node-selector",
+        cluster.nodeSelector,
+        "--leader-elect=false",
+        "--workers",
+        String(WORKERS),
+      ],
+      logFile: join(env.dir, "controller.log"),
+      env: { PORTICO_LOG_LEVEL: "warn" },
     });
-    const hostnames = async () =>
-      (await cluster.core.listNamespacedService({ namespace: cluster.namespace })).items.filter(
+    const calls = async (filter?: RegExp) =>
+      total(await controller.metrics(), "portico_cloud_calls_total", filter);
+    const svc = (name: string, ip = false) => ({
+      metadata: {
+        name,
+        ...(ip
+          ? { annotations: { "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip" } }
+          : {}),
+      },
+      spec: {
+        type: "LoadBalancer",
+        loadBalancerClass: "portico.io/aws-nlb",
+        selector: { app: name },
+        ports: [{ name: "http", port: 80, targetPort: 8080 }],
+      },
+    });
+    const withHostname = async () =>
+      (await cluster.core.listNamespacedService({ namespace: ns })).items.filter(
         (s) => s.status?.loadBalancer?.ingress?.[0]?.hostname,
       ).length;
-    const settle = async (want: number) => {
-      while ((await hostnames()) < want || controller.manager.queue.length > 0)
-        await new Promise((r) => setTimeout(r, 50));
-      await new Promise((r) => setTimeout(r, 500));
-      while (controller.manager.queue.length > 0) await new Promise((r) => setTimeout(r, 50));
+    const settle = async (want: number, by = controller) => {
+      while ((await withHostname()) < want) await sleep(200);
+      await by.waitQueueEmpty(600_000);
     };
 
-    // One Service alone: every call it costs, from creation until nothing more happens.
-    let before = new Map(calls);
-    await cluster.createService("single", svc("single"));
+    const progress = (what: string) => process.stderr.write(`  ${what}...\n`);
+    progress("one Service");
+    // One Service alone.
+    let before = await calls();
+    let beforeMutating = await calls(MUTATING);
+    await cluster.core.createNamespacedService({ namespace: ns, body: svc("single") });
     await settle(1);
-    const perService = diff(calls, before);
+    const single = { calls: (await calls()) - before, mutating: (await calls(MUTATING)) - beforeMutating };
 
+    progress(`${SERVICES} Services on ${NODES} nodes`);
     // N Services at once.
-    before = new Map(calls);
-    const started = performance.now();
-    await Promise.all(
-      Array.from({ length: SERVICES }, (_, i) => cluster.createService(`s${i}`, svc(`s${i}`))),
+    before = await calls();
+    beforeMutating = await calls(MUTATING);
+    const cpuBefore = (await controller.usage()).cpuSeconds;
+    let peakRss = 0;
+    const sampler = setInterval(
+      () =>
+        void controller
+          .usage()
+          .then((u) => (peakRss = Math.max(peakRss, u.rssBytes)))
+          .catch(() => undefined),
+      250,
     );
+    const started = performance.now();
+    for (let i = 0; i < SERVICES; i += 50) {
+      await Promise.all(
+        Array.from({ length: Math.min(50, SERVICES - i) }, (_, k) =>
+          cluster.core.createNamespacedService({ namespace: ns, body: svc(`s${i + k}`) }),
+        ),
+      );
+    }
     await settle(SERVICES + 1);
-    const convergeMs = performance.now() - started;
-    const bulk = diff(calls, before);
-
-    // A resync of everything with nothing changed.
-    before = new Map(calls);
-    for (const s of (await cluster.core.listNamespacedService({ namespace: cluster.namespace })).items)
-      controller.manager.queue.add(`${cluster.namespace}/${s.metadata!.name}`);
-    await settle(SERVICES + 1);
-    const resync = diff(calls, before);
-    await controller.stop();
-
-    const mutating = (m: Map<string, number>) => sum(new Map([...m].filter(([k]) => MUTATING.test(k))));
-    const results = {
-      date: new Date().toISOString(),
-      command: "make bench",
-      environment: {
-        services: SERVICES,
-        nodes: NODES,
-        workers: WORKERS,
-        emulator: env.awsEndpoints[0]!.kind,
-      },
-      newService: {
-        calls: sum(perService),
-        mutatingCalls: mutating(perService),
-        byOperation: Object.fromEntries(perService),
-      },
-      bulk: {
-        services: SERVICES,
-        seconds: +(convergeMs / 1000).toFixed(2),
-        callsPerService: +(sum(bulk) / SERVICES).toFixed(1),
-        mutatingPerService: +(mutating(bulk) / SERVICES).toFixed(1),
-      },
-      noChangeResync: {
-        calls: sum(resync),
-        callsPerService: +(sum(resync) / (SERVICES + 1)).toFixed(1),
-        mutatingCalls: mutating(resync),
-        byOperation: Object.fromEntries(resync),
-      },
+    const seconds = (performance.now() - started) / 1000;
+    clearInterval(sampler);
+    const bulk = {
+      services: SERVICES,
+      nodes: NODES,
+      seconds: +seconds.toFixed(1),
+      servicesPerSecond: +(SERVICES / seconds).toFixed(1),
+      callsPerService: +(((await calls()) - before) / SERVICES).toFixed(1),
+      mutatingPerService: +(((await calls(MUTATING)) - beforeMutating) / SERVICES).toFixed(1),
+      controllerPeakRssMiB: Math.round(peakRss / 2 ** 20),
+      controllerCpuSeconds: +((await controller.usage()).cpuSeconds - cpuBefore).toFixed(1),
     };
-    console.log(`
-AWS NLB provider against ${results.environment.emulator} (${SERVICES} Services x ${NODES} nodes, ${WORKERS} workers)
-  cloud calls for one new Service        ${results.newService.calls} (${results.newService.mutatingCalls} mutating)
-  ${SERVICES} Services to a hostname         ${results.bulk.seconds} s, ${results.bulk.callsPerService} calls/Service
-  no-change resync                       ${results.noChangeResync.callsPerService} calls/Service, ${results.noChangeResync.mutatingCalls} mutating in all
-`);
-    const dir = join(import.meta.dirname, "results");
-    await mkdir(dir, { recursive: true });
-    await writeFile(join(dir, "aws.json"), JSON.stringify(results, null, 2) + "\n");
+
+    progress("a no-change resync");
+    // A resync of everything with nothing changed: the controller's periodic look, forced now by a restart
+    // of its informers' view (every Service is enqueued on start).
+    await controller.stop();
+    const resyncer = await ControllerProcess.start({
+      kubeconfig: env.controlPlane.kubeconfig,
+      args: [
+        "--cluster-name",
+        ns,
+        "--namespace",
+        ns,
+        "--node-selector",
+        cluster.nodeSelector,
+        "--leader-elect=false",
+        "--workers",
+        String(WORKERS),
+        "--orphan-collection-period",
+        "3600",
+      ],
+      logFile: join(env.dir, "controller-resync.log"),
+      env: { PORTICO_LOG_LEVEL: "warn" },
+    });
+    const resyncStarted = performance.now();
+    await sleep(500);
+    await resyncer.waitQueueEmpty(600_000);
+    const resyncMetrics = await resyncer.metrics();
+    const resync = {
+      services: SERVICES + 1,
+      seconds: +((performance.now() - resyncStarted) / 1000).toFixed(1),
+      callsPerService: +(
+        total(resyncMetrics, "portico_cloud_calls_total", /operation="(elbv2|ec2|tagging):/) /
+        (SERVICES + 1)
+      ).toFixed(1),
+      mutatingCalls: total(resyncMetrics, "portico_cloud_calls_total", MUTATING),
+      orphanCollectionCalls:
+        total(resyncMetrics, "portico_cloud_calls_total", /GetResources|DescribeSecurityGroups/) > 0
+          ? "included"
+          : "none",
+    };
+
+    progress(`endpoint churn on ${CHURN} ip-target Services`);
+    // Churn: ip-target Services whose endpoints flap; time from an endpoint turning ready to its registration.
+    const churnNames = Array.from({ length: CHURN }, (_, i) => `churn-${i}`);
+    for (const n of churnNames)
+      await cluster.createEndpointSlice(
+        n,
+        [{ ip: "10.0.0.200" }],
+        [{ name: "http", port: 8080 }],
+        `${n}-slice`,
+      );
+    for (let i = 0; i < CHURN; i += 50)
+      await Promise.all(
+        churnNames
+          .slice(i, i + 50)
+          .map((n) => cluster.core.createNamespacedService({ namespace: ns, body: svc(n, true) })),
+      );
+    progress("waiting for the churn Services to converge");
+    await settle(SERVICES + 1 + CHURN, resyncer);
+    progress("flapping");
+    const arnOf = new Map<string, string>();
+    for (const tg of (await aws.elbv2.send(new DescribeTargetGroupsCommand({ PageSize: 400 })))
+      .TargetGroups ?? [])
+      arnOf.set(tg.TargetGroupName!, tg.TargetGroupArn!);
+    const churnCallsBefore = total(await resyncer.metrics(), "portico_cloud_calls_total");
+    const readyAt = new Map<string, number>();
+    const latencies: number[] = [];
+    for (const n of churnNames) {
+      await cluster.discovery.patchNamespacedEndpointSlice(
+        {
+          name: `${n}-slice`,
+          namespace: ns,
+          body: {
+            endpoints: [
+              { addresses: ["10.0.0.200"], conditions: { ready: true } },
+              { addresses: ["10.0.0.201"], conditions: { ready: true } },
+            ],
+          },
+        },
+        (await import("../test/harness/kube.ts")).mergePatch,
+      );
+      readyAt.set(n, performance.now());
+    }
+    const pending = new Set(churnNames);
+    const tgArns = await targetGroupsFor(aws, churnNames);
+    const churnDeadline = performance.now() + 300_000;
+    while (pending.size) {
+      if (performance.now() > churnDeadline)
+        throw new Error(
+          `${pending.size} endpoints were never registered: ${[...pending].slice(0, 5).join(", ")}`,
+        );
+      await Promise.all(
+        [...pending].map(async (n) => {
+          const health = await aws.elbv2.send(
+            new DescribeTargetHealthCommand({ TargetGroupArn: tgArns.get(n) }),
+          );
+          if (health.TargetHealthDescriptions?.some((d) => d.Target?.Id === "10.0.0.201")) {
+            latencies.push(performance.now() - readyAt.get(n)!);
+            pending.delete(n);
+          }
+        }),
+      );
+      await sleep(100);
+    }
+    await resyncer.waitQueueEmpty();
+    const churn = {
+      services: CHURN,
+      p50Ms: Math.round(percentile(latencies, 50)),
+      p99Ms: Math.round(percentile(latencies, 99)),
+      callsPerChange: +(
+        (total(await resyncer.metrics(), "portico_cloud_calls_total") - churnCallsBefore) /
+        CHURN
+      ).toFixed(1),
+      pollIntervalMs: 100,
+    };
+    await resyncer.stop();
+    return {
+      emulator: env.awsEndpoints[0]!.kind,
+      workers: WORKERS,
+      newService: single,
+      bulk,
+      noChangeResync: resync,
+      endpointChurn: churn,
+    };
   } finally {
     await env.stop();
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+async function targetGroupsFor(aws: TestAws, services: string[]): Promise<Map<string, string>> {
+  const byService = new Map<string, string>();
+  let marker: string | undefined;
+  const all = [];
+  do {
+    const page = await aws.elbv2.send(
+      new DescribeTargetGroupsCommand({ PageSize: 400, ...(marker ? { Marker: marker } : {}) }),
+    );
+    all.push(...(page.TargetGroups ?? []));
+    marker = page.NextMarker;
+  } while (marker);
+  const { DescribeTagsCommand } = await import("@aws-sdk/client-elastic-load-balancing-v2");
+  for (let i = 0; i < all.length; i += 20) {
+    const tags = await aws.elbv2.send(
+      new DescribeTagsCommand({ ResourceArns: all.slice(i, i + 20).map((t) => t.TargetGroupArn!) }),
+    );
+    for (const d of tags.TagDescriptions ?? []) {
+      const svc = d.Tags?.find((t) => t.Key === "portico.io/service")?.Value?.split("/")[1];
+      if (svc && services.includes(svc)) byService.set(svc, d.ResourceArn!);
+    }
+  }
+  return byService;
+}
+
+if (import.meta.main) await report("aws", benchAws);

@@ -75,11 +75,19 @@ test(
       { timeoutMs: 180_000, intervalMs: 500 },
     );
     await controller.waitQueueEmpty();
+    let summary = "";
     await waitFor(
       "orphans to be collected",
-      async () => (await inventory(aws)).loadBalancers.length === live.length,
+      async () => {
+        const inv = await inventory(aws);
+        const owners = inv.loadBalancers.map((lb) => `${lb.name}<-${lb.tags["portico.io/service"]}`);
+        summary = `seed ${seed}; ${inv.loadBalancers.length} NLBs for ${live.length} live Services; deleted ${[...deleted].join(",")}; NLBs ${owners.sort().join(" ")}`;
+        return inv.loadBalancers.length === live.length;
+      },
       { timeoutMs: 60_000 },
-    );
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; ${summary}`);
+    });
 
     const inv = await inventory(aws);
     const owners = inv.loadBalancers.map((lb) => lb.tags["portico.io/service"]!.split("/")[1]).sort();

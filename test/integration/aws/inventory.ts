@@ -1,4 +1,5 @@
-// Reads back everything in the AWS emulator, so tests assert on the cloud itself, not on Portico's memory.
+// Reads back everything in the AWS emulator (every page of it), so tests assert on the cloud itself, not on
+// Portico's memory.
 import { DescribeSecurityGroupsCommand } from "@aws-sdk/client-ec2";
 import {
   DescribeListenersCommand,
@@ -11,8 +12,23 @@ import {
 import type { TestAws } from "../../harness/index.ts";
 
 export async function inventory(aws: TestAws) {
-  const lbs = (await aws.elbv2.send(new DescribeLoadBalancersCommand({}))).LoadBalancers ?? [];
-  const tgs = (await aws.elbv2.send(new DescribeTargetGroupsCommand({}))).TargetGroups ?? [];
+  const lbs = [];
+  const tgs = [];
+  let marker: string | undefined;
+  do {
+    const page = await aws.elbv2.send(
+      new DescribeLoadBalancersCommand({ ...(marker ? { Marker: marker } : {}) }),
+    );
+    lbs.push(...(page.LoadBalancers ?? []));
+    marker = page.NextMarker;
+  } while (marker);
+  do {
+    const page = await aws.elbv2.send(
+      new DescribeTargetGroupsCommand({ ...(marker ? { Marker: marker } : {}) }),
+    );
+    tgs.push(...(page.TargetGroups ?? []));
+    marker = page.NextMarker;
+  } while (marker);
   const loadBalancers = [];
   for (const lb of lbs) {
     const listeners =

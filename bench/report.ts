@@ -1,0 +1,49 @@
+// Shared by the benchmarks: run one, print its figures with the command that reproduces them, keep them in
+// bench/results/ so later changes can be compared.
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function percentile(values: number[], p: number): number {
+  if (!values.length) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+export async function report(name: string, run: () => Promise<Record<string, unknown>>): Promise<void> {
+  const sizes = Object.entries(process.env)
+    .filter(([k]) => k.startsWith("BENCH_"))
+    .map(([k, v]) => `${k}=${v} `)
+    .join("");
+  const command = `${sizes}make bench-${name}`;
+  try {
+    const figures = await run();
+    const result = {
+      name,
+      date: new Date().toISOString(),
+      command,
+      machine: `${(await import("node:os")).cpus().length} cores`,
+      ...figures,
+    };
+    const dir = join(import.meta.dirname, "results");
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, `${name}.json`), JSON.stringify(result, null, 2) + "\n");
+    console.log(`\n${name} (${command})`);
+    print(figures, "  ");
+    process.exit(0);
+  } catch (err) {
+    console.error(err);
+    process.exit(1);
+  }
+}
+
+function print(value: Record<string, unknown>, indent: string): void {
+  for (const [k, v] of Object.entries(value)) {
+    if (v && typeof v === "object" && !Array.isArray(v)) {
+      console.log(`${indent}${k}`);
+      print(v as Record<string, unknown>, indent + "  ");
+    } else
+      console.log(`${indent}${k.padEnd(28 - indent.length)} ${Array.isArray(v) ? v.join(", ") : String(v)}`);
+  }
+}
