@@ -1,6 +1,7 @@
 # Portico's two everyday commands: `make test` and `make demo`. Both set up everything they need on a fresh
-# machine (Node.js 24, npm packages, kube-apiserver/etcd built from the Go module proxy, moto from PyPI) and
-# cache it under .cache/, so the second run starts in seconds.
+# machine (Node.js 24, npm packages, kube-apiserver/etcd and kustomize built from the Go module proxy, moto
+# from PyPI, arping and ndisc6 from Debian, the speaker's packet-socket addon) and cache it under .cache/, so
+# the second run starts in seconds.
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
@@ -27,6 +28,9 @@ deps: node_modules/.installed
 
 env: deps
 	@test/env/setup.sh all >/dev/null
+	@test/env/kustomize.sh >/dev/null
+	@test/env/packages.sh
+	@speaker/native/build.sh
 
 test: env
 	npx vitest run
