@@ -1,5 +1,6 @@
 // The AWS SDK clients Portico uses, with adaptive retries (client-side rate limiting when ELBv2 throttles),
 // a count of every call by operation (for metrics and benchmarks), and errors classified for the controller.
+import { ACMClient } from "@aws-sdk/client-acm";
 import { EC2Client } from "@aws-sdk/client-ec2";
 import { ElasticLoadBalancingV2Client } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { ResourceGroupsTaggingAPIClient } from "@aws-sdk/client-resource-groups-tagging-api";
@@ -21,6 +22,7 @@ export type CallObserver = (
 ) => void;
 
 export interface AwsClients {
+  acm: ACMClient;
   elbv2: ElasticLoadBalancingV2Client;
   ec2: EC2Client;
   tagging: ResourceGroupsTaggingAPIClient;
@@ -39,6 +41,7 @@ export function createAwsClients(opts: AwsClientOptions = {}): AwsClients {
   const calls = new Map<string, number>();
   const observers: CallObserver[] = [];
   const clients = {
+    acm: new ACMClient(config),
     elbv2: new ElasticLoadBalancingV2Client(config),
     ec2: new EC2Client(config),
     tagging: new ResourceGroupsTaggingAPIClient(config),
@@ -60,6 +63,7 @@ export function createAwsClients(opts: AwsClientOptions = {}): AwsClients {
       }
     };
   const placement = { step: "finalizeRequest", name: "porticoCallCounter", priority: "low" } as const;
+  clients.acm.middlewareStack.add(counter("acm"), placement);
   clients.elbv2.middlewareStack.add(counter("elbv2"), placement);
   clients.ec2.middlewareStack.add(counter("ec2"), placement);
   clients.tagging.middlewareStack.add(counter("tagging"), placement);

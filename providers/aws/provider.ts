@@ -9,6 +9,7 @@ import type {
   ServiceRef,
 } from "../provider.ts";
 import { parseAwsSettings } from "./annotations.ts";
+import { CertificateChecker } from "./certificates.ts";
 import { inspectService } from "./inspect.ts";
 import { call, createAwsClients, type AwsClientOptions, type AwsClients } from "./clients.ts";
 import { desiredLoadBalancer, type Network } from "./desired.ts";
@@ -37,12 +38,14 @@ export class AwsProvider implements LoadBalancerProvider {
   private readonly cluster: string;
   private readonly defaultScheme: "internal" | "internet-facing";
   private readonly subnets: SubnetResolver;
+  private readonly certificates: CertificateChecker;
 
   constructor(opts: AwsProviderOptions) {
     this.cluster = opts.clusterName;
     this.defaultScheme = opts.defaultScheme ?? "internal";
     this.clients = opts.clients ?? createAwsClients(opts);
     this.subnets = new SubnetResolver(this.clients, this.cluster);
+    this.certificates = new CertificateChecker(this.clients.acm);
   }
 
   async ensure(intent: LoadBalancerIntent): Promise<EnsureResult> {
@@ -111,6 +114,7 @@ export class AwsProvider implements LoadBalancerProvider {
     const settings = parseAwsSettings(intent.annotations, { scheme: this.defaultScheme });
     const network: Network = await this.subnets.resolve(settings.scheme, settings.subnets);
     const desired = desiredLoadBalancer(intent, settings, network, this.cluster);
+    await this.certificates.check(settings.certificateArns);
     const observed = await observe(this.clients, this.cluster, intent.service, desired.name);
     return { desired, observed, plan: plan(desired, observed) };
   }

@@ -6,7 +6,8 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 export interface FaultRule {
   /** The API action, e.g. "CreateLoadBalancer" (query protocol) or "GetResources" (JSON protocol). */
   action: string;
-  kind: "throttle" | "unavailable";
+  /** throttle: 400 Throttling; unavailable: 503; invalid: 400 ValidationError, which no retry can fix. */
+  kind: "throttle" | "unavailable" | "invalid";
   /** How many matching requests fail before they are let through. */
   times: number;
 }
@@ -36,8 +37,14 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       if (rule) {
         rule.times--;
         const json = String(req.headers["content-type"]).includes("json");
-        const code = rule.kind === "throttle" ? "Throttling" : "ServiceUnavailable";
-        const status = rule.kind === "throttle" ? 400 : 503;
+        const code = {
+          throttle: "Throttling",
+          unavailable: "ServiceUnavailable",
+          invalid: "ValidationError",
+        }[rule.kind];
+        const status = rule.kind === "unavailable" ? 503 : 400;
+        const message =
+          rule.kind === "invalid" ? "1 validation error detected: injected by the test" : "Rate exceeded";
         res.writeHead(status, {
           "content-type": json ? "application/x-amz-json-1.1" : "text/xml",
           "x-amzn-requestid": "fault",
@@ -46,9 +53,9 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
           json
             ? JSON.stringify({
                 __type: code === "Throttling" ? "ThrottlingException" : code,
-                message: "Rate exceeded",
+                message,
               })
-            : `<ErrorResponse><Error><Type>Sender</Type><Code>${code}</Code><Message>Rate exceeded</Message></Error><RequestId>fault</RequestId></ErrorResponse>`,
+            : `<ErrorResponse><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>fault</RequestId></ErrorResponse>`,
         );
         return;
       }

@@ -6,6 +6,7 @@ import { expect, test } from "vitest";
 
 const root = join(import.meta.dirname, "..", "..");
 const SERVICE_OF_CLIENT: Record<string, string> = {
+  "@aws-sdk/client-acm": "acm",
   "@aws-sdk/client-elastic-load-balancing-v2": "elasticloadbalancing",
   "@aws-sdk/client-ec2": "ec2",
   "@aws-sdk/client-resource-groups-tagging-api": "tag",

@@ -40,27 +40,28 @@ test("a permanent cloud error is reported with its AWS code and not retried in a
   aws,
 }) => {
   await awsWorld(cluster, aws, 1);
-  const controller = await startPortico(cluster);
-  await cluster.createService("web", lbService(), {
-    "service.beta.kubernetes.io/aws-load-balancer-ssl-cert":
-      "arn:aws:acm:us-east-1:123456789012:certificate/does-not-exist",
-  });
+  const proxy = await startFaultProxy(process.env.AWS_ENDPOINT_URL!);
+  cluster.defer(() => proxy.close());
+  proxy.addRule({ action: "CreateListener", kind: "invalid", times: 1000 });
+  const provider = new AwsProvider({ clusterName: cluster.namespace, endpoint: proxy.url });
+  await startPortico(cluster, {}, { provider });
+  await cluster.createService("web", lbService());
   const condition = await waitFor("the failure to be reported", async () => {
     const c = await readyCondition(cluster, "web");
     return c?.status === "False" ? c : undefined;
   });
   expect(condition.reason).toBe("CloudRejected");
-  expect(condition.message).toMatch(/CreateListener failed: CertificateNotFound/);
+  expect(condition.message).toMatch(/CreateListener failed: ValidationError: 1 validation error detected/);
   expect(
     (await serviceEvents(cluster, "web")).some(
       (e) => e.type === "Warning" && e.reason === "SyncLoadBalancerFailed",
     ),
   ).toBe(true);
-  const calls = () =>
-    [...(controller.provider as AwsProvider).clients.calls.values()].reduce((a, b) => a + b, 0);
+  const calls = () => [...provider.clients.calls.values()].reduce((a, b) => a + b, 0);
   const before = calls();
   await new Promise((r) => setTimeout(r, 2000));
   expect(calls() - before).toBe(0);
+  expect(proxy.seen.get("CreateListener")).toBe(1);
 });
 
 test("informers survive an apiserver restart: changes made after it are still seen", async ({ aws }) => {
