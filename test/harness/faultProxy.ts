@@ -1,6 +1,7 @@
 // A fault-injecting HTTP proxy in front of an AWS emulator: it forwards every request, except that the ones
-// matching a rule get an AWS-shaped throttling or server error instead, so tests prove that Portico backs off,
-// respects retry hints and converges without a request storm.
+// matching a rule get an AWS-shaped throttling or server error instead, and, at a configurable rate, any
+// request may be throttled, fail with a 5xx, be answered slowly or have its connection dropped. Tests prove
+// that Portico backs off, respects retry hints and converges without a request storm.
 import { createServer, type IncomingMessage, type Server } from "node:http";
 
 export interface FaultRule {
@@ -12,6 +13,15 @@ export interface FaultRule {
   times: number;
 }
 
+/** Faults at random, for every request no rule matches; seeded, so a run can be repeated. */
+export interface RandomFaults {
+  /** The share of requests that get a fault, 0..1. */
+  rate: number;
+  kinds: ("throttle" | "unavailable" | "slow" | "drop")[];
+  slowMs?: number;
+  seed?: number;
+}
+
 export interface FaultProxy {
   url: string;
   /** Requests seen per action, failed ones included. */
@@ -19,11 +29,18 @@ export interface FaultProxy {
   /** Times (ms since start) of each request per action, to check the spacing of retries. */
   timeline: Map<string, number[]>;
   addRule(rule: FaultRule): void;
+  setRandomFaults(faults: RandomFaults | undefined): void;
+  /** Faults injected so far, by kind. */
+  injected: Map<string, number>;
   close(): Promise<void>;
 }
 
 export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const rules: FaultRule[] = [];
+  const injected = new Map<string, number>();
+  let random: RandomFaults | undefined;
+  let state = 1;
+  const next = () => (state = (state * 1664525 + 1013904223) >>> 0) / 2 ** 32;
   const seen = new Map<string, number>();
   const timeline = new Map<string, number[]>();
   const started = performance.now();
@@ -33,9 +50,19 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       const action = actionOf(req, body);
       seen.set(action, (seen.get(action) ?? 0) + 1);
       timeline.set(action, [...(timeline.get(action) ?? []), performance.now() - started]);
-      const rule = rules.find((r) => r.action === action && r.times > 0);
+      let rule: Pick<FaultRule, "kind"> | undefined = rules.find((r) => r.action === action && r.times > 0);
+      if (rule) (rule as FaultRule).times--;
+      else if (random && next() < random.rate) {
+        const kind = random.kinds[Math.floor(next() * random.kinds.length)]!;
+        injected.set(kind, (injected.get(kind) ?? 0) + 1);
+        if (kind === "drop") {
+          req.socket.destroy();
+          return;
+        }
+        if (kind === "slow") await new Promise((r) => setTimeout(r, random!.slowMs ?? 2000));
+        else rule = { kind };
+      }
       if (rule) {
-        rule.times--;
         const json = String(req.headers["content-type"]).includes("json");
         const code = {
           throttle: "Throttling",
@@ -89,6 +116,11 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     seen,
     timeline,
     addRule: (rule) => rules.push({ ...rule }),
+    setRandomFaults: (faults) => {
+      random = faults;
+      state = faults?.seed ?? 1;
+    },
+    injected,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
