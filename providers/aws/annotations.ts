@@ -1,6 +1,13 @@
 // The Service annotations users already write for the AWS Load Balancer Controller, parsed and validated
 // into settings. Every error names the annotation and how to fix it.
-import { ConfigurationError } from "../errors.ts";
+import {
+  invalidAnnotation as fail,
+  keyValuePairs,
+  oneOf,
+  optionalBool,
+  splitList as list,
+  wholeNumber as int,
+} from "../annotationValues.ts";
 
 const P = "service.beta.kubernetes.io/aws-load-balancer-";
 export const AWS_ANNOTATIONS = {
@@ -67,7 +74,7 @@ export function parseAwsSettings(
 ): AwsServiceSettings {
   const a = AWS_ANNOTATIONS;
   const get = (key: string) => annotations[key]?.trim();
-  const targetGroupAttributes = keyValues(a.targetGroupAttributes, get(a.targetGroupAttributes), "=");
+  const targetGroupAttributes = keyValuePairs(a.targetGroupAttributes, get(a.targetGroupAttributes));
   if (get(a.proxyProtocol)) {
     if (get(a.proxyProtocol) !== "*")
       fail(
@@ -77,7 +84,7 @@ export function parseAwsSettings(
       );
     targetGroupAttributes["proxy_protocol_v2.enabled"] = "true";
   }
-  const loadBalancerAttributes = keyValues(a.loadBalancerAttributes, get(a.loadBalancerAttributes), "=");
+  const loadBalancerAttributes = keyValuePairs(a.loadBalancerAttributes, get(a.loadBalancerAttributes));
   if (get(a.crossZone))
     loadBalancerAttributes["load_balancing.cross_zone.enabled"] = String(bool(a.crossZone, get(a.crossZone)));
 
@@ -97,7 +104,7 @@ export function parseAwsSettings(
     backendTls: get(a.backendProtocol) === "ssl",
     loadBalancerAttributes,
     targetGroupAttributes,
-    additionalTags: keyValues(a.additionalTags, get(a.additionalTags), "="),
+    additionalTags: keyValuePairs(a.additionalTags, get(a.additionalTags)),
     ipAddressType: oneOf(a.ipAddressType, get(a.ipAddressType) ?? "ipv4", ["ipv4", "dualstack"] as const),
     healthCheck: healthCheck(get),
     kubeProxyHealthCheck:
@@ -171,47 +178,5 @@ function healthCheck(get: (key: string) => string | undefined): HealthCheckOverr
   return hc;
 }
 
-function fail(annotation: string, problem: string, fix: string): never {
-  throw new ConfigurationError("InvalidAnnotation", `metadata.annotations[${annotation}]`, problem, fix);
-}
-
-function oneOf<T extends string>(annotation: string, value: string, allowed: readonly T[]): T {
-  if (!(allowed as readonly string[]).includes(value))
-    fail(annotation, `"${value}" is not allowed`, `use one of ${allowed.join(", ")}`);
-  return value as T;
-}
-
-function bool(annotation: string, value: string | undefined): boolean {
-  if (value === "true") return true;
-  if (value === "false") return false;
-  return fail(annotation, `"${value}" is not a boolean`, 'use "true" or "false"');
-}
-
-function int(annotation: string, value: string, min: number, max: number): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < min || n > max)
-    fail(
-      annotation,
-      `"${value}" is not a whole number from ${min} to ${max}`,
-      `give a number from ${min} to ${max}`,
-    );
-  return n;
-}
-
-function list(value: string | undefined): string[] {
-  return (value ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-}
-
-function keyValues(annotation: string, value: string | undefined, sep: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const pair of list(value)) {
-    const i = pair.indexOf(sep);
-    if (i <= 0)
-      fail(annotation, `"${pair}" is not key${sep}value`, `write comma-separated key${sep}value pairs`);
-    out[pair.slice(0, i).trim()] = pair.slice(i + 1).trim();
-  }
-  return out;
-}
+const bool = (annotation: string, value: string | undefined): boolean =>
+  optionalBool(annotation, value) ?? false;

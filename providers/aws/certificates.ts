@@ -1,6 +1,6 @@
 // TLS certificates named by annotation are checked before anything is made: a certificate that does not exist
 // or is not issued would otherwise fail only at CreateListener, after the NLB and target groups exist.
-import type { ACMClient} from "@aws-sdk/client-acm";
+import type { ACMClient } from "@aws-sdk/client-acm";
 import { DescribeCertificateCommand } from "@aws-sdk/client-acm";
 import { CloudError, ConfigurationError } from "../errors.ts";
 import { AWS_ANNOTATIONS } from "./annotations.ts";

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { ownershipTags as sharedOwnershipTags } from "../ownership.ts";
 import type { ServiceRef } from "../provider.ts";
 
 /** Ownership tags on every resource Portico creates; observed state is found again through them. */
@@ -14,12 +15,7 @@ export function ownershipTags(
   service: ServiceRef,
   resource: string,
 ): Record<string, string> {
-  return {
-    [TAG.cluster]: cluster,
-    [TAG.service]: `${service.namespace}/${service.name}`,
-    [TAG.serviceUid]: service.uid,
-    [TAG.resource]: resource,
-  };
+  return sharedOwnershipTags(TAG, cluster, service, resource);
 }
 
 function hash(...parts: (string | number)[]): string {

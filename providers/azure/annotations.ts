@@ -1,6 +1,14 @@
 // The Service annotations users already write for cloud-provider-azure (AKS), and Portico's own, parsed and
 // validated into settings. Every error names the annotation and how to fix it.
 import { Address4 } from "ip-address";
+import {
+  invalidAnnotation as fail,
+  keyValuePairs,
+  oneOf,
+  optionalBool as bool,
+  splitList as list,
+  wholeNumber as int,
+} from "../annotationValues.ts";
 import { ConfigurationError } from "../errors.ts";
 
 const P = "service.beta.kubernetes.io/";
@@ -234,34 +242,6 @@ function portSettings(annotations: Record<string, string>): Record<number, PortS
   return out;
 }
 
-function fail(annotation: string, problem: string, fix: string): never {
-  throw new ConfigurationError("InvalidAnnotation", `metadata.annotations[${annotation}]`, problem, fix);
-}
-
-function oneOf<T extends string>(annotation: string, value: string, allowed: readonly T[]): T {
-  if (!(allowed as readonly string[]).includes(value))
-    fail(annotation, `"${value}" is not allowed`, `use one of ${allowed.join(", ")}`);
-  return value as T;
-}
-
-function bool(annotation: string, value: string | undefined): boolean | undefined {
-  if (value === undefined) return undefined;
-  if (value.toLowerCase() === "true") return true;
-  if (value.toLowerCase() === "false") return false;
-  return fail(annotation, `"${value}" is not a boolean`, 'use "true" or "false"');
-}
-
-function int(annotation: string, value: string, min: number, max: number): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < min || n > max)
-    fail(
-      annotation,
-      `"${value}" is not a whole number from ${min} to ${max}`,
-      `give a number from ${min} to ${max}`,
-    );
-  return n;
-}
-
 function armChildName(annotation: string, value: string): string {
   if (!/^[A-Za-z0-9]([A-Za-z0-9._-]{0,78}[A-Za-z0-9_])?$/.test(value))
     fail(
@@ -272,22 +252,9 @@ function armChildName(annotation: string, value: string): string {
   return value;
 }
 
-function list(value: string | undefined): string[] {
-  return (value ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-}
-
 function keyValues(annotation: string, value: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const pair of list(value)) {
-    const i = pair.indexOf("=");
-    if (i <= 0) fail(annotation, `"${pair}" is not key=value`, "write comma-separated key=value pairs");
-    const key = pair.slice(0, i).trim();
+  return keyValuePairs(annotation, value, (key) => {
     if (/[<>%&\\?/]/.test(key) || key.toLowerCase().startsWith("portico.io"))
       fail(annotation, `"${key}" cannot be a tag name`, "avoid < > % & \\ ? / and Portico's own tag names");
-    out[key] = pair.slice(i + 1).trim();
-  }
-  return out;
+  });
 }

@@ -1,6 +1,7 @@
 // Deterministic names and ownership tags. Everything Portico makes for a Service is named from the Service's
 // UID, so a restarted controller finds it again by name, and two clusters can never pick the same name.
 import { createHash } from "node:crypto";
+import { ownershipTags as sharedOwnershipTags } from "../ownership.ts";
 import type { ServiceRef } from "../provider.ts";
 
 /**
@@ -26,12 +27,7 @@ export function ownershipTags(
   service: ServiceRef,
   resource: string,
 ): Record<string, string> {
-  return {
-    [TAG.cluster]: cluster,
-    [TAG.service]: `${service.namespace}/${service.name}`,
-    [TAG.serviceUid]: service.uid,
-    [TAG.resource]: resource,
-  };
+  return sharedOwnershipTags(TAG, cluster, service, resource);
 }
 
 /** `a` + the UID without dashes, as cloud-provider-azure names a Service's frontend: unique in any load balancer. */
