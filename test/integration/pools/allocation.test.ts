@@ -106,7 +106,7 @@ test("Services with the same sharing key share an address when their ports do no
   await metal(cluster);
   const shared = { "metallb.io/allow-shared-ip": "dns" };
   await cluster.createService("dns-tcp", lb([{ port: 53, protocol: "TCP" }]), shared);
-  const [address] = (await waitFor("dns-tcp's address", () => ips(cluster, "dns-tcp")));
+  const [address] = await waitFor("dns-tcp's address", () => ips(cluster, "dns-tcp"));
   await cluster.createService("dns-udp", lb([{ port: 53, protocol: "UDP" }]), shared);
   expect(await waitFor("dns-udp's address", () => ips(cluster, "dns-udp"))).toEqual([address]);
   await cluster.createService("clash", lb([{ port: 53, protocol: "UDP" }]), {
