@@ -1,6 +1,7 @@
-// `make demo`: brings up Portico's local environment — a real kube-apiserver + etcd and the AWS emulator —
-// runs the controllers, applies example Services, and shows them converge with porticoctl. It keeps running
-// until Ctrl-C so you can poke at it.
+// `make demo`: brings up Portico's local environment — a real kube-apiserver + etcd, the AWS emulator, the
+// Azure ARM emulator and (as root) a bare-metal LAN in network namespaces with a speaker per node — runs the
+// controllers, applies example Services for each provider, shows them converge with porticoctl, and has a
+// client on the LAN reach its Service. It keeps running until Ctrl-C so you can poke at it.
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { startController, type Controller } from "../../controller/app.ts";
@@ -12,6 +13,8 @@ import { EnvironmentError } from "../harness/errors.ts";
 import { startEnvironment } from "../harness/environment.ts";
 import { TestCluster } from "../harness/kube.ts";
 import { createPool, installPoolCrd } from "../harness/pools.ts";
+import { startAzureDemo } from "./demoAzure.ts";
+import { startMetalLan } from "./demoMetal.ts";
 
 const dir = join(import.meta.dirname, "..", "..", ".run", "demo");
 const say = (text: string) => console.log(`\n\u001b[1m== ${text}\u001b[0m`);
@@ -22,7 +25,7 @@ async function main(): Promise<void> {
   say(
     "Starting the local environment (the first run builds kube-apiserver and etcd; later runs take seconds)",
   );
-  const env = await startEnvironment({ awsEndpoints: 1, dir });
+  const env = await startEnvironment({ awsEndpoints: 1, azureEmulators: 1, dir });
   const aws = env.awsEndpoints[0]!;
   Object.assign(process.env, {
     AWS_ENDPOINT_URL: aws.url,
@@ -44,10 +47,13 @@ async function main(): Promise<void> {
   const instances = await cloud.createInstances(network.subnets[0]!.subnetId, 3);
   const nodes: string[] = [];
   for (const [i, inst] of instances.entries()) {
-    nodes.push(
-      (await cluster.createNode(`node-${i}`, { providerID: inst.providerID, internalIP: inst.privateIp }))
-        .metadata!.name!,
-    );
+    const labels = { "demo.portico.io/cloud": "aws" };
+    const node = await cluster.createNode(`node-${i}`, {
+      providerID: inst.providerID,
+      internalIP: inst.privateIp,
+      labels,
+    });
+    nodes.push(node.metadata!.name!);
   }
   for (const [i, ip] of ["10.0.0.101", "10.0.0.102"].entries()) {
     await cluster.createPod(`web-${i}`, { labels: { app: "web" }, nodeName: nodes[i]!, podIP: ip });
@@ -56,11 +62,11 @@ async function main(): Promise<void> {
     { ip: "10.0.0.101", nodeName: nodes[0] },
     { ip: "10.0.0.102", nodeName: nodes[1] },
   ];
-  for (const svc of ["web", "web-local", "web-ip", "web-internal", "broken"])
+  for (const svc of ["web", "web-local", "web-ip", "web-internal", "broken", "web-azure", "api-azure"])
     await cluster.createEndpointSlice(svc, endpoints, [{ name: "http", port: 8080 }]);
   console.log(`  nodes ${nodes.join(", ")}; pods web-0 (10.0.0.101), web-1 (10.0.0.102)`);
 
-  say("Running Portico's controllers: portico.io/aws-nlb and portico.io/metal");
+  say("Running Portico's controllers: portico.io/aws-nlb, portico.io/azure-lb and portico.io/metal");
   const log = createLogger({ level: process.env.PORTICO_LOG_LEVEL ?? "error" });
   const base: ControllerConfig = {
     provider: "aws",
@@ -68,7 +74,7 @@ async function main(): Promise<void> {
     loadBalancerClass: "portico.io/aws-nlb",
     defaultForUnclassed: false,
     namespace: ns,
-    nodeSelector: cluster.nodeSelector,
+    nodeSelector: `${cluster.nodeSelector},demo.portico.io/cloud=aws`,
     workers: 4,
     resyncPeriodMs: 300_000,
     orphanCollectionPeriodMs: 300_000,
@@ -85,8 +91,9 @@ async function main(): Promise<void> {
     aws: { defaultScheme: "internal" },
   };
   const controllers: Controller[] = [await startController(base, cluster.kubeConfig, { log })];
+  controllers.push(await startAzureDemo(cluster, env.azureEndpoints[0]!, base, cluster.kubeConfig, log));
   await installPoolCrd(cluster);
-  await createPool(cluster, "lan", { addresses: ["192.0.2.10-192.0.2.19", "2001:db8::10-2001:db8::1f"] });
+  await createPool(cluster, "lan", { addresses: ["192.0.2.200-192.0.2.209", "2001:db8::200-2001:db8::20f"] });
   controllers.push(
     await startController(
       {
@@ -151,6 +158,18 @@ async function main(): Promise<void> {
       "bare metal: shares dns-tcp's address (same sharing key)",
     ],
     [
+      "web-azure",
+      { ...nlb, loadBalancerClass: "portico.io/azure-lb", externalTrafficPolicy: "Local" },
+      {},
+      "Azure: a frontend with its own static public IP on the shared load balancer, HTTP probe",
+    ],
+    [
+      "api-azure",
+      { ...nlb, loadBalancerClass: "portico.io/azure-lb" },
+      { "service.beta.kubernetes.io/azure-load-balancer-internal": "true" },
+      "Azure: an internal frontend in the cluster's subnet",
+    ],
+    [
       "broken",
       { ...nlb, allocateLoadBalancerNodePorts: false },
       {},
@@ -191,6 +210,13 @@ async function main(): Promise<void> {
     ns,
   ]);
 
+  say("The bare-metal LAN: speakers in network namespaces, and a client reaching its Service");
+  const lan = await startMetalLan(cluster).catch(
+    (err: Error) => `the LAN could not be built: ${err.message}`,
+  );
+  if (typeof lan === "string") console.log(`  skipped: ${lan}`);
+  else for (const line of lan.lines) console.log(`  ${line}`);
+
   say("Poke at it from another shell");
   console.log(`  export KUBECONFIG=${env.controlPlane.kubeconfig}
   export AWS_ENDPOINT_URL=${aws.url} AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=demo AWS_SECRET_ACCESS_KEY=demo
@@ -206,7 +232,9 @@ Files and logs are in ${dir}. Press Ctrl-C to stop; everything started here stop
     process.once("SIGTERM", resolve);
   });
   console.log("\nStopping...");
+  if (typeof lan !== "string") await lan.stop();
   for (const c of controllers) await c.stop();
+  await cluster.cleanup();
   await env.stop({ keepFiles: true });
 }
 

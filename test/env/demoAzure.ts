@@ -1,0 +1,36 @@
+// The demo's Azure part: the ARM emulator seeded with a resource group, VNet and security group, two Nodes in
+// its subnet, and Portico's Azure controller serving class portico.io/azure-lb.
+import type { KubeConfig } from "@kubernetes/client-node";
+import { startController, type Controller } from "../../controller/app.ts";
+import type { ControllerConfig } from "../../controller/config.ts";
+import type { Logger } from "../../controller/log.ts";
+import { trustCertificateAuthority } from "../emulators/azure/index.ts";
+import { azureTestConfig, TestAzure, type AzureEndpoint } from "../harness/azure.ts";
+import type { TestCluster } from "../harness/kube.ts";
+
+export async function startAzureDemo(
+  cluster: TestCluster,
+  endpoint: AzureEndpoint,
+  base: ControllerConfig,
+  kc: KubeConfig,
+  log: Logger,
+): Promise<Controller> {
+  trustCertificateAuthority(endpoint.caCertPath);
+  Object.assign(process.env, endpoint.environment);
+  await TestAzure.fresh();
+  for (const [i, ip] of ["10.0.1.10", "10.0.1.11"].entries()) {
+    await cluster.createNode(`azure-${i}`, { internalIP: ip, labels: { "demo.portico.io/cloud": "azure" } });
+  }
+  return startController(
+    {
+      ...base,
+      provider: "azure",
+      loadBalancerClass: "portico.io/azure-lb",
+      nodeSelector: `${cluster.nodeSelector},demo.portico.io/cloud=azure`,
+      leaderElection: { ...base.leaderElection, enabled: false },
+      azure: azureTestConfig({ pollIntervalMs: 50 }),
+    },
+    kc,
+    { log },
+  );
+}
