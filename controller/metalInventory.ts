@@ -17,6 +17,13 @@ export function metalInventory(cache: ClusterCache, classes: ClassConfig): Metal
         .filter((s) => tookOn(s, classes) && s.status?.loadBalancer?.ingress?.some((i) => i.ip))
         .sort(oldestFirst)
         .map(assignment),
+    nodeAddresses: () =>
+      cache.nodes.list().map((n) => ({
+        name: n.metadata!.name!,
+        addresses: (n.status?.addresses ?? [])
+          .filter((a) => a.type === "InternalIP" || a.type === "ExternalIP")
+          .map((a) => a.address),
+      })),
   };
 }
 

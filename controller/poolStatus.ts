@@ -1,12 +1,19 @@
 // Keeps each IPAddressPool's status current: how many addresses are assigned and available per family, and a
 // Valid condition that says what is wrong with a pool the allocator cannot use. Writes only what changed.
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import type { PoolFinding } from "../providers/metal/poolFindings.ts";
 import type { PoolState } from "../providers/metal/provider.ts";
 import type { ClusterCache } from "./cache.ts";
 import type { Logger } from "./log.ts";
 import { mergePatch } from "./patch.ts";
 
 const DEBOUNCE_MS = 300;
+
+function finding(type: string, reason: string, found: PoolFinding[]) {
+  return found.length
+    ? { type, status: "True", reason, message: found.map((f) => f.message).join("; ") }
+    : { type, status: "False", reason: "None", message: "none" };
+}
 
 export class PoolStatusWriter {
   private readonly api: CustomObjectsApi;
@@ -40,7 +47,7 @@ export class PoolStatusWriter {
   }
 
   private async write(): Promise<void> {
-    const { counts, invalid } = this.state();
+    const { counts, invalid, findings } = this.state();
     for (const pool of this.cache.pools?.list() ?? []) {
       const name = pool.metadata!.name!;
       const c = counts.find((x) => x.pool === name);
@@ -59,6 +66,16 @@ export class PoolStatusWriter {
                 message: problems.map((p) => `${p.field}: ${p.message}`).join("; "),
               }
             : { type: "Valid", status: "True", reason: "Valid", message: "the allocator uses this pool" },
+          finding(
+            "Overlaps",
+            "PoolsOverlap",
+            findings.filter((f) => f.kind === "PoolsOverlap" && f.pools.includes(name)),
+          ),
+          finding(
+            "ContainsNodeAddresses",
+            "NodeAddressInPool",
+            findings.filter((f) => f.kind === "NodeAddressInPool" && f.pool === name),
+          ),
         ],
       };
       const key = JSON.stringify(status);

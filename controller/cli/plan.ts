@@ -112,9 +112,11 @@ async function metalPlanner(kc: KubeConfig, core: CoreV1Api): Promise<LoadBalanc
     })) as { items: { metadata: { name: string }; spec: unknown }[] }
   ).items;
   const services = (await core.listServiceForAllNamespaces()).items;
+  const nodes = (await core.listNode()).items;
   const snapshot = {
     pools: { list: () => pools },
     services: { list: () => services },
+    nodes: { list: () => nodes },
   } as unknown as ClusterCache;
   return new MetalProvider(
     metalInventory(snapshot, { loadBalancerClass: METAL_LOAD_BALANCER_CLASS, defaultForUnclassed: false }),

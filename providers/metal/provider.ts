@@ -12,6 +12,12 @@ import type {
 import type { AllocationError, Assignment, PoolCounts, ServiceForAllocation } from "./allocationTypes.ts";
 import { Allocator } from "./allocator.ts";
 import { parsePool, type Pool, type PoolProblem } from "./pool.ts";
+import {
+  findNodeAddressesInPools,
+  findOverlappingPools,
+  type NodeAddresses,
+  type PoolFinding,
+} from "./poolFindings.ts";
 import { requestFromService } from "./request.ts";
 
 export const METAL_LOAD_BALANCER_CLASS = "portico.io/metal";
@@ -26,12 +32,16 @@ export interface MetalInventory {
   pools(): PoolObject[];
   /** Addresses in the status of every Service this controller serves, oldest Service first. */
   assignments(): Assignment[];
+  /** The nodes' own addresses: a pool containing one must never hand it out (a speaker would answer for it). */
+  nodeAddresses(): NodeAddresses[];
 }
 
 export interface PoolState {
   counts: PoolCounts[];
   /** Pools that cannot be used as written, with what is wrong. */
   invalid: { pool: string; problems: PoolProblem[] }[];
+  /** Overlapping pools and node addresses inside pools: reported, and node addresses are never handed out. */
+  findings: PoolFinding[];
 }
 
 export class MetalProvider implements LoadBalancerProvider {
@@ -88,14 +98,35 @@ export class MetalProvider implements LoadBalancerProvider {
 
   /** Per-pool counts and invalid pools, for the pools' status. */
   poolState(): PoolState {
-    return { counts: this.current().allPoolCounts(), invalid: this.invalid };
+    const counts = this.current().allPoolCounts();
+    const pools = this.pools();
+    return {
+      counts,
+      invalid: this.invalid,
+      findings: [
+        ...findOverlappingPools(pools),
+        ...findNodeAddressesInPools(pools, this.inventory.nodeAddresses()),
+      ],
+    };
   }
 
   private current(): Allocator {
     const pools = this.pools();
-    const seen = JSON.stringify(this.inventory.pools());
-    if (!this.allocator) this.allocator = Allocator.fromAssignments(pools, this.inventory.assignments());
-    else if (seen !== this.poolsSeen) this.allocator = this.allocator.withPools(pools);
+    const nodes = this.inventory.nodeAddresses();
+    const seen = JSON.stringify([this.inventory.pools(), nodes]);
+    if (!this.allocator || seen !== this.poolsSeen) {
+      // A node's own address inside a pool is held by the node ("~" cannot begin a namespace, so the key is
+      // never a Service's), and the allocator never gives it to a Service.
+      const reserved: Assignment[] = findNodeAddressesInPools(pools, nodes).flatMap((f) =>
+        f.kind === "NodeAddressInPool"
+          ? [{ serviceKey: `~node/${f.node}`, addresses: [f.address], ports: [] }]
+          : [],
+      );
+      const held = this.allocator
+        ? this.allocator.assignments().filter((a) => !a.serviceKey.startsWith("~node/"))
+        : this.inventory.assignments();
+      this.allocator = Allocator.fromAssignments(pools, [...reserved, ...held]);
+    }
     this.poolsSeen = seen;
     return this.allocator;
   }

@@ -51,7 +51,7 @@ test("Services get addresses from the pool in order, with ipMode VIP, and the po
   expect(await pool.status()).toMatchObject({
     assignedIPv4: "2",
     availableIPv4: "2",
-    conditions: [{ type: "Valid", status: "True" }],
+    conditions: expect.arrayContaining([expect.objectContaining({ type: "Valid", status: "True" })]),
   });
 });
 
@@ -166,4 +166,31 @@ test("a pool the allocator cannot use says why in its status", async ({ cluster 
   expect((await failure(cluster, "x")).reason).toMatch(
     /PoolExhausted|FamilyUnavailable|PoolDoesNotAllowService/,
   );
+});
+
+test("overlapping pools and a node's own address inside a pool are reported, and the node's address is never handed out", async ({
+  cluster,
+}) => {
+  await installPoolCrd(cluster);
+  await cluster.createNode("n1", { internalIP: "192.0.2.112" });
+  const a = await createPool(cluster, "a", { addresses: ["192.0.2.112-192.0.2.113"] });
+  const b = await createPool(cluster, "b", { addresses: ["192.0.2.113/32"], autoAssign: false });
+  await metal(cluster);
+  await cluster.createService("first", lb());
+  expect(await waitFor("first's address", () => ips(cluster, "first"))).toEqual(["192.0.2.113"]);
+  await cluster.createService("second", lb());
+  expect((await failure(cluster, "second")).reason).toBe("PoolExhausted");
+  await cluster.createService("wants-node", lb(undefined, { loadBalancerIP: "192.0.2.112" }));
+  const taken = await failure(cluster, "wants-node");
+  expect(taken.reason).toBe("AddressInUse");
+  expect(taken.message).toContain(`${cluster.namespace}-n1`);
+  type Condition = { type: string; status: string; message: string };
+  const conditions = async (pool: typeof a) => ((await pool.status())?.conditions ?? []) as Condition[];
+  await waitFor("the findings on pool a", async () =>
+    (await conditions(a)).some((c) => c.type === "ContainsNodeAddresses" && c.status === "True"),
+  );
+  const onA = await conditions(a);
+  expect(onA.find((c) => c.type === "ContainsNodeAddresses")!.message).toContain("192.0.2.112");
+  expect(onA.find((c) => c.type === "Overlaps")).toMatchObject({ status: "True" });
+  expect((await conditions(b)).find((c) => c.type === "Overlaps")!.message).toContain("192.0.2.113");
 });
