@@ -32,6 +32,7 @@ export class Manager {
   private readonly o: ManagerOptions;
   private readonly nodeFingerprints = new Map<string, string>();
   private readonly serviceFingerprints = new Map<string, string>();
+  private readonly otherFingerprints = new Map<string, string>();
   private readonly sharedCapacity: boolean;
   private workers: Workers | undefined;
   private timers: NodeJS.Timeout[] = [];
@@ -103,7 +104,14 @@ export class Manager {
       else this.serviceFingerprints.set(key, fingerprint);
       this.queue.add(key);
     } else if (kind === "ipaddresspool" || kind === "namespace") {
-      // Pools and namespace labels decide who may have which address: everyone is looked at again.
+      // Pool specs and namespace labels decide who may have which address: everyone is looked at again. Pool
+      // status (Portico's own counts) and other namespace changes do not.
+      const key = `${kind}/${obj.metadata?.name}`;
+      const what = kind === "ipaddresspool" ? (obj as { spec?: unknown }).spec : obj.metadata?.labels;
+      const fingerprint = verb === "delete" ? "" : JSON.stringify(what ?? null);
+      if (verb === "update" && this.otherFingerprints.get(key) === fingerprint) return;
+      if (verb === "delete") this.otherFingerprints.delete(key);
+      else this.otherFingerprints.set(key, fingerprint);
       this.enqueueAll();
     } else if (kind === "endpointslice") {
       const service = (obj as V1EndpointSlice).metadata?.labels?.[SERVICE_NAME_LABEL];
