@@ -12,7 +12,9 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { electAnnouncer } from "../../../speaker/election.ts";
-import { mergePatch, waitFor, type TestCluster } from "../../harness/index.ts";
+// From the modules themselves, not index.ts (which needs the vitest runner): bench/speaker.ts uses these too.
+import { mergePatch, type TestCluster } from "../../harness/kube.ts";
+import { waitFor } from "../../harness/wait.ts";
 import { TestLan, type LanHost, type LanProcess } from "../../harness/netns.ts";
 import { startResponder } from "./clients.ts";
 
