@@ -1,12 +1,12 @@
+import { ApiException, type CoordinationV1Api, type V1Lease } from "@kubernetes/client-node";
 import {
-  ApiException,
-  Observable,
-  V1MicroTime,
-  type ConfigurationOptions,
-  type CoordinationV1Api,
-  type V1Lease,
-  type V1LeaseSpec,
-} from "@kubernetes/client-node";
+  acquiredSpec,
+  boundedRequest,
+  describeError,
+  releasedSpec,
+  renewedSpec,
+  withSpec,
+} from "./leaseRecord.ts";
 
 /**
  * Leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection does it:
@@ -269,9 +269,9 @@ export class LeaderElector {
           {
             name: this.name,
             namespace: this.namespace,
-            body: withSpec(observed.lease, this.renewedSpec(observed.lease)),
+            body: withSpec(observed.lease, renewedSpec(this.identity, this.leaseDurationMs, observed.lease)),
           },
-          this.requestOptions(signal),
+          boundedRequest(this.renewDeadlineMs, signal),
         ),
       );
       if (renewed) return this.wrote(renewed, attemptedAt);
@@ -281,7 +281,7 @@ export class LeaderElector {
     try {
       current = await this.coordination.readNamespacedLease(
         { name: this.name, namespace: this.namespace },
-        this.requestOptions(signal),
+        boundedRequest(this.renewDeadlineMs, signal),
       );
     } catch (err) {
       if (!(err instanceof ApiException && err.code === 404)) {
@@ -294,10 +294,10 @@ export class LeaderElector {
             namespace: this.namespace,
             body: {
               metadata: { name: this.name, namespace: this.namespace },
-              spec: this.acquiredSpec(undefined),
+              spec: acquiredSpec(this.identity, this.leaseDurationMs, undefined),
             },
           },
-          this.requestOptions(signal),
+          boundedRequest(this.renewDeadlineMs, signal),
         ),
       );
       return created ? this.wrote(created, attemptedAt) : "failed";
@@ -311,11 +311,14 @@ export class LeaderElector {
     } else if (holder && holder !== this.identity && !this.observedExpired(attemptedAt)) {
       return "heldByOther";
     }
-    const spec = holder === this.identity ? this.renewedSpec(current) : this.acquiredSpec(current);
+    const spec =
+      holder === this.identity
+        ? renewedSpec(this.identity, this.leaseDurationMs, current)
+        : acquiredSpec(this.identity, this.leaseDurationMs, current);
     const written = await this.write(holder === this.identity ? "renew" : "take over", () =>
       this.coordination.replaceNamespacedLease(
         { name: this.name, namespace: this.namespace, body: withSpec(current, spec) },
-        this.requestOptions(signal),
+        boundedRequest(this.renewDeadlineMs, signal),
       ),
     );
     return written ? this.wrote(written, attemptedAt) : "failed";
@@ -337,8 +340,8 @@ export class LeaderElector {
       const base: V1Lease = lease;
       const released = await this.write("release", () =>
         this.coordination.replaceNamespacedLease(
-          { name: this.name, namespace: this.namespace, body: withSpec(base, this.releasedSpec(base)) },
-          this.requestOptions(signal),
+          { name: this.name, namespace: this.namespace, body: withSpec(base, releasedSpec(base)) },
+          boundedRequest(this.renewDeadlineMs, signal),
         ),
       );
       if (released) {
@@ -347,7 +350,10 @@ export class LeaderElector {
         return;
       }
       const latest = await this.coordination
-        .readNamespacedLease({ name: this.name, namespace: this.namespace }, this.requestOptions(signal))
+        .readNamespacedLease(
+          { name: this.name, namespace: this.namespace },
+          boundedRequest(this.renewDeadlineMs, signal),
+        )
         .catch(() => undefined);
       lease = latest?.spec?.holderIdentity === this.identity ? latest : undefined;
     }
@@ -394,53 +400,6 @@ export class LeaderElector {
     return now >= this.observed.changedAt + durationMs;
   }
 
-  private acquiredSpec(current: V1Lease | undefined): V1LeaseSpec {
-    const now = new V1MicroTime();
-    const transitions = current?.spec?.leaseTransitions ?? -1;
-    return {
-      ...current?.spec,
-      holderIdentity: this.identity,
-      leaseDurationSeconds: Math.max(1, Math.ceil(this.leaseDurationMs / 1000)),
-      acquireTime: now,
-      renewTime: now,
-      leaseTransitions: transitions + 1,
-    };
-  }
-
-  private renewedSpec(current: V1Lease): V1LeaseSpec {
-    return {
-      ...current.spec,
-      holderIdentity: this.identity,
-      leaseDurationSeconds: Math.max(1, Math.ceil(this.leaseDurationMs / 1000)),
-      renewTime: new V1MicroTime(),
-    };
-  }
-
-  /** As client-go releases: no holder, the shortest valid duration, transitions kept. */
-  private releasedSpec(current: V1Lease): V1LeaseSpec {
-    const now = new V1MicroTime();
-    return { ...current.spec, holderIdentity: "", leaseDurationSeconds: 1, acquireTime: now, renewTime: now };
-  }
-
-  private requestOptions(signal: AbortSignal): ConfigurationOptions {
-    // A request must never outlive the renew deadline: a hung connection would otherwise stall the loop.
-    const bounded = AbortSignal.any([signal, AbortSignal.timeout(this.renewDeadlineMs)]);
-    // The object-parameter API runs per-request middleware as client-node's own Observable (a promise
-    // wrapper).
-    return {
-      middleware: [
-        {
-          pre: (context) => {
-            context.setSignal(bounded);
-            return new Observable(Promise.resolve(context));
-          },
-          post: (context) => new Observable(Promise.resolve(context)),
-        },
-      ],
-      middlewareMergeStrategy: "append",
-    };
-  }
-
   private notify(callback: () => void): void {
     try {
       callback();
@@ -453,10 +412,6 @@ export class LeaderElector {
 /** The abort reason of a term that ended because the Lease could not be kept. */
 export class LeadershipLost extends Error {
   override name = "LeadershipLost";
-}
-
-function withSpec(lease: V1Lease, spec: V1LeaseSpec): V1Lease {
-  return { apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata: lease.metadata, spec };
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -478,22 +433,4 @@ function abortedPromise(signal: AbortSignal): Promise<undefined> {
     if (signal.aborted) resolve(undefined);
     else signal.addEventListener("abort", () => resolve(undefined), { once: true });
   });
-}
-
-/**
- * The apiserver's own message for API errors (client-node wraps it in a multi-line dump), else the error
- * text.
- */
-function describeError(err: unknown): string {
-  if (err instanceof ApiException) {
-    const body: unknown = err.body;
-    try {
-      const status = (typeof body === "string" ? JSON.parse(body) : body) as { message?: string };
-      if (status?.message) return `${err.code}: ${status.message}`;
-    } catch {
-      // not a Status object: fall through to the raw text
-    }
-    return `${err.code}: ${String(body)}`;
-  }
-  return err instanceof Error ? err.message : String(err);
 }
