@@ -16,7 +16,7 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-.PHONY: help deps env test test-unit test-chaos check demo bench bench-aws build clean
+.PHONY: help deps env test test-unit test-chaos check demo bench bench-aws bench-speaker bench-azure bench-metal build clean
 help:
 	@echo "make test   run every test (unit + integration on a real kube-apiserver and the AWS emulator)"
 	@echo "make demo   start the local environment and show Portico at work"
@@ -51,7 +51,10 @@ demo: env
 	node test/env/demo.ts
 
 # Each benchmark prints its figures with the command that reproduced them and keeps them in bench/results/.
-bench: bench-aws
+bench: bench-aws bench-speaker
+
+bench-speaker: env
+	node bench/speaker.ts
 
 bench-aws: env
 	node bench/aws.ts
