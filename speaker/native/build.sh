@@ -5,7 +5,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$here/build/Release/portico_packet.node
-if [ "${1:-}" != "--force" ] && [ -f "$out" ] && [ "$out" -nt "$here/packet_socket.c" ] && [ "$out" -nt "$here/binding.gyp" ]; then
+fresh() {
+  [ -f "$out" ] || return 1
+  for source in "$here"/*.c "$here"/*.h "$here/binding.gyp"; do [ "$out" -nt "$source" ] || return 1; done
+}
+if [ "${1:-}" != "--force" ] && fresh; then
   exit 0
 fi
 # The headers sit beside the binary: <prefix>/include/node for an official or distribution install, and in

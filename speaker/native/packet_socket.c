@@ -24,9 +24,11 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "interfaces.h"
+#include "napi_util.h"
+
 #define MAX_BATCH 64
 #define FRAME_BUFFER 2048
-#define MAC_LENGTH 6
 
 typedef struct {
   uv_poll_t poll;
@@ -60,38 +62,6 @@ static struct sock_filter arp_and_ns_filter[] = {
     BPF_STMT(BPF_RET | BPF_K, 0x40000),
     BPF_STMT(BPF_RET | BPF_K, 0),
 };
-
-static napi_value throw_errno(napi_env env, const char *what, int err) {
-  char message[256];
-  snprintf(message, sizeof message, "%s: %s", what, strerror(err));
-  char code[32];
-  snprintf(code, sizeof code, "E%d", err);
-  napi_throw_error(env, code, message);
-  return NULL;
-}
-
-static int get_string(napi_env env, napi_value value, char *out, size_t size) {
-  size_t length = 0;
-  if (napi_get_value_string_utf8(env, value, out, size, &length) != napi_ok) return -1;
-  return length > 0 && length < size - 1 ? 0 : -1;
-}
-
-static napi_value make_uint(napi_env env, double value) {
-  napi_value result;
-  napi_create_double(env, value, &result);
-  return result;
-}
-
-static void set_property(napi_env env, napi_value object, const char *name, napi_value value) {
-  napi_set_named_property(env, object, name, value);
-}
-
-static napi_value mac_buffer(napi_env env, const unsigned char *mac) {
-  napi_value result;
-  void *data;
-  napi_create_buffer_copy(env, MAC_LENGTH, mac, &data, &result);
-  return result;
-}
 
 static void free_socket(packet_socket *s) { free(s); }
 
@@ -414,55 +384,6 @@ static napi_value close_socket(napi_env env, napi_callback_info info) {
   packet_socket *s = unwrap(env, argv[0]);
   if (s != NULL) shutdown_socket(s);
   return NULL;
-}
-
-// interfaces() -> [{ name, index, mac: Buffer | null, up, loopback, ethernet }]
-static napi_value list_interfaces(napi_env env, napi_callback_info info) {
-  (void)info;
-  struct if_nameindex *names = if_nameindex();
-  if (names == NULL) return throw_errno(env, "if_nameindex", errno);
-  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    int err = errno;
-    if_freenameindex(names);
-    return throw_errno(env, "socket", err);
-  }
-  napi_value result;
-  napi_create_array(env, &result);
-  uint32_t count = 0;
-  for (struct if_nameindex *entry = names; entry->if_index != 0; entry++) {
-    struct ifreq request;
-    memset(&request, 0, sizeof request);
-    strncpy(request.ifr_name, entry->if_name, IF_NAMESIZE - 1);
-    if (ioctl(fd, SIOCGIFFLAGS, &request) < 0) continue;
-    short flags = request.ifr_flags;
-    if (ioctl(fd, SIOCGIFHWADDR, &request) < 0) continue;
-    int ethernet = request.ifr_hwaddr.sa_family == ARPHRD_ETHER;
-
-    napi_value item, name, mac;
-    napi_create_object(env, &item);
-    napi_create_string_utf8(env, entry->if_name, NAPI_AUTO_LENGTH, &name);
-    set_property(env, item, "name", name);
-    set_property(env, item, "index", make_uint(env, entry->if_index));
-    if (ethernet) {
-      mac = mac_buffer(env, (const unsigned char *)request.ifr_hwaddr.sa_data);
-    } else {
-      napi_get_null(env, &mac);
-    }
-    set_property(env, item, "mac", mac);
-    napi_value up, loopback, is_ethernet;
-    napi_get_boolean(env, (flags & IFF_UP) != 0, &up);
-    napi_get_boolean(env, (flags & IFF_LOOPBACK) != 0, &loopback);
-    napi_get_boolean(env, ethernet, &is_ethernet);
-    set_property(env, item, "up", up);
-    set_property(env, item, "loopback", loopback);
-    set_property(env, item, "ethernet", is_ethernet);
-    napi_set_element(env, result, count++, item);
-  }
-  close(fd);
-  if_freenameindex(names);
-  return result;
 }
 
 static napi_value init(napi_env env, napi_value exports) {
