@@ -9,7 +9,7 @@ import { LeaderElector } from "./leader.ts";
 import type { Logger } from "./log.ts";
 import { Manager } from "./manager.ts";
 import { ControllerMetrics } from "./metrics.ts";
-import { MetalProvider } from "../providers/metal/provider.ts";
+import type { PoolState } from "../providers/metal/provider.ts";
 import { PoolStatusWriter } from "./poolStatus.ts";
 import { createProvider } from "./providers.ts";
 import { ServiceReconciler } from "./reconciler.ts";
@@ -38,7 +38,7 @@ export async function startController(
     ...(config.nodeSelector ? { nodeLabelSelector: config.nodeSelector } : {}),
     pools: config.provider === "metal",
   });
-  const provider = opts.provider ?? createProvider(config, metrics, cache);
+  const provider = opts.provider ?? (await createProvider(config, metrics, cache));
   const classes = {
     loadBalancerClass: config.loadBalancerClass,
     defaultForUnclassed: config.defaultForUnclassed,
@@ -53,8 +53,8 @@ export async function startController(
     onOutcome: (outcome) => metrics.reconciles.inc({ outcome }),
   });
   const poolStatus =
-    provider instanceof MetalProvider
-      ? new PoolStatusWriter(kc, cache, () => provider.poolState(), log)
+    "poolState" in provider
+      ? new PoolStatusWriter(kc, cache, () => (provider as { poolState(): PoolState }).poolState(), log)
       : undefined;
   const manager = new Manager({
     ...(poolStatus ? { afterReconcile: () => poolStatus.schedule() } : {}),

@@ -152,13 +152,23 @@ export class ClusterCache {
       lw.on(verb, (obj) => this.handlers.forEach((h) => h(kind, verb, obj)));
     }
     let delay = 500;
+    // A connect after a successful list means the last restart worked; one before any list (a list that
+    // keeps failing) must not reset the backoff.
     lw.on("connect", () => {
-      delay = 500;
+      if (lw.latestResourceVersion()) delay = 500;
     });
     lw.on("error", (err: unknown) => {
       if (this.stopped) return;
+      const notFound = /HTTP-Code: 404/.test(String((err as Error)?.message));
+      const missingCrd = kind === "ipaddresspool" && notFound;
       this.log.warn(
-        { kind, err: (err as Error)?.message ?? String(err), retryInMs: delay },
+        {
+          kind,
+          err: missingCrd
+            ? "the IPAddressPool CRD is not installed: kubectl apply -k manifests/overlays/metal"
+            : ((err as Error)?.message ?? String(err)),
+          retryInMs: delay,
+        },
         "watch failed; restarting",
       );
       setTimeout(() => {

@@ -1,10 +1,12 @@
 // The controller's configuration, from command-line flags (each with an environment variable fallback).
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { AWS_LOAD_BALANCER_CLASS } from "../providers/aws/provider.ts";
 import { AzureConfigError, parseAzureConfig, type AzureConfig } from "../providers/azure/config.ts";
-import { AZURE_LOAD_BALANCER_CLASS } from "../providers/azure/provider.ts";
-import { METAL_LOAD_BALANCER_CLASS } from "../providers/metal/provider.ts";
+import {
+  AWS_LOAD_BALANCER_CLASS,
+  AZURE_LOAD_BALANCER_CLASS,
+  METAL_LOAD_BALANCER_CLASS,
+} from "../providers/classes.ts";
 
 export interface ControllerConfig {
   provider: "aws" | "azure" | "metal";

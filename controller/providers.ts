@@ -1,8 +1,6 @@
 // Builds the configured provider. The controller core knows providers only through this file and the
-// LoadBalancerProvider interface.
-import { AwsProvider } from "../providers/aws/provider.ts";
-import { AzureProvider } from "../providers/azure/provider.ts";
-import { MetalProvider } from "../providers/metal/provider.ts";
+// LoadBalancerProvider interface. Each provider is loaded only when chosen: a cloud SDK is large, and a
+// controller for one cloud should not carry the other's in memory.
 import type { LoadBalancerProvider } from "../providers/provider.ts";
 import type { ClusterCache } from "./cache.ts";
 import { metalInventory } from "./metalInventory.ts";
@@ -11,13 +9,14 @@ import type { ControllerMetrics } from "./metrics.ts";
 
 const THROTTLE_CODES = /Throttl|RequestLimitExceeded|TooManyRequests|^429$/;
 
-export function createProvider(
+export async function createProvider(
   config: ControllerConfig,
   metrics: ControllerMetrics,
   cache: ClusterCache,
-): LoadBalancerProvider {
+): Promise<LoadBalancerProvider> {
   switch (config.provider) {
     case "aws": {
+      const { AwsProvider } = await import("../providers/aws/provider.ts");
       const aws = new AwsProvider({
         clusterName: config.clusterName,
         defaultScheme: config.aws.defaultScheme,
@@ -31,6 +30,7 @@ export function createProvider(
     }
     case "azure": {
       if (!config.azure) throw new Error("provider azure needs the azure section of the configuration");
+      const { AzureProvider } = await import("../providers/azure/provider.ts");
       const azure = new AzureProvider({ clusterName: config.clusterName, ...config.azure });
       azure.clients.onCall((operation, outcome, code) => {
         metrics.cloudCalls.inc({ operation, outcome });
@@ -38,12 +38,14 @@ export function createProvider(
       });
       return azure;
     }
-    case "metal":
+    case "metal": {
+      const { MetalProvider } = await import("../providers/metal/provider.ts");
       return new MetalProvider(
         metalInventory(cache, {
           loadBalancerClass: config.loadBalancerClass,
           defaultForUnclassed: config.defaultForUnclassed,
         }),
       );
+    }
   }
 }

@@ -20,7 +20,7 @@ import { apply } from "./apply.ts";
 import { describeOperation, plan, planDeletion, type Operation, type Plan } from "./plan.ts";
 import { SubnetResolver } from "./network.ts";
 
-export const AWS_LOAD_BALANCER_CLASS = "portico.io/aws-nlb";
+export { AWS_LOAD_BALANCER_CLASS } from "../classes.ts";
 /** How soon to look again while a replacement waits for its new load balancer to become active. */
 const REPLACEMENT_POLL_MS = 10_000;
 

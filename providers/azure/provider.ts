@@ -24,7 +24,7 @@ import { describeOperation, plan, planDeletion, type Plan } from "./plan.ts";
 import { choosePublicIp } from "./publicIp.ts";
 import { EtagWriter } from "./writer.ts";
 
-export const AZURE_LOAD_BALANCER_CLASS = "portico.io/azure-lb";
+export { AZURE_LOAD_BALANCER_CLASS } from "../classes.ts";
 /** How soon to look again when the frontend has no address yet. */
 const ADDRESS_PENDING_RETRY_MS = 5_000;
 

@@ -20,7 +20,7 @@ import {
 } from "./poolFindings.ts";
 import { requestFromService } from "./request.ts";
 
-export const METAL_LOAD_BALANCER_CLASS = "portico.io/metal";
+export { METAL_LOAD_BALANCER_CLASS } from "../classes.ts";
 
 export interface PoolObject {
   name: string;
