@@ -51,7 +51,13 @@ demo: env
 	node test/env/demo.ts
 
 # Each benchmark prints its figures with the command that reproduced them and keeps them in bench/results/.
-bench: bench-aws bench-speaker
+bench: bench-aws bench-azure bench-metal bench-speaker
+
+bench-azure: env
+	node bench/azure.ts
+
+bench-metal: env
+	node bench/metal.ts
 
 bench-speaker: env
 	node bench/speaker.ts
