@@ -1,32 +1,34 @@
 // `make bench-azure`. Against the local environment (real apiserver) and Portico's Azure ARM emulator, with the
-// controller running as its own process: ARM calls for one new Service, time and ARM calls for N Services × M
-// nodes to get their IP (with the controller's memory and CPU), and the calls a no-change resync costs.
+// controller and the emulator each running as a process of its own: ARM calls for one new Service, time and ARM
+// calls for N Services × M nodes to get their IP (with the controller's and the emulator's memory and CPU), and
+// the calls a no-change resync costs.
 //
 // Every Service is public, with a tagged public IP Portico makes: an internal Service on a shared load balancer
-// is recorded in that load balancer's tags, and ARM's 50 tags per resource leave room for 48 of them. By default
-// each Service also gets a load balancer of its own (`loadBalancerPerService`), because ARM allows a Standard
-// load balancer 600 frontend IP configurations, fewer than 1000 Services; BENCH_AZURE_LAYOUT=shared measures
-// the cluster's one shared load balancer instead (the emulator does not enforce that limit).
-import { mkdir, writeFile } from "node:fs/promises";
+// is recorded in that load balancer's tags, and ARM's 50 tags per resource leave room for only 48 of them. By
+// default they share the cluster's one load balancer, as they do unless configured otherwise;
+// BENCH_AZURE_LAYOUT=per-service gives each its own (`loadBalancerPerService`). Neither the provider nor the
+// emulator checks ARM's per-load-balancer and per-NIC limits, which real ARM would hit first (see README).
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { startAzureEmulator, trustCertificateAuthority } from "../test/emulators/azure/index.ts";
+import { trustCertificateAuthority } from "../test/emulators/azure/index.ts";
 import { AZURE_CLASS, AZURE_WORLD, TestAzure } from "../test/harness/azure.ts";
 import { ControllerProcess, total } from "../test/harness/controllerProcess.ts";
 import { startEnvironment } from "../test/harness/environment.ts";
 import { TestCluster } from "../test/harness/kube.ts";
+import { ManagedProcess } from "../test/harness/processes.ts";
 import { percentile, report, sleep } from "./report.ts";
 
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 1000);
 const NODES = Number(process.env.BENCH_NODES ?? 100);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 16);
-const LAYOUT = process.env.BENCH_AZURE_LAYOUT ?? "per-service";
+const LAYOUT = process.env.BENCH_AZURE_LAYOUT ?? "shared";
 /** Node addresses are 10.0.1.10 onwards, in the seeded /24 node subnet. */
 const MAX_NODES = 240;
 const POLL_MS = 500;
 /** Far beyond what any size should need: a run that gets stuck says so instead of hanging. */
 const DEADLINE_MS = 30 * 60_000;
 
-type Emulator = Awaited<ReturnType<typeof startAzureEmulator>>;
+const EMULATOR_MAIN = join(import.meta.dirname, "..", "test", "emulators", "azure", "main.ts");
 
 export async function benchAzure(): Promise<Record<string, unknown>> {
   if (LAYOUT !== "per-service" && LAYOUT !== "shared")
@@ -34,13 +36,13 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
   if (NODES > MAX_NODES)
     throw new Error(`BENCH_NODES=${NODES}: at most ${MAX_NODES} fit the seeded node subnet`);
   const env = await startEnvironment({ awsEndpoints: 0 });
-  // The emulator's defaults, as the integration tests run it: writes finish at once, LROs say Retry-After: 1.
-  const emulatorDir = join(env.dir, "azure");
-  await mkdir(emulatorDir, { recursive: true });
-  const emulator = await startAzureEmulator({ dir: emulatorDir });
+  let emulator: ManagedProcess | undefined;
   try {
-    trustCertificateAuthority(emulator.caCertPath);
-    Object.assign(process.env, emulator.environment);
+    const arm = await startEmulator(join(env.dir, "azure"));
+    emulator = arm.process;
+    const { NODE_EXTRA_CA_CERTS: caCertPath, ...environment } = arm.environment;
+    trustCertificateAuthority(caCertPath!);
+    Object.assign(process.env, environment);
     const azure = await TestAzure.fresh();
     const cluster = await TestCluster.create(env.controlPlane.kubeconfig, "bench");
     const ns = cluster.namespace;
@@ -86,12 +88,12 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
         ],
         logFile: join(env.dir, log),
         // The child reads NODE_EXTRA_CA_CERTS when it starts; this process's own trust does not carry over.
-        env: { ...emulator.environment, NODE_EXTRA_CA_CERTS: emulator.caCertPath, PORTICO_LOG_LEVEL: "warn" },
+        env: { ...environment, NODE_EXTRA_CA_CERTS: caCertPath, PORTICO_LOG_LEVEL: "warn" },
       });
     const controller = await start("controller.log");
     // Let the start-up orphan collection finish before anything is counted.
-    await quiet(emulator, controller);
-    emulator.clearRequests();
+    await quiet(controller);
+    await azure.clearRequests();
 
     const svc = (name: string) => ({
       metadata: { name },
@@ -125,13 +127,14 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
     progress("one Service");
     await cluster.core.createNamespacedService({ namespace: ns, body: svc("single") });
     await waitForIps(1);
-    await quiet(emulator, controller);
-    const single = armCalls(emulator.requestCounts());
+    await quiet(controller);
+    const single = armCalls(await azure.requestCounts());
 
     progress(`${SERVICES} Services on ${NODES} nodes`);
-    emulator.clearRequests();
+    await azure.clearRequests();
     const reconcilesBefore = total(await controller.metrics(), "portico_reconciles_total");
     const usage = sampleUsage(controller);
+    const emulatorCpuBefore = await cpuSeconds(emulator.pid!);
     const started = performance.now();
     // Watched from the first create on, so each Service's own time to its IP is seen.
     const allIps = waitForIps(SERVICES + 1);
@@ -145,10 +148,11 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
     const createSeconds = (performance.now() - started) / 1000;
     await allIps;
     const allHaveIp = Math.max(...ipSince.values()) - started;
-    const settled = await quiet(emulator, controller);
+    const settled = await quiet(controller);
     const peak = await usage.stop();
+    const emulatorCpu = (await cpuSeconds(emulator.pid!)) - emulatorCpuBefore;
     const latencies = [...createdAt].map(([name, at]) => ipSince.get(name)! - at);
-    const bulkCalls = armCalls(emulator.requestCounts());
+    const bulkCalls = armCalls(await azure.requestCounts());
     const bulk = {
       services: SERVICES,
       nodes: NODES,
@@ -161,16 +165,18 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
       armCallsPerService: +(bulkCalls.calls / SERVICES).toFixed(1),
       armWritesPerService: +(bulkCalls.writes / SERVICES).toFixed(2),
       perServiceByOperation: perService(bulkCalls.byOperation, SERVICES),
-      armErrors: errorsByCode(emulator),
+      armErrors: await errorsByCode(azure),
       reconciles: total(await controller.metrics(), "portico_reconciles_total") - reconcilesBefore,
       controllerPeakRssMiB: Math.round(peak.rssBytes / 2 ** 20),
       controllerCpuSeconds: +peak.cpuSeconds.toFixed(1),
+      emulatorCpuSeconds: +emulatorCpu.toFixed(1),
     };
 
     progress("a no-change resync (controller restart)");
     // A restarted controller enqueues every Service and observes ARM for each: what a periodic resync costs too.
     await controller.stop();
-    emulator.clearRequests();
+    await azure.clearRequests();
+    const emulatorCpuBeforeResync = await cpuSeconds(emulator.pid!);
     // Timed from the process's start: a restart's cost includes listing everything before reconciling.
     const resyncStarted = performance.now();
     const resyncer = await start("controller-resync.log");
@@ -183,9 +189,10 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
       await sleep(250);
     }
     const resyncSeconds = (performance.now() - resyncStarted) / 1000;
-    const resyncSettled = await quiet(emulator, resyncer);
+    const resyncSettled = await quiet(resyncer);
     const resyncPeak = await resyncUsage.stop();
-    const resyncCalls = armCalls(emulator.requestCounts());
+    const resyncEmulatorCpu = (await cpuSeconds(emulator.pid!)) - emulatorCpuBeforeResync;
+    const resyncCalls = armCalls(await azure.requestCounts());
     const resyncMetrics = await resyncer.metrics();
     const resync = {
       services: SERVICES + 1,
@@ -199,6 +206,7 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
       orphanCollection: "included (one observation at start)",
       controllerPeakRssMiB: Math.round(resyncPeak.rssBytes / 2 ** 20),
       controllerCpuSecondsSinceStart: +resyncPeak.cpuSeconds.toFixed(1),
+      emulatorCpuSeconds: +resyncEmulatorCpu.toFixed(1),
     };
     await resyncer.stop();
     return {
@@ -206,14 +214,15 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
         LAYOUT === "per-service"
           ? "public Services, each with its own public IP and load balancer (loadBalancerPerService)"
           : "public Services, each with its own public IP, on the cluster's one shared load balancer",
-      emulator: "Portico's ARM emulator, defaults (operations done at once, Retry-After: 1)",
+      emulator:
+        "Portico's ARM emulator in its own process, defaults (operations done at once, Retry-After: 1)",
       workers: WORKERS,
       newService: { armCalls: single.calls, writes: single.writes, byOperation: single.byOperation },
       bulk,
       noChangeResync: resync,
     };
   } finally {
-    await emulator.stop();
+    await emulator?.stop();
     await env.stop();
   }
 }
@@ -241,31 +250,58 @@ function perService(byOperation: Record<string, number>, services: number): Reco
 }
 
 /** ARM's refusals by code: lost etag races (412), busy resources (409), throttling. */
-function errorsByCode(emulator: Emulator): Record<string, number> | "none" {
+async function errorsByCode(azure: TestAzure): Promise<Record<string, number> | "none"> {
   const out: Record<string, number> = {};
-  for (const r of emulator.requests())
+  for (const r of await azure.requests())
     if (r.status >= 400) out[r.code ?? String(r.status)] = (out[r.code ?? String(r.status)] ?? 0) + 1;
   return Object.keys(out).length ? out : "none";
 }
 
 /**
- * Waits until the controller's queue is empty and ARM has heard nothing for two seconds: the queue's depth
- * does not count reconciles in flight, the request log does.
+ * Waits until the controller's queue is empty and it has finished no reconcile and no ARM call for two seconds
+ * (the queue's depth does not count reconciles in flight; their calls do). Asks only the controller: the
+ * emulator is busy enough. Returns when the last change was seen.
  */
-async function quiet(emulator: Emulator, controller: ControllerProcess): Promise<number> {
-  const requests = () => Object.values(emulator.requestCounts()).reduce((a, b) => a + b, 0);
-  let last = requests();
+async function quiet(controller: ControllerProcess): Promise<number> {
+  let last = "";
   let since = performance.now();
   while (performance.now() - since < 2000) {
     await sleep(250);
-    const now = requests();
-    const depth = (await controller.metrics()).get("portico_workqueue_depth");
-    if (now !== last || depth !== 0) {
+    const m = await controller.metrics();
+    const now = `${total(m, "portico_reconciles_total")} ${total(m, "portico_cloud_calls_total")}`;
+    if (now !== last || m.get("portico_workqueue_depth") !== 0) {
       last = now;
       since = performance.now();
     }
   }
   return since;
+}
+
+/**
+ * The emulator as `node test/emulators/azure/main.ts` runs it, with its defaults (as the integration tests run
+ * it: operations finish at once, Retry-After: 1), and the variables it prints for clients to export.
+ */
+async function startEmulator(
+  dir: string,
+): Promise<{ process: ManagedProcess; environment: Record<string, string> }> {
+  await mkdir(dir, { recursive: true });
+  const log = join(dir, "emulator.log");
+  const proc = ManagedProcess.start("azure-emulator", process.execPath, [EMULATOR_MAIN, "--dir", dir], log);
+  let environment: Record<string, string> = {};
+  await proc.waitReady(async () => {
+    const printed = await readFile(log, "utf8");
+    environment = Object.fromEntries(
+      [...printed.matchAll(/^export (\w+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]),
+    );
+    return "AZURE_RESOURCE_MANAGER_ENDPOINT" in environment && "NODE_EXTRA_CA_CERTS" in environment;
+  }, 30_000);
+  return { process: proc, environment };
+}
+
+/** CPU seconds a process has used so far, from /proc. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]!.split(" ");
+  return (Number(stat[11]) + Number(stat[12])) / 100;
 }
 
 /** The controller's peak resident memory and the CPU it used while sampled (since it started, if `fromStart`). */
