@@ -7,7 +7,9 @@
 // is recorded in that load balancer's tags, and ARM's 50 tags per resource leave room for only 48 of them. By
 // default they share the cluster's one load balancer, as they do unless configured otherwise;
 // BENCH_AZURE_LAYOUT=per-service gives each its own (`loadBalancerPerService`). Neither the provider nor the
-// emulator checks ARM's per-load-balancer and per-NIC limits, which real ARM would hit first (see README).
+// emulator checks the limits Azure documents that real ARM would hit first at the default size: 600 frontends
+// per Standard load balancer, 300 load-balancing rules per node NIC (every node backs every Service, in either
+// layout) and 1000 rules per security group (one per Service port here).
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { trustCertificateAuthority } from "../test/emulators/azure/index.ts";
