@@ -28,7 +28,7 @@ export interface ControllerConfig {
     retryPeriodMs: number;
   };
   metricsAddress: string;
-  aws: { defaultScheme: "internal" | "internet-facing"; region?: string };
+  aws: { defaultScheme: "internal" | "internet-facing"; region?: string; observationTtlMs: number };
   /** Required with provider azure. */
   azure?: AzureConfig;
 }
@@ -47,6 +47,7 @@ const USAGE = `portico-controller: reconciles LoadBalancer Services into cloud l
   --leader-election-namespace NS    where the Lease lives (env POD_NAMESPACE, default portico-system)
   --metrics-address HOST:PORT       /metrics, /healthz, /readyz (default :8080)
   --aws-default-scheme SCHEME       internal (default) or internet-facing
+  --aws-observation-ttl SECONDS     reuse a full observation for target-only changes this long (default 60, 0: never)
   --azure-config FILE               cloud-provider-azure's cloud-config JSON (azure.json) (env PORTICO_AZURE_CONFIG);
                                     AZURE_SUBSCRIPTION_ID, AZURE_RESOURCE_MANAGER_ENDPOINT, PORTICO_AZURE_RESOURCE_GROUP,
                                     PORTICO_AZURE_LOCATION, PORTICO_AZURE_VNET_NAME, PORTICO_AZURE_SUBNET_NAME and
@@ -81,6 +82,7 @@ export function parseConfig(
       "metrics-address": { type: "string" },
       "aws-default-scheme": { type: "string" },
       "aws-region": { type: "string" },
+      "aws-observation-ttl": { type: "string" },
       "azure-config": { type: "string" },
       kubeconfig: { type: "string" },
       help: { type: "boolean" },
@@ -108,6 +110,9 @@ export function parseConfig(
   const scheme = values["aws-default-scheme"] ?? "internal";
   if (scheme !== "internal" && scheme !== "internet-facing")
     throw new UsageError("--aws-default-scheme must be internal or internet-facing");
+  const observationTtl = Number(values["aws-observation-ttl"] ?? 60);
+  if (!Number.isFinite(observationTtl) || observationTtl < 0)
+    throw new UsageError("--aws-observation-ttl must be a number of seconds, 0 or more");
   const leaseDurationMs = seconds("--lease-duration", values["lease-duration"], 15);
   const loadBalancerClass =
     values["load-balancer-class"] ??
@@ -136,7 +141,11 @@ export function parseConfig(
       retryPeriodMs: leaseDurationMs / 7.5,
     },
     metricsAddress: values["metrics-address"] ?? ":8080",
-    aws: { defaultScheme: scheme, ...(values["aws-region"] ? { region: values["aws-region"] } : {}) },
+    aws: {
+      defaultScheme: scheme,
+      observationTtlMs: observationTtl * 1000,
+      ...(values["aws-region"] ? { region: values["aws-region"] } : {}),
+    },
     ...(azure ? { azure } : {}),
     ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
   };

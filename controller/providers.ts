@@ -20,6 +20,7 @@ export async function createProvider(
       const aws = new AwsProvider({
         clusterName: config.clusterName,
         defaultScheme: config.aws.defaultScheme,
+        observationTtlMs: config.aws.observationTtlMs,
         ...(config.aws.region ? { region: config.aws.region } : {}),
       });
       aws.clients.onCall((_service, operation, outcome, code) => {

@@ -25,8 +25,9 @@ import type {
   ObservedLoadBalancer,
   ObservedSecurityGroup,
   ObservedTargetGroup,
+  Target,
 } from "./model.ts";
-import { TAG } from "./names.ts";
+import { securityGroupName, TAG } from "./names.ts";
 
 export async function taggedResources(
   clients: AwsClients,
@@ -196,10 +197,8 @@ async function observeTargetGroups(clients: AwsClients, arns: string[]): Promise
 
 async function observeTargetGroup(clients: AwsClients, tg: TargetGroup): Promise<ObservedTargetGroup> {
   const arn = tg.TargetGroupArn!;
-  const [health, attributes] = await Promise.all([
-    call("elbv2:DescribeTargetHealth", () =>
-      clients.elbv2.send(new DescribeTargetHealthCommand({ TargetGroupArn: arn })),
-    ),
+  const [targets, attributes] = await Promise.all([
+    registeredTargets(clients, arn),
     call("elbv2:DescribeTargetGroupAttributes", () =>
       clients.elbv2.send(new DescribeTargetGroupAttributesCommand({ TargetGroupArn: arn })),
     ),
@@ -222,13 +221,41 @@ async function observeTargetGroup(clients: AwsClients, tg: TargetGroup): Promise
     targetType: tg.TargetType ?? "",
     healthCheck,
     attributes: Object.fromEntries((attributes.Attributes ?? []).map((a) => [a.Key!, a.Value ?? ""])),
-    targets: (health.TargetHealthDescriptions ?? [])
-      .filter((d) => d.TargetHealth?.State !== "draining")
-      .map((d) => ({ id: d.Target!.Id!, port: d.Target!.Port! })),
+    targets,
     loadBalancerArns: tg.LoadBalancerArns ?? [],
   };
 }
 
+/** Registered targets that are not already draining: what a deregistration would still have to remove. */
+async function registeredTargets(clients: AwsClients, targetGroupArn: string): Promise<Target[]> {
+  const health = await call("elbv2:DescribeTargetHealth", () =>
+    clients.elbv2.send(new DescribeTargetHealthCommand({ TargetGroupArn: targetGroupArn })),
+  );
+  return (health.TargetHealthDescriptions ?? [])
+    .filter((d) => d.TargetHealth?.State !== "draining")
+    .map((d) => ({ id: d.Target!.Id!, port: d.Target!.Port! }));
+}
+
+/**
+ * An earlier observation with its targets read again, or undefined when one of its target groups is gone
+ * (then only a full observation can say what exists).
+ */
+export async function refreshTargets(clients: AwsClients, earlier: Observed): Promise<Observed | undefined> {
+  try {
+    const targetGroups = await Promise.all(
+      earlier.targetGroups.map(async (tg) => ({ ...tg, targets: await registeredTargets(clients, tg.arn) })),
+    );
+    return { ...earlier, targetGroups };
+  } catch (err) {
+    if (err instanceof CloudError && err.code === "TargetGroupNotFound") return undefined;
+    throw err;
+  }
+}
+
+/**
+ * By name, then ownership checked on what came back: the name is a pure function of cluster and Service UID,
+ * and EC2 answers a name filter from an index while a tag filter scans every group in the region.
+ */
 async function observeSecurityGroups(
   clients: AwsClients,
   cluster: string,
@@ -237,18 +264,20 @@ async function observeSecurityGroups(
   const out = await call("ec2:DescribeSecurityGroups", () =>
     clients.ec2.send(
       new DescribeSecurityGroupsCommand({
-        Filters: [
-          { Name: `tag:${TAG.cluster}`, Values: [cluster] },
-          { Name: `tag:${TAG.serviceUid}`, Values: [service.uid] },
-        ],
+        Filters: [{ Name: "group-name", Values: [securityGroupName(cluster, service)] }],
       }),
     ),
   );
-  return (out.SecurityGroups ?? []).map((g) => ({
-    id: g.GroupId!,
-    name: g.GroupName!,
-    ingress: (g.IpPermissions ?? []).flatMap(rules),
-  }));
+  return (out.SecurityGroups ?? [])
+    .filter((g) => {
+      const tags = new Map((g.Tags ?? []).map((t) => [t.Key, t.Value]));
+      return tags.get(TAG.cluster) === cluster && tags.get(TAG.serviceUid) === service.uid;
+    })
+    .map((g) => ({
+      id: g.GroupId!,
+      name: g.GroupName!,
+      ingress: (g.IpPermissions ?? []).flatMap(rules),
+    }));
 }
 
 function rules(p: IpPermission): IngressRule[] {

@@ -15,10 +15,11 @@ import { call, createAwsClients, type AwsClientOptions, type AwsClients } from "
 import { desiredLoadBalancer, type Network } from "./desired.ts";
 import type { DesiredLoadBalancer, Observed } from "./model.ts";
 import { TAG } from "./names.ts";
-import { observe, taggedResources } from "./observe.ts";
+import { observe, refreshTargets, taggedResources } from "./observe.ts";
 import { apply } from "./apply.ts";
 import { describeOperation, plan, planDeletion, type Operation, type Plan } from "./plan.ts";
 import { SubnetResolver } from "./network.ts";
+import { RecentObservations } from "./recentObservations.ts";
 
 export { AWS_LOAD_BALANCER_CLASS } from "../classes.ts";
 /** How soon to look again while a replacement waits for its new load balancer to become active. */
@@ -29,6 +30,8 @@ export interface AwsProviderOptions extends AwsClientOptions {
   clusterName: string;
   /** Scheme when a Service does not say; internal, as users of the AWS Load Balancer Controller expect. */
   defaultScheme?: "internal" | "internet-facing";
+  /** How long a full observation may stand in for target-only changes (default 60 s; 0: observe every time). */
+  observationTtlMs?: number;
   clients?: AwsClients;
 }
 
@@ -39,6 +42,7 @@ export class AwsProvider implements LoadBalancerProvider {
   private readonly defaultScheme: "internal" | "internet-facing";
   private readonly subnets: SubnetResolver;
   private readonly certificates: CertificateChecker;
+  private readonly recent: RecentObservations;
 
   constructor(opts: AwsProviderOptions) {
     this.cluster = opts.clusterName;
@@ -46,10 +50,43 @@ export class AwsProvider implements LoadBalancerProvider {
     this.clients = opts.clients ?? createAwsClients(opts);
     this.subnets = new SubnetResolver(this.clients, this.cluster);
     this.certificates = new CertificateChecker(this.clients.acm);
+    this.recent = new RecentObservations(opts.observationTtlMs ?? 60_000);
   }
 
   async ensure(intent: LoadBalancerIntent): Promise<EnsureResult> {
-    const { desired, observed, plan: p } = await this.prepare(intent);
+    const uid = intent.service.uid;
+    try {
+      const desired = await this.desire(intent);
+      const reused = await this.reuse(uid, desired);
+      const observed = reused ?? (await observe(this.clients, this.cluster, intent.service, desired.name));
+      const p = plan(desired, observed);
+      if (reused && !onlyTargets(p)) {
+        // Cannot happen unless the plan depends on more than the shape; a full observation settles it.
+        this.recent.forget(uid);
+        return await this.ensure(intent);
+      }
+      if (!reused && onlyTargets(p)) this.recent.remember(uid, desired, observed);
+      else if (!reused) this.recent.forget(uid);
+      return await this.carryOut(desired, observed, p);
+    } catch (err) {
+      this.recent.forget(uid);
+      throw err;
+    }
+  }
+
+  /**
+   * The recent full observation for this shape with its targets read again, kept for the next reconcile too,
+   * or undefined when there is none (or a target group vanished), so a full observation is needed.
+   */
+  private async reuse(uid: string, desired: DesiredLoadBalancer): Promise<Observed | undefined> {
+    const earlier = this.recent.get(uid, desired);
+    if (!earlier) return undefined;
+    const refreshed = await refreshTargets(this.clients, earlier);
+    if (!refreshed) this.recent.forget(uid);
+    return refreshed;
+  }
+
+  private async carryOut(desired: DesiredLoadBalancer, observed: Observed, p: Plan): Promise<EnsureResult> {
     const { operations, waitForActive } = makeBeforeBreak(p);
     const lb = await apply(operations, {
       clients: this.clients,
@@ -78,6 +115,7 @@ export class AwsProvider implements LoadBalancerProvider {
   }
 
   async delete(service: ServiceRef): Promise<void> {
+    this.recent.forget(service.uid);
     const observed = await observe(this.clients, this.cluster, service);
     await apply(planDeletion(observed), { clients: this.clients, observed, securityGroupName: "" });
   }
@@ -108,16 +146,30 @@ export class AwsProvider implements LoadBalancerProvider {
     return [...found.values()];
   }
 
-  private async prepare(
-    intent: LoadBalancerIntent,
-  ): Promise<{ desired: DesiredLoadBalancer; observed: Observed; plan: Plan }> {
+  private async desire(intent: LoadBalancerIntent): Promise<DesiredLoadBalancer> {
     const settings = parseAwsSettings(intent.annotations, { scheme: this.defaultScheme });
     const network: Network = await this.subnets.resolve(settings.scheme, settings.subnets);
     const desired = desiredLoadBalancer(intent, settings, network, this.cluster);
     await this.certificates.check(settings.certificateArns);
+    return desired;
+  }
+
+  private async prepare(
+    intent: LoadBalancerIntent,
+  ): Promise<{ desired: DesiredLoadBalancer; observed: Observed; plan: Plan }> {
+    const desired = await this.desire(intent);
     const observed = await observe(this.clients, this.cluster, intent.service, desired.name);
     return { desired, observed, plan: plan(desired, observed) };
   }
+}
+
+/** Nothing but targets to register or deregister: the load balancer itself is as desired. */
+function onlyTargets(p: Plan): boolean {
+  return (
+    p.replaced.length === 0 &&
+    p.current !== undefined &&
+    p.operations.every((op) => op.kind === "registerTargets" || op.kind === "deregisterTargets")
+  );
 }
 
 /**

@@ -88,7 +88,7 @@ async function main(): Promise<void> {
       retryPeriodMs: 2000,
     },
     metricsAddress: "127.0.0.1:0",
-    aws: { defaultScheme: "internal" },
+    aws: { defaultScheme: "internal", observationTtlMs: 60_000 },
   };
   const controllers: Controller[] = [await startController(base, cluster.kubeConfig, { log })];
   controllers.push(await startAzureDemo(cluster, env.azureEndpoints[0]!, base, cluster.kubeConfig, log));

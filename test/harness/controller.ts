@@ -40,7 +40,7 @@ export async function startPortico(
       retryPeriodMs: 250,
     },
     metricsAddress: "127.0.0.1:0",
-    aws: { defaultScheme: "internal" },
+    aws: { defaultScheme: "internal", observationTtlMs: 60_000 },
     ...(overrides.provider === "azure" ? { loadBalancerClass: AZURE_CLASS, azure: azureTestConfig() } : {}),
     ...overrides,
   };

@@ -1,0 +1,65 @@
+import { describe, expect, test } from "vitest";
+import type { DesiredLoadBalancer, Observed } from "./model.ts";
+import { RecentObservations, shapeOf } from "./recentObservations.ts";
+
+const desired = (targets: string[], port = 80): DesiredLoadBalancer =>
+  ({
+    name: "k8s-ns-web-0123456789",
+    scheme: "internal",
+    subnets: ["subnet-a"],
+    ipAddressType: "ipv4",
+    attributes: {},
+    tags: {},
+    securityGroup: { name: "sg", description: "", vpcId: "vpc-1", ingress: [], tags: {} },
+    listeners: [{ port, protocol: "TCP", certificateArns: [], targetGroupName: "tg" }],
+    targetGroups: [
+      {
+        name: "tg",
+        targets: targets.map((id) => ({ id, port: 8080 })),
+      },
+    ],
+  }) as unknown as DesiredLoadBalancer;
+
+const observed: Observed = { loadBalancers: [], targetGroups: [], securityGroups: [] };
+
+describe("RecentObservations", () => {
+  test("the shape ignores targets and nothing else", () => {
+    expect(shapeOf(desired(["10.0.0.1"]))).toBe(shapeOf(desired(["10.0.0.2", "10.0.0.3"])));
+    expect(shapeOf(desired([]))).not.toBe(shapeOf(desired([], 443)));
+  });
+
+  test("an observation serves target-only changes of the same shape within the TTL", () => {
+    let now = 1000;
+    const recent = new RecentObservations(60_000, () => now);
+    recent.remember("uid", desired(["10.0.0.1"]), observed);
+    now += 59_999;
+    expect(recent.get("uid", desired(["10.0.0.9"]))).toBe(observed);
+    expect(recent.get("other", desired(["10.0.0.9"]))).toBeUndefined();
+  });
+
+  test("a different shape does not use it", () => {
+    const recent = new RecentObservations(60_000, () => 0);
+    recent.remember("uid", desired([]), observed);
+    expect(recent.get("uid", desired([], 443))).toBeUndefined();
+  });
+
+  test("it expires TTL after it was taken, however often it was used", () => {
+    let now = 0;
+    const recent = new RecentObservations(1000, () => now);
+    recent.remember("uid", desired([]), observed);
+    for (now = 0; now < 1000; now += 250) expect(recent.get("uid", desired([]))).toBe(observed);
+    now = 1000;
+    expect(recent.get("uid", desired([]))).toBeUndefined();
+    expect(recent.size).toBe(0);
+  });
+
+  test("forget drops it; a TTL of 0 never keeps one", () => {
+    const recent = new RecentObservations(60_000, () => 0);
+    recent.remember("uid", desired([]), observed);
+    recent.forget("uid");
+    expect(recent.get("uid", desired([]))).toBeUndefined();
+    const never = new RecentObservations(0, () => 0);
+    never.remember("uid", desired([]), observed);
+    expect(never.size).toBe(0);
+  });
+});

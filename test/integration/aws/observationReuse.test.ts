@@ -1,0 +1,118 @@
+// Endpoint churn reads only the targets while a recent full observation stands; drift made outside Portico is
+// still found, at the latest when that observation expires.
+import {
+  DeleteListenerCommand,
+  DeleteTargetGroupCommand,
+  DescribeListenersCommand,
+} from "@aws-sdk/client-elastic-load-balancing-v2";
+import type { TestCluster } from "../../harness/index.ts";
+import { setTimeout as sleep } from "node:timers/promises";
+import { expect, test, waitFor } from "../../harness/index.ts";
+import type { Controller } from "../../../controller/app.ts";
+import { startPortico } from "../../harness/controller.ts";
+import type { AwsProvider } from "../../../providers/aws/provider.ts";
+import { awsWorld, lbService, waitForHostname } from "./fixtures.ts";
+import { inventory } from "./inventory.ts";
+
+const IP = { "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip" };
+
+async function setEndpoints(cluster: TestCluster, ips: string[]): Promise<void> {
+  const [slice] = (
+    await cluster.discovery.listNamespacedEndpointSlice({
+      namespace: cluster.namespace,
+      labelSelector: "kubernetes.io/service-name=web",
+    })
+  ).items;
+  await cluster.discovery.replaceNamespacedEndpointSlice({
+    name: slice!.metadata!.name!,
+    namespace: cluster.namespace,
+    body: { ...slice!, endpoints: ips.map((ip) => ({ addresses: [ip], conditions: { ready: true } })) },
+  });
+}
+
+async function startWeb(cluster: TestCluster, ttlMs: number): Promise<Controller> {
+  const controller = await startPortico(cluster, {
+    aws: { defaultScheme: "internal", observationTtlMs: ttlMs },
+  });
+  await cluster.createEndpointSlice("web", [{ ip: "10.0.0.10" }], [{ name: "http", port: 8080 }]);
+  await cluster.createService("web", lbService(), IP);
+  await waitForHostname(cluster, "web");
+  return controller;
+}
+
+const targets = async (aws: Parameters<typeof inventory>[0]) =>
+  (await inventory(aws)).targetGroups.flatMap((tg) => tg.targets).join();
+
+test("after one full observation, endpoint changes cost one target read and one write", async ({
+  cluster,
+  aws,
+}) => {
+  await awsWorld(cluster, aws, 1);
+  const controller = await startWeb(cluster, 60_000);
+  // The first change after the creation observes everything and keeps that observation.
+  await setEndpoints(cluster, ["10.0.0.10", "10.0.0.11"]);
+  await waitFor("the second target", async () => (await targets(aws)) === "10.0.0.10:8080,10.0.0.11:8080");
+  await waitFor("the queue to settle", () => controller.manager.queue.length === 0);
+  const calls = (controller.provider as AwsProvider).clients.calls;
+  const before = new Map(calls);
+
+  await setEndpoints(cluster, ["10.0.0.10", "10.0.0.11", "10.0.0.12"]);
+  await waitFor("the third target", async () => (await targets(aws)).includes("10.0.0.12:8080"));
+  await setEndpoints(cluster, ["10.0.0.12"]);
+  await waitFor("the first two to drain", async () => (await targets(aws)) === "10.0.0.12:8080");
+  await waitFor("the queue to settle", () => controller.manager.queue.length === 0);
+
+  const made = Object.fromEntries(
+    [...calls.entries()].map(([op, n]) => [op, n - (before.get(op) ?? 0)]).filter(([, n]) => n !== 0),
+  );
+  expect(made).toEqual({
+    "elbv2:DescribeTargetHealth": 2,
+    "elbv2:RegisterTargets": 1,
+    "elbv2:DeregisterTargets": 1,
+  });
+});
+
+test("a listener deleted outside Portico comes back once the reused observation expires", async ({
+  cluster,
+  aws,
+}) => {
+  await awsWorld(cluster, aws, 1);
+  const controller = await startWeb(cluster, 2000);
+  await setEndpoints(cluster, ["10.0.0.10", "10.0.0.11"]);
+  await waitFor("the second target", async () => (await targets(aws)) === "10.0.0.10:8080,10.0.0.11:8080");
+  const [lb] = (await inventory(aws)).loadBalancers;
+  const listeners = async () =>
+    (await aws.elbv2.send(new DescribeListenersCommand({ LoadBalancerArn: lb!.arn }))).Listeners ?? [];
+  await aws.elbv2.send(new DeleteListenerCommand({ ListenerArn: (await listeners())[0]!.ListenerArn }));
+
+  await sleep(2000);
+  controller.manager.queue.add(`${cluster.namespace}/web`);
+  await waitFor("the listener to be made again", async () => (await listeners()).length === 1);
+  expect((await listeners())[0]!.Port).toBe(80);
+});
+
+test("a target group deleted outside Portico is made again by the next endpoint change", async ({
+  cluster,
+  aws,
+}) => {
+  await awsWorld(cluster, aws, 1);
+  await startWeb(cluster, 60_000);
+  await setEndpoints(cluster, ["10.0.0.10", "10.0.0.11"]);
+  await waitFor("the second target", async () => (await targets(aws)) === "10.0.0.10:8080,10.0.0.11:8080");
+  const { loadBalancers, targetGroups } = await inventory(aws);
+  const listener = (
+    await aws.elbv2.send(new DescribeListenersCommand({ LoadBalancerArn: loadBalancers[0]!.arn }))
+  ).Listeners![0]!;
+  await aws.elbv2.send(new DeleteListenerCommand({ ListenerArn: listener.ListenerArn }));
+  await aws.elbv2.send(new DeleteTargetGroupCommand({ TargetGroupArn: targetGroups[0]!.arn }));
+
+  await setEndpoints(cluster, ["10.0.0.12"]);
+  await waitFor(
+    "a new target group with the new target",
+    async () => (await targets(aws)) === "10.0.0.12:8080",
+  );
+  const after = await inventory(aws);
+  expect(after.targetGroups).toHaveLength(1);
+  expect(after.targetGroups[0]!.arn).not.toBe(targetGroups[0]!.arn);
+  expect(after.loadBalancers[0]!.listeners).toHaveLength(1);
+});
