@@ -63,7 +63,9 @@ test("after one full observation, endpoint changes cost one target read and one 
   await waitFor("the queue to settle", () => controller.manager.queue.length === 0);
 
   const made = Object.fromEntries(
-    [...calls.entries()].map(([op, n]) => [op, n - (before.get(op) ?? 0)]).filter(([, n]) => n !== 0),
+    [...calls.entries()]
+      .map(([op, n]): [string, number] => [op, n - (before.get(op) ?? 0)])
+      .filter(([, n]) => n !== 0),
   );
   expect(made).toEqual({
     "elbv2:DescribeTargetHealth": 2,
