@@ -43,6 +43,15 @@ function print(value: Record<string, unknown>, indent: string): void {
     if (v && typeof v === "object" && !Array.isArray(v)) {
       console.log(`${indent}${k}`);
       print(v as Record<string, unknown>, indent + "  ");
+    } else if (Array.isArray(v) && v.some((e) => e && typeof e === "object")) {
+      // Rows of a table (e.g. rounds of a run): one line each.
+      console.log(`${indent}${k}`);
+      for (const row of v as Record<string, unknown>[])
+        console.log(
+          `${indent}  ${Object.entries(row)
+            .map(([rk, rv]) => `${rk} ${String(rv)}`)
+            .join(", ")}`,
+        );
     } else
       console.log(`${indent}${k.padEnd(28 - indent.length)} ${Array.isArray(v) ? v.join(", ") : String(v)}`);
   }

@@ -29,6 +29,8 @@ export interface FaultProxy {
   /** Times (ms since start) of each request per action, to check the spacing of retries. */
   timeline: Map<string, number[]>;
   addRule(rule: FaultRule): void;
+  /** Calls `listener` when the emulator has answered a forwarded request: when the cloud has done a thing. */
+  onAnswer(listener: (action: string, body: string, status: number) => void): void;
   setRandomFaults(faults: RandomFaults | undefined): void;
   /** Faults injected so far, by kind. */
   injected: Map<string, number>;
@@ -44,6 +46,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const seen = new Map<string, number>();
   const timeline = new Map<string, number[]>();
   const started = performance.now();
+  const listeners: ((action: string, body: string, status: number) => void)[] = [];
   const server: Server = createServer((req, res) => {
     void (async () => {
       const body = await read(req);
@@ -104,6 +107,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         ),
       );
       res.end(Buffer.from(await upstream.arrayBuffer()));
+      for (const listener of listeners) listener(action, body.toString(), upstream.status);
     })().catch((err: unknown) => {
       res.writeHead(502);
       res.end(String(err));
@@ -116,6 +120,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     seen,
     timeline,
     addRule: (rule) => rules.push({ ...rule }),
+    onAnswer: (listener) => listeners.push(listener),
     setRandomFaults: (faults) => {
       random = faults;
       state = faults?.seed ?? 1;
