@@ -9,6 +9,7 @@ import { startEnvironment } from "../test/harness/environment.ts";
 import { startFaultProxy } from "../test/harness/faultProxy.ts";
 import { mergePatch, TestCluster } from "../test/harness/kube.ts";
 import { percentile, report, sleep } from "./report.ts";
+import { sampleUsage } from "./usage.ts";
 
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 1000);
 const NODES = Number(process.env.BENCH_NODES ?? 100);
@@ -37,22 +38,25 @@ export async function benchAws(): Promise<Record<string, unknown>> {
     const instances = await aws.createInstances(network.subnets[0]!.subnetId, NODES);
     for (const [i, inst] of instances.entries())
       await cluster.createNode(`n${i}`, { providerID: inst.providerID, internalIP: inst.privateIp });
-    const controller = await ControllerProcess.start({
-      kubeconfig: env.controlPlane.kubeconfig,
-      args: [
-        "--cluster-name",
-        ns,
-        "--namespace",
-        ns,
-        "--node-selector",
-        cluster.nodeSelector,
-        "--leader-elect=false",
-        "--workers",
-        String(WORKERS),
-      ],
-      logFile: join(env.dir, "controller.log"),
-      env: { PORTICO_LOG_LEVEL: "warn", AWS_ENDPOINT_URL: proxy.url },
-    });
+    const start = (log: string, extraArgs: string[] = []) =>
+      ControllerProcess.start({
+        kubeconfig: env.controlPlane.kubeconfig,
+        args: [
+          "--cluster-name",
+          ns,
+          "--namespace",
+          ns,
+          "--node-selector",
+          cluster.nodeSelector,
+          "--leader-elect=false",
+          "--workers",
+          String(WORKERS),
+          ...extraArgs,
+        ],
+        logFile: join(env.dir, log),
+        env: { PORTICO_LOG_LEVEL: "warn", AWS_ENDPOINT_URL: proxy.url },
+      });
+    const controller = await start("controller.log");
     const calls = async (filter?: RegExp) =>
       total(await controller.metrics(), "portico_cloud_calls_total", filter);
     const svc = (name: string, ip = false) => ({
@@ -91,16 +95,7 @@ export async function benchAws(): Promise<Record<string, unknown>> {
     // N Services at once.
     before = await calls();
     beforeMutating = await calls(MUTATING);
-    const cpuBefore = (await controller.usage()).cpuSeconds;
-    let peakRss = 0;
-    const sampler = setInterval(
-      () =>
-        void controller
-          .usage()
-          .then((u) => (peakRss = Math.max(peakRss, u.rssBytes)))
-          .catch(() => undefined),
-      250,
-    );
+    const usage = sampleUsage(controller);
     const started = performance.now();
     for (let i = 0; i < SERVICES; i += 50) {
       await Promise.all(
@@ -111,7 +106,7 @@ export async function benchAws(): Promise<Record<string, unknown>> {
     }
     await settle(SERVICES + 1);
     const seconds = (performance.now() - started) / 1000;
-    clearInterval(sampler);
+    const peak = await usage.stop();
     const bulk = {
       services: SERVICES,
       nodes: NODES,
@@ -119,32 +114,15 @@ export async function benchAws(): Promise<Record<string, unknown>> {
       servicesPerSecond: +(SERVICES / seconds).toFixed(1),
       callsPerService: +(((await calls()) - before) / SERVICES).toFixed(1),
       mutatingPerService: +(((await calls(MUTATING)) - beforeMutating) / SERVICES).toFixed(1),
-      controllerPeakRssMiB: Math.round(peakRss / 2 ** 20),
-      controllerCpuSeconds: +((await controller.usage()).cpuSeconds - cpuBefore).toFixed(1),
+      controllerPeakRssMiB: Math.round(peak.rssBytes / 2 ** 20),
+      controllerCpuSeconds: +peak.cpuSeconds.toFixed(1),
     };
 
     progress("a no-change resync");
     // A resync of everything with nothing changed: the controller's periodic look, forced now by a restart
     // of its informers' view (every Service is enqueued on start).
     await controller.stop();
-    const resyncer = await ControllerProcess.start({
-      kubeconfig: env.controlPlane.kubeconfig,
-      args: [
-        "--cluster-name",
-        ns,
-        "--namespace",
-        ns,
-        "--node-selector",
-        cluster.nodeSelector,
-        "--leader-elect=false",
-        "--workers",
-        String(WORKERS),
-        "--orphan-collection-period",
-        "3600",
-      ],
-      logFile: join(env.dir, "controller-resync.log"),
-      env: { PORTICO_LOG_LEVEL: "warn", AWS_ENDPOINT_URL: proxy.url },
-    });
+    const resyncer = await start("controller-resync.log", ["--orphan-collection-period", "3600"]);
     const resyncStarted = performance.now();
     await sleep(500);
     await resyncer.waitQueueEmpty(600_000);

@@ -19,6 +19,7 @@ import { startEnvironment } from "../test/harness/environment.ts";
 import { TestCluster } from "../test/harness/kube.ts";
 import { ManagedProcess } from "../test/harness/processes.ts";
 import { percentile, report, sleep } from "./report.ts";
+import { processUsage, sampleUsage, settled } from "./usage.ts";
 
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 1000);
 const NODES = Number(process.env.BENCH_NODES ?? 100);
@@ -94,7 +95,7 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
       });
     const controller = await start("controller.log");
     // Let the start-up orphan collection finish before anything is counted.
-    await quiet(controller);
+    await settled(controller);
     await azure.clearRequests();
 
     const svc = (name: string) => ({
@@ -129,14 +130,14 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
     progress("one Service");
     await cluster.core.createNamespacedService({ namespace: ns, body: svc("single") });
     await waitForIps(1);
-    await quiet(controller);
+    await settled(controller);
     const single = armCalls(await azure.requestCounts());
 
     progress(`${SERVICES} Services on ${NODES} nodes`);
     await azure.clearRequests();
     const reconcilesBefore = total(await controller.metrics(), "portico_reconciles_total");
     const usage = sampleUsage(controller);
-    const emulatorCpuBefore = await cpuSeconds(emulator.pid!);
+    const emulatorCpuBefore = (await processUsage(emulator.pid!)).cpuSeconds;
     const started = performance.now();
     // Watched from the first create on, so each Service's own time to its IP is seen.
     const allIps = waitForIps(SERVICES + 1);
@@ -150,9 +151,9 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
     const createSeconds = (performance.now() - started) / 1000;
     await allIps;
     const allHaveIp = Math.max(...ipSince.values()) - started;
-    const settled = await quiet(controller);
+    const lastChange = await settled(controller);
     const peak = await usage.stop();
-    const emulatorCpu = (await cpuSeconds(emulator.pid!)) - emulatorCpuBefore;
+    const emulatorCpu = (await processUsage(emulator.pid!)).cpuSeconds - emulatorCpuBefore;
     const latencies = [...createdAt].map(([name, at]) => ipSince.get(name)! - at);
     const bulkCalls = armCalls(await azure.requestCounts());
     const bulk = {
@@ -161,7 +162,7 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
       seconds: +(allHaveIp / 1000).toFixed(1),
       servicesPerSecond: +(SERVICES / (allHaveIp / 1000)).toFixed(1),
       createSeconds: +createSeconds.toFixed(1),
-      settledSeconds: +((settled - started) / 1000).toFixed(1),
+      settledSeconds: +((lastChange - started) / 1000).toFixed(1),
       timeToIpP50Seconds: +(percentile(latencies, 50) / 1000).toFixed(1),
       timeToIpP99Seconds: +(percentile(latencies, 99) / 1000).toFixed(1),
       armCallsPerService: +(bulkCalls.calls / SERVICES).toFixed(1),
@@ -178,7 +179,7 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
     // A restarted controller enqueues every Service and observes ARM for each: what a periodic resync costs too.
     await controller.stop();
     await azure.clearRequests();
-    const emulatorCpuBeforeResync = await cpuSeconds(emulator.pid!);
+    const emulatorCpuBeforeResync = (await processUsage(emulator.pid!)).cpuSeconds;
     // Timed from the process's start: a restart's cost includes listing everything before reconciling.
     const resyncStarted = performance.now();
     const resyncer = await start("controller-resync.log");
@@ -191,9 +192,9 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
       await sleep(250);
     }
     const resyncSeconds = (performance.now() - resyncStarted) / 1000;
-    const resyncSettled = await quiet(resyncer);
+    const resyncSettled = await settled(resyncer);
     const resyncPeak = await resyncUsage.stop();
-    const resyncEmulatorCpu = (await cpuSeconds(emulator.pid!)) - emulatorCpuBeforeResync;
+    const resyncEmulatorCpu = (await processUsage(emulator.pid!)).cpuSeconds - emulatorCpuBeforeResync;
     const resyncCalls = armCalls(await azure.requestCounts());
     const resyncMetrics = await resyncer.metrics();
     const resync = {
@@ -260,26 +261,6 @@ async function errorsByCode(azure: TestAzure): Promise<Record<string, number> | 
 }
 
 /**
- * Waits until the controller's queue is empty and it has finished no reconcile and no ARM call for two seconds
- * (the queue's depth does not count reconciles in flight; their calls do). Asks only the controller: the
- * emulator is busy enough. Returns when the last change was seen.
- */
-async function quiet(controller: ControllerProcess): Promise<number> {
-  let last = "";
-  let since = performance.now();
-  while (performance.now() - since < 2000) {
-    await sleep(250);
-    const m = await controller.metrics();
-    const now = `${total(m, "portico_reconciles_total")} ${total(m, "portico_cloud_calls_total")}`;
-    if (now !== last || m.get("portico_workqueue_depth") !== 0) {
-      last = now;
-      since = performance.now();
-    }
-  }
-  return since;
-}
-
-/**
  * The emulator as `node test/emulators/azure/main.ts` runs it, with its defaults (as the integration tests run
  * it: operations finish at once, Retry-After: 1), and the variables it prints for clients to export.
  */
@@ -298,32 +279,6 @@ async function startEmulator(
     return "AZURE_RESOURCE_MANAGER_ENDPOINT" in environment && "NODE_EXTRA_CA_CERTS" in environment;
   }, 30_000);
   return { process: proc, environment };
-}
-
-/** CPU seconds a process has used so far, from /proc. */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]!.split(" ");
-  return (Number(stat[11]) + Number(stat[12])) / 100;
-}
-
-/** The controller's peak resident memory and the CPU it used while sampled (since it started, if `fromStart`). */
-function sampleUsage(controller: ControllerProcess, fromStart = false) {
-  let peakRss = 0;
-  const first = controller.usage();
-  const tick = () =>
-    controller
-      .usage()
-      .then((u) => (peakRss = Math.max(peakRss, u.rssBytes)))
-      .catch(() => undefined);
-  const timer = setInterval(() => void tick(), 250);
-  return {
-    async stop(): Promise<{ rssBytes: number; cpuSeconds: number }> {
-      clearInterval(timer);
-      await tick();
-      const cpu = (await controller.usage()).cpuSeconds - (fromStart ? 0 : (await first).cpuSeconds);
-      return { rssBytes: peakRss, cpuSeconds: cpu };
-    },
-  };
 }
 
 if (import.meta.main) await report("azure", benchAzure);

@@ -9,6 +9,7 @@ import { startEnvironment } from "../test/harness/environment.ts";
 import { TestCluster } from "../test/harness/kube.ts";
 import { createPool, installPoolCrd } from "../test/harness/pools.ts";
 import { percentile, report, sleep } from "./report.ts";
+import { sampleUsage, settled } from "./usage.ts";
 
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 1000);
 const POOLS = Number(process.env.BENCH_POOLS ?? 5);
@@ -116,7 +117,7 @@ export async function benchMetal(): Promise<Record<string, unknown>> {
     const createSeconds = (performance.now() - started) / 1000;
     await allAddressed;
     const seconds = (Math.max(...addressSince.values()) - started) / 1000;
-    const settled = await settle(controller);
+    const lastChange = await settled(controller);
     const peak = await usage.stop();
     const latencies = [...createdAt].map(([name, at]) => addressSince.get(name)! - at);
     const before = await list();
@@ -128,7 +129,7 @@ export async function benchMetal(): Promise<Record<string, unknown>> {
       seconds: +seconds.toFixed(1),
       servicesPerSecond: +(SERVICES / seconds).toFixed(1),
       createSeconds: +createSeconds.toFixed(1),
-      settledSeconds: +((settled - started) / 1000).toFixed(1),
+      settledSeconds: +((lastChange - started) / 1000).toFixed(1),
       timeToAddressP50Seconds: +(percentile(latencies, 50) / 1000).toFixed(1),
       timeToAddressP99Seconds: +(percentile(latencies, 99) / 1000).toFixed(1),
       reconciles: total(await controller.metrics(), "portico_reconciles_total"),
@@ -151,7 +152,7 @@ export async function benchMetal(): Promise<Record<string, unknown>> {
       await sleep(100);
     }
     const resyncSeconds = (performance.now() - resyncStarted) / 1000;
-    const resyncSettled = await settle(resyncer);
+    const resyncSettled = await settled(resyncer);
     const resyncPeak = await resyncUsage.stop();
     const after = await list();
     const poolsAfter = await poolVersions();
@@ -198,42 +199,6 @@ function addresses(services: V1Service[], pools: { first: string }[]) {
     withoutAddress: services.filter((s) => !s.status?.loadBalancer?.ingress?.length).length,
     duplicateAddresses: [...holders.values()].filter((n) => n > 1).length,
     addressesByPool: perPool,
-  };
-}
-
-/** Waits until the queue is empty and no reconcile has finished for two seconds; returns when the last one did. */
-async function settle(controller: ControllerProcess): Promise<number> {
-  let last = -1;
-  let since = performance.now();
-  while (performance.now() - since < 2000) {
-    await sleep(250);
-    const metrics = await controller.metrics();
-    const done = total(metrics, "portico_reconciles_total");
-    if (done !== last || metrics.get("portico_workqueue_depth") !== 0) {
-      last = done;
-      since = performance.now();
-    }
-  }
-  return since;
-}
-
-/** The controller's peak resident memory and the CPU it used while sampled (since it started, if `fromStart`). */
-function sampleUsage(controller: ControllerProcess, fromStart = false) {
-  let peakRss = 0;
-  const first = controller.usage();
-  const tick = () =>
-    controller
-      .usage()
-      .then((u) => (peakRss = Math.max(peakRss, u.rssBytes)))
-      .catch(() => undefined);
-  const timer = setInterval(() => void tick(), 250);
-  return {
-    async stop(): Promise<{ rssBytes: number; cpuSeconds: number }> {
-      clearInterval(timer);
-      await tick();
-      const cpu = (await controller.usage()).cpuSeconds - (fromStart ? 0 : (await first).cpuSeconds);
-      return { rssBytes: peakRss, cpuSeconds: cpu };
-    },
   };
 }
 

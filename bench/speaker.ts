@@ -28,6 +28,7 @@ import {
   type MetalNode,
 } from "../test/integration/metal/speakers.ts";
 import { percentile, report, sleep } from "./report.ts";
+import { processUsage } from "./usage.ts";
 
 const SPEAKERS = Number(process.env.BENCH_SPEAKERS ?? 3);
 const REQUESTS = Number(process.env.BENCH_ARP_REQUESTS ?? 200);
@@ -305,7 +306,7 @@ async function idleCpu(elected: MetalNode) {
   const share = ((await cpuSeconds(pid)) - before) / ((performance.now() - start) / 1000);
   return {
     cpuShare: `${(100 * share).toFixed(1)}% of a core`,
-    rssMiB: Math.round((await rssBytes(pid)) / 2 ** 20),
+    rssMiB: Math.round((await processUsage(pid)).rssBytes / 2 ** 20),
   };
 }
 
@@ -429,9 +430,7 @@ function speakerPid(node: MetalNode): number {
 async function cpuSeconds(pid: number): Promise<number> {
   const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8");
   if (!cmdline.includes("speaker/main.ts")) throw new Error(`process ${pid} is not a speaker: ${cmdline}`);
-  // utime and stime, in clock ticks of 1/100 s, after the command name (which may hold spaces).
-  const stat = (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]!.split(" ");
-  return (Number(stat[11]) + Number(stat[12])) / 100;
+  return (await processUsage(pid)).cpuSeconds;
 }
 
 /** Jiffies of the whole machine from /proc/stat: all, and all but idle and iowait. */
@@ -439,11 +438,6 @@ async function machineCpu(): Promise<{ total: number; busy: number }> {
   const fields = (await readFile("/proc/stat", "utf8")).split("\n")[0]!.split(/\s+/).slice(1, 9).map(Number);
   const total = fields.reduce((a, b) => a + b, 0);
   return { total, busy: total - fields[3]! - fields[4]! };
-}
-
-async function rssBytes(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, "utf8");
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) * 1024;
 }
 
 function summary(values: number[], digits = 3) {

@@ -1,9 +1,8 @@
 // Portico's controller as a separate process, exactly as it runs in a cluster (its own binary, flags and
 // environment), so tests can kill it with SIGKILL at any moment and benchmarks can measure its memory and CPU.
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { freePort } from "./ports.ts";
-import { ManagedProcess } from "./processes.ts";
+import { ManagedProcess, processUsage } from "./processes.ts";
 import { waitFor } from "./wait.ts";
 
 const MAIN = join(import.meta.dirname, "..", "..", "controller", "main.ts");
@@ -63,12 +62,8 @@ export class ControllerProcess {
   }
 
   /** Resident memory in bytes and CPU seconds used so far, from /proc. */
-  async usage(): Promise<{ rssBytes: number; cpuSeconds: number }> {
-    const status = await readFile(`/proc/${this.pid}/status`, "utf8");
-    const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-    const stat = (await readFile(`/proc/${this.pid}/stat`, "utf8")).split(") ")[1]!.split(" ");
-    const ticks = Number(stat[11]) + Number(stat[12]);
-    return { rssBytes: rssKb * 1024, cpuSeconds: ticks / 100 };
+  usage(): Promise<{ rssBytes: number; cpuSeconds: number }> {
+    return processUsage(this.pid);
   }
 
   async waitQueueEmpty(timeoutMs = 60_000): Promise<void> {

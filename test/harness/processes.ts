@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, openSync, closeSync, readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { EnvironmentError } from "./errors.ts";
 
 /**
@@ -96,3 +97,12 @@ export class ManagedProcess {
 }
 
 const SETPRIV = "/usr/bin/setpriv";
+
+/** Resident memory and CPU seconds (user + system) a process has used so far, from /proc. */
+export async function processUsage(pid: number): Promise<{ rssBytes: number; cpuSeconds: number }> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  // utime and stime, in clock ticks of 1/100 s, after the command name (which may hold spaces).
+  const stat = (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1]!.split(" ");
+  return { rssBytes: rssKb * 1024, cpuSeconds: (Number(stat[11]) + Number(stat[12])) / 100 };
+}
