@@ -2,6 +2,7 @@ import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node
 import { describe, expect, test } from "vitest";
 import { addressesOf, assignAddresses } from "./assignment.ts";
 import { electAnnouncer } from "./election.ts";
+import { readPools } from "./pools.ts";
 import { announcedServices, nodeAddresses, schedulableNodes, type AnnouncedService } from "./serviceView.ts";
 
 const METAL = { loadBalancerClass: "portico.io/metal", defaultForUnclassed: false };
@@ -110,6 +111,7 @@ describe("the announce decision", () => {
     local: false,
     endpointNodes: new Set(["a"]),
     hasReadyEndpoint: true,
+    pools: new Map(),
     ...over,
   });
 
@@ -118,6 +120,7 @@ describe("the announce decision", () => {
     expect(result.get("192.0.2.10")).toEqual({
       address: "192.0.2.10",
       services: ["ns/web"],
+      pool: undefined,
       announcer: electAnnouncer("192.0.2.10", nodes),
     });
   });
@@ -179,5 +182,122 @@ describe("the announce decision", () => {
     expect(new Set(owned).size).toBe(50);
     // Spread over the nodes rather than all on one.
     expect(new Set([...result.values()].map((a) => a.announcer)).size).toBeGreaterThan(1);
+  });
+});
+
+describe("the announce decision with pool node selectors", () => {
+  const svc = (key: string, over: Partial<AnnouncedService> = {}): AnnouncedService => ({
+    key,
+    addresses: ["192.0.2.10"],
+    local: false,
+    endpointNodes: new Set(["a"]),
+    hasReadyEndpoint: true,
+    pools: new Map([["192.0.2.10", "edge"]]),
+    ...over,
+  });
+  const only =
+    (...allowed: string[]) =>
+    (pool: string) =>
+      pool === "edge" ? new Set(allowed) : undefined;
+
+  test("only the pool's matching nodes take part, and the winner is the shared election among them", () => {
+    for (const allowed of [["a"], ["b", "c"], ["a", "b", "d"], ["a", "b", "c", "d"]]) {
+      const result = assignAddresses([svc("ns/web")], nodes, elect, only(...allowed));
+      expect(result.get("192.0.2.10")).toEqual({
+        address: "192.0.2.10",
+        services: ["ns/web"],
+        pool: "edge",
+        announcer: electAnnouncer("192.0.2.10", allowed),
+      });
+    }
+  });
+
+  test("a matching node that is not eligible (NotReady, excluded, speaker dead) cannot announce", () => {
+    const result = assignAddresses([svc("ns/web")], nodes, elect, only("b", "z"));
+    expect(result.get("192.0.2.10")?.announcer).toBe("b");
+  });
+
+  test("no eligible node matches: nobody announces, and the node that would without selectors reports it", () => {
+    const result = assignAddresses([svc("ns/web")], nodes, elect, only("z"));
+    expect(result.get("192.0.2.10")).toEqual({
+      address: "192.0.2.10",
+      services: ["ns/web"],
+      pool: "edge",
+      announcer: undefined,
+      unmatched: { reporter: electAnnouncer("192.0.2.10", nodes) },
+    });
+  });
+
+  test("nothing to report when no node could announce anyway: the selectors are not the reason", () => {
+    const result = assignAddresses([svc("ns/web")], new Set(), elect, only("a"));
+    expect(result.get("192.0.2.10")).toMatchObject({ announcer: undefined });
+    expect(result.get("192.0.2.10")?.unmatched).toBeUndefined();
+  });
+
+  test("addresses in no pool, or in a pool without selectors, are announced by any eligible node", () => {
+    const unpooled = svc("ns/a", { addresses: ["192.0.2.20"], pools: new Map() });
+    const open = svc("ns/b", { addresses: ["192.0.2.30"], pools: new Map([["192.0.2.30", "open"]]) });
+    const result = assignAddresses([unpooled, open], nodes, elect, only());
+    expect(result.get("192.0.2.20")?.announcer).toBe(electAnnouncer("192.0.2.20", nodes));
+    expect(result.get("192.0.2.30")?.announcer).toBe(electAnnouncer("192.0.2.30", nodes));
+  });
+
+  test("Local policy: only a node with a ready endpoint that the pool also allows", () => {
+    const local = svc("ns/web", { local: true, endpointNodes: new Set(["a", "b"]) });
+    expect(assignAddresses([local], nodes, elect, only("b", "c")).get("192.0.2.10")?.announcer).toBe("b");
+    const elsewhere = assignAddresses([local], nodes, elect, only("c", "d")).get("192.0.2.10");
+    expect(elsewhere?.announcer).toBeUndefined();
+    // Reported by the node the Local election alone would pick: one that runs an endpoint.
+    expect(elsewhere?.unmatched?.reporter).toBe(electAnnouncer("192.0.2.10", ["a", "b"]));
+  });
+
+  test("a shared address goes to a node serving every sharing Service that the pool allows", () => {
+    const result = assignAddresses(
+      [
+        svc("ns/a", { local: true, endpointNodes: new Set(["a", "b", "c"]) }),
+        svc("ns/b", { local: true, endpointNodes: new Set(["b", "c", "d"]) }),
+      ],
+      nodes,
+      elect,
+      only("c", "d"),
+    );
+    expect(result.get("192.0.2.10")).toMatchObject({ services: ["ns/a", "ns/b"], announcer: "c" });
+  });
+
+  test("each node's view gives one announcer per address, always a matching node", () => {
+    const services = Array.from({ length: 40 }, (_, i) =>
+      svc(`ns/s${i}`, {
+        addresses: [`192.0.2.${i + 1}`],
+        pools: new Map([[`192.0.2.${i + 1}`, i % 2 ? "edge" : "open"]]),
+      }),
+    );
+    const result = assignAddresses(services, nodes, elect, only("b", "d"));
+    for (const assignment of result.values()) {
+      if (assignment.pool === "edge") expect(["b", "d"]).toContain(assignment.announcer);
+      else expect([...nodes]).toContain(assignment.announcer);
+    }
+    const owned = [...nodes].flatMap((n) => addressesOf(n, result));
+    expect(owned.sort()).toEqual([...result.keys()].sort());
+  });
+});
+
+describe("which pool each announced address came from", () => {
+  test("read from the pools' ranges and recorded per address; addresses in no pool are left out", () => {
+    const { pools } = readPools([
+      { metadata: { name: "edge" }, spec: { addresses: ["192.0.2.0/28"] } },
+      { metadata: { name: "v6" }, spec: { addresses: ["2001:db8::/120"] } },
+    ]);
+    const [web] = announcedServices(
+      [service("web", { ips: ["192.0.2.5", "2001:db8::5", "198.51.100.1"] })],
+      [slice("web", [{ node: "a" }])],
+      METAL,
+      pools,
+    );
+    expect(web?.pools).toEqual(
+      new Map([
+        ["192.0.2.5", "edge"],
+        ["2001:db8::5", "v6"],
+      ]),
+    );
   });
 });

@@ -1,22 +1,33 @@
 // The announce decision: for every address, which node answers for it. Pure: the same Services, endpoint
-// facts and eligible nodes give the same answer on every speaker, which is what lets each speaker decide
-// alone, without coordination, and still agree with the others.
+// facts, pools and eligible nodes give the same answer on every speaker, which is what lets each speaker
+// decide alone, without coordination, and still agree with the others.
 import type { AnnouncedService } from "./serviceView.ts";
 
 export interface AddressAssignment {
   readonly address: string;
   /** The Services (namespace/name) that have this address and a ready endpoint, sorted. */
   readonly services: readonly string[];
+  /** The pool the address came from; undefined when it lies in no pool. */
+  readonly pool: string | undefined;
   /** The elected node; undefined when no eligible node can serve the address. */
   readonly announcer: string | undefined;
+  /**
+   * Only when the pool's node selectors are why nobody announces (some node could serve the address, none
+   * of those matches): the node that would announce it without them, the one that reports it.
+   */
+  readonly unmatched?: { readonly reporter: string };
 }
 
 export type Elect = (address: string, candidates: ReadonlySet<string>) => string | undefined;
 
+/** The nodes a pool's node selectors allow; undefined when the pool allows every node. */
+export type PoolNodes = (pool: string) => ReadonlySet<string> | undefined;
+
 /**
  * `eligible` = Ready, not excluded Nodes whose speaker is alive. A Service with no ready endpoint is not
  * announced at all (attracting traffic to a Service that cannot answer helps nobody). With policy Local only
- * nodes running a ready endpoint may announce, because kube-proxy drops Local traffic elsewhere.
+ * nodes running a ready endpoint may announce, because kube-proxy drops Local traffic elsewhere. Of those,
+ * only nodes the address's pool allows take part in the election.
  *
  * Services sharing an address (a sharing key) are announced by a node that serves all of them when one
  * exists (the intersection of their candidates); otherwise by one that serves at least one of them.
@@ -25,6 +36,7 @@ export function assignAddresses(
   services: readonly AnnouncedService[],
   eligible: ReadonlySet<string>,
   elect: Elect,
+  poolNodes: PoolNodes = () => undefined,
 ): Map<string, AddressAssignment> {
   const byAddress = new Map<string, AnnouncedService[]>();
   for (const service of services) {
@@ -34,15 +46,24 @@ export function assignAddresses(
   }
   const result = new Map<string, AddressAssignment>();
   for (const [address, sharing] of byAddress) {
-    const candidateSets = sharing.map((service) =>
+    const serving = sharing.map((service) =>
       service.local ? new Set([...service.endpointNodes].filter((n) => eligible.has(n))) : eligible,
     );
-    let candidates = intersection(candidateSets);
-    if (candidates.size === 0) candidates = new Set(candidateSets.flatMap((set) => [...set]));
+    const pools = sharing.map((service) => service.pools.get(address));
+    const allowed = serving.map((nodes, i) => {
+      const pool = pools[i];
+      const permitted = pool === undefined ? undefined : poolNodes(pool);
+      return permitted ? new Set([...nodes].filter((n) => permitted.has(n))) : nodes;
+    });
+    const announcer = elect(address, preferCommon(allowed));
+    const unrestricted = announcer === undefined ? preferCommon(serving) : new Set<string>();
+    const reporter = unrestricted.size > 0 ? elect(address, unrestricted) : undefined;
     result.set(address, {
       address,
       services: sharing.map((s) => s.key).sort(),
-      announcer: elect(address, candidates),
+      pool: pools.find((pool) => pool !== undefined),
+      announcer,
+      ...(reporter === undefined ? {} : { unmatched: { reporter } }),
     });
   }
   return result;
@@ -56,8 +77,10 @@ export function addressesOf(node: string, assignments: ReadonlyMap<string, Addre
     .sort();
 }
 
-function intersection(sets: readonly ReadonlySet<string>[]): Set<string> {
+/** The nodes in every set, or when there are none, the nodes in any. */
+function preferCommon(sets: readonly ReadonlySet<string>[]): ReadonlySet<string> {
   const [first, ...rest] = sets;
   if (!first) return new Set();
-  return new Set([...first].filter((item) => rest.every((set) => set.has(item))));
+  const common = new Set([...first].filter((item) => rest.every((set) => set.has(item))));
+  return common.size > 0 ? common : new Set(sets.flatMap((set) => [...set]));
 }

@@ -3,6 +3,8 @@
 // all. Pure functions over the API objects, so the rules are unit-tested without an apiserver.
 import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import { canonicalIP } from "../providers/metal/address.ts";
+import { poolOfAddress } from "./addressPool.ts";
+import type { AnnouncePool } from "./pools.ts";
 
 /** Nodes with this label (any value) never announce, as for every external load balancer. */
 export const EXCLUDE_FROM_LOAD_BALANCERS_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
@@ -25,6 +27,8 @@ export interface AnnouncedService {
   readonly endpointNodes: ReadonlySet<string>;
   /** Any ready endpoint at all (with or without a node name); without one the Service is not announced. */
   readonly hasReadyEndpoint: boolean;
+  /** The pool each address came from; addresses in no pool are absent. */
+  readonly pools: ReadonlyMap<string, string>;
 }
 
 export function serviceKey(obj: { metadata?: { namespace?: string; name?: string } }): string {
@@ -63,11 +67,12 @@ export function readyEndpoints(slices: readonly V1EndpointSlice[]): {
   return { endpointNodes, hasReadyEndpoint };
 }
 
-/** Every Service this speaker announces, with the endpoint facts the election needs. */
+/** Every Service this speaker announces, with the endpoint and pool facts the election needs. */
 export function announcedServices(
   services: readonly V1Service[],
   slices: readonly V1EndpointSlice[],
   classes: ClassSelection,
+  pools: readonly AnnouncePool[] = [],
 ): AnnouncedService[] {
   const slicesByService = new Map<string, V1EndpointSlice[]>();
   for (const slice of slices) {
@@ -87,9 +92,29 @@ export function announcedServices(
       addresses,
       local: service.spec?.externalTrafficPolicy === "Local",
       ...readyEndpoints(slicesByService.get(key) ?? []),
+      pools: addressPools(service, addresses, pools),
     });
   }
   return result.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+function addressPools(
+  service: V1Service,
+  addresses: readonly string[],
+  pools: readonly AnnouncePool[],
+): Map<string, string> {
+  const result = new Map<string, string>();
+  if (pools.length === 0) return result;
+  const facts = {
+    namespace: service.metadata?.namespace ?? "",
+    labels: service.metadata?.labels ?? {},
+    annotations: service.metadata?.annotations ?? {},
+  };
+  for (const address of addresses) {
+    const pool = poolOfAddress(address, facts, pools);
+    if (pool) result.set(address, pool.name);
+  }
+  return result;
 }
 
 /** Ready Nodes not excluded from load balancers; liveness of their speakers is checked separately. */

@@ -255,7 +255,7 @@ export function poolAllowsService(pool: Pool, service: ServiceIdentity): boolean
 }
 
 /** Allocation preference: lower priority number first, pools without a priority last, then by name. */
-export function comparePools(a: Pool, b: Pool): number {
+export function comparePools(a: Pick<Pool, "name" | "priority">, b: Pick<Pool, "name" | "priority">): number {
   if (a.priority !== b.priority) {
     if (a.priority === undefined) return 1;
     if (b.priority === undefined) return -1;
