@@ -45,6 +45,12 @@ export class SpeakerMetrics {
     help: "Addresses this node answers for",
     registers: [this.registry],
   });
+  readonly unmatched = new Gauge({
+    name: "portico_speaker_addresses_without_matching_node",
+    help: "Addresses nobody announces because their pool's nodeSelectors match none of the nodes that could (every speaker reports the same count)",
+    labelNames: ["pool"],
+    registers: [this.registry],
+  });
   readonly liveMembers = new Gauge({
     name: "portico_speaker_live_members",
     help: "Speakers this node believes alive, itself included",

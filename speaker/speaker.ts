@@ -4,7 +4,7 @@
 // exactly those, and takeovers are announced gratuitously.
 import { CoreV1Api, type KubeConfig, type V1Service } from "@kubernetes/client-node";
 import type { Logger } from "pino";
-import { addressesOf, assignAddresses } from "./assignment.ts";
+import { addressesOf, assignAddresses, type AddressAssignment } from "./assignment.ts";
 import type { SpeakerConfig } from "./config.ts";
 import { loadAddon, type PacketAddon } from "./io/addon.ts";
 import { InterfaceAnnouncer } from "./io/interfaceAnnouncer.ts";
@@ -12,9 +12,11 @@ import { ipv6MulticastGroups, type MulticastGroups } from "./io/multicastGroups.
 import { selectInterfaces } from "./io/interfaces.ts";
 import { TakeoverAnnouncements } from "./io/takeover.ts";
 import { KubeCache } from "./kube/cache.ts";
-import { recordNodeAssigned } from "./kube/events.ts";
+import { recordNodeAssigned, recordNoMatchingNode } from "./kube/events.ts";
 import { Memberlist } from "./membership/memberlist.ts";
+import { nodesByPool } from "./nodeSelectors.ts";
 import { formatMac } from "./packets/mac.ts";
+import { readPools, type AnnouncePool } from "./pools.ts";
 import { RankingCache } from "./ranking.ts";
 import { announcedServices, nodeAddresses, schedulableNodes, serviceKey } from "./serviceView.ts";
 import type { SpeakerMetrics } from "./metrics.ts";
@@ -36,6 +38,10 @@ export class Speaker {
   private owned: ReadonlySet<string> = new Set();
   /** Services this node announces, with their addresses, to write an Event only when that changes. */
   private servicesWon = new Map<string, string>();
+  /** Likewise for Services this node reports as unannounced for want of a node matching their pool. */
+  private servicesUnmatched = new Map<string, string>();
+  /** The pools last read, and the objects' names and versions they were read from. */
+  private pools: { seen: string; pools: AnnouncePool[] } = { seen: "", pools: [] };
   private recomputePending = false;
   private synced = false;
   private stopped = false;
@@ -159,19 +165,43 @@ export class Speaker {
     const live = this.memberlist.live();
     const eligible = new Set([...schedulableNodes(nodes)].filter((node) => live.has(node)));
     this.ranking.setNodes(nodes.map((n) => n.metadata?.name ?? "").filter(Boolean));
-    const announced = announcedServices(services, this.cache.endpointSlices.list(), this.config);
-    const assignments = assignAddresses(announced, eligible, (address, candidates) =>
-      this.ranking.elect(address, candidates),
+    const pools = this.currentPools();
+    const allowed = nodesByPool(pools, nodes);
+    const announced = announcedServices(services, this.cache.endpointSlices.list(), this.config, pools);
+    const assignments = assignAddresses(
+      announced,
+      eligible,
+      (address, candidates) => this.ranking.elect(address, candidates),
+      (pool) => allowed.get(pool),
     );
     this.ranking.retain(new Set(assignments.keys()));
     this.apply(new Set(addressesOf(this.config.nodeName, assignments)));
+    const byKey = new Map(services.map((s) => [serviceKey(s), s] as const));
+    this.reportAssigned(assignments, byKey);
+    this.reportUnmatched(assignments, byKey);
+  }
 
+  private currentPools(): AnnouncePool[] {
+    const objects = this.cache.pools();
+    const seen = objects.map((o) => `${o.metadata?.name}@${o.metadata?.resourceVersion}`).join(",");
+    if (seen !== this.pools.seen) {
+      const read = readPools(objects);
+      for (const problem of read.problems) this.log.warn({ problem }, "IPAddressPool entry not understood");
+      this.pools = { seen, pools: read.pools };
+    }
+    return this.pools.pools;
+  }
+
+  /** The nodeAssigned Event on each Service whose addresses this node took on. */
+  private reportAssigned(
+    assignments: ReadonlyMap<string, AddressAssignment>,
+    byKey: ReadonlyMap<string, V1Service>,
+  ): void {
     const won = new Map<string, string[]>();
     for (const assignment of assignments.values()) {
       if (assignment.announcer !== this.config.nodeName) continue;
       for (const key of assignment.services) won.set(key, [...(won.get(key) ?? []), assignment.address]);
     }
-    const byKey = new Map(services.map((s) => [serviceKey(s), s] as const));
     const next = new Map<string, string>();
     for (const [key, addresses] of won) {
       const summary = addresses.sort().join(",");
@@ -180,6 +210,35 @@ export class Speaker {
       if (service && this.servicesWon.get(key) !== summary) this.recordAssigned(service, addresses);
     }
     this.servicesWon = next;
+  }
+
+  /**
+   * Addresses nobody announces because of their pool's nodeSelectors: counted by every speaker, and
+   * reported on the Service by the one node that would announce them without the selectors.
+   */
+  private reportUnmatched(
+    assignments: ReadonlyMap<string, AddressAssignment>,
+    byKey: ReadonlyMap<string, V1Service>,
+  ): void {
+    this.metrics.unmatched.reset();
+    const mine = new Map<string, { address: string; pool: string }[]>();
+    for (const { address, pool = "", services, unmatched } of assignments.values()) {
+      if (!unmatched) continue;
+      this.metrics.unmatched.inc({ pool });
+      if (unmatched.reporter !== this.config.nodeName) continue;
+      for (const key of services) mine.set(key, [...(mine.get(key) ?? []), { address, pool }]);
+    }
+    const next = new Map<string, string>();
+    for (const [key, unmatched] of mine) {
+      unmatched.sort((a, b) => (a.address < b.address ? -1 : 1));
+      const summary = unmatched.map((u) => `${u.address}@${u.pool}`).join(",");
+      next.set(key, summary);
+      const service = byKey.get(key);
+      if (!service || this.servicesUnmatched.get(key) === summary) continue;
+      this.log.warn({ service: key, unmatched }, "not announced: no node matches the pool's nodeSelectors");
+      void recordNoMatchingNode(this.core, this.log, service, this.config.nodeName, unmatched);
+    }
+    this.servicesUnmatched = next;
   }
 
   private apply(owned: ReadonlySet<string>): void {

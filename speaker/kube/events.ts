@@ -1,23 +1,50 @@
-// The `nodeAssigned` Event on a Service, naming the node that announces it (as MetalLB does), so
-// `kubectl describe service` shows where its traffic enters. Only the winning node writes it, and only when
-// the announcer changes, so a stable cluster writes no Events at all.
+// The speaker's Events on a Service. `nodeAssigned` names the node that announces it (as MetalLB does), so
+// `kubectl describe service` shows where its traffic enters; `noMatchingNode` says that nobody announces it
+// because its pool's nodeSelectors match none of the nodes that could. One node writes each (the announcer,
+// or the node that would announce without the selectors), and only when that changes, so a stable cluster
+// writes no Events at all.
 import type { CoreV1Api, V1Service } from "@kubernetes/client-node";
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
 
 export const NODE_ASSIGNED = "nodeAssigned";
+export const NO_MATCHING_NODE = "noMatchingNode";
 
-export async function recordNodeAssigned(
+export function recordNodeAssigned(
   core: CoreV1Api,
   log: Logger,
   service: V1Service,
   node: string,
   addresses: readonly string[],
 ): Promise<void> {
+  const message = `announcing from node "${node}" with protocol "layer2" (${addresses.join(", ")})`;
+  return record(core, log, service, node, { type: "Normal", reason: NODE_ASSIGNED, message });
+}
+
+export function recordNoMatchingNode(
+  core: CoreV1Api,
+  log: Logger,
+  service: V1Service,
+  node: string,
+  unmatched: readonly { readonly address: string; readonly pool: string }[],
+): Promise<void> {
+  const what = unmatched.map((u) => `${u.address} (IPAddressPool ${u.pool})`).join(", ");
+  const message =
+    `not announced: no node that could announce ${what} matches the pool's nodeSelectors; ` +
+    `label a Ready node running a speaker to match them, or change the pool's nodeSelectors`;
+  return record(core, log, service, node, { type: "Warning", reason: NO_MATCHING_NODE, message });
+}
+
+async function record(
+  core: CoreV1Api,
+  log: Logger,
+  service: V1Service,
+  node: string,
+  event: { type: "Normal" | "Warning"; reason: string; message: string },
+): Promise<void> {
   const namespace = service.metadata?.namespace ?? "default";
   const name = service.metadata?.name ?? "";
   const now = new Date();
-  const message = `announcing from node "${node}" with protocol "layer2" (${addresses.join(", ")})`;
   try {
     await core.createNamespacedEvent({
       namespace,
@@ -31,9 +58,7 @@ export async function recordNodeAssigned(
           uid: service.metadata?.uid,
           resourceVersion: service.metadata?.resourceVersion,
         },
-        type: "Normal",
-        reason: NODE_ASSIGNED,
-        message,
+        ...event,
         source: { component: "portico-speaker", host: node },
         reportingComponent: "portico-speaker",
         reportingInstance: node,

@@ -1,18 +1,29 @@
 // The speaker's ServiceAccount and RBAC from the metal overlay: the speaker's own Kubernetes code (its
-// list-watches and its nodeAssigned Event) works under them, and nothing else is allowed.
-import { CoreV1Api } from "@kubernetes/client-node";
+// list-watches and its Events) works under them, and nothing else is allowed.
+import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { KubeCache } from "../../../speaker/kube/cache.ts";
-import { NODE_ASSIGNED, recordNodeAssigned } from "../../../speaker/kube/events.ts";
+import {
+  NO_MATCHING_NODE,
+  NODE_ASSIGNED,
+  recordNoMatchingNode,
+  recordNodeAssigned,
+} from "../../../speaker/kube/events.ts";
 import { expect, mergePatch, test, waitFor } from "../../harness/index.ts";
 import { statusOf } from "../../harness/manifests.ts";
+import { createPool, installPoolCrd } from "../../harness/pools.ts";
 import { allowedVerbs, installRbac, type Grant } from "./access.ts";
 
 const SA = "portico-speaker";
 
-test("under its own ServiceAccount the speaker watches Services, EndpointSlices and Nodes and records nodeAssigned", async ({
+test("under its own ServiceAccount the speaker watches Services, EndpointSlices, Nodes and pools and records its Events", async ({
   cluster,
 }) => {
+  await installPoolCrd(cluster);
+  const pool = await createPool(cluster, "edge", {
+    addresses: ["192.0.2.48/30"],
+    nodeSelectors: [{ matchLabels: { edge: "true" } }],
+  });
   const kc = await installRbac(cluster, "metal", SA);
   const node = (await cluster.createNode("n1", { internalIP: "192.0.2.11" })).metadata!.name!;
   // Every namespace, as the DaemonSet runs it; Nodes of this test only.
@@ -34,13 +45,21 @@ test("under its own ServiceAccount the speaker watches Services, EndpointSlices 
     cache.endpointSlices.list(cluster.namespace).length === 1 ? true : undefined,
   );
 
-  await recordNodeAssigned(kc.makeApiClient(CoreV1Api), pino({ level: "silent" }), svc, node, ["192.0.2.50"]);
+  const seen = cache.pools().find((p) => p.metadata?.name === pool.name);
+  expect(seen?.spec).toMatchObject({ nodeSelectors: [{ matchLabels: { edge: "true" } }] });
+
+  const core = kc.makeApiClient(CoreV1Api);
+  await recordNodeAssigned(core, pino({ level: "silent" }), svc, node, ["192.0.2.50"]);
+  await recordNoMatchingNode(core, pino({ level: "silent" }), svc, node, [
+    { address: "192.0.2.49", pool: pool.name },
+  ]);
   const events = await cluster.core.listNamespacedEvent({
     namespace: cluster.namespace,
     fieldSelector: "involvedObject.name=web",
   });
-  expect(events.items.map((e) => [e.reason, e.source?.component])).toEqual([
-    [NODE_ASSIGNED, "portico-speaker"],
+  expect(events.items.map((e) => [e.type, e.reason, e.source?.component]).sort()).toEqual([
+    ["Normal", NODE_ASSIGNED, "portico-speaker"],
+    ["Warning", NO_MATCHING_NODE, "portico-speaker"],
   ]);
 });
 
@@ -54,13 +73,16 @@ test("the speaker's ServiceAccount may only read what it watches and create Even
     { group: "", resource: "nodes", verbs: ["list", "watch"] },
     { group: "", resource: "events", namespace: ns, verbs: ["create"] },
     { group: "coordination.k8s.io", resource: "leases", namespace: ns, verbs: [] },
-    { group: "portico.io", resource: "ipaddresspools", verbs: [] },
+    { group: "portico.io", resource: "ipaddresspools", verbs: ["list", "watch"] },
+    { group: "portico.io", resource: "ipaddresspools", subresource: "status", verbs: [] },
     { group: "", resource: "secrets", namespace: ns, verbs: [] },
     { group: "", resource: "pods", verbs: [] },
   ];
   expect(await allowedVerbs(cluster.kubeConfig, ns, SA, expected)).toEqual(expected);
 
-  // And the real calls are refused: it cannot move an address by writing a Service or a Node.
+  // And the real calls are refused: it cannot move an address by writing a Service, a Node or a pool.
+  await installPoolCrd(cluster);
+  const pool = await createPool(cluster, "lan", { addresses: ["192.0.2.52/30"] });
   const node = (await cluster.createNode("n1")).metadata!.name!;
   await cluster.createService("web", { type: "ClusterIP", ports: [{ port: 80 }] });
   const core = kc.makeApiClient(CoreV1Api);
@@ -71,8 +93,26 @@ test("the speaker's ServiceAccount may only read what it watches and create Even
     patchNode: await statusOf(
       core.patchNode({ name: node, body: { metadata: { labels: { x: "y" } } } }, mergePatch),
     ),
+    patchPool: await statusOf(
+      kc.makeApiClient(CustomObjectsApi).patchClusterCustomObject(
+        {
+          group: "portico.io",
+          version: "v1alpha1",
+          plural: "ipaddresspools",
+          name: pool.name,
+          body: { spec: { nodeSelectors: [] } },
+        },
+        mergePatch,
+      ),
+    ),
     readSecret: await statusOf(core.readNamespacedSecret({ name: "portico-memberlist", namespace: ns })),
     getService: await statusOf(core.readNamespacedService({ name: "web", namespace: ns })),
   };
-  expect(refused).toEqual({ patchServiceStatus: 403, patchNode: 403, readSecret: 403, getService: 403 });
+  expect(refused).toEqual({
+    patchServiceStatus: 403,
+    patchNode: 403,
+    patchPool: 403,
+    readSecret: 403,
+    getService: 403,
+  });
 });
