@@ -100,6 +100,12 @@ describe("endpoints", () => {
 });
 
 describe("the Service", () => {
+  test("sessionAffinity ClientIP is carried over; None or absent is not", () => {
+    expect(buildIntent(service({ sessionAffinity: "ClientIP" }), [], [], CLASS).clientIPAffinity).toBe(true);
+    expect(buildIntent(service({ sessionAffinity: "None" }), [], [], CLASS).clientIPAffinity).toBeUndefined();
+    expect(buildIntent(service(), [], [], CLASS).clientIPAffinity).toBeUndefined();
+  });
+
   test("ports, policy, health-check port and node-port allocation are carried over", () => {
     const svc = service({
       externalTrafficPolicy: "Local",

@@ -66,6 +66,7 @@ export function buildIntent(
     ),
     ipFamilyPolicy:
       (spec.ipFamilyPolicy as LoadBalancerIntent["ipFamilyPolicy"] | undefined) ?? "SingleStack",
+    ...(spec.sessionAffinity === "ClientIP" ? { clientIPAffinity: true } : {}),
     ...(spec.loadBalancerIP ? { loadBalancerIP: spec.loadBalancerIP } : {}),
     serviceLabels: meta.labels ?? {},
     namespaceLabels: config.namespaceLabels ?? {},

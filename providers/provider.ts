@@ -60,6 +60,8 @@ export interface LoadBalancerIntent {
   sourceRanges: string[];
   ipFamilies: ("IPv4" | "IPv6")[];
   ipFamilyPolicy: "SingleStack" | "PreferDualStack" | "RequireDualStack";
+  /** `spec.sessionAffinity: ClientIP`: a client's connections should reach the same backend. */
+  clientIPAffinity?: boolean;
   /** `spec.loadBalancerIP` (deprecated by Kubernetes, still honoured where a provider can). */
   loadBalancerIP?: string;
   /** The Service's labels and its namespace's, for providers that select by them (IP pools). */

@@ -276,10 +276,30 @@ describe("names, tags, scheme, security group", () => {
       "deregistration_delay.timeout_seconds": "15",
       "proxy_protocol_v2.enabled": "true",
       "preserve_client_ip.enabled": "true",
+      "stickiness.enabled": "false",
     });
     expect(desired().targetGroups[0]!.attributes).toEqual({
       "deregistration_delay.timeout_seconds": "300",
       "proxy_protocol_v2.enabled": "false",
+      "stickiness.enabled": "false",
     });
+  });
+
+  test("sessionAffinity ClientIP sticks by source IP, except on TLS target groups; the user's attributes win", () => {
+    const sticky = { ...intent(), clientIPAffinity: true };
+    expect(desired(sticky).targetGroups[0]!.attributes).toMatchObject({
+      "stickiness.enabled": "true",
+      "stickiness.type": "source_ip",
+    });
+    const tls = desired(sticky, {
+      "service.beta.kubernetes.io/aws-load-balancer-ssl-cert": "arn:aws:acm:us-east-1:1:certificate/x",
+      "service.beta.kubernetes.io/aws-load-balancer-backend-protocol": "ssl",
+    });
+    expect(tls.targetGroups[0]!.protocol).toBe("TLS");
+    expect(tls.targetGroups[0]!.attributes["stickiness.enabled"]).toBe("false");
+    const mine = desired(sticky, {
+      "service.beta.kubernetes.io/aws-load-balancer-target-group-attributes": "stickiness.enabled=false",
+    });
+    expect(mine.targetGroups[0]!.attributes["stickiness.enabled"]).toBe("false");
   });
 });

@@ -28,7 +28,13 @@ const DEFAULT_LB_ATTRIBUTES = { "load_balancing.cross_zone.enabled": "false" };
 const DEFAULT_TG_ATTRIBUTES = {
   "deregistration_delay.timeout_seconds": "300",
   "proxy_protocol_v2.enabled": "false",
+  "stickiness.enabled": "false",
 };
+/**
+ * `sessionAffinity: ClientIP`: an NLB keeps a client on one target by source IP. ELBv2 refuses stickiness on TLS
+ * target groups, so those go without (the user's own target-group attributes win either way).
+ */
+const CLIENT_IP_AFFINITY = { "stickiness.enabled": "true", "stickiness.type": "source_ip" };
 
 export interface Network {
   vpcId: string;
@@ -97,7 +103,11 @@ export function desiredLoadBalancer(
       targetType: settings.targetType,
       vpcId: network.vpcId,
       healthCheck: healthCheck(intent, settings, group.protocol),
-      attributes: { ...DEFAULT_TG_ATTRIBUTES, ...settings.targetGroupAttributes },
+      attributes: {
+        ...DEFAULT_TG_ATTRIBUTES,
+        ...(intent.clientIPAffinity && tgProtocol !== "TLS" ? CLIENT_IP_AFFINITY : {}),
+        ...settings.targetGroupAttributes,
+      },
       targets,
       tags: {
         ...userTags,

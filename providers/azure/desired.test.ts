@@ -20,6 +20,20 @@ const lbId = (name: string) =>
   `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/loadBalancers/${name}`;
 
 describe("desiredService", () => {
+  it("distributes by source IP for sessionAffinity ClientIP, on every rule of the Service", () => {
+    const d = desired(
+      intent({
+        clientIPAffinity: true,
+        ports: [
+          { name: "http", protocol: "TCP", port: 80, nodePort: 30080 },
+          { name: "dns", protocol: "UDP", port: 53, nodePort: 30053 },
+        ],
+      }),
+    );
+    expect(d.rules.map((r) => r.loadDistribution)).toEqual(["SourceIP", "SourceIP"]);
+    expect(desired().rules.map((r) => r.loadDistribution)).toEqual(["Default"]);
+  });
+
   it("puts a public instance-target Service on the cluster load balancer with the shared node pool", () => {
     const d = desired();
     expect(d.loadBalancer).toEqual({
@@ -50,6 +64,7 @@ describe("desiredService", () => {
         probe: `${FE}-TCP-80`,
         floatingIP: false,
         idleTimeoutInMinutes: 4,
+        loadDistribution: "Default",
       },
     ]);
     expect(d.probes).toEqual([

@@ -106,6 +106,7 @@ export function desiredService(
       backendPort: back,
       ...(probe ? { probe: probe.name } : {}),
       floatingIP: settings.floatingIP,
+      loadDistribution: intent.clientIPAffinity ? "SourceIP" : "Default",
       ...(port.protocol === "TCP"
         ? { idleTimeoutInMinutes: settings.idleTimeoutMinutes ?? DEFAULT_IDLE_TIMEOUT_MINUTES }
         : {}),

@@ -156,7 +156,7 @@ function ruleBody(r: RuleSpec, ids: { lbId: string; frontendId: string; poolId: 
     ...(tcp ? { idleTimeoutInMinutes: r.idleTimeoutInMinutes, enableTcpReset: true } : {}),
     // Portico's load balancers are for inbound traffic; the cluster's outbound path is set up elsewhere.
     disableOutboundSnat: true,
-    loadDistribution: "Default",
+    loadDistribution: r.loadDistribution,
   };
 }
 
@@ -216,6 +216,7 @@ export function canonical(lb: LoadBalancer): string {
       r.protocol === "Tcp" ? (r.idleTimeoutInMinutes ?? 4) : 0,
       r.enableTcpReset ?? false,
       r.disableOutboundSnat ?? false,
+      r.loadDistribution ?? "Default",
     ]),
   });
 }

@@ -31,6 +31,8 @@ export interface RuleSpec {
   floatingIP: boolean;
   /** TCP only. */
   idleTimeoutInMinutes?: number;
+  /** SourceIP keeps a client on one backend (`sessionAffinity: ClientIP`), as cloud-provider-azure does. */
+  loadDistribution: "Default" | "SourceIP";
 }
 
 export interface BackendAddress {

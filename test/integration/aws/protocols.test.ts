@@ -119,6 +119,25 @@ test("attribute annotations set proxy protocol, deregistration delay and cross-z
   expect(tg.attributes["deregistration_delay.timeout_seconds"]).toBe("300");
 });
 
+test("sessionAffinity ClientIP turns on source-IP stickiness; None turns it off", async ({
+  cluster,
+  aws,
+}) => {
+  await awsWorld(cluster, aws, 1);
+  await startPortico(cluster);
+  await cluster.createService("web", lbService(undefined, { sessionAffinity: "ClientIP" }));
+  await waitForHostname(cluster, "web");
+  expect((await inventory(aws)).targetGroups[0]!.attributes).toMatchObject({
+    "stickiness.enabled": "true",
+    "stickiness.type": "source_ip",
+  });
+  await patchService(cluster, "web", { spec: { sessionAffinity: "None" } });
+  await waitFor(
+    "stickiness off",
+    async () => (await inventory(aws)).targetGroups[0]!.attributes["stickiness.enabled"] === "false",
+  );
+});
+
 test("loadBalancerSourceRanges become the only ingress rules of the NLB's security group, and follow changes", async ({
   cluster,
   aws,

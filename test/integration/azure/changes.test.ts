@@ -239,3 +239,29 @@ test("floating IP sends traffic to the Service port on the frontend's own addres
   // The probe still asks the node on its node port: nothing on the node answers on the frontend address.
   expect(probesOf(await inventory(azure), fe)[0]).toMatchObject({ port: svc.spec!.ports![0]!.nodePort });
 });
+
+test("sessionAffinity ClientIP makes the Service's rules distribute by source IP; None restores the default", async ({
+  cluster,
+  azure,
+}) => {
+  await azureWorld(cluster, azure, 1);
+  await startPortico(cluster, { provider: "azure" });
+  const svc = await cluster.createService("web", lbService(undefined, { sessionAffinity: "ClientIP" }));
+  const other = await cluster.createService("other", lbService([{ name: "dns", port: 53, protocol: "UDP" }]));
+  await waitForIP(cluster, "web");
+  await waitForIP(cluster, "other");
+  const distribution = async (uid: string) => {
+    const rules = [];
+    for await (const lb of azure.network.loadBalancers.list(azure.resourceGroup))
+      rules.push(...(lb.loadBalancingRules ?? []).filter((r) => r.name!.startsWith(feOf(uid))));
+    return rules.map((r) => r.loadDistribution);
+  };
+  expect(await distribution(svc.metadata!.uid!)).toEqual(["SourceIP"]);
+  expect(await distribution(other.metadata!.uid!)).toEqual(["Default"]);
+
+  await patchService(cluster, "web", { spec: { sessionAffinity: "None" } });
+  await waitFor(
+    "the default distribution again",
+    async () => (await distribution(svc.metadata!.uid!)).join() === "Default",
+  );
+});
