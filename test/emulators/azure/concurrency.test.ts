@@ -1,29 +1,13 @@
 // Optimistic concurrency with etags, as two reconciles of one load balancer would meet it: a write carrying the etag
 // it read applies only if nobody wrote in between.
 import type { LoadBalancer } from "@azure/arm-network";
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import type { Testbed } from "./testbed.ts";
-import {
-  FAST,
-  createPublicIp,
-  rejection,
-  seedNetwork,
-  standardLoadBalancer,
-  startTestbed,
-} from "./testbed.ts";
+import { describe, expect, test } from "vitest";
+import { FAST, createPublicIp, rejection, seedNetwork, standardLoadBalancer, useTestbed } from "./testbed.ts";
 
-let tb: Testbed;
 let lb: LoadBalancer;
 const RG = "etag-tests";
 
-beforeAll(async () => {
-  tb = await startTestbed();
-});
-afterAll(async () => {
-  await tb.close();
-});
-beforeEach(async () => {
-  tb.azure.reset();
+const tb = useTestbed({}, async (tb) => {
   const { vnetId } = await seedNetwork(tb, RG);
   const pipId = await createPublicIp(tb, RG, "pip");
   lb = await tb.network.loadBalancers.createOrUpdate(

@@ -1,21 +1,12 @@
 // Fault injection and the emulator's control API: throttling, transient errors and conflicts the SDK must ride
 // through (or report), repeatable rate-based faults, reset, and the per-operation request counts.
 import { NetworkManagementClient } from "@azure/arm-network";
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import type { Testbed } from "./testbed.ts";
-import { FAST, LOCATION, createPublicIp, rejection, seedNetwork, startTestbed } from "./testbed.ts";
+import { describe, expect, test } from "vitest";
+import { FAST, LOCATION, createPublicIp, rejection, seedNetwork, useTestbed } from "./testbed.ts";
 
-let tb: Testbed;
 const RG = "fault-tests";
 
-beforeAll(async () => {
-  tb = await startTestbed();
-});
-afterAll(async () => {
-  await tb.close();
-});
-beforeEach(async () => {
-  tb.azure.reset();
+const tb = useTestbed({}, async (tb) => {
   await seedNetwork(tb, RG);
   await createPublicIp(tb, RG, "pip");
   tb.azure.clearRequests();

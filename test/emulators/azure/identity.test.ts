@@ -2,19 +2,10 @@
 // ARM turns away requests without a token it issued, as well as unknown subscriptions and api-versions.
 import { NetworkManagementClient } from "@azure/arm-network";
 import { ClientSecretCredential } from "@azure/identity";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { Testbed } from "./testbed.ts";
-import { LOCATION, createResourceGroup, rejection, startTestbed, subscriptionPath } from "./testbed.ts";
+import { describe, expect, test } from "vitest";
+import { LOCATION, createResourceGroup, rejection, subscriptionPath, useTestbed } from "./testbed.ts";
 
-let tb: Testbed;
-
-beforeAll(async () => {
-  tb = await startTestbed();
-  await createResourceGroup(tb, "id-tests");
-});
-afterAll(async () => {
-  await tb.close();
-});
+const tb = useTestbed({}, (tb) => createResourceGroup(tb, "id-tests"));
 
 const decode = (jwt: string): Record<string, unknown> =>
   JSON.parse(Buffer.from(jwt.split(".")[1]!, "base64url").toString()) as Record<string, unknown>;

@@ -1,8 +1,7 @@
 // Load balancers through the real @azure/arm-network client: what Azure accepts, what it computes, and what it
 // refuses, with Azure's status and error code.
 import type { LoadBalancer } from "@azure/arm-network";
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import type { Testbed } from "./testbed.ts";
+import { describe, expect, test } from "vitest";
 import {
   FAST,
   LOCATION,
@@ -11,23 +10,15 @@ import {
   rejection,
   seedNetwork,
   standardLoadBalancer,
-  startTestbed,
+  useTestbed,
 } from "./testbed.ts";
 
-let tb: Testbed;
 let vnetId: string;
 let subnetId: string;
 let pipId: string;
 const RG = "lb-tests";
 
-beforeAll(async () => {
-  tb = await startTestbed();
-});
-afterAll(async () => {
-  await tb.close();
-});
-beforeEach(async () => {
-  tb.azure.reset();
+const tb = useTestbed({}, async (tb) => {
   ({ vnetId, subnetId } = await seedNetwork(tb, RG));
   pipId = await createPublicIp(tb, RG, "pip");
 });

@@ -1,7 +1,6 @@
 // ARM's asynchronous writes: what the first response says, what the operation URLs answer while the operation runs
 // and after, how the real SDK poller follows them, and what happens to writes that arrive in the meantime.
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import type { Testbed } from "./testbed.ts";
+import { describe, expect, test } from "vitest";
 import {
   FAST,
   LOCATION,
@@ -10,22 +9,14 @@ import {
   rejection,
   seedNetwork,
   standardLoadBalancer,
-  startTestbed,
+  useTestbed,
 } from "./testbed.ts";
 
-let tb: Testbed;
 let vnetId: string;
 const RG = "lro-tests";
 const API = "api-version=2026-01-01";
 
-beforeAll(async () => {
-  tb = await startTestbed();
-});
-afterAll(async () => {
-  await tb.close();
-});
-beforeEach(async () => {
-  tb.azure.reset();
+const tb = useTestbed({}, async (tb) => {
   ({ vnetId } = await seedNetwork(tb, RG));
 });
 

@@ -1,7 +1,6 @@
 // Public IPs, virtual networks, subnets, network security groups and resource groups: what Azure refuses while
 // other resources depend on them, and the back-references it shows.
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import type { Testbed } from "./testbed.ts";
+import { describe, expect, test } from "vitest";
 import {
   FAST,
   LOCATION,
@@ -11,23 +10,15 @@ import {
   rejection,
   seedNetwork,
   standardLoadBalancer,
-  startTestbed,
   subscriptionPath,
+  useTestbed,
 } from "./testbed.ts";
 
-let tb: Testbed;
 let vnetId: string;
 let subnetId: string;
 const RG = "net-tests";
 
-beforeAll(async () => {
-  tb = await startTestbed();
-});
-afterAll(async () => {
-  await tb.close();
-});
-beforeEach(async () => {
-  tb.azure.reset();
+const tb = useTestbed({}, async (tb) => {
   ({ vnetId, subnetId } = await seedNetwork(tb, RG));
 });
 
@@ -81,11 +72,11 @@ describe("public IP addresses", () => {
         location: LOCATION,
         sku: { name: "Standard" },
         publicIPAllocationMethod: "Static",
-        tags: { "portico.io/owned": "true" },
+        tags: { "portico.io-owned": "true" },
       },
       FAST,
     );
-    expect(tagged.tags).toEqual({ "portico.io/owned": "true" });
+    expect(tagged.tags).toEqual({ "portico.io-owned": "true" });
     expect(tagged.ipAddress).toBe(before.ipAddress);
   });
 

@@ -4,6 +4,7 @@
 import type { LoadBalancer, NetworkManagementClientOptionalParams } from "@azure/arm-network";
 import { NetworkManagementClient } from "@azure/arm-network";
 import { DefaultAzureCredential } from "@azure/identity";
+import { afterAll, beforeAll, beforeEach } from "vitest";
 import type { AzureEmulator, AzureEmulatorOptions } from "./index.ts";
 import { startAzureEmulator, trustCertificateAuthority } from "./index.ts";
 
@@ -72,6 +73,48 @@ export async function startTestbed(options: AzureEmulatorOptions = {}): Promise<
   };
 }
 
+/**
+ * The emulator of a test file: started before its first test and stopped after its last; before each test it is
+ * emptied (faults, configuration and request log too) and `seed` puts back what every test starts from, so no
+ * test sees another's resources. The returned testbed can be used from inside tests and hooks.
+ */
+export function useTestbed(
+  options: AzureEmulatorOptions = {},
+  seed: (tb: Testbed) => Promise<void> = async () => {},
+): Testbed {
+  let current: Testbed | undefined;
+  const started = (): Testbed => {
+    if (!current) throw new Error("the testbed is started in beforeAll; use it from tests and hooks");
+    return current;
+  };
+  beforeAll(async () => {
+    current = await startTestbed(options);
+  });
+  afterAll(async () => {
+    await current?.close();
+  });
+  beforeEach(async () => {
+    started().azure.reset();
+    await seed(started());
+  });
+  return {
+    get azure() {
+      return started().azure;
+    },
+    get credential() {
+      return started().credential;
+    },
+    get network() {
+      return started().network;
+    },
+    get strict() {
+      return started().strict;
+    },
+    arm: (...args) => started().arm(...args),
+    close: () => started().close(),
+  };
+}
+
 export const subscriptionPath = (tb: Testbed): string => `/subscriptions/${tb.azure.subscriptionId}`;
 
 export const networkId = (tb: Testbed, rg: string, type: string, name: string): string =>
@@ -135,7 +178,7 @@ export function standardLoadBalancer(
   return {
     location: LOCATION,
     sku: { name: "Standard" },
-    tags: { "portico.io/cluster": "test" },
+    tags: { "portico.io-cluster": "test" },
     frontendIPConfigurations: [{ name: "fe", publicIPAddress: { id: publicIpId } }],
     backendAddressPools: [
       {
