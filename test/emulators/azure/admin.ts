@@ -9,12 +9,13 @@
 //   POST   /_emulator/faults     add rules: one rule, an array, or { seed?, faults: [...] } (see faults.ts)
 //   DELETE /_emulator/faults     remove every rule
 //   GET    /_emulator/config     operationDurationMs, retryAfterSeconds, conflictOnConcurrentWrite, listPageSize,
-//                                 tokenLifetimeSeconds
-//   POST   /_emulator/config     change any of them
+//                                 tokenLifetimeSeconds, limits
+//   POST   /_emulator/config     change any of them (`limits`: only the ones given)
 //   GET    /_emulator/state      everything the subscription holds, rendered as ARM would
 import { validateFaultRule } from "./faults.ts";
 import type { ArmResponse } from "./handlers.ts";
 import { handleNetwork } from "./handlers.ts";
+import { validateLimits } from "./limits.ts";
 import type { EmulatorServer } from "./server.ts";
 
 const ok = (body: unknown): ArmResponse => ({ status: 200, body });
@@ -98,12 +99,14 @@ function changeConfig(emulator: EmulatorServer, input: unknown): ArmResponse {
   const pageSize = nonNegative("listPageSize");
   if (c.conflictOnConcurrentWrite !== undefined && typeof c.conflictOnConcurrentWrite !== "boolean")
     throw new Error('"conflictOnConcurrentWrite" must be a boolean');
+  const limits = c.limits === undefined ? undefined : validateLimits(c.limits);
   if (duration !== undefined) emulator.config.operationDurationMs = duration;
   if (retry !== undefined) emulator.config.retryAfterSeconds = Math.floor(retry);
   if (lifetime !== undefined) emulator.authority.tokenLifetimeSeconds = Math.floor(lifetime);
   if (pageSize !== undefined) emulator.config.listPageSize = Math.floor(pageSize);
   if (typeof c.conflictOnConcurrentWrite === "boolean")
     emulator.config.conflictOnConcurrentWrite = c.conflictOnConcurrentWrite;
+  if (limits) emulator.config.limits = { ...emulator.config.limits, ...limits };
   return ok(currentConfig(emulator));
 }
 

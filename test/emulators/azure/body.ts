@@ -1,8 +1,9 @@
 // Reading request bodies the way ARM's JSON deserializer does: a wrong type or an unknown enum value is an
 // InvalidRequestFormat error whose detail names the JSON path, and enum values match case-insensitively but come
-// back in their canonical casing.
+// back in their canonical casing. Tags are checked against ARM's rules as they are read.
 import { invalidJson, missingReferenceId } from "./errors.ts";
 import { assertQualifiedId } from "./ids.ts";
+import { assertValidTags } from "./tags.ts";
 
 export type Json = Record<string, unknown>;
 
@@ -153,6 +154,7 @@ export class BodyObject {
         );
       out[k] = v;
     }
+    assertValidTags(out);
     return out;
   }
 }

@@ -151,6 +151,46 @@ export const linkedInvalidPropertyId = (value: string, path: string): ArmError =
       "'/subscriptions/{subscriptionId}' or '/providers/{resourceProviderNamespace}/'.",
   );
 
+// --- tags, which ARM checks for every resource type -------------------------------------------------------------
+
+/** ARM returns this, in these words, for tag names with any of `<>%&\?/` or a control character. */
+export const invalidTagNameCharacters = (names: string[]): ArmError =>
+  badRequest(
+    "InvalidTagNameCharacters",
+    `The tag names '${names.join(",")}' have reserved characters '<,>,%,&,\\,?,/' or control characters.`,
+  );
+
+/** ARM returns this, in these words, for a tag value over 256 characters. */
+export const invalidTagValueLength = (value: string, max: number): ArmError =>
+  badRequest(
+    "InvalidTagValueLength",
+    `Tag value too large.  Following tag value '${value}' exceeded the maximum length. Maximum allowed length for ` +
+      `tag value - '${max}' characters.`,
+  );
+
+/**
+ * Empty and over-long tag names, and too many tags: the limits are documented; these codes and words are the ones
+ * Microsoft's Az.Migrate module reproduces from ARM, not seen in an ARM response on public record.
+ */
+export const emptyTagName = (): ArmError =>
+  badRequest(
+    "InvalidTagName",
+    "The tag name must be non-null, non-empty and non-whitespace only. Please provide an actual value.",
+  );
+
+export const invalidTagNameLength = (name: string, max: number): ArmError =>
+  badRequest(
+    "InvalidTagName",
+    `Tag key too large. Following tag name '${name}' exceeded the maximum length. Maximum allowed length for tag ` +
+      `name - '${max}' characters.`,
+  );
+
+export const tooManyTags = (count: number, max: number): ArmError =>
+  badRequest(
+    "InvalidTags",
+    `Too many tags specified. Requested tag count - '${count}'. Maximum number of tags allowed - '${max}'.`,
+  );
+
 // --- conditional requests and concurrency ---------------------------------------------------------------------
 
 export const preconditionFailed = (header: string, value: string, id: string): ArmError =>

@@ -19,14 +19,21 @@ import { join } from "node:path";
 import { createCertificateAuthority, issueCertificate } from "../../harness/pki.ts";
 import type { LoggedRequest } from "./requestLog.ts";
 import type { FaultRule } from "./faults.ts";
-import type { EmulatorConfig } from "./kinds.ts";
+import type { ConfigChange, Limits } from "./kinds.ts";
+import { DOCUMENTED_LIMITS, LIMITS_ENV, parseLimits } from "./limits.ts";
 import { EmulatorServer } from "./server.ts";
 
 export { trustCertificateAuthority } from "./trust.ts";
 export type { FaultRule } from "./faults.ts";
-export type { EmulatorConfig } from "./kinds.ts";
+export type { ConfigChange, EmulatorConfig, Limits } from "./kinds.ts";
+export { DOCUMENTED_LIMITS, LIMITS_ENV } from "./limits.ts";
 
-export interface AzureEmulatorOptions extends Partial<EmulatorConfig> {
+export interface AzureEmulatorOptions extends ConfigChange {
+  /**
+   * Overrides of Azure's documented limits (0: not checked); then those in PORTICO_AZURE_EMULATOR_LIMITS
+   * (`name=N,...`); the rest are Azure's values.
+   */
+  limits?: Partial<Limits>;
   /** Where the CA and server certificate go; a temporary directory (removed on stop) by default. */
   dir?: string;
   /** TCP port; 0 (default) lets the kernel choose a free one. */
@@ -59,12 +66,13 @@ export interface AzureEmulator {
   clearRequests(): void;
   addFault(rule: FaultRule): void;
   clearFaults(): void;
-  configure(config: Partial<EmulatorConfig>): void;
+  configure(config: ConfigChange): void;
   /** The server itself, for tests that look inside. */
   server: EmulatorServer;
 }
 
 export async function startAzureEmulator(options: AzureEmulatorOptions = {}): Promise<AzureEmulator> {
+  const limits = { ...DOCUMENTED_LIMITS, ...parseLimits(process.env[LIMITS_ENV]), ...options.limits };
   const ownDir = options.dir === undefined;
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "portico-azure-")));
   const ca = await createCertificateAuthority(dir, "Portico Azure emulator CA");
@@ -92,6 +100,7 @@ export async function startAzureEmulator(options: AzureEmulatorOptions = {}): Pr
       retryAfterSeconds: options.retryAfterSeconds ?? 1,
       conflictOnConcurrentWrite: options.conflictOnConcurrentWrite ?? true,
       listPageSize: options.listPageSize ?? 0,
+      limits,
     },
   });
   const url = await server.start();
@@ -118,7 +127,10 @@ export async function startAzureEmulator(options: AzureEmulatorOptions = {}): Pr
     clearRequests: () => server.log.clear(),
     addFault: (rule) => server.faults.add(rule),
     clearFaults: () => server.faults.clear(),
-    configure: (config) => Object.assign(server.config, config),
+    configure: ({ limits, ...config }) => {
+      Object.assign(server.config, config);
+      if (limits) server.config.limits = { ...server.config.limits, ...limits };
+    },
     server,
   };
 }

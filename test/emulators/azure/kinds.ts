@@ -16,6 +16,36 @@ export interface EmulatorConfig {
   conflictOnConcurrentWrite: boolean;
   /** Lists longer than this come in pages linked by nextLink; 0 returns everything at once. */
   listPageSize: number;
+  /** Azure's documented networking limits that NRP enforces (see limits.ts). */
+  limits: Limits;
+}
+
+/** A change of settings: the limits given replace only those. */
+export type ConfigChange = Partial<Omit<EmulatorConfig, "limits">> & { limits?: Partial<Limits> };
+
+/**
+ * Documented limits of Azure networking, each refused as NRP refuses it. The defaults are Azure's values for a
+ * Standard load balancer; 0 turns a check off.
+ */
+export interface Limits {
+  /** Frontend IP configurations of one load balancer (Basic: at most 200). */
+  frontendIPConfigurationsPerLoadBalancer: number;
+  /** Load-balancing rules of one load balancer (Basic: at most 250). */
+  rulesPerLoadBalancer: number;
+  /** Load-balancing and outbound rules reaching one backend address, over every load balancer (Azure: per NIC). */
+  rulesPerBackendAddress: number;
+  /** Addresses in one backend pool (Basic: at most 300). */
+  addressesPerBackendPool: number;
+  /** Backend addresses the rules of one frontend reach, each rule counting every address of its pool. */
+  backendAddressesPerFrontend: number;
+  /** The same, over every frontend of one load balancer. */
+  backendAddressesPerLoadBalancer: number;
+  /** Security rules of one network security group (its default rules not counted). */
+  securityRulesPerGroup: number;
+  /** IP addresses and ranges in one security group's rules, sources and destinations each counted on their own. */
+  addressPrefixesPerSecurityGroup: number;
+  /** Public IP addresses of the subscription in one region, Basic and Standard together. */
+  publicIpAddressesPerRegion: number;
 }
 
 export interface Context {

@@ -1,8 +1,10 @@
 // Starts the Azure emulator on its own and prints how to reach it; Ctrl-C stops it.
 //
 //   node test/emulators/azure/main.ts [--port 8443] [--host 127.0.0.1] [--dir DIR] [--operation-duration-ms 2000]
+//                                     [--limits frontendIPConfigurationsPerLoadBalancer=10,securityRulesPerGroup=0]
 import { parseArgs } from "node:util";
 import { startAzureEmulator } from "./index.ts";
+import { parseLimits } from "./limits.ts";
 
 const { values } = parseArgs({
   options: {
@@ -11,6 +13,7 @@ const { values } = parseArgs({
     dir: { type: "string" },
     "operation-duration-ms": { type: "string", default: "0" },
     "retry-after-seconds": { type: "string", default: "1" },
+    limits: { type: "string" },
   },
 });
 
@@ -20,6 +23,7 @@ const azure = await startAzureEmulator({
   ...(values.dir ? { dir: values.dir } : {}),
   operationDurationMs: Number(values["operation-duration-ms"]),
   retryAfterSeconds: Number(values["retry-after-seconds"]),
+  limits: parseLimits(values.limits),
 });
 
 const exports = Object.entries({ ...azure.environment, NODE_EXTRA_CA_CERTS: azure.caCertPath })

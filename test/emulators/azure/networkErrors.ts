@@ -238,3 +238,88 @@ export const duplicateChildName = (parentId: string, segment: string, name: stri
 /** Honest refusal of a feature the emulator does not model, so that nothing passes here that Azure might refuse. */
 export const unsupportedByEmulator = (what: string): ArmError =>
   badRequest("UnsupportedByEmulator", `${what} is not modelled by the Portico Azure emulator.`);
+
+// --- documented limits (limits.ts) ----------------------------------------------------------------------------
+
+/** ARM returns this, in these words, for a load balancer with more frontends than its SKU allows. */
+export const frontendCountLimitReached = (sku: string, lbId: string, limit: number): ArmError =>
+  badRequest(
+    "LoadBalancerFrontendIPConfigurationCountLimitReached",
+    `${sku} sku load balancer ${lbId} cannot have more than ${limit} FrontendIPConfigurations.`,
+  );
+
+/** The rules-per-load-balancer limit is documented; NRP's code for it is not on public record. */
+export const ruleCountLimitReached = (sku: string, lbId: string, limit: number): ArmError =>
+  badRequest(
+    "LoadBalancerRuleCountLimitReached",
+    `${sku} sku load balancer ${lbId} cannot have more than ${limit} load balancing and inbound NAT rules combined.`,
+  );
+
+/**
+ * Azure counts rules per NIC; ARM's message names the NIC's IP configuration ("cannot have more than N NAT or
+ * load balancing rules combined"). Its code is not on public record, and an IP-based backend has no NIC here.
+ */
+export const backendAddressRuleCountLimitReached = (
+  ip: string,
+  vnetId: string,
+  lbId: string,
+  count: number,
+  limit: number,
+): ArmError =>
+  badRequest(
+    "BackendAddressRuleCountLimitReached",
+    `Backend address ${ip} of virtual network ${vnetId} cannot have more than ${limit} load balancing, inbound NAT ` +
+      `and outbound rules combined; load balancer ${lbId} would give it ${count}.`,
+  );
+
+/** The backend pool size is documented; NRP's code for it is not on public record. */
+export const backendPoolSizeLimitReached = (poolId: string, count: number, limit: number): ArmError =>
+  badRequest(
+    "LoadBalancerBackendAddressPoolSizeLimitReached",
+    `Backend address pool ${poolId} has ${count} backend addresses; a pool cannot have more than ${limit}.`,
+  );
+
+/**
+ * ARM's code for too many backend IP configurations behind one frontend (every rule counts every address of its
+ * pool); the wording is the emulator's, as is the code for the same count over a whole load balancer.
+ */
+export const backendsPerFrontendLimitReached = (frontendId: string, count: number, limit: number): ArmError =>
+  badRequest(
+    "LoadBalancerBackendsPerFrontendCountLimitReached",
+    `Frontend IP configuration ${frontendId} would reach ${count} backend IP configurations through its rules; ` +
+      `a frontend cannot reach more than ${limit}.`,
+  );
+
+export const backendsPerLoadBalancerLimitReached = (lbId: string, count: number, limit: number): ArmError =>
+  badRequest(
+    "LoadBalancerBackendsCountLimitReached",
+    `Load balancer ${lbId} would reach ${count} backend IP configurations through its rules; a load balancer ` +
+      `cannot reach more than ${limit}.`,
+  );
+
+/** ARM returns this, in these words, for a security group with too many rules. */
+export const securityRuleCountLimitReached = (limit: number): ArmError =>
+  badRequest(
+    "SecurityRuleCountLimitReached",
+    `A security group cannot have more than ${limit} security rules.`,
+  );
+
+/** ARM returns this, in these words, when a security group's rules name too many addresses on one side. */
+export const securityRuleAddressesLimitReached = (
+  nsgId: string,
+  property: "SourceAddressPrefixes" | "DestinationAddressPrefixes",
+  count: number,
+  limit: number,
+): ArmError =>
+  badRequest(
+    "SecurityRuleAddressesOrPortsPerSecurityGroupLimitReached",
+    `Network security group ${nsgId} has ${count} ${property}. A security group cannot have more than ${limit} ` +
+      `${property} as per the limit MaxSecurityRuleAddressesOrPortsPerSecurityGroup.`,
+  );
+
+/** ARM returns this, in these words, when the subscription has its quota of public IPs in the region. */
+export const publicIpCountLimitReached = (limit: number): ArmError =>
+  badRequest(
+    "PublicIPCountLimitReached",
+    `Cannot create more than ${limit} public IP addresses for this subscription in this region.`,
+  );

@@ -66,8 +66,8 @@ export class EmulatorServer {
   constructor(options: ServerOptions) {
     this.options = options;
     this.subscriptionId = options.subscriptionId;
-    this.initialConfig = { ...options.config };
-    this.config = { ...options.config };
+    this.initialConfig = { ...options.config, limits: { ...options.config.limits } };
+    this.config = { ...options.config, limits: { ...options.config.limits } };
     this.faults = new Faults(options.faultSeed);
     this.authority = new Authority(options.principal, () => this.url);
   }
@@ -110,7 +110,7 @@ export class EmulatorServer {
     this.operations.reset();
     this.faults.clear();
     this.log.clear();
-    this.config = { ...this.initialConfig };
+    this.config = { ...this.initialConfig, limits: { ...this.initialConfig.limits } };
     this.authority.tokenLifetimeSeconds = 3600;
   }
 

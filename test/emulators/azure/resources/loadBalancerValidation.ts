@@ -1,5 +1,6 @@
 // Everything NRP checks before it accepts a load balancer write: references inside the load balancer and to other
-// resources, SKU rules, documented ranges, port clashes between rules, and private address assignment.
+// resources, SKU rules, documented ranges, port clashes between rules, private address assignment, and the
+// documented limits.
 import { childId, sameId } from "../ids.ts";
 import { containsIp, firstFreeAddress, ipToBigInt, isReservedAddress, parsePrefix } from "../ipam.ts";
 import type { Context } from "../kinds.ts";
@@ -31,6 +32,7 @@ import {
   subnetFull,
 } from "../networkErrors.ts";
 import { assertReferenceProvisioned, frontendsInSubnet, frontendsUsingPublicIp } from "../references.ts";
+import { admitLoadBalancerLimits } from "./loadBalancerLimits.ts";
 import { findSubnet } from "./virtualNetworks.ts";
 
 function checkRange(what: string, id: string, value: number, min: number, max: number): void {
@@ -257,4 +259,5 @@ export function admitLoadBalancer(lb: LoadBalancer, existing: LoadBalancer | und
   for (const pool of lb.properties.backendAddressPools) admitPool(lb, pool, ctx);
   admitProbes(lb);
   admitRules(lb);
+  admitLoadBalancerLimits(lb, ctx);
 }

@@ -1,15 +1,19 @@
 // Microsoft.Network/networkSecurityGroups and their securityRules. Rules are checked for NRP's documented limits
-// (priority 100-4096, unique priority per direction, one of prefix/prefixes); the group renders Azure's default
-// rules, and cannot be deleted while a subnet uses it.
+// (priority 100-4096, unique priority per direction, one of prefix/prefixes, rules and addresses per group); the
+// group renders Azure's default rules, and cannot be deleted while a subnet uses it.
 import type { BodyObject, Json } from "../body.ts";
 import { assertValidName, childId, sameId } from "../ids.ts";
 import type { Context, ResourceKind } from "../kinds.ts";
 import { compact, renderChild, renderEnvelope } from "../kinds.ts";
+import { ipToBigInt, parsePrefix } from "../ipam.ts";
+import { limitFor } from "../limits.ts";
 import type { NetworkSecurityGroup, SecurityRule } from "../model.ts";
 import {
   duplicateChildName,
   inUseNsgCannotBeDeleted,
   missingRequiredProperty,
+  securityRuleAddressesLimitReached,
+  securityRuleCountLimitReached,
   securityRuleInvalidAddressPrefixes,
   securityRuleInvalidPriority,
   securityRulesConflict,
@@ -48,7 +52,30 @@ export function parseSecurityRule(b: BodyObject, name?: string): SecurityRule {
   }) as unknown as SecurityRule;
 }
 
-function admit(nsg: NetworkSecurityGroup): void {
+/** IP addresses and ranges count towards the limit; service tags and `*` do not. */
+const isAddress = (text: string): boolean =>
+  ipToBigInt(text) !== undefined || parsePrefix(text) !== undefined;
+
+function admitLimits(nsg: NetworkSecurityGroup, ctx: Context): void {
+  const rules = nsg.properties.securityRules;
+  const maxRules = limitFor(ctx.config.limits, "securityRulesPerGroup");
+  if (maxRules !== undefined && rules.length > maxRules) throw securityRuleCountLimitReached(maxRules);
+  const maxAddresses = limitFor(ctx.config.limits, "addressPrefixesPerSecurityGroup");
+  if (maxAddresses === undefined) return;
+  const sides = [
+    ["SourceAddressPrefixes", (r: SecurityRule) => [r.sourceAddressPrefix ?? "", ...r.sourceAddressPrefixes]],
+    [
+      "DestinationAddressPrefixes",
+      (r: SecurityRule) => [r.destinationAddressPrefix ?? "", ...r.destinationAddressPrefixes],
+    ],
+  ] as const;
+  for (const [property, prefixes] of sides) {
+    const count = rules.reduce((n, r) => n + prefixes(r).filter(isAddress).length, 0);
+    if (count > maxAddresses) throw securityRuleAddressesLimitReached(nsg.id, property, count, maxAddresses);
+  }
+}
+
+function admit(nsg: NetworkSecurityGroup, ctx: Context): void {
   const rules = nsg.properties.securityRules;
   rules.forEach((rule, i) => {
     const id = childId(nsg.id, "securityRules", rule.name);
@@ -74,6 +101,7 @@ function admit(nsg: NetworkSecurityGroup): void {
         rule.direction,
       );
   });
+  admitLimits(nsg, ctx);
 }
 
 function renderRule(nsg: NetworkSecurityGroup, segment: string, r: SecurityRule): Json {
@@ -143,7 +171,7 @@ export const networkSecurityGroups: ResourceKind<NetworkSecurityGroup> = {
       securityRules: (body.properties().array("securityRules") ?? []).map((r) => parseSecurityRule(r)),
     },
   }),
-  admit: (candidate) => admit(candidate),
+  admit: (candidate, _existing, ctx) => admit(candidate, ctx),
   render,
   checkDelete(nsg, ctx) {
     const users = subnetsUsingNsg(ctx.store, nsg.id);

@@ -1,12 +1,14 @@
 // Microsoft.Network/publicIPAddresses. A Static address is assigned when the create completes (the PUT response
 // has none yet); a Dynamic one only while a provisioned frontend uses it. An address in use cannot be deleted, and
-// its SKU, allocation method and IP version cannot change.
+// its SKU, allocation method and IP version cannot change. The subscription has a quota of them per region.
 import type { BodyObject } from "../body.ts";
 import type { Context, ResourceKind } from "../kinds.ts";
 import { compact, ref, renderEnvelope } from "../kinds.ts";
+import { limitFor } from "../limits.ts";
 import type { PublicIpAddress, PublicIpProperties, Sku } from "../model.ts";
 import {
   publicIpCannotBeDeleted,
+  publicIpCountLimitReached,
   publicIpIdleTimeoutOutOfRange,
   publicIpInUseCannotUpdate,
   standardSkuPublicIpMustBeStatic,
@@ -49,7 +51,12 @@ function admit(candidate: PublicIpAddress, existing: PublicIpAddress | undefined
     throw standardSkuPublicIpMustBeStatic(candidate.id);
   if (p.idleTimeoutInMinutes < 4 || p.idleTimeoutInMinutes > 30)
     throw publicIpIdleTimeoutOutOfRange(candidate.id);
-  if (!existing) return;
+  if (!existing) {
+    const quota = limitFor(ctx.config.limits, "publicIpAddressesPerRegion");
+    const inRegion = ctx.store.ofType("publicIPAddresses").filter((r) => r.location === candidate.location);
+    if (quota !== undefined && inRegion.length >= quota) throw publicIpCountLimitReached(quota);
+    return;
+  }
   const users = frontendsUsingPublicIp(ctx.store, candidate.id);
   const changed =
     existing.sku?.name !== candidate.sku?.name ||
