@@ -1,11 +1,18 @@
 // Portico's controller as a separate process, exactly as it runs in a cluster (its own binary, flags and
 // environment), so tests can kill it with SIGKILL at any moment and benchmarks can measure its memory and CPU.
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "./ports.ts";
 import { ManagedProcess, processUsage } from "./processes.ts";
 import { waitFor } from "./wait.ts";
 
-const MAIN = join(import.meta.dirname, "..", "..", "controller", "main.ts");
+const ROOT = join(import.meta.dirname, "..", "..");
+const MAIN = join(ROOT, "controller", "main.ts");
+
+/** The heap bound the controller's Deployment sets, so what is measured here is what runs in a cluster. */
+const DEPLOYED_HEAP = /--max-old-space-size=\d+/.exec(
+  readFileSync(join(ROOT, "manifests", "base", "controller-deployment.yaml"), "utf8"),
+)![0];
 
 export interface ControllerProcessOptions {
   kubeconfig: string;
@@ -30,7 +37,12 @@ export class ControllerProcess {
       process.execPath,
       [MAIN, "--kubeconfig", opts.kubeconfig, "--metrics-address", `127.0.0.1:${port}`, ...opts.args],
       opts.logFile,
-      { ...process.env, PORTICO_LOG_LEVEL: "info", ...opts.env },
+      {
+        ...process.env,
+        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} ${DEPLOYED_HEAP}`.trim(),
+        PORTICO_LOG_LEVEL: "info",
+        ...opts.env,
+      },
     );
     const controller = new ControllerProcess(proc, `http://127.0.0.1:${port}`);
     await proc.waitReady(async () => (await fetch(`${controller.metricsUrl}/readyz`)).ok, 60_000);
