@@ -1,12 +1,20 @@
 // Fault injection, configured at runtime through POST /_emulator/faults: ARM's throttling (429 + Retry-After),
-// transient 5xx errors, 409 AnotherOperationInProgress on writes, and long-running operations that end Failed.
-// Each rule applies to the next `count` matching requests, or to a `rate` of them drawn from a seeded generator so
-// that a run can be repeated exactly.
+// transient 5xx errors, 409 AnotherOperationInProgress on writes, long-running operations that end Failed, and
+// the network failing: answers held back (slow) and connections closed after the request was served, so the
+// client never learns whether its write happened (drop). Each rule applies to the next `count` matching
+// requests, or to a `rate` of them drawn from a seeded generator so that a run can be repeated exactly.
 import { randomUUID } from "node:crypto";
 import type { ArmError, ArmErrorDetail } from "./errors.ts";
 import { anotherOperationInProgress, throttled, transientServerError } from "./errors.ts";
 
-export const FAULT_KINDS = ["throttle", "serverError", "conflict", "operationFailure"] as const;
+export const FAULT_KINDS = [
+  "throttle",
+  "serverError",
+  "conflict",
+  "operationFailure",
+  "slow",
+  "drop",
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface FaultRule {
@@ -23,6 +31,14 @@ export interface FaultRule {
   retryAfterSeconds?: number;
   /** serverError: 500 (default), 502, 503 or 504. */
   status?: number;
+  /** slow: how long the answer is held back (milliseconds, default 1500). */
+  delayMs?: number;
+}
+
+/** What happens to the connection of a request that was served: its answer held back, or never sent. */
+export interface ConnectionFault {
+  kind: "slow" | "drop";
+  delayMs: number;
 }
 
 interface ActiveRule extends FaultRule {
@@ -54,6 +70,8 @@ export function validateFaultRule(input: unknown): FaultRule {
     throw new Error('"count" must be a positive integer');
   if (r.status !== undefined && ![500, 502, 503, 504].includes(r.status))
     throw new Error('"status" must be 500, 502, 503 or 504');
+  if (r.delayMs !== undefined && (typeof r.delayMs !== "number" || r.delayMs < 0))
+    throw new Error('"delayMs" must be a non-negative number');
   return r as FaultRule;
 }
 
@@ -108,6 +126,13 @@ export class Faults {
     const c = this.take("conflict", method, path);
     if (c) return anotherOperationInProgress(operationUrl(randomUUID()));
     return undefined;
+  }
+
+  /** Whether the answer to a request just served is to be dropped or held back, if a rule says so. */
+  forConnection(method: string, path: string): ConnectionFault | undefined {
+    if (this.take("drop", method, path)) return { kind: "drop", delayMs: 0 };
+    const s = this.take("slow", method, path);
+    return s ? { kind: "slow", delayMs: s.delayMs ?? 1500 } : undefined;
   }
 
   /** The error a new long-running operation should end with, if a rule says so. */

@@ -10,6 +10,11 @@ export interface LoggedRequest {
   status: number;
   /** The error code of an error response. */
   code?: string;
+  /** The Retry-After the answer carried (seconds), so tests can check that clients waited that long. */
+  retryAfterSeconds?: number;
+  /** A network fault injected after the request was served: its answer held back, or never sent. */
+  fault?: "slow" | "drop";
+  /** From arrival until the answer was sent (or the connection dropped), held-back time included. */
   durationMs: number;
 }
 

@@ -160,6 +160,9 @@ export class EmulatorServer {
       response = { status: err.status, body: err.body(), headers: err.headers };
     }
     const code = (response.body as { error?: { code?: string } } | undefined)?.error?.code;
+    const connection = routed ? this.faults.forConnection(method, url.pathname) : undefined;
+    if (connection?.kind === "slow") await new Promise((r) => setTimeout(r, connection.delayMs));
+    const retryAfter = Number(response.headers?.["Retry-After"]);
     this.log.record({
       time: new Date(started).toISOString(),
       method,
@@ -167,8 +170,14 @@ export class EmulatorServer {
       operation: operationLabel(method, routed, url.pathname),
       status: response.status,
       ...(code ? { code: String(code) } : {}),
+      ...(retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {}),
+      ...(connection ? { fault: connection.kind } : {}),
       durationMs: Date.now() - started,
     });
+    if (connection?.kind === "drop") {
+      req.socket.destroy();
+      return;
+    }
     const correlation = header(req, "x-ms-correlation-request-id") ?? randomUUID();
     const echo: Record<string, string> = {
       "x-ms-request-id": randomUUID(),
