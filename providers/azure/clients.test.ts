@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { CloudError } from "../errors.ts";
-import { armError, classify, isNotFound, operationLabel } from "./clients.ts";
+import { armError, classify, isNotFound, operationLabel, retryAfterGate } from "./clients.ts";
 
 const base = "https://management.azure.com/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network";
 
@@ -81,5 +81,41 @@ describe("isNotFound", () => {
         new CloudError({ operation: "x", code: "ResourceGroupNotFound", message: "", retryable: false }),
       ),
     ).toBe(true);
+  });
+});
+
+describe("retryAfterGate", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("holds the same request, from any caller, until a throttled answer's Retry-After has passed", async () => {
+    vi.useFakeTimers();
+    const gate = retryAfterGate(() => Date.now());
+    const start = Date.now();
+    const sent: string[] = [];
+    let answer = { status: 429, retryAfter: "2" };
+    const send = (method: string, path: string) =>
+      gate.sendRequest({ method, url: `${base}${path}?api-version=2024-07-01` } as never, (req) => {
+        sent.push(`${req.method} ${new URL(req.url).pathname.split("/").pop()} +${Date.now() - start}`);
+        const { status, retryAfter } = answer;
+        return Promise.resolve({
+          status,
+          headers: { get: (n: string) => (n === "retry-after" ? retryAfter : undefined) },
+        } as never);
+      });
+    await send("GET", "/loadBalancers");
+    answer = { status: 200, retryAfter: "" };
+    const again = send("GET", "/loadBalancers");
+    await send("GET", "/publicIPAddresses");
+    await send("PUT", "/loadBalancers");
+    await vi.advanceTimersByTimeAsync(1999);
+    expect(sent).toEqual(["GET loadBalancers +0", "GET publicIPAddresses +0", "PUT loadBalancers +0"]);
+    await vi.advanceTimersByTimeAsync(1);
+    await again;
+    expect(sent.at(-1)).toBe("GET loadBalancers +2000");
+    // Answered without a throttle, the request goes at once again.
+    await send("GET", "/loadBalancers");
+    expect(sent.at(-1)).toBe("GET loadBalancers +2000");
   });
 });

@@ -5,6 +5,9 @@ import { NetworkManagementClient } from "@azure/arm-network";
 import type { TokenCredential } from "@azure/identity";
 import { CloudError } from "../errors.ts";
 
+/** A policy of the client's HTTP pipeline (the type of @azure/core-rest-pipeline, which is not imported directly). */
+type PipelinePolicy = Parameters<NetworkManagementClient["pipeline"]["addPolicy"]>[0];
+
 export type CallObserver = (operation: string, outcome: "ok" | "error", code?: string) => void;
 
 export interface AzureClients {
@@ -39,6 +42,7 @@ export function createAzureClients(opts: AzureClientOptions): AzureClients {
   });
   const calls = new Map<string, number>();
   const observers: CallObserver[] = [];
+  network.pipeline.addPolicy(retryAfterGate(), { afterPhase: "Retry" });
   // After the retry policy: every attempt is a request ARM's rate limits see.
   network.pipeline.addPolicy(
     {
@@ -62,6 +66,32 @@ export function createAzureClients(opts: AzureClientOptions): AzureClients {
     { afterPhase: "Retry" },
   );
   return { network, calls, onCall: (o) => observers.push(o), pollIntervalMs: opts.pollIntervalMs ?? 2000 };
+}
+
+/**
+ * Holds every request for as long as a throttled answer to the same request (method and path) asked, not only
+ * the retry of the one that got it: ARM's throttling concerns the subscription, so another reconcile's identical
+ * read sent meanwhile would only be refused again and keep the throttling going. Runs on every attempt, after the
+ * retry policy, which waits out the Retry-After of its own request.
+ */
+export function retryAfterGate(now: () => number = () => performance.now()): PipelinePolicy {
+  const notBefore = new Map<string, number>();
+  return {
+    name: "porticoRetryAfterGate",
+    async sendRequest(request, next) {
+      const key = `${request.method} ${new URL(request.url).pathname.toLowerCase()}`;
+      for (let wait = (notBefore.get(key) ?? 0) - now(); wait > 0; wait = (notBefore.get(key) ?? 0) - now())
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      const response = await next(request);
+      const seconds = Number(response.headers.get("retry-after"));
+      if ((response.status === 429 || response.status === 503) && seconds > 0) {
+        const t = now();
+        for (const [k, until] of notBefore) if (until <= t) notBefore.delete(k);
+        notBefore.set(key, Math.max(notBefore.get(key) ?? 0, t + seconds * 1000));
+      }
+      return response;
+    },
+  };
 }
 
 /** "PUT loadBalancers", "GET operations", "DELETE publicIPAddresses"... */
