@@ -5,6 +5,7 @@ import { DefaultAzureCredential } from "@azure/identity";
 import type { AzureConfig } from "../../providers/azure/config.ts";
 import { AZURE_LOAD_BALANCER_CLASS } from "../../providers/azure/provider.ts";
 import { startAzureEmulator, type EmulatorConfig, type FaultRule } from "../emulators/azure/index.ts";
+import type { LoggedRequest } from "../emulators/azure/requestLog.ts";
 import { EnvironmentError } from "./errors.ts";
 
 export const AZURE_CLASS = AZURE_LOAD_BALANCER_CLASS;
@@ -128,9 +129,7 @@ export class TestAzure {
   }
 
   /** The requests themselves, in the order served. */
-  async requests(): Promise<
-    { method: string; path: string; operation: string; status: number; code?: string }[]
-  > {
+  async requests(): Promise<LoggedRequest[]> {
     return ((await this.admin("GET", "requests")) as { log: [] }).log;
   }
 
@@ -144,6 +143,20 @@ export class TestAzure {
 
   async addFault(rule: FaultRule): Promise<void> {
     await this.admin("POST", "faults", rule);
+  }
+
+  /** Replaces every fault rule with `rules`, drawing rate-based faults from a generator seeded with `seed`. */
+  async setFaults(seed: number, rules: FaultRule[]): Promise<void> {
+    await this.admin("POST", "faults", { seed, faults: rules });
+  }
+
+  /** The fault rules in force, each with how many faults it has injected so far. */
+  async faults(): Promise<(FaultRule & { injected: number })[]> {
+    return ((await this.admin("GET", "faults")) as { faults: [] }).faults;
+  }
+
+  async clearFaults(): Promise<void> {
+    await this.admin("DELETE", "faults");
   }
 
   /** A Standard static public IP of the user's own (no Portico tags). */

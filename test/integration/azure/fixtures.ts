@@ -1,6 +1,7 @@
 import type { V1Service } from "@kubernetes/client-node";
 import type { TestAzure, TestCluster } from "../../harness/index.ts";
 import { AZURE_CLASS, AZURE_WORLD, waitFor } from "../../harness/index.ts";
+import type { ServiceWant } from "./inventory.ts";
 
 export { patchService, readyCondition, serviceEvents } from "../aws/fixtures.ts";
 
@@ -57,3 +58,22 @@ export async function waitForIP(cluster: TestCluster, name: string, timeoutMs = 
 
 /** A pod address in the pods subnet (Azure CNI). */
 export const podIP = (i: number): string => `10.0.64.${10 + i}`;
+
+/** Annotations that make a Service internal (a frontend in the node subnet, on the cluster's internal load balancer). */
+export const INTERNAL = { "service.beta.kubernetes.io/azure-load-balancer-internal": "true" } as const;
+
+/** The test namespace's Services as inventoryProblems (inventory.ts) takes them. */
+export async function serviceWants(cluster: TestCluster): Promise<ServiceWant[]> {
+  const list = (await cluster.core.listNamespacedService({ namespace: cluster.namespace })).items;
+  return list.map((s) => ({
+    name: s.metadata!.name!,
+    uid: s.metadata!.uid!,
+    internal: s.metadata!.annotations?.["service.beta.kubernetes.io/azure-load-balancer-internal"] === "true",
+    ports: (s.spec!.ports ?? []).map((p) => ({
+      protocol: p.protocol as "TCP" | "UDP",
+      port: p.port,
+      nodePort: p.nodePort!,
+    })),
+    ip: s.status?.loadBalancer?.ingress?.[0]?.ip,
+  }));
+}

@@ -67,3 +67,126 @@ export async function inventory(azure: TestAzure) {
 }
 
 export type Inventory = Awaited<ReturnType<typeof inventory>>;
+
+/** One Service as the cluster holds it, and what Portico must have made for it. */
+export interface ServiceWant {
+  name: string;
+  uid: string;
+  internal: boolean;
+  ports: { protocol: "TCP" | "UDP"; port: number; nodePort: number }[];
+  /** The address in the Service's status. */
+  ip: string | undefined;
+}
+
+/**
+ * Every way the inventory differs from exactly what the live Services ask for on the cluster's shared load
+ * balancers — a missing, extra or duplicated load balancer, frontend, rule, probe, public IP or security rule,
+ * anything left of the Services in `gone`, a status address that is not the frontend's — one line each; empty
+ * when it is exact.
+ */
+export function inventoryProblems(
+  inv: Inventory,
+  cluster: string,
+  live: ServiceWant[],
+  gone: { name: string; uid: string }[],
+  nodeIPs: string[],
+): string[] {
+  const problems: string[] = [];
+  const fe = (uid: string) => `a${uid.replace(/-/g, "")}`;
+  const same = (what: string, got: string[], want: string[]) => {
+    const g = [...got].sort();
+    const w = [...want].sort();
+    const extra = g.filter((x, i) => g.indexOf(x) !== i || !w.includes(x));
+    const missing = w.filter((x) => !g.includes(x));
+    if (extra.length || missing.length)
+      problems.push(`${what}: extra or duplicate [${extra.join(" ")}], missing [${missing.join(" ")}]`);
+  };
+  const ruleNames = (s: ServiceWant) => s.ports.map((p) => `${fe(s.uid)}-${p.protocol}-${p.port}`);
+  const groups = new Map<string, ServiceWant[]>();
+  for (const s of live) {
+    const lb = s.internal ? `${cluster}-internal` : cluster;
+    groups.set(lb, [...(groups.get(lb) ?? []), s]);
+  }
+  same(
+    "load balancers",
+    inv.loadBalancers.map((lb) => lb.name),
+    [...groups.keys()],
+  );
+  for (const lb of inv.loadBalancers) {
+    const on = groups.get(lb.name) ?? [];
+    same(
+      `${lb.name} frontends`,
+      lb.frontends.map((f) => f.name),
+      on.map((s) => fe(s.uid)),
+    );
+    same(
+      `${lb.name} rules`,
+      lb.rules.map((r) => r.name),
+      on.flatMap(ruleNames),
+    );
+    same(
+      `${lb.name} probes`,
+      lb.probes.map((p) => p.name),
+      on.flatMap(ruleNames),
+    );
+    same(
+      `${lb.name} pools`,
+      lb.pools.map((p) => `${p.name}=${p.addresses.join(",")}`),
+      on.length ? [`portico-nodes=${[...nodeIPs].sort().join(",")}`] : [],
+    );
+    same(
+      `${lb.name} frontend record tags`,
+      Object.keys(lb.tags).filter((k) => k.startsWith("portico.io-frontend-")),
+      on.filter((s) => s.internal).map((s) => `portico.io-frontend-${fe(s.uid)}`),
+    );
+    for (const s of on)
+      for (const p of s.ports) {
+        const name = `${fe(s.uid)}-${p.protocol}-${p.port}`;
+        const rule = lb.rules.find((r) => r.name === name);
+        if (rule && (rule.frontend !== fe(s.uid) || rule.backendPort !== p.nodePort || rule.probe !== name))
+          problems.push(`${s.name}: rule ${name} is ${JSON.stringify(rule)}`);
+      }
+    for (const s of on) {
+      const f = lb.frontends.find((x) => x.name === fe(s.uid));
+      const address = s.internal ? f?.privateIp : inv.publicIps.find((p) => p.name === f?.publicIp)?.address;
+      if (f && (!address || address !== s.ip))
+        problems.push(`${s.name}: status address ${s.ip}, frontend address ${address}`);
+    }
+  }
+  const ours = inv.publicIps.filter((p) => p.tags["portico.io-cluster"] === cluster);
+  same(
+    "Portico's public IPs, by the Service UID they are tagged with",
+    ours.map((p) => p.tags["portico.io-service-uid"] ?? `untagged ${p.name}`),
+    live.filter((s) => !s.internal).map((s) => s.uid),
+  );
+  for (const p of ours) {
+    const s = live.find((x) => x.uid === p.tags["portico.io-service-uid"]);
+    if (s && (!p.name.endsWith(`-${fe(s.uid)}`) || p.usedBy !== fe(s.uid)))
+      problems.push(`${s.name}: public IP ${p.name} used by ${p.usedBy}`);
+  }
+  same(
+    "security rules",
+    inv.securityRules.map((r) => r.name),
+    live.flatMap(ruleNames),
+  );
+  for (const r of inv.securityRules) {
+    const s = live.find((x) => r.name.startsWith(fe(x.uid)));
+    const port = s?.ports.find((p) => r.name === `${fe(s.uid)}-${p.protocol}-${p.port}`);
+    if (
+      s &&
+      port &&
+      (r.port !== String(port.nodePort) ||
+        !r.description?.endsWith(`/${s.name}`) ||
+        r.destinations.join(",") !== [...nodeIPs].sort().join(",") ||
+        r.sources.join(",") !== (s.internal ? "VirtualNetwork" : "Internet"))
+    )
+      problems.push(`${s.name}: security rule ${JSON.stringify(r)}`);
+  }
+  const addresses = live.map((s) => s.ip).filter(Boolean);
+  if (new Set(addresses).size !== live.length)
+    problems.push(`status addresses not one each and distinct: ${addresses.join(" ")}`);
+  const leftovers = JSON.stringify(inv);
+  for (const g of gone)
+    if (leftovers.includes(fe(g.uid))) problems.push(`something of deleted ${g.name} is left`);
+  return problems;
+}
