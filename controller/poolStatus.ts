@@ -1,5 +1,6 @@
 // Keeps each IPAddressPool's status current: how many addresses are assigned and available per family, and a
-// Valid condition that says what is wrong with a pool the allocator cannot use. Writes only what changed.
+// Valid condition that says what is wrong with a pool the allocator cannot use. Writes only what changed,
+// compared with the status the pool already has, so a restarted controller rewrites nothing.
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import type { PoolFinding } from "../providers/metal/poolFindings.ts";
 import type { PoolState } from "../providers/metal/provider.ts";
@@ -8,6 +9,70 @@ import type { Logger } from "./log.ts";
 import { mergePatch } from "./patch.ts";
 
 const DEBOUNCE_MS = 300;
+
+export interface PoolCondition {
+  readonly type: string;
+  readonly status: string;
+  readonly reason: string;
+  readonly message: string;
+  readonly lastTransitionTime?: string;
+}
+
+export interface PoolStatus {
+  readonly assignedIPv4: string;
+  readonly assignedIPv6: string;
+  readonly availableIPv4: string;
+  readonly availableIPv6: string;
+  readonly conditions: readonly PoolCondition[];
+}
+
+/**
+ * The status to write over `current` (what the pool's status says now), or undefined when it says the
+ * same already, timestamps aside. A condition keeps its lastTransitionTime while its status stays, as
+ * Kubernetes conditions do; one that is new or changed status gets `now`.
+ */
+export function nextPoolStatus(desired: PoolStatus, current: unknown, now: string): PoolStatus | undefined {
+  const existing = new Map(conditionsOf(current).map((c) => [c.type, c] as const));
+  const conditions = desired.conditions.map((c) => {
+    const before = existing.get(c.type);
+    const since = before?.status === c.status ? before.lastTransitionTime : undefined;
+    return {
+      type: c.type,
+      status: c.status,
+      reason: c.reason,
+      message: c.message,
+      lastTransitionTime: since ?? now,
+    };
+  });
+  const next = { ...desired, conditions };
+  return sameStatus(next, current) ? undefined : next;
+}
+
+function conditionsOf(status: unknown): PoolCondition[] {
+  const conditions = (status as { conditions?: unknown } | undefined)?.conditions;
+  return Array.isArray(conditions) ? (conditions as PoolCondition[]) : [];
+}
+
+const COUNTS = ["assignedIPv4", "assignedIPv6", "availableIPv4", "availableIPv6"] as const;
+
+function sameStatus(next: PoolStatus, current: unknown): boolean {
+  const was = (current ?? {}) as Record<string, unknown>;
+  if (COUNTS.some((count) => was[count] !== next[count])) return false;
+  const before = conditionsOf(current);
+  return (
+    before.length === next.conditions.length &&
+    next.conditions.every((c, i) => {
+      const b = before[i];
+      return (
+        b?.type === c.type &&
+        b.status === c.status &&
+        b.reason === c.reason &&
+        b.message === c.message &&
+        typeof b.lastTransitionTime === "string"
+      );
+    })
+  );
+}
 
 function finding(type: string, reason: string, found: PoolFinding[]) {
   return found.length
@@ -79,23 +144,21 @@ export class PoolStatusWriter {
         ],
       };
       const key = JSON.stringify(status);
+      // Not again what this process last wrote, even while the cache does not show that write yet.
       if (this.written.get(name) === key) continue;
-      const now = new Date().toISOString();
-      await this.api.patchClusterCustomObjectStatus(
-        {
-          group: "portico.io",
-          version: "v1alpha1",
-          plural: "ipaddresspools",
-          name,
-          body: {
-            status: {
-              ...status,
-              conditions: status.conditions.map((c) => ({ ...c, lastTransitionTime: now })),
-            },
+      const next = nextPoolStatus(status, pool.status, new Date().toISOString());
+      if (next) {
+        await this.api.patchClusterCustomObjectStatus(
+          {
+            group: "portico.io",
+            version: "v1alpha1",
+            plural: "ipaddresspools",
+            name,
+            body: { status: next },
           },
-        },
-        mergePatch,
-      );
+          mergePatch,
+        );
+      }
       this.written.set(name, key);
     }
   }
