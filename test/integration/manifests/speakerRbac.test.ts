@@ -21,7 +21,7 @@ test("under its own ServiceAccount the speaker watches Services, EndpointSlices,
 }) => {
   await installPoolCrd(cluster);
   const pool = await createPool(cluster, "edge", {
-    addresses: ["192.0.2.48/30"],
+    addresses: ["192.0.2.224/30"],
     nodeSelectors: [{ matchLabels: { edge: "true" } }],
   });
   const kc = await installRbac(cluster, "metal", SA);
@@ -51,7 +51,7 @@ test("under its own ServiceAccount the speaker watches Services, EndpointSlices,
   const core = kc.makeApiClient(CoreV1Api);
   await recordNodeAssigned(core, pino({ level: "silent" }), svc, node, ["192.0.2.50"]);
   await recordNoMatchingNode(core, pino({ level: "silent" }), svc, node, [
-    { address: "192.0.2.49", pool: pool.name },
+    { address: "192.0.2.225", pool: pool.name },
   ]);
   const events = await cluster.core.listNamespacedEvent({
     namespace: cluster.namespace,
@@ -82,7 +82,7 @@ test("the speaker's ServiceAccount may only read what it watches and create Even
 
   // And the real calls are refused: it cannot move an address by writing a Service, a Node or a pool.
   await installPoolCrd(cluster);
-  const pool = await createPool(cluster, "lan", { addresses: ["192.0.2.52/30"] });
+  const pool = await createPool(cluster, "lan", { addresses: ["192.0.2.228/30"] });
   const node = (await cluster.createNode("n1")).metadata!.name!;
   await cluster.createService("web", { type: "ClusterIP", ports: [{ port: 80 }] });
   const core = kc.makeApiClient(CoreV1Api);
