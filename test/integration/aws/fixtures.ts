@@ -41,10 +41,7 @@ export async function waitForHostname(cluster: TestCluster, name: string): Promi
   });
 }
 
-export async function readyCondition(cluster: TestCluster, name: string) {
-  const svc = await cluster.getService(name);
-  return svc.status?.conditions?.find((c) => c.type === "portico.io/LoadBalancerReady");
-}
+export { readyCondition } from "../../harness/index.ts";
 
 /** Events recorded on a Service, as `kubectl describe` lists them. */
 export async function serviceEvents(

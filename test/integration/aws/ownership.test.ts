@@ -5,7 +5,7 @@ import {
   CreateLoadBalancerCommand,
   CreateTargetGroupCommand,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
-import { expect, test, waitFor } from "../../harness/index.ts";
+import { expect, test, waitFor, waitForNotReady } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { awsWorld, lbService, patchService, waitForHostname } from "./fixtures.ts";
 import { inventory } from "./inventory.ts";
@@ -149,10 +149,7 @@ test("an NLB whose name Portico would use but did not make is not adopted", asyn
   await cluster.createService("web", lbService(), {
     "service.beta.kubernetes.io/aws-load-balancer-name": "taken-name",
   });
-  const condition = await waitFor("a failure condition", async () => {
-    const c = (await cluster.getService("web")).status?.conditions?.[0];
-    return c?.status === "False" ? c : undefined;
-  });
+  const condition = await waitForNotReady(cluster, "web");
   expect(condition.reason).toBe("LoadBalancerNameTaken");
   const inv = await inventory(aws);
   expect(inv.loadBalancers.map((lb) => lb.name)).toEqual(["taken-name"]);

@@ -5,23 +5,14 @@ import {
   GetResourcesCommand,
   ResourceGroupsTaggingAPIClient,
 } from "@aws-sdk/client-resource-groups-tagging-api";
-import type { V1Service } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, inject, test } from "vitest";
 import type { Controller } from "../../../controller/app.ts";
 import { startPortico } from "../../harness/controller.ts";
-import { TestAws, TestCluster, waitFor } from "../../harness/index.ts";
+import { expectRefused, TestAws, TestCluster, waitFor } from "../../harness/index.ts";
 import { awsWorld, lbService, waitForHostname } from "../aws/fixtures.ts";
+import type { Case } from "./corpus.ts";
 
 const A = "service.beta.kubernetes.io/aws-load-balancer-";
-type Spec = NonNullable<V1Service["spec"]>;
-interface Case {
-  name: string;
-  annotations?: Record<string, string>;
-  spec?: Partial<Spec>;
-  reason: string;
-  /** Text the message must contain: the field, and where one applies, the fix. */
-  mentions: string[];
-}
 
 const CASES: Case[] = [
   {
@@ -247,19 +238,7 @@ describe("bad input, AWS", () => {
   test.for(CASES.map((c, i) => [c.name, c, i] as const))("%s", async ([, c, i]) => {
     const name = `bad-${i}`;
     const svc = await cluster.createService(name, lbService(c.spec?.ports, c.spec), c.annotations ?? {});
-    const condition = await waitFor(`${name} to be refused`, async () => {
-      const x = (await cluster.getService(name)).status?.conditions?.find(
-        (k) => k.type === "portico.io/LoadBalancerReady",
-      );
-      return x?.status === "False" ? x : undefined;
-    });
-    expect(condition.reason).toBe(c.reason);
-    for (const text of c.mentions) expect(condition.message).toContain(text);
-    const events = await cluster.core.listNamespacedEvent({
-      namespace: cluster.namespace,
-      fieldSelector: `involvedObject.name=${name}`,
-    });
-    expect(events.items.some((e) => e.type === "Warning" && e.message === condition.message)).toBe(true);
+    await expectRefused(cluster, name, c);
     // Nothing in the cloud for it: no load balancer, target group or security group carries its UID.
     const tagged = await new ResourceGroupsTaggingAPIClient({}).send(
       new GetResourcesCommand({

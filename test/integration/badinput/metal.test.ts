@@ -3,18 +3,12 @@
 import type { V1Service } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, inject, test } from "vitest";
 import { startPortico } from "../../harness/controller.ts";
-import { TestCluster, waitFor } from "../../harness/index.ts";
+import { expectRefused, TestCluster, waitFor } from "../../harness/index.ts";
 import { createPool, installPoolCrd } from "../../harness/pools.ts";
+import type { Case } from "./corpus.ts";
 
 const METAL = "portico.io/metal";
 type Spec = NonNullable<V1Service["spec"]>;
-interface Case {
-  name: string;
-  annotations?: Record<string, string>;
-  spec?: Partial<Spec>;
-  reason: string;
-  mentions: string[];
-}
 
 const CASES: Case[] = [
   {
@@ -145,19 +139,7 @@ describe("bad input, bare metal", () => {
       Object.entries(c.annotations ?? {}).map(([k, v]) => [k, resolve(v)]),
     );
     await cluster.createService(name, lb(c.spec), annotations);
-    const condition = await waitFor(`${name} to be refused`, async () => {
-      const x = (await cluster.getService(name)).status?.conditions?.find(
-        (k) => k.type === "portico.io/LoadBalancerReady",
-      );
-      return x?.status === "False" ? x : undefined;
-    });
-    expect(condition.reason).toBe(c.reason);
-    for (const text of c.mentions) expect(condition.message).toContain(resolve(text));
-    const events = await cluster.core.listNamespacedEvent({
-      namespace: cluster.namespace,
-      fieldSelector: `involvedObject.name=${name}`,
-    });
-    expect(events.items.some((e) => e.type === "Warning" && e.reason === c.reason)).toBe(true);
+    await expectRefused(cluster, name, { reason: c.reason, mentions: c.mentions.map(resolve) });
     expect(await ips(name)).toEqual([]);
     expect(await ips("holder")).toEqual(["192.0.2.200"]);
     expect(await ips("shared")).toEqual(["192.0.2.210"]);

@@ -1,7 +1,7 @@
 // Bare-metal allocation by the controller: addresses from IPAddressPools into Service status, with the
 // requests, sharing, exhaustion and restarts MetalLB users know.
 import type { V1Service } from "@kubernetes/client-node";
-import { expect, test, waitFor, type TestCluster } from "../../harness/index.ts";
+import { expect, test, waitFor, waitForNotReady, type TestCluster } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { createPool, installPoolCrd } from "../../harness/pools.ts";
 
@@ -25,15 +25,6 @@ function lb(
 async function ips(cluster: TestCluster, name: string): Promise<string[] | undefined> {
   const ingress = (await cluster.getService(name)).status?.loadBalancer?.ingress;
   return ingress?.length ? ingress.map((i) => i.ip!) : undefined;
-}
-
-async function failure(cluster: TestCluster, name: string) {
-  return waitFor(`Service ${name} to report why it has no address`, async () => {
-    const c = (await cluster.getService(name)).status?.conditions?.find(
-      (x) => x.type === "portico.io/LoadBalancerReady",
-    );
-    return c?.status === "False" ? c : undefined;
-  });
 }
 
 test("Services get addresses from the pool in order, with ipMode VIP, and the pool counts them", async ({
@@ -69,11 +60,11 @@ test("a requested address is honoured; one outside every pool or already taken i
   expect(await waitFor("the annotated address", () => ips(cluster, "metallb"))).toEqual(["192.0.2.17"]);
 
   await cluster.createService("taken", lb([{ port: 81 }]), { "metallb.io/loadBalancerIPs": "192.0.2.19" });
-  const taken = await failure(cluster, "taken");
+  const taken = await waitForNotReady(cluster, "taken");
   expect(taken.reason).toBe("AddressInUse");
   expect(taken.message).toContain("metallb.io/loadBalancerIPs");
   await cluster.createService("outside", lb(undefined, { loadBalancerIP: "198.51.100.1" }));
-  const outside = await failure(cluster, "outside");
+  const outside = await waitForNotReady(cluster, "outside");
   expect(outside.reason).toBe("AddressNotInAnyPool");
   expect(outside.message).toContain("spec.loadBalancerIP");
   expect(await ips(cluster, "taken")).toBeUndefined();
@@ -88,7 +79,7 @@ test("an exhausted pool is reported, and the waiting Service gets the address an
   await cluster.createService("first", lb());
   await waitFor("first's address", () => ips(cluster, "first"));
   await cluster.createService("second", lb());
-  expect((await failure(cluster, "second")).reason).toBe("PoolExhausted");
+  expect((await waitForNotReady(cluster, "second")).reason).toBe("PoolExhausted");
   const events = await cluster.core.listNamespacedEvent({
     namespace: cluster.namespace,
     fieldSelector: "involvedObject.name=second",
@@ -115,7 +106,7 @@ test("Services with the same sharing key share an address when their ports do no
     ...shared,
     "metallb.io/loadBalancerIPs": address!,
   });
-  expect((await failure(cluster, "clash")).reason).toBe("PortConflict");
+  expect((await waitForNotReady(cluster, "clash")).reason).toBe("PortConflict");
 });
 
 test("after a restart the allocations are read back, never re-guessed, and new ones do not collide", async ({
@@ -165,7 +156,7 @@ test("a pool the allocator cannot use says why in its status", async ({ cluster 
     )?.[0];
     return c?.status === "False" ? c : undefined;
   });
-  expect((await failure(cluster, "x")).reason).toMatch(
+  expect((await waitForNotReady(cluster, "x")).reason).toMatch(
     /PoolExhausted|FamilyUnavailable|PoolDoesNotAllowService/,
   );
 });
@@ -181,9 +172,9 @@ test("overlapping pools and a node's own address inside a pool are reported, and
   await cluster.createService("first", lb());
   expect(await waitFor("first's address", () => ips(cluster, "first"))).toEqual(["192.0.2.113"]);
   await cluster.createService("second", lb());
-  expect((await failure(cluster, "second")).reason).toBe("PoolExhausted");
+  expect((await waitForNotReady(cluster, "second")).reason).toBe("PoolExhausted");
   await cluster.createService("wants-node", lb(undefined, { loadBalancerIP: "192.0.2.112" }));
-  const taken = await failure(cluster, "wants-node");
+  const taken = await waitForNotReady(cluster, "wants-node");
   expect(taken.reason).toBe("AddressInUse");
   expect(taken.message).toContain(`${cluster.namespace}-n1`);
   type Condition = { type: string; status: string; message: string };
