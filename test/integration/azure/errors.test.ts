@@ -1,8 +1,10 @@
 // Bad input: a clear Warning Event and condition naming the field and the fix, nothing half-made in ARM, and
-// every other Service unaffected.
-import { expect, expectRefused, readyCondition, test } from "../../harness/index.ts";
+// every other Service unaffected. And ARM's documented limits: a Service that goes past one is reported with
+// ARM's code, and the Services already served keep their addresses.
+import { DOCUMENTED_LIMITS, type Limits } from "../../emulators/azure/index.ts";
+import { expect, expectRefused, readyCondition, test, waitForNotReady } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
-import { azureWorld, lbService, patchService, podIP, waitForIP } from "./fixtures.ts";
+import { azureWorld, lbService, patchService, podIP, serviceEvents, waitForIP } from "./fixtures.ts";
 import { inventory } from "./inventory.ts";
 
 const TARGET_TYPE = "portico.io/target-type";
@@ -154,4 +156,67 @@ test("SCTP, and source ranges without a security group to enforce them, are refu
     ([op]) => !op.startsWith("GET") && !op.endsWith("token"),
   );
   expect(writes).toEqual([]);
+});
+
+const limits = (set: Partial<Limits>) => ({ limits: { ...DOCUMENTED_LIMITS, ...set } });
+const onPort = (port: number) => lbService([{ name: "http", port, targetPort: 8080, protocol: "TCP" }]);
+
+// The emulator holds ARM to small limits here, so that the third one-port Service on two nodes goes past one.
+test.for([
+  [
+    "frontends on the shared load balancer",
+    { frontendIPConfigurationsPerLoadBalancer: 2 },
+    "LoadBalancerFrontendIPConfigurationCountLimitReached",
+  ],
+  ["rules reaching one node", { rulesPerBackendAddress: 2 }, "BackendAddressRuleCountLimitReached"],
+  ["rules in the security group", { securityRulesPerGroup: 2 }, "SecurityRuleCountLimitReached"],
+  [
+    "node addresses in the security group's rules",
+    { addressPrefixesPerSecurityGroup: 4 },
+    "SecurityRuleAddressesOrPortsPerSecurityGroupLimitReached",
+  ],
+  ["public IPs in the region", { publicIpAddressesPerRegion: 2 }, "PublicIPCountLimitReached"],
+] as const)(
+  "a Service past ARM's limit on %s is reported with ARM's code; the Services before it keep theirs",
+  async ([, set, code], { cluster, azure }) => {
+    await azureWorld(cluster, azure, 2);
+    await azure.configure(limits(set));
+    await startPortico(cluster, { provider: "azure" });
+    await cluster.createService("a", onPort(80));
+    const a = await waitForIP(cluster, "a");
+    await cluster.createService("b", onPort(81));
+    const b = await waitForIP(cluster, "b");
+    await cluster.createService("c", onPort(82));
+    const refused = await waitForNotReady(cluster, "c");
+    expect(refused.reason).toBe("CloudRejected");
+    expect(refused.message).toContain(code);
+    expect(await serviceEvents(cluster, "c")).toContainEqual({
+      type: "Warning",
+      reason: "SyncLoadBalancerFailed",
+      message: refused.message,
+    });
+    expect((await cluster.getService("c")).status?.loadBalancer?.ingress ?? []).toEqual([]);
+    for (const [name, ip] of [
+      ["a", a],
+      ["b", b],
+    ] as const) {
+      expect(await readyCondition(cluster, name)).toMatchObject({ status: "True", reason: "Provisioned" });
+      expect((await cluster.getService(name)).status?.loadBalancer?.ingress?.[0]?.ip).toBe(ip);
+    }
+  },
+);
+
+test("tags ARM refuses on a Service's public IP are reported on the Service, and no public IP is made", async ({
+  cluster,
+  azure,
+}) => {
+  await azureWorld(cluster, azure, 1);
+  await startPortico(cluster, { provider: "azure" });
+  const PIP_TAGS = "service.beta.kubernetes.io/azure-pip-tags";
+  await cluster.createService("long", onPort(80), { [PIP_TAGS]: `note=${"v".repeat(257)}` });
+  const many = Array.from({ length: 50 }, (_, i) => `k${i}=v`).join(",");
+  await cluster.createService("many", onPort(81), { [PIP_TAGS]: many });
+  expect((await waitForNotReady(cluster, "long")).message).toContain("256");
+  expect((await waitForNotReady(cluster, "many")).message).toContain("50");
+  expect((await inventory(azure)).publicIps).toEqual([]);
 });
