@@ -188,12 +188,17 @@ function putResource(ctx: Context, route: NetworkRoute, req: ArmRequest): ArmRes
   };
 }
 
-function deleteResource(ctx: Context, route: NetworkRoute, req: ArmRequest): ArmResponse {
-  const kind = KINDS[route.type];
+/** The resource a request names, once its resource group exists and the request's conditions hold. */
+function addressed(ctx: Context, route: NetworkRoute, req: ArmRequest) {
   requireResourceGroup(ctx, route.subscriptionId, route.resourceGroup);
   const id = resourceId(route.subscriptionId, route.resourceGroup, route.type, route.name);
   const existing = ctx.store.get(id);
   checkConditions(req.headers, existing?.etag, id);
+  return { kind: KINDS[route.type], existing };
+}
+
+function deleteResource(ctx: Context, route: NetworkRoute, req: ArmRequest): ArmResponse {
+  const { kind, existing } = addressed(ctx, route, req);
   if (!existing) return { status: 204 };
   if (existing.provisioningState === "Deleting" && ctx.operations.isInProgress(existing.operationId))
     return { status: 202, headers: lroHeaders(ctx, ctx.operations.get(existing.operationId!)!, true) };
@@ -204,11 +209,7 @@ function deleteResource(ctx: Context, route: NetworkRoute, req: ArmRequest): Arm
 }
 
 function patchTags(ctx: Context, route: NetworkRoute, req: ArmRequest): ArmResponse {
-  const kind = KINDS[route.type];
-  requireResourceGroup(ctx, route.subscriptionId, route.resourceGroup);
-  const id = resourceId(route.subscriptionId, route.resourceGroup, route.type, route.name);
-  const existing = ctx.store.get(id);
-  checkConditions(req.headers, existing?.etag, id);
+  const { kind, existing } = addressed(ctx, route, req);
   if (!existing) throw resourceNotFound(`Microsoft.Network/${route.type}`, route.name, route.resourceGroup);
   assertNotBusy(ctx, existing);
   existing.tags = BodyObject.root(req.body).tags();
