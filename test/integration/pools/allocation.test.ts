@@ -1,9 +1,10 @@
 // Bare-metal allocation by the controller: addresses from IPAddressPools into Service status, with the
 // requests, sharing, exhaustion and restarts MetalLB users know.
-import type { V1Service } from "@kubernetes/client-node";
+import { setTimeout as sleep } from "node:timers/promises";
+import { CustomObjectsApi, type V1Service } from "@kubernetes/client-node";
 import { expect, test, waitFor, waitForNotReady, type TestCluster } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
-import { createPool, installPoolCrd } from "../../harness/pools.ts";
+import { createPool, installPoolCrd, type TestPool } from "../../harness/pools.ts";
 
 const METAL = "portico.io/metal";
 const metal = (cluster: TestCluster, over: Partial<Parameters<typeof startPortico>[1]> = {}) =>
@@ -186,4 +187,57 @@ test("overlapping pools and a node's own address inside a pool are reported, and
   expect(onA.find((c) => c.type === "ContainsNodeAddresses")!.message).toContain("192.0.2.112");
   expect(onA.find((c) => c.type === "Overlaps")).toMatchObject({ status: "True" });
   expect((await conditions(b)).find((c) => c.type === "Overlaps")!.message).toContain("192.0.2.113");
+});
+
+interface PoolObject {
+  metadata: { resourceVersion: string };
+  status?: { assignedIPv4?: string; conditions?: { type: string; lastTransitionTime: string }[] };
+}
+
+async function readPool(cluster: TestCluster, pool: TestPool): Promise<PoolObject> {
+  return (await cluster.kubeConfig.makeApiClient(CustomObjectsApi).getClusterCustomObject({
+    group: "portico.io",
+    version: "v1alpha1",
+    plural: "ipaddresspools",
+    name: pool.name,
+  })) as PoolObject;
+}
+
+async function assignedIn(cluster: TestCluster, pool: TestPool, count: string): Promise<PoolObject> {
+  return waitFor(`${pool.name} to count ${count} assigned`, async () => {
+    const object = await readPool(cluster, pool);
+    return object.status?.assignedIPv4 === count && object;
+  });
+}
+
+test("a restarted controller writes no pool status that is still right, and keeps condition transition times", async ({
+  cluster,
+}) => {
+  await installPoolCrd(cluster);
+  // Pools are cluster-wide, and the controller of a test in another file running meanwhile writes every
+  // pool's status with the counts of its own namespace. A pool no Service uses has the same status for all
+  // of them, so only a needless write can change it. No other test uses its range: an overlap would change
+  // its Overlaps condition.
+  const idle = await createPool(cluster, "idle", { addresses: ["192.0.2.176/29"] });
+  const used = await createPool(cluster, "used", { addresses: ["192.0.2.184/29"], autoAssign: false });
+  const named = { "metallb.io/address-pool": used.name };
+  const first = await metal(cluster);
+  await cluster.createService("before", lb(), named);
+  const usedBefore = await assignedIn(cluster, used, "1");
+  const idleBefore = await assignedIn(cluster, idle, "0");
+  await first.stop();
+
+  // Wall-clock time passes, so a condition rewritten after the restart would carry a new time.
+  await sleep(1100);
+  await metal(cluster);
+  // A change after the restart: once the used pool's status shows it, the new controller is in a pass
+  // over every pool's status, and a second later (several debounce periods) it is through it.
+  await cluster.createService("after", lb([{ port: 81 }]), named);
+  const usedAfter = await assignedIn(cluster, used, "2");
+  await sleep(1000);
+  const idleAfter = await readPool(cluster, idle);
+
+  expect(idleAfter.metadata.resourceVersion).toBe(idleBefore.metadata.resourceVersion);
+  expect(idleAfter.status).toEqual(idleBefore.status);
+  expect(usedAfter.status?.conditions).toEqual(usedBefore.status?.conditions);
 });
