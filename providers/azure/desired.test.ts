@@ -20,6 +20,20 @@ const lbId = (name: string) =>
   `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/loadBalancers/${name}`;
 
 describe("desiredService", () => {
+  it("allows traffic to the subnets holding the backends, and to addresses in no known subnet one by one", () => {
+    const d = desired(
+      intent({
+        nodes: [
+          { name: "a", internalIP: "10.0.1.10" },
+          { name: "b", internalIP: "10.0.1.11" },
+          { name: "c", internalIP: "10.0.2.7" },
+          { name: "d", internalIP: "10.0.9.9" },
+        ],
+      }),
+    );
+    expect(d.securityRules!.map((r) => r.destination)).toEqual([["10.0.1.0/24", "10.0.2.0/24", "10.0.9.9"]]);
+  });
+
   it("distributes by source IP for sessionAffinity ClientIP, on every rule of the Service", () => {
     const d = desired(
       intent({
@@ -78,7 +92,7 @@ describe("desiredService", () => {
         protocol: "Tcp",
         destinationPort: 30080,
         sources: ["Internet"],
-        destination: ["10.0.1.10", "10.0.1.11"],
+        destination: ["10.0.1.0/24"],
       },
     ]);
     expect(d.securityRuleDescription).toMatch(/^portico:[0-9a-f]{10}:shop\/web$/);

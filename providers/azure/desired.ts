@@ -138,7 +138,7 @@ export function desiredService(
     securityRuleDescription: description(cluster, svc),
   };
   if (ctx.publicIp) desired.publicIp = ctx.publicIp;
-  if (config.securityGroupName) desired.securityRules = securityRules(intent, settings, rules, pool);
+  if (config.securityGroupName) desired.securityRules = securityRules(intent, settings, rules, pool, network);
   else if (intent.sourceRanges.length)
     throw new ConfigurationError(
       "SourceRangesUnsupported",
@@ -273,6 +273,7 @@ function securityRules(
   settings: AzureServiceSettings,
   rules: RuleSpec[],
   pool: PoolSpec,
+  network: Network,
 ): DesiredSecurityRule[] {
   const ranges = intent.sourceRanges.filter((r) => !r.includes(":"));
   const tags = settings.allowedServiceTags;
@@ -281,7 +282,10 @@ function securityRules(
   for (const tag of tags) sourceSets.push({ suffix: `-${tag}`, sources: [tag] });
   if (!sourceSets.length)
     sourceSets.push({ suffix: "", sources: [settings.internal ? "VirtualNetwork" : "Internet"] });
-  const backends = pool.addresses.filter((a) => !a.adminState).map((a) => a.ip);
+  const backends = backendDestinations(
+    pool.addresses.filter((a) => !a.adminState).map((a) => a.ip),
+    network,
+  );
   const out: DesiredSecurityRule[] = [];
   for (const rule of rules) {
     const destination = rule.floatingIP ? "frontend" : backends;
@@ -296,6 +300,25 @@ function securityRules(
       });
   }
   return out;
+}
+
+/**
+ * Backend addresses as the subnet prefixes that hold them. An NSG allows 4000 destination addresses across all
+ * its rules, and listing every node in every Service's rules reaches that at 40 ports on 100 nodes; a subnet's
+ * prefix counts once. What it opens besides the backends is other hosts of the same subnets on the same port,
+ * which on node subnets are nodes that kube-proxy opens the node port on anyway. Addresses in no known subnet
+ * stay listed one by one.
+ */
+function backendDestinations(ips: string[], network: Network): string[] {
+  const prefixes = Object.values(network.subnets).flatMap((s) => s.addressPrefixes);
+  const out = new Set<string>();
+  for (const ip of ips) {
+    const holding = prefixes
+      .filter((p) => inPrefix(ip, p))
+      .sort((a, b) => Number(b.split("/")[1]) - Number(a.split("/")[1]))[0];
+    out.add(holding ?? ip);
+  }
+  return [...out].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
 }
 
 /** `portico:<cluster digest>:<namespace>/<name>`, within the 140 characters ARM allows. */
