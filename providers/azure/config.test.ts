@@ -76,9 +76,24 @@ describe("parseAzureConfig", () => {
     [{ ...azureJson, loadBalancerPerService: "yes" }, "must be true or false"],
     [{ ...azureJson, maxRetries: -1 }, "whole number"],
     [{ ...azureJson, aadClientSecret: "x" }, 'needs "aadClientId"'],
+    [{ ...azureJson, limits: [] }, '"limits" must be an object'],
+    [{ ...azureJson, limits: { frontends: 5 } }, '"limits.frontends" is not a limit'],
+    [
+      { ...azureJson, limits: { securityRulesPerGroup: 2.5 } },
+      '"limits.securityRulesPerGroup" must be a whole number',
+    ],
     [{ ...azureJson, tenantId: undefined, aadClientId: "a", aadClientSecret: "x" }, 'needs "tenantId"'],
   ])("refuses %j: %s", (file, message) => {
     expect(() => parseAzureConfig(file)).toThrow(message);
+  });
+
+  it("takes the limits a subscription is held to, leaving the others at Azure's", () => {
+    const config = parseAzureConfig({
+      ...azureJson,
+      limits: { securityRulesPerGroup: 500, rulesPerBackendAddress: 0 },
+    });
+    expect(config.limits).toEqual({ securityRulesPerGroup: 500, rulesPerBackendAddress: 0 });
+    expect(parseAzureConfig(azureJson).limits).toBeUndefined();
   });
 
   it("defaults every resource group to the cluster's", () => {

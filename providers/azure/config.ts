@@ -1,6 +1,7 @@
 // The Azure provider's configuration, read from a cloud-config JSON file in the format cloud-provider-azure uses
 // (azure.json on AKS nodes), so operators can hand Portico the file they already have. Environment variables
 // override single keys. Unknown keys are ignored, as cloud-provider-azure ignores Portico's.
+import { AZURE_LIMITS, type AzureLimits } from "./limits.ts";
 
 export interface AzureConfig {
   subscriptionId: string;
@@ -34,6 +35,11 @@ export interface AzureConfig {
   pollIntervalMs?: number;
   /** Retries of throttled or failed requests inside one ARM call, before the reconcile is retried later. */
   maxRetries?: number;
+  /**
+   * Azure's limits a Service is checked against before anything is written for it; unset ones are the values
+   * Azure documents (limits.ts). Set where ARM holds the subscription to other ones (tests: the emulator's).
+   */
+  limits?: Partial<AzureLimits>;
 }
 
 const STRING_KEYS = [
@@ -104,6 +110,7 @@ export function parseAzureConfig(file: unknown, env: NodeJS.ProcessEnv = {}): Az
       throw new AzureConfigError(`Azure config "${key}" must be a whole number of at least 0`);
     out[key] = n;
   }
+  if (raw.limits !== undefined) out.limits = parseLimits(raw.limits);
   const sku = raw.loadBalancerSku;
   if (sku !== undefined && (typeof sku !== "string" || sku.toLowerCase() !== "standard"))
     throw new AzureConfigError(
@@ -121,6 +128,23 @@ export function parseAzureConfig(file: unknown, env: NodeJS.ProcessEnv = {}): Az
     throw new AzureConfigError('Azure config "aadClientId" with a secret needs "tenantId"');
   out.location = String(out.location).toLowerCase().replace(/\s+/g, "");
   return out as unknown as AzureConfig;
+}
+
+/** `"limits": { "securityRulesPerGroup": 500, ... }`: names of AZURE_LIMITS, whole numbers (0: not checked). */
+function parseLimits(raw: unknown): Partial<AzureLimits> {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    throw new AzureConfigError('Azure config "limits" must be an object of limit names and numbers');
+  const out: Partial<AzureLimits> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (!(key in AZURE_LIMITS))
+      throw new AzureConfigError(
+        `Azure config "limits.${key}" is not a limit Portico checks; known: ${Object.keys(AZURE_LIMITS).join(", ")}`,
+      );
+    if (typeof value !== "number" || !Number.isInteger(value) || value < 0)
+      throw new AzureConfigError(`Azure config "limits.${key}" must be a whole number of at least 0`);
+    out[key as keyof AzureLimits] = value;
+  }
+  return out;
 }
 
 /** Resource groups, each defaulting to the cluster's. */

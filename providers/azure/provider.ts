@@ -15,6 +15,7 @@ import { resourceGroups, type AzureConfig } from "./config.ts";
 import { createCredential } from "./credentials.ts";
 import { desiredService } from "./desired.ts";
 import { resourceGroupOf } from "./ids.ts";
+import { assertWithinLimits } from "./limits.ts";
 import type { DesiredService, Observed } from "./model.ts";
 import { frontendName } from "./names.ts";
 import { NetworkCache } from "./network.ts";
@@ -99,6 +100,9 @@ export class AzureProvider implements LoadBalancerProvider {
     const ctx = { cluster: this.cluster, config: this.config };
     const publicIp = choosePublicIp(settings, intent.service, ctx, observed.publicIps);
     const desired = desiredService(intent, settings, { ...ctx, network, ...(publicIp ? { publicIp } : {}) });
+    // Before the first write: a Service that would take a shared resource past Azure's limits is refused while
+    // nothing of it exists, rather than half-made when ARM refuses a later write.
+    assertWithinLimits(desired, observed, this.config.limits);
     return { desired, observed, plan: plan(desired, observed) };
   }
 

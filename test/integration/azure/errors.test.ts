@@ -1,8 +1,16 @@
 // Bad input: a clear Warning Event and condition naming the field and the fix, nothing half-made in ARM, and
-// every other Service unaffected. And ARM's documented limits: a Service that goes past one is reported with
-// ARM's code, and the Services already served keep their addresses.
+// every other Service unaffected. And Azure's documented limits: a Service that would go past one is refused
+// before anything of it is made, and the Services already served keep their addresses.
 import { DOCUMENTED_LIMITS, type Limits } from "../../emulators/azure/index.ts";
-import { expect, expectRefused, readyCondition, test, waitForNotReady } from "../../harness/index.ts";
+import {
+  expect,
+  expectRefused,
+  readyCondition,
+  test,
+  waitForNotReady,
+  type TestAzure,
+  type TestCluster,
+} from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { azureWorld, lbService, patchService, podIP, serviceEvents, waitForIP } from "./fixtures.ts";
 import { inventory } from "./inventory.ts";
@@ -161,50 +169,135 @@ test("SCTP, and source ranges without a security group to enforce them, are refu
 const limits = (set: Partial<Limits>) => ({ limits: { ...DOCUMENTED_LIMITS, ...set } });
 const onPort = (port: number) => lbService([{ name: "http", port, targetPort: 8080, protocol: "TCP" }]);
 
-// The emulator holds ARM to small limits here, so that the third one-port Service on two nodes goes past one.
+/** What exists in ARM of the Service with this UID: its public IP, load balancer parts and security rules. */
+async function partsOf(azure: TestAzure, uid: string): Promise<string[]> {
+  const fe = `a${uid.replace(/-/g, "")}`;
+  const inv = await inventory(azure);
+  const mine = (name: string) => name === fe || name.startsWith(`${fe}-`);
+  return [
+    ...inv.publicIps
+      .filter((p) => p.tags["portico.io-service-uid"] === uid)
+      .map((p) => `public IP ${p.name}`),
+    ...inv.loadBalancers.flatMap((lb) => [
+      ...lb.frontends.filter((f) => mine(f.name)).map((f) => `frontend ${f.name}`),
+      ...lb.pools.filter((p) => mine(p.name)).map((p) => `pool ${p.name}`),
+      ...lb.probes.filter((p) => mine(p.name)).map((p) => `probe ${p.name}`),
+      ...lb.rules.filter((r) => mine(r.name) || r.frontend === fe).map((r) => `rule ${r.name}`),
+      ...Object.keys(lb.tags)
+        .filter((k) => k.endsWith(fe))
+        .map((k) => `tag ${k}`),
+    ]),
+    ...inv.securityRules.filter((r) => mine(r.name)).map((r) => `security rule ${r.name}`),
+  ];
+}
+
+/** Three Services, one port each, on two nodes; the third is the one past the limit. */
+async function threeServices(
+  cluster: TestCluster,
+  opts: { annotations?: Readonly<Record<string, string>>; sourceRanges?: readonly string[] } = {},
+) {
+  const spec = (port: number) =>
+    lbService(
+      [{ name: "http", port, targetPort: 8080, protocol: "TCP" }],
+      opts.sourceRanges ? { loadBalancerSourceRanges: [...opts.sourceRanges] } : {},
+    );
+  await cluster.createService("a", spec(80), { ...opts.annotations });
+  const a = await waitForIP(cluster, "a");
+  await cluster.createService("b", spec(81), { ...opts.annotations });
+  const b = await waitForIP(cluster, "b");
+  await cluster.createService("c", spec(82), { ...opts.annotations });
+  return { a, b };
+}
+
+async function expectServed(cluster: TestCluster, served: Record<string, string>) {
+  for (const [name, ip] of Object.entries(served)) {
+    expect(await readyCondition(cluster, name)).toMatchObject({ status: "True", reason: "Provisioned" });
+    expect((await cluster.getService(name)).status?.loadBalancer?.ingress?.[0]?.ip).toBe(ip);
+  }
+}
+
+// The emulator holds ARM to small limits here and Portico is configured with the same ones, so that the third
+// one-port Service on two nodes would go past one. Portico refuses it before its first write: were the refusal
+// ARM's, the Service's public IP (and on the security group's limits its frontend and rule) would be left.
 test.for([
   [
     "frontends on the shared load balancer",
     { frontendIPConfigurationsPerLoadBalancer: 2 },
-    "LoadBalancerFrontendIPConfigurationCountLimitReached",
+    {},
+    "TooManyFrontends",
+    "loadBalancerPerService",
+    "delete Services",
   ],
-  ["rules reaching one node", { rulesPerBackendAddress: 2 }, "BackendAddressRuleCountLimitReached"],
-  ["rules in the security group", { securityRulesPerGroup: 2 }, "SecurityRuleCountLimitReached"],
   [
-    "node addresses in the security group's rules",
-    { addressPrefixesPerSecurityGroup: 4 },
-    "SecurityRuleAddressesOrPortsPerSecurityGroupLimitReached",
+    "rules on the shared load balancer",
+    { rulesPerLoadBalancer: 2 },
+    {},
+    "TooManyRules",
+    "spec.ports",
+    "use fewer ports",
   ],
-  ["public IPs in the region", { publicIpAddressesPerRegion: 2 }, "PublicIPCountLimitReached"],
+  [
+    "rules reaching one node",
+    { rulesPerBackendAddress: 2 },
+    {},
+    "TooManyRulesPerBackend",
+    `metadata.annotations[${TARGET_TYPE}]`,
+    `${TARGET_TYPE}: ip`,
+  ],
+  [
+    "rules in the security group",
+    { securityRulesPerGroup: 2 },
+    {},
+    "TooManySecurityRules",
+    "spec.ports",
+    "remove unused rules",
+  ],
+  // Floating IP: each rule names the frontend's one address, however the backends' addresses are written.
+  [
+    "addresses in the security group's rules",
+    { addressPrefixesPerSecurityGroup: 2 },
+    { annotations: { "portico.io/floating-ip": "true" }, sourceRanges: ["203.0.113.0/24"] },
+    "TooManySecurityRuleAddresses",
+    "spec.loadBalancerSourceRanges",
+    "wider source ranges",
+  ],
 ] as const)(
-  "a Service past ARM's limit on %s is reported with ARM's code; the Services before it keep theirs",
-  async ([, set, code], { cluster, azure }) => {
+  "a Service past Azure's limit on %s is refused before anything of it is made; the Services before it keep theirs",
+  async ([, set, opts, reason, field, fix], { cluster, azure }) => {
     await azureWorld(cluster, azure, 2);
     await azure.configure(limits(set));
-    await startPortico(cluster, { provider: "azure" });
-    await cluster.createService("a", onPort(80));
-    const a = await waitForIP(cluster, "a");
-    await cluster.createService("b", onPort(81));
-    const b = await waitForIP(cluster, "b");
-    await cluster.createService("c", onPort(82));
-    const refused = await waitForNotReady(cluster, "c");
-    expect(refused.reason).toBe("CloudRejected");
-    expect(refused.message).toContain(code);
-    expect(await serviceEvents(cluster, "c")).toContainEqual({
-      type: "Warning",
-      reason: "SyncLoadBalancerFailed",
-      message: refused.message,
-    });
+    await startPortico(cluster, { provider: "azure", azure: azure.config({ limits: set }) });
+    const served = await threeServices(cluster, opts);
+    await expectRefused(cluster, "c", { reason, mentions: [field, fix] });
     expect((await cluster.getService("c")).status?.loadBalancer?.ingress ?? []).toEqual([]);
-    for (const [name, ip] of [
-      ["a", a],
-      ["b", b],
-    ] as const) {
-      expect(await readyCondition(cluster, name)).toMatchObject({ status: "True", reason: "Provisioned" });
-      expect((await cluster.getService(name)).status?.loadBalancer?.ingress?.[0]?.ip).toBe(ip);
-    }
+    expect(await partsOf(azure, (await cluster.getService("c")).metadata!.uid!)).toEqual([]);
+    expect(await partsOf(azure, (await cluster.getService("a")).metadata!.uid!)).not.toEqual([]);
+    await expectServed(cluster, served);
   },
 );
+
+// The quota counts public IPs of the whole subscription, which Portico does not read, so ARM refuses it; the
+// public IP is the Service's first write, so nothing of it is made either.
+test("a Service past the public IP quota is reported with ARM's code and nothing of it is made; the Services before it keep theirs", async ({
+  cluster,
+  azure,
+}) => {
+  await azureWorld(cluster, azure, 2);
+  await azure.configure(limits({ publicIpAddressesPerRegion: 2 }));
+  await startPortico(cluster, { provider: "azure" });
+  const served = await threeServices(cluster);
+  const refused = await waitForNotReady(cluster, "c");
+  expect(refused.reason).toBe("CloudRejected");
+  expect(refused.message).toContain("PublicIPCountLimitReached");
+  expect(await serviceEvents(cluster, "c")).toContainEqual({
+    type: "Warning",
+    reason: "SyncLoadBalancerFailed",
+    message: refused.message,
+  });
+  expect((await cluster.getService("c")).status?.loadBalancer?.ingress ?? []).toEqual([]);
+  expect(await partsOf(azure, (await cluster.getService("c")).metadata!.uid!)).toEqual([]);
+  await expectServed(cluster, served);
+});
 
 test("tags ARM refuses on a Service's public IP are reported on the Service, and no public IP is made", async ({
   cluster,

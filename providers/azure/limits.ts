@@ -1,0 +1,212 @@
+// Azure's documented limits on what the cluster's Services share: the load balancers' frontends and rules, the
+// rules reaching each backend address, and the network security group's rules and addresses. ARM refuses a write
+// that goes past one, but only once the writes before it have happened: the Service's public IP made, its
+// frontend and rules on the load balancer before the security group refuses its rules. So the provider checks,
+// between observing and writing, what the counts would be once this Service's change is made, and refuses the
+// Service itself (a ConfigurationError) while nothing has been written. Pure, so unit-tested exhaustively.
+//
+// The public IP quota (per subscription and region) is not checked here: it counts public IPs of every resource
+// group of the subscription, which Portico neither reads nor may read. Creating the public IP is the Service's
+// first write, so when ARM refuses it nothing of the Service exists yet either.
+//
+// Two Services changed at the same moment are each checked against the observation before the other's write; ARM
+// still refuses whichever write goes past a limit then, and the next reconcile reports it through this check.
+import { Address4, Address6 } from "ip-address";
+import { ConfigurationError } from "../errors.ts";
+import { AZURE_ANNOTATIONS } from "./annotations.ts";
+import { holdsService, withoutService, withService } from "./loadBalancerEdit.ts";
+import type { DesiredService, LoadBalancer, NetworkSecurityGroup, Observed } from "./model.ts";
+import { ownedLoadBalancer } from "./plan.ts";
+import { isPorticoRule } from "./securityRulesEdit.ts";
+
+/** The limits checked, named as Azure's documentation and the ARM emulator name them. 0: not checked. */
+export interface AzureLimits {
+  /** Frontend IP configurations of one load balancer. */
+  frontendIPConfigurationsPerLoadBalancer: number;
+  /** Load-balancing rules of one load balancer. */
+  rulesPerLoadBalancer: number;
+  /** Load-balancing rules whose backend pool holds one address, over every load balancer. */
+  rulesPerBackendAddress: number;
+  /** Security rules of one network security group. */
+  securityRulesPerGroup: number;
+  /** IP addresses and ranges in one group's rules, sources and destinations each counted on their own. */
+  addressPrefixesPerSecurityGroup: number;
+}
+
+/**
+ * "Azure subscription and service limits": Load balancer limits (Standard load balancer) and Networking limits
+ * (network security groups). Azure counts rules per backend NIC; Portico's pools hold IP addresses, so they are
+ * counted per address.
+ */
+export const AZURE_LIMITS: Readonly<AzureLimits> = {
+  frontendIPConfigurationsPerLoadBalancer: 600,
+  rulesPerLoadBalancer: 1500,
+  rulesPerBackendAddress: 300,
+  securityRulesPerGroup: 1000,
+  addressPrefixesPerSecurityGroup: 4000,
+};
+
+/** Whether a count goes past its limit, and further than it already was: a change that lowers a count passes. */
+const over = (limit: number, before: number, after: number): boolean =>
+  limit > 0 && after > limit && after > before;
+
+/**
+ * Throws a ConfigurationError, naming the Service's field and the fix, when writing `d` over what is observed
+ * would take a shared load balancer or the security group past one of `limits`. The counts are those of the
+ * resources after the same pure edits the writes make, so the Service's own existing parts count once.
+ */
+export function assertWithinLimits(
+  d: DesiredService,
+  observed: Observed,
+  limits: Partial<AzureLimits> = {},
+): void {
+  const l = { ...AZURE_LIMITS, ...limits };
+  checkLoadBalancers(d, observed.loadBalancers, l);
+  if (d.securityRules && observed.securityGroup) checkSecurityGroup(d, observed.securityGroup, l);
+}
+
+function checkLoadBalancers(d: DesiredService, before: LoadBalancer[], l: AzureLimits): void {
+  const name = d.loadBalancer.name.toLowerCase();
+  const target = before.find((lb) => lb.name?.toLowerCase() === name);
+  const changed = withService(target, d);
+  // The Service's parts leave the load balancers of the cluster it moves away from (as the plan removes them).
+  const after = before.flatMap((lb): LoadBalancer[] => {
+    if (lb === target) return [changed];
+    if (!ownedLoadBalancer(lb, d.cluster) || !holdsService(lb, d.frontendName)) return [lb];
+    const rest = withoutService(lb, d.frontendName);
+    return rest ? [rest] : [];
+  });
+  if (!target) after.push(changed);
+
+  const frontends = (lb: LoadBalancer | undefined) => lb?.frontendIPConfigurations?.length ?? 0;
+  const limit = l.frontendIPConfigurationsPerLoadBalancer;
+  if (over(limit, frontends(target), frontends(changed)))
+    throw new ConfigurationError(
+      "TooManyFrontends",
+      "loadBalancerPerService (controller Azure config)",
+      `load balancer ${d.loadBalancer.name} would have ${frontends(changed)} frontends, one per Service, ` +
+        `and Azure allows ${limit}`,
+      "configure the controller with loadBalancerPerService, or delete Services that no longer need a load balancer",
+    );
+  const rules = (lb: LoadBalancer | undefined) => lb?.loadBalancingRules?.length ?? 0;
+  if (over(l.rulesPerLoadBalancer, rules(target), rules(changed)))
+    throw new ConfigurationError(
+      "TooManyRules",
+      "spec.ports",
+      `load balancer ${d.loadBalancer.name} would have ${rules(changed)} load-balancing rules, one per port, ` +
+        `and Azure allows ${l.rulesPerLoadBalancer}`,
+      "use fewer ports, or configure the controller with loadBalancerPerService",
+    );
+
+  if (l.rulesPerBackendAddress <= 0) return;
+  const was = rulesPerAddress(before);
+  let worst: { ip: string; rules: number } | undefined;
+  for (const [key, reached] of rulesPerAddress(after)) {
+    if (!over(l.rulesPerBackendAddress, was.get(key)?.rules ?? 0, reached.rules)) continue;
+    if (!worst || reached.rules > worst.rules) worst = reached;
+  }
+  if (worst)
+    throw new ConfigurationError(
+      "TooManyRulesPerBackend",
+      // With the cluster's node pool, every instance-target rule of every Service reaches every node.
+      d.pool.shared ? `metadata.annotations[${AZURE_ANNOTATIONS.targetType}]` : "spec.ports",
+      `backend address ${worst.ip} would be reached by ${worst.rules} load-balancing rules and Azure allows ` +
+        `${l.rulesPerBackendAddress} per backend address, over all load balancers`,
+      `use ip targets (${AZURE_ANNOTATIONS.targetType}: ip), so the rules reach pods instead of every node, ` +
+        "or fewer ports",
+    );
+}
+
+/**
+ * For each backend address (virtual network and IP) of the pools of `lbs`, how many rules use a pool holding it.
+ * Pools of NICs (not IP addresses) are not Portico's and have no address to read here; they are not counted.
+ */
+function rulesPerAddress(lbs: LoadBalancer[]): Map<string, { ip: string; rules: number }> {
+  const out = new Map<string, { ip: string; rules: number }>();
+  for (const lb of lbs) {
+    const perPool = new Map<string, number>();
+    for (const r of lb.loadBalancingRules ?? []) {
+      const pool = poolName(r.backendAddressPool?.id ?? r.backendAddressPools?.[0]?.id);
+      if (pool) perPool.set(pool, (perPool.get(pool) ?? 0) + 1);
+    }
+    for (const pool of lb.backendAddressPools ?? []) {
+      const rules = perPool.get(pool.name?.toLowerCase() ?? "") ?? 0;
+      if (!rules) continue;
+      for (const a of pool.loadBalancerBackendAddresses ?? []) {
+        if (!a.ipAddress) continue;
+        const key = `${(a.virtualNetwork?.id ?? "").toLowerCase()}|${a.ipAddress}`;
+        const seen = out.get(key);
+        if (seen) seen.rules += rules;
+        else out.set(key, { ip: a.ipAddress, rules });
+      }
+    }
+  }
+  return out;
+}
+
+const poolName = (id: string | undefined): string | undefined => id?.split("/").pop()?.toLowerCase();
+
+function checkSecurityGroup(d: DesiredService, nsg: NetworkSecurityGroup, l: AzureLimits): void {
+  const desired = d.securityRules ?? [];
+  const existing = nsg.securityRules ?? [];
+  const others = existing.filter((r) => !isPorticoRule(r, d.frontendName));
+  const group = nsg.name ?? "the cluster's network security group";
+
+  const rulesAfter = others.length + desired.length;
+  if (over(l.securityRulesPerGroup, existing.length, rulesAfter))
+    throw new ConfigurationError(
+      "TooManySecurityRules",
+      "spec.ports",
+      `network security group ${group} would have ${rulesAfter} rules, one per port and allowed source, ` +
+        `and Azure allows ${l.securityRulesPerGroup}`,
+      `use fewer ports or allowed service tags, or remove unused rules from ${group}`,
+    );
+
+  const limit = l.addressPrefixesPerSecurityGroup;
+  const count = (rules: typeof existing, side: "source" | "destination") =>
+    rules.reduce((n, r) => n + addressesOf(r, side), 0);
+  // The destinations as the desired rules name them (backend addresses, or prefixes covering them); a floating
+  // IP rule names the frontend's one address, whether or not it is known yet.
+  const sourcesAfter =
+    count(others, "source") + desired.reduce((n, r) => n + r.sources.filter(isAddress).length, 0);
+  const destinationsAfter =
+    count(others, "destination") +
+    desired.reduce(
+      (n, r) => n + (r.destination === "frontend" ? 1 : r.destination.filter(isAddress).length),
+      0,
+    );
+  if (over(limit, count(existing, "source"), sourcesAfter))
+    throw new ConfigurationError(
+      "TooManySecurityRuleAddresses",
+      "spec.loadBalancerSourceRanges",
+      `the rules of network security group ${group} would name ${sourcesAfter} source addresses and ranges, ` +
+        `and Azure allows ${limit}`,
+      "use fewer, wider source ranges, or fewer ports",
+    );
+  // Without floating IP a rule names the Service's backends; with it, only the frontend's address.
+  const floating = desired.some((r) => r.destination === "frontend");
+  if (over(limit, count(existing, "destination"), destinationsAfter))
+    throw new ConfigurationError(
+      "TooManySecurityRuleAddresses",
+      floating ? "spec.ports" : `metadata.annotations[${AZURE_ANNOTATIONS.floatingIP}]`,
+      `the rules of network security group ${group} would name ${destinationsAfter} destination addresses and ` +
+        `ranges, and Azure allows ${limit}`,
+      floating
+        ? `use fewer ports, or remove unused rules from ${group}`
+        : `use floating IP with instance targets (${AZURE_ANNOTATIONS.floatingIP}: "true"), so each rule ` +
+            "names only the frontend's address, or fewer ports",
+    );
+}
+
+type SecurityRule = NonNullable<NetworkSecurityGroup["securityRules"]>[number];
+
+function addressesOf(r: SecurityRule, side: "source" | "destination"): number {
+  const one = side === "source" ? r.sourceAddressPrefix : r.destinationAddressPrefix;
+  const many = side === "source" ? r.sourceAddressPrefixes : r.destinationAddressPrefixes;
+  return [...(one ? [one] : []), ...(many ?? [])].filter(isAddress).length;
+}
+
+/** Addresses and ranges count towards Azure's limit; service tags (Internet, VirtualNetwork, ...) and `*` do not. */
+function isAddress(text: string): boolean {
+  return Address4.isValid(text) || Address6.isValid(text);
+}
