@@ -4,7 +4,7 @@
 import { DescribeTargetGroupsCommand } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { join } from "node:path";
 import { TestAws } from "../test/harness/aws.ts";
-import { ControllerProcess, total } from "../test/harness/controllerProcess.ts";
+import { ControllerProcess, total, scopedTo } from "../test/harness/controllerProcess.ts";
 import { startEnvironment } from "../test/harness/environment.ts";
 import { startFaultProxy } from "../test/harness/faultProxy.ts";
 import { mergePatch, TestCluster } from "../test/harness/kube.ts";
@@ -41,18 +41,7 @@ export async function benchAws(): Promise<Record<string, unknown>> {
     const start = (log: string, extraArgs: string[] = []) =>
       ControllerProcess.start({
         kubeconfig: env.controlPlane.kubeconfig,
-        args: [
-          "--cluster-name",
-          ns,
-          "--namespace",
-          ns,
-          "--node-selector",
-          cluster.nodeSelector,
-          "--leader-elect=false",
-          "--workers",
-          String(WORKERS),
-          ...extraArgs,
-        ],
+        args: [...scopedTo(cluster), "--leader-elect=false", "--workers", String(WORKERS), ...extraArgs],
         logFile: join(env.dir, log),
         env: { PORTICO_LOG_LEVEL: "warn", AWS_ENDPOINT_URL: proxy.url },
       });

@@ -14,7 +14,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { trustCertificateAuthority } from "../test/emulators/azure/index.ts";
 import { AZURE_CLASS, AZURE_WORLD, TestAzure } from "../test/harness/azure.ts";
-import { ControllerProcess, total } from "../test/harness/controllerProcess.ts";
+import { ControllerProcess, total, scopedTo } from "../test/harness/controllerProcess.ts";
 import { startEnvironment } from "../test/harness/environment.ts";
 import { TestCluster } from "../test/harness/kube.ts";
 import { ManagedProcess } from "../test/harness/processes.ts";
@@ -73,12 +73,7 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
           "azure",
           "--azure-config",
           configFile,
-          "--cluster-name",
-          ns,
-          "--namespace",
-          ns,
-          "--node-selector",
-          cluster.nodeSelector,
+          ...scopedTo(cluster),
           "--leader-elect=false",
           "--workers",
           String(WORKERS),

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { V1Service } from "@kubernetes/client-node";
 import { inject } from "vitest";
 import { expect, test, waitFor } from "../harness/index.ts";
-import { ControllerProcess } from "../harness/controllerProcess.ts";
+import { ControllerProcess, scopedTo } from "../harness/controllerProcess.ts";
 import {
   azureWorld,
   INTERNAL,
@@ -65,12 +65,7 @@ test(
           "azure",
           "--azure-config",
           configFile,
-          "--cluster-name",
-          cluster.namespace,
-          "--namespace",
-          cluster.namespace,
-          "--node-selector",
-          cluster.nodeSelector,
+          ...scopedTo(cluster),
           "--leader-elect=false",
           "--workers",
           "8",

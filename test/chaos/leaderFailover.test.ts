@@ -3,7 +3,7 @@
 import { join } from "node:path";
 import { inject } from "vitest";
 import { expect, test, waitFor } from "../harness/index.ts";
-import { ControllerProcess } from "../harness/controllerProcess.ts";
+import { ControllerProcess, scopedTo } from "../harness/controllerProcess.ts";
 import { awsWorld, lbService } from "../integration/aws/fixtures.ts";
 import { inventory } from "../integration/aws/inventory.ts";
 
@@ -18,12 +18,7 @@ test(
       ControllerProcess.start({
         kubeconfig: inject("kubeconfig"),
         args: [
-          "--cluster-name",
-          cluster.namespace,
-          "--namespace",
-          cluster.namespace,
-          "--node-selector",
-          cluster.nodeSelector,
+          ...scopedTo(cluster),
           "--leader-election-namespace",
           cluster.namespace,
           "--lease-duration",

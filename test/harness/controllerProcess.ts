@@ -14,6 +14,18 @@ const DEPLOYED_HEAP = /--max-old-space-size=\d+/.exec(
   readFileSync(join(ROOT, "manifests", "base", "controller-deployment.yaml"), "utf8"),
 )![0];
 
+/** The flags that confine a controller to one test cluster's namespace and Nodes, naming the cluster after it. */
+export function scopedTo(cluster: { namespace: string; nodeSelector: string }): string[] {
+  return [
+    "--cluster-name",
+    cluster.namespace,
+    "--namespace",
+    cluster.namespace,
+    "--node-selector",
+    cluster.nodeSelector,
+  ];
+}
+
 export interface ControllerProcessOptions {
   kubeconfig: string;
   args: string[];
