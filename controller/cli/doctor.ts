@@ -9,7 +9,7 @@ import { ineligibility } from "../eligibility.ts";
 import { buildIntent, SERVICE_NAME_LABEL } from "../intent.ts";
 import { READY_CONDITION } from "../status.ts";
 import type { Printer } from "./render.ts";
-import { classOf, inspectorFor, PORTICO_CLASSES } from "./services.ts";
+import { classOf, inspectionHint, inspectorFor, PORTICO_CLASSES, type CloudAccess } from "./services.ts";
 
 export interface Finding {
   check: string;
@@ -28,7 +28,7 @@ export async function doctor(
   api: DoctorClients,
   printer: Printer,
   ref: { namespace: string; name: string },
-  opts: { clusterName: string; controllerNamespace: string },
+  opts: { clusterName: string; controllerNamespace: string; access?: CloudAccess },
 ): Promise<number> {
   const findings = await diagnose(api, ref, opts);
   if (printer.structured) printer.data(findings);
@@ -45,7 +45,7 @@ export async function doctor(
 export async function diagnose(
   api: DoctorClients,
   ref: { namespace: string; name: string },
-  opts: { clusterName: string; controllerNamespace: string },
+  opts: { clusterName: string; controllerNamespace: string; access?: CloudAccess },
 ): Promise<Finding[]> {
   const findings: Finding[] = [];
   const svc = await api.core
@@ -87,7 +87,7 @@ export async function diagnose(
       ? api.core.listNamespacedPod({ namespace: ref.namespace })
       : Promise.resolve({ items: [] }),
   ]);
-  findings.push(...(await providerCheck(svc, nodes.items, slices.items, opts.clusterName)));
+  findings.push(...(await providerCheck(svc, nodes.items, slices.items, opts.clusterName, opts.access)));
   findings.push(nodeCheck(svc, nodes.items));
   findings.push(...endpointChecks(svc, pods.items, slices.items));
   findings.push(healthCheck(svc, nodes.items, slices.items));
@@ -173,9 +173,12 @@ async function providerCheck(
   nodes: Parameters<typeof buildIntent>[1],
   slices: Parameters<typeof buildIntent>[2],
   clusterName: string,
+  access: CloudAccess = {},
 ): Promise<Finding[]> {
   const cls = classOf(svc);
-  const inspector = inspectorFor(cls, clusterName);
+  const inspector = inspectorFor(cls, clusterName, access);
+  const hint = inspectionHint(cls, access);
+  if (!inspector && hint) return [{ check: "provider", result: "warn", detail: `not checked: ${hint}` }];
   if (!inspector || !cls) return [];
   try {
     const intent = buildIntent(svc, nodes, slices, cls);
@@ -209,6 +212,7 @@ async function providerCheck(
         ...(healthy ? {} : { fix: "see the node and endpoint checks: no target passes its health check" }),
       });
     }
+    out.push(...cloudProblems(tree, targets));
     return out;
   } catch (err) {
     if (err instanceof ConfigurationError)
@@ -219,13 +223,46 @@ async function providerCheck(
           check: "provider",
           result: "bad",
           detail: err.message,
-          fix: /AccessDenied|Unauthorized|credentials/i.test(err.message)
-            ? "give the controller's identity the policy in manifests/aws/iam-policy.json"
-            : "see the AWS error above",
+          fix: cloudErrorFix(inspector.name, err.message),
         },
       ];
     throw err;
   }
+}
+
+function cloudErrorFix(provider: string, message: string): string {
+  const denied = /AccessDenied|AuthorizationFailed|Unauthorized|credentials/i.test(message);
+  if (provider === "azure")
+    return denied
+      ? "give the identity the role in manifests/azure/role-definition.json on the Azure config's resource groups"
+      : "see the Azure error above";
+  return denied
+    ? "give the controller's identity the policy in manifests/aws/iam-policy.json"
+    : "see the AWS error above";
+}
+
+/** What the cloud picture itself shows wrong beyond target health: a rule without a probe, an empty pool, nothing found. */
+function cloudProblems(tree: InspectNode[], targets: InspectNode[]): Finding[] {
+  if (!tree.length) return [];
+  const problems = flatten(tree).filter(
+    (n) => !targets.includes(n) && (n.health === "warn" || n.health === "bad"),
+  );
+  if (!problems.length)
+    return [
+      {
+        check: "cloud",
+        result: "ok",
+        detail: "the cloud resources found hold nothing wrong (status shows them)",
+      },
+    ];
+  return [
+    {
+      check: "cloud",
+      result: problems.some((n) => n.health === "bad") ? "bad" : "warn",
+      detail: problems.map((n) => n.label).join("; "),
+      fix: "porticoctl status shows where these sit; the controller repairs what it owns on its next reconcile",
+    },
+  ];
 }
 
 function nodeCheck(svc: V1Service, nodes: Parameters<typeof buildIntent>[1]): Finding {

@@ -2,9 +2,11 @@
 // porticoctl: look at Portico's work. `status`, `plan` and `doctor`, with kubectl's conventions.
 import { CoordinationV1Api, CoreV1Api, DiscoveryV1Api, KubeConfig } from "@kubernetes/client-node";
 import { parseArgs } from "node:util";
+import { loadAzureConfig } from "./azureConfig.ts";
 import { doctor } from "./doctor.ts";
 import { plan } from "./plan.ts";
 import { Printer, type OutputFormat } from "./render.ts";
+import type { CloudAccess } from "./services.ts";
 import { status } from "./status.ts";
 
 const USAGE = `porticoctl: look at Portico's load balancers
@@ -19,6 +21,8 @@ const USAGE = `porticoctl: look at Portico's load balancers
       --kubeconfig FILE     kubeconfig (default: KUBECONFIG, ~/.kube/config or in-cluster)
       --cluster-name NAME   cluster name used in ownership tags, for plan (env PORTICO_CLUSTER_NAME)
       --controller-namespace NS   where the controller's Lease lives (default portico-system)
+      --azure-config FILE   the controller's Azure cloud-config (azure.json), so status and doctor can read the
+                            Azure load balancer (env PORTICO_AZURE_CONFIG; AZURE_* and PORTICO_AZURE_* override keys)
 
 Exit codes: 0 all is well, 1 something is wrong (doctor found a problem, a Service is not ready), 2 usage.`;
 
@@ -39,6 +43,7 @@ export async function main(
         kubeconfig: { type: "string" },
         "cluster-name": { type: "string" },
         "controller-namespace": { type: "string" },
+        "azure-config": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -56,6 +61,16 @@ export async function main(
   if (!["text", "wide", "json", "yaml"].includes(format)) {
     write(`-o ${format}: use text, wide, json or yaml\n`);
     return 2;
+  }
+  const azureFile = values["azure-config"] ?? process.env.PORTICO_AZURE_CONFIG;
+  const access: CloudAccess = {};
+  if (azureFile) {
+    try {
+      access.azure = loadAzureConfig(azureFile, process.env);
+    } catch (err) {
+      write(`${(err as Error).message}\n`);
+      return 2;
+    }
   }
   const kc = new KubeConfig();
   if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
@@ -80,6 +95,7 @@ export async function main(
         allNamespaces: values["all-namespaces"] ?? !namespace,
         ...(one ? { name: one.name } : {}),
         clusterName: clusterName || "porticoctl",
+        access,
       });
     }
     case "plan":
@@ -108,6 +124,7 @@ export async function main(
         {
           clusterName: clusterName || "porticoctl",
           controllerNamespace: values["controller-namespace"] ?? "portico-system",
+          access,
         },
       );
     default:

@@ -4,13 +4,22 @@ import type { CoreV1Api, V1Service } from "@kubernetes/client-node";
 import type { InspectNode } from "../../providers/provider.ts";
 import { READY_CONDITION } from "../status.ts";
 import type { Printer } from "./render.ts";
-import { classOf, inspectorFor, isPortico, key, PORTICO_CLASSES } from "./services.ts";
+import {
+  classOf,
+  inspectionHint,
+  inspectorFor,
+  isPortico,
+  key,
+  PORTICO_CLASSES,
+  type CloudAccess,
+} from "./services.ts";
 
 export interface StatusOptions {
   namespace?: string;
   allNamespaces: boolean;
   name?: string;
   clusterName: string;
+  access?: CloudAccess;
 }
 
 export async function status(core: CoreV1Api, printer: Printer, opts: StatusOptions): Promise<number> {
@@ -20,7 +29,8 @@ export async function status(core: CoreV1Api, printer: Printer, opts: StatusOpti
     const condition = svc.status?.conditions?.find((c) => c.type === READY_CONDITION);
     const cls = classOf(svc);
     const ref = { namespace: svc.metadata!.namespace!, name: svc.metadata!.name!, uid: svc.metadata!.uid! };
-    const inspector = inspectorFor(cls, opts.clusterName);
+    const inspector = inspectorFor(cls, opts.clusterName, opts.access);
+    const hint = inspector ? undefined : inspectionHint(cls, opts.access);
     let cloud: InspectNode[] = [];
     if (printer.format !== "text" || opts.name || services.length <= 20) {
       cloud = inspector?.inspect
@@ -40,6 +50,7 @@ export async function status(core: CoreV1Api, printer: Printer, opts: StatusOpti
         (p) => `${p.port}/${p.protocol ?? "TCP"}${p.nodePort ? `:${p.nodePort}` : ""}`,
       ),
       cloud,
+      ...(hint ? { hint } : {}),
     });
   }
   if (printer.structured) {
@@ -57,7 +68,8 @@ export async function status(core: CoreV1Api, printer: Printer, opts: StatusOpti
     );
     const details: InspectNode[] = [{ label: `ports ${r.ports.join(", ")}` }];
     if (r.ready !== "True" || printer.format === "wide") details.push({ label: r.message, health });
-    printer.tree([...details, ...r.cloud]);
+    // The hint is a neutral line: the Service may be fine; porticoctl just cannot see its cloud side.
+    printer.tree([...details, ...r.cloud, ...(r.hint ? [{ label: r.hint }] : [])]);
   }
   return rows.every((r) => r.ready === "True") ? 0 : 1;
 }

@@ -3,6 +3,7 @@
 import type { TokenCredential } from "@azure/identity";
 import type {
   EnsureResult,
+  InspectNode,
   LoadBalancerIntent,
   LoadBalancerProvider,
   PlanDescription,
@@ -15,6 +16,7 @@ import { resourceGroups, type AzureConfig } from "./config.ts";
 import { createCredential } from "./credentials.ts";
 import { desiredService } from "./desired.ts";
 import { resourceGroupOf } from "./ids.ts";
+import { inspectService } from "./inspect.ts";
 import { assertWithinLimits } from "./limits.ts";
 import type { DesiredService, Observed } from "./model.ts";
 import { frontendName } from "./names.ts";
@@ -83,6 +85,11 @@ export class AzureProvider implements LoadBalancerProvider {
     const fe = frontendName(service.uid);
     const observed = await this.observe(undefined, fe);
     await apply(planDeletion(service, fe, this.cluster, observed), this.context(fe, observed));
+  }
+
+  /** Reads only: the same observation a reconcile starts from, pictured for `porticoctl`. */
+  async inspect(service: ServiceRef): Promise<InspectNode[]> {
+    return inspectService(await this.observe(undefined, frontendName(service.uid)), service);
   }
 
   async ownedServices(): Promise<ServiceRef[]> {
