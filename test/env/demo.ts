@@ -91,7 +91,9 @@ async function main(): Promise<void> {
     aws: { defaultScheme: "internal", observationTtlMs: 60_000 },
   };
   const controllers: Controller[] = [await startController(base, cluster.kubeConfig, { log })];
-  controllers.push(await startAzureDemo(cluster, env.azureEndpoints[0]!, base, cluster.kubeConfig, log));
+  const azureConfig = join(dir, "azure.json");
+  const azure = env.azureEndpoints[0]!;
+  controllers.push(await startAzureDemo(cluster, azure, base, cluster.kubeConfig, log, azureConfig));
   await installPoolCrd(cluster);
   await createPool(cluster, "lan", { addresses: ["192.0.2.200-192.0.2.209", "2001:db8::200-2001:db8::20f"] });
   controllers.push(
@@ -197,7 +199,15 @@ async function main(): Promise<void> {
   console.log(`  converged in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
   say(`porticoctl status -n ${ns}`);
-  await porticoctl(["status", "-n", ns, "--kubeconfig", env.controlPlane.kubeconfig]);
+  await porticoctl([
+    "status",
+    "-n",
+    ns,
+    "--kubeconfig",
+    env.controlPlane.kubeconfig,
+    "--azure-config",
+    azureConfig,
+  ]);
   say(`porticoctl doctor ${ns}/broken`);
   await porticoctl([
     "doctor",
@@ -220,7 +230,10 @@ async function main(): Promise<void> {
   say("Poke at it from another shell");
   console.log(`  export KUBECONFIG=${env.controlPlane.kubeconfig}
   export AWS_ENDPOINT_URL=${aws.url} AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=demo AWS_SECRET_ACCESS_KEY=demo
-  node controller/cli/porticoctl.ts status -n ${ns}            # the tree above, live
+  export NODE_EXTRA_CA_CERTS=${azure.caCertPath} ${Object.entries(azure.environment)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(" ")}
+  node controller/cli/porticoctl.ts status -n ${ns} --azure-config ${azureConfig}   # the tree above, live
   node controller/cli/porticoctl.ts doctor ${ns}/web-local --cluster-name ${ns}
   kubectl -n ${ns} get services                                  # any kubectl works with this kubeconfig
   kubectl -n ${ns} delete service web                            # and watch the NLB go
