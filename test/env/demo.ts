@@ -62,7 +62,7 @@ async function main(): Promise<void> {
     { ip: "10.0.0.101", nodeName: nodes[0] },
     { ip: "10.0.0.102", nodeName: nodes[1] },
   ];
-  for (const svc of ["web", "web-local", "web-ip", "web-internal", "broken", "web-azure", "api-azure"])
+  for (const svc of ["web", "web-local", "web-ip", "web-restricted", "broken", "web-azure", "api-azure"])
     await cluster.createEndpointSlice(svc, endpoints, [{ name: "http", port: 8080 }]);
   console.log(`  nodes ${nodes.join(", ")}; pods web-0 (10.0.0.101), web-1 (10.0.0.102)`);
 
@@ -132,7 +132,7 @@ async function main(): Promise<void> {
       "ip targets: the pods themselves",
     ],
     [
-      "web-internal",
+      "web-restricted",
       { ...nlb, loadBalancerSourceRanges: ["10.0.0.0/8"] },
       { "service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing" },
       "internet-facing, open to 10.0.0.0/8 only",
