@@ -1,5 +1,6 @@
 // The bad-input corpus, AWS: every case is refused with a Warning Event and a False condition that name the
 // field and the fix; nothing is made in the cloud for it; and a healthy Service beside it keeps working.
+import type { V1Service } from "@kubernetes/client-node";
 import { CreateLoadBalancerCommand } from "@aws-sdk/client-elastic-load-balancing-v2";
 import {
   GetResourcesCommand,
@@ -237,7 +238,7 @@ describe("bad input, AWS", () => {
 
   test.for(CASES.map((c, i) => [c.name, c, i] as const))("%s", async ([, c, i]) => {
     const name = `bad-${i}`;
-    const svc = await cluster.createService(name, lbService(c.spec?.ports, c.spec), c.annotations ?? {});
+    const svc = await createMovingNodePorts(cluster, name, lbService(c.spec?.ports, c.spec), c.annotations);
     await expectRefused(cluster, name, c);
     // Nothing in the cloud for it: no load balancer, target group or security group carries its UID.
     const tagged = await new ResourceGroupsTaggingAPIClient({}).send(
@@ -288,3 +289,29 @@ describe("bad input, AWS", () => {
     expect(listeners.length).toBeGreaterThanOrEqual(1);
   });
 });
+
+/**
+ * A case naming its nodePorts may find one taken by another test's Service on the shared apiserver: its ports
+ * move together (keeping their difference) until they are free.
+ */
+async function createMovingNodePorts(
+  cluster: TestCluster,
+  name: string,
+  spec: V1Service["spec"],
+  annotations: Record<string, string> = {},
+): Promise<V1Service> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await cluster.createService(name, spec, annotations);
+    } catch (err) {
+      if (attempt >= 10 || !String(err).includes("provided port is already allocated")) throw err;
+      const shift = 1 + Math.floor(Math.random() * 1000);
+      spec = {
+        ...spec,
+        ports: spec?.ports?.map((p) =>
+          p.nodePort ? { ...p, nodePort: 30000 + ((p.nodePort - 30000 + shift) % 2768) } : p,
+        ),
+      };
+    }
+  }
+}
