@@ -54,7 +54,13 @@ export async function startController(
   });
   const poolStatus =
     "poolState" in provider
-      ? new PoolStatusWriter(kc, cache, () => (provider as { poolState(): PoolState }).poolState(), log)
+      ? new PoolStatusWriter(
+          kc,
+          cache,
+          () => (provider as { poolState(): PoolState }).poolState(),
+          log,
+          config.namespace,
+        )
       : undefined;
   const manager = new Manager({
     ...(poolStatus ? { afterReconcile: () => poolStatus.schedule() } : {}),

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { nextPoolStatus, type PoolStatus } from "./poolStatus.ts";
+import { nextPoolStatus, seesAllOf, type PoolStatus } from "./poolStatus.ts";
 
 const EARLIER = "2026-01-01T00:00:00.000Z";
 const NOW = "2026-02-02T12:00:00.000Z";
@@ -86,5 +86,25 @@ describe("the pool status to write", () => {
     expect(nextPoolStatus(desired, { ...written(desired), conditions: "broken" }, NOW)).toEqual(
       written(desired, NOW),
     );
+  });
+});
+
+describe("which pools a controller confined to one namespace writes", () => {
+  const pool = (serviceAllocation?: object) => ({ spec: { addresses: ["192.0.2.0/30"], serviceAllocation } });
+
+  test("every pool when it serves all namespaces", () => {
+    expect(seesAllOf(pool(), undefined)).toBe(true);
+    expect(seesAllOf(pool({ namespaces: ["other"] }), undefined)).toBe(true);
+  });
+
+  test("only the pools that serve its namespace alone", () => {
+    expect(seesAllOf(pool({ namespaces: ["shop"] }), "shop")).toBe(true);
+    expect(seesAllOf(pool(), "shop")).toBe(false);
+    expect(seesAllOf(pool({ namespaces: ["shop", "other"] }), "shop")).toBe(false);
+    expect(seesAllOf(pool({ namespaces: ["other"] }), "shop")).toBe(false);
+    expect(seesAllOf(pool({ namespaces: [] }), "shop")).toBe(false);
+    expect(
+      seesAllOf(pool({ namespaces: ["shop"], namespaceSelectors: [{ matchLabels: { a: "b" } }] }), "shop"),
+    ).toBe(false);
   });
 });

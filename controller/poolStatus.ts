@@ -85,14 +85,17 @@ export class PoolStatusWriter {
   private readonly cache: ClusterCache;
   private readonly state: () => PoolState;
   private readonly log: Logger;
+  private readonly namespace: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly written = new Map<string, string>();
 
-  constructor(kc: KubeConfig, cache: ClusterCache, state: () => PoolState, log: Logger) {
+  /** `namespace`: the one namespace this controller serves, if it is confined to one. */
+  constructor(kc: KubeConfig, cache: ClusterCache, state: () => PoolState, log: Logger, namespace?: string) {
     this.api = kc.makeApiClient(CustomObjectsApi);
     this.cache = cache;
     this.state = state;
     this.log = log;
+    this.namespace = namespace;
   }
 
   /** Asks for a write soon; many requests in a burst cost one round of writes. */
@@ -114,6 +117,7 @@ export class PoolStatusWriter {
   private async write(): Promise<void> {
     const { counts, invalid, findings } = this.state();
     for (const pool of this.cache.pools?.list() ?? []) {
+      if (!seesAllOf(pool, this.namespace)) continue;
       const name = pool.metadata!.name!;
       const c = counts.find((x) => x.pool === name);
       const problems = invalid.find((x) => x.pool === name)?.problems ?? [];
@@ -162,4 +166,23 @@ export class PoolStatusWriter {
       this.written.set(name, key);
     }
   }
+}
+
+/**
+ * Pools are cluster-wide, but a controller confined to one namespace counts only that namespace's Services: it
+ * knows a pool's whole allocation only when the pool serves that namespace alone, and writes no other pool's
+ * status (which would show its partial counts, and fight with the controllers of other namespaces).
+ */
+export function seesAllOf(pool: { spec?: unknown }, namespace: string | undefined): boolean {
+  if (namespace === undefined) return true;
+  const allocation = (pool.spec as { serviceAllocation?: Record<string, unknown> } | undefined)
+    ?.serviceAllocation;
+  const namespaces = allocation?.namespaces;
+  const selectors = allocation?.namespaceSelectors;
+  return (
+    Array.isArray(namespaces) &&
+    namespaces.length > 0 &&
+    namespaces.every((n) => n === namespace) &&
+    !(Array.isArray(selectors) && selectors.length > 0)
+  );
 }

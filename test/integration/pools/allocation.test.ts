@@ -33,6 +33,10 @@ test("Services get addresses from the pool in order, with ipMode VIP, and the po
 }) => {
   await installPoolCrd(cluster);
   const pool = await createPool(cluster, "lan", { addresses: ["192.0.2.0/30"] });
+  const theirs = await createPool(cluster, "theirs", {
+    addresses: ["203.0.113.240/30"],
+    serviceAllocation: { namespaces: [`${cluster.namespace}-elsewhere`] },
+  });
   await metal(cluster);
   await cluster.createService("a", lb());
   expect(await waitFor("a's address", () => ips(cluster, "a"))).toEqual(["192.0.2.0"]);
@@ -47,6 +51,12 @@ test("Services get addresses from the pool in order, with ipMode VIP, and the po
   };
   expect(status).toMatchObject({ assignedIPv4: "2", availableIPv4: "2" });
   expect(status.conditions.find((c) => c.type === "Valid")?.status).toBe("True");
+  // A pool serving another namespace is not this namespace-confined controller's to count: it writes its own
+  // pool's status again (after the change below) but never that one's.
+  expect(await theirs.status()).toBeUndefined();
+  await cluster.core.deleteNamespacedService({ name: "b", namespace: cluster.namespace });
+  await waitFor("the pool's status after b left", async () => (await pool.status())?.assignedIPv4 === "1");
+  expect(await theirs.status()).toBeUndefined();
 });
 
 test("a requested address is honoured; one outside every pool or already taken is refused, naming the field", async ({
