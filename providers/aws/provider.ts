@@ -58,15 +58,16 @@ export class AwsProvider implements LoadBalancerProvider {
     try {
       const desired = await this.desire(intent);
       const reused = await this.reuse(uid, desired);
-      const observed = reused ?? (await observe(this.clients, this.cluster, intent.service, desired.name));
-      const p = plan(desired, observed);
-      if (reused && !onlyTargets(p)) {
-        // Cannot happen unless the plan depends on more than the shape; a full observation settles it.
+      if (reused) {
+        const p = plan(desired, reused);
+        if (onlyTargets(p)) return await this.carryOut(desired, reused, p);
+        // The plan depends on more than the shape the observation was kept for: observe everything.
         this.recent.forget(uid);
-        return await this.ensure(intent);
       }
-      if (!reused && onlyTargets(p)) this.recent.remember(uid, desired, observed);
-      else if (!reused) this.recent.forget(uid);
+      const observed = await observe(this.clients, this.cluster, intent.service, desired.name);
+      const p = plan(desired, observed);
+      if (onlyTargets(p)) this.recent.remember(uid, desired, observed);
+      else this.recent.forget(uid);
       return await this.carryOut(desired, observed, p);
     } catch (err) {
       this.recent.forget(uid);
