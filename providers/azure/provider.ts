@@ -97,9 +97,7 @@ export class AzureProvider implements LoadBalancerProvider {
   }
 
   private async prepare(intent: LoadBalancerIntent): Promise<Prepared> {
-    // spec.loadBalancerIP reaches providers once the intent carries it; the annotation works already.
-    const loadBalancerIP = (intent as LoadBalancerIntent & { loadBalancerIP?: string }).loadBalancerIP;
-    const settings = parseAzureSettings(intent.annotations, loadBalancerIP);
+    const settings = parseAzureSettings(intent.annotations, intent.loadBalancerIP);
     const network = await this.network.get(
       settings.internal ? (settings.internalSubnet ?? this.config.subnetName) : undefined,
     );

@@ -106,3 +106,19 @@ test("public to internal adds the private frontend before the public one and its
   expect(inv.loadBalancers.map((lb) => lb.name)).toEqual([cluster.namespace]);
   expect(inv.publicIps).toHaveLength(1);
 });
+
+test("spec.loadBalancerIP, deprecated but still honoured, gives an internal Service that static address", async ({
+  cluster,
+  azure,
+}) => {
+  await azureWorld(cluster, azure, 1);
+  await startPortico(cluster, { provider: "azure" });
+  const svc = await cluster.createService("d", lbService(undefined, { loadBalancerIP: "10.0.1.201" }), {
+    [INTERNAL]: "true",
+  });
+  expect(await waitForIP(cluster, "d")).toBe("10.0.1.201");
+  const frontend = (await inventory(azure)).loadBalancers
+    .flatMap((lb) => lb.frontends)
+    .find((f) => f.name === feOf(svc.metadata!.uid!));
+  expect(frontend).toMatchObject({ privateIp: "10.0.1.201", allocation: "Static" });
+});
