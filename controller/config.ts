@@ -93,7 +93,9 @@ export function parseConfig(
   if (provider !== "aws" && provider !== "azure" && provider !== "metal")
     throw new UsageError(`--provider ${provider} is not available; use aws, azure or metal`);
   const azure =
-    provider === "azure" ? azureConfig(values["azure-config"] ?? env.PORTICO_AZURE_CONFIG, env) : undefined;
+    provider === "azure"
+      ? readAzureConfig(values["azure-config"] ?? env.PORTICO_AZURE_CONFIG, env)
+      : undefined;
   const clusterName = values["cluster-name"] ?? env.PORTICO_CLUSTER_NAME;
   if (!clusterName)
     throw new UsageError(
@@ -151,20 +153,24 @@ export function parseConfig(
   };
 }
 
-/** The Azure provider's configuration: the cloud-config file (if any) with the environment's overrides. */
-function azureConfig(file: string | undefined, env: NodeJS.ProcessEnv): AzureConfig {
+/**
+ * The Azure provider's configuration: the cloud-config file (if any) with the environment's overrides. The
+ * controller and porticoctl read it alike, so porticoctl looks where the controller made things.
+ */
+export function readAzureConfig(file: string | undefined, env: NodeJS.ProcessEnv): AzureConfig {
+  const flag = file ? `--azure-config ${file}` : "--azure-config";
   let json: unknown = {};
   if (file) {
     try {
       json = JSON.parse(readFileSync(file, "utf8"));
     } catch (err) {
-      throw new UsageError(`--azure-config ${file}: ${(err as Error).message}`);
+      throw new UsageError(`${flag}: ${(err as Error).message}`);
     }
   }
   try {
     return parseAzureConfig(json, env);
   } catch (err) {
-    if (err instanceof AzureConfigError) throw new UsageError(`--azure-config: ${err.message}`);
+    if (err instanceof AzureConfigError) throw new UsageError(`${flag}: ${err.message}`);
     throw err;
   }
 }

@@ -4,8 +4,8 @@
 // the speaker then retraces the allocator's as far as it can see: the pool the Service names, else the most
 // preferred pool that may serve the Service.
 import { parseIP } from "../providers/metal/address.ts";
-import { matchesLabelSelector, type Labels } from "../providers/metal/labelSelector.ts";
-import { comparePools } from "../providers/metal/pool.ts";
+import type { Labels } from "../providers/metal/labelSelector.ts";
+import { comparePools, serviceSelectorsAllow } from "../providers/metal/pool.ts";
 import { rangeContains } from "../providers/metal/range.ts";
 import { POOL_ANNOTATIONS } from "../providers/metal/request.ts";
 import type { AnnouncePool } from "./pools.ts";
@@ -44,8 +44,5 @@ export function poolOfAddress(
 function mayServe(pool: AnnouncePool, service: ServiceFacts): boolean {
   const namespaceOk =
     pool.selectsNamespaces || pool.namespaces.length === 0 || pool.namespaces.includes(service.namespace);
-  const serviceOk =
-    pool.serviceSelectors.length === 0 ||
-    pool.serviceSelectors.some((selector) => matchesLabelSelector(selector, service.labels));
-  return namespaceOk && serviceOk;
+  return namespaceOk && serviceSelectorsAllow(pool, service.labels);
 }

@@ -2,7 +2,7 @@
 // porticoctl: look at Portico's work. `status`, `plan` and `doctor`, with kubectl's conventions.
 import { CoordinationV1Api, CoreV1Api, DiscoveryV1Api, KubeConfig } from "@kubernetes/client-node";
 import { parseArgs } from "node:util";
-import { loadAzureConfig } from "./azureConfig.ts";
+import { readAzureConfig } from "../config.ts";
 import { doctor } from "./doctor.ts";
 import { plan } from "./plan.ts";
 import { Printer, type OutputFormat } from "./render.ts";
@@ -66,7 +66,7 @@ export async function main(
   const access: CloudAccess = {};
   if (azureFile) {
     try {
-      access.azure = loadAzureConfig(azureFile, process.env);
+      access.azure = readAzureConfig(azureFile, process.env);
     } catch (err) {
       write(`${(err as Error).message}\n`);
       return 2;

@@ -248,10 +248,15 @@ export function poolAllowsService(pool: Pool, service: ServiceIdentity): boolean
     !namespaceRestricted ||
     pool.namespaces.includes(service.namespace) ||
     pool.namespaceSelectors.some((selector) => matchesLabelSelector(selector, service.namespaceLabels));
-  const serviceOk =
+  return namespaceOk && serviceSelectorsAllow(pool, service.labels);
+}
+
+/** The Service half of serviceAllocation: it must match any of `serviceSelectors` (no restriction when empty). */
+export function serviceSelectorsAllow(pool: Pick<Pool, "serviceSelectors">, labels: Labels): boolean {
+  return (
     pool.serviceSelectors.length === 0 ||
-    pool.serviceSelectors.some((selector) => matchesLabelSelector(selector, service.labels));
-  return namespaceOk && serviceOk;
+    pool.serviceSelectors.some((selector) => matchesLabelSelector(selector, labels))
+  );
 }
 
 /** Allocation preference: lower priority number first, pools without a priority last, then by name. */
