@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds or finds everything the local environment runs, caching it by version under .cache/
 # (or $PORTICO_CACHE), and prints the paths as one JSON object on stdout:
-#   kube-apiserver and etcd, built from the Go module proxy (test/cluster), and moto in a virtualenv.
+#   Kubernetes (kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy) and etcd, built
+#   from the Go module proxy (test/cluster), and moto in a virtualenv.
 # Progress goes to stderr. Every failure is one line saying what is missing and how to fix it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -9,19 +10,40 @@ cache=${PORTICO_CACHE:-$root/.cache}
 fail() { echo "portico: $*" >&2; exit 1; }
 
 cluster_binaries() {
-  command -v go >/dev/null 2>&1 || fail "Go is not installed, so kube-apiserver and etcd cannot be built: install Go 1.24 or newer (apt-get install golang-go)"
-  local mod=$root/test/cluster version key dir
+  command -v go >/dev/null 2>&1 || fail "Go is not installed, so Kubernetes cannot be built: install Go 1.24 or newer (apt-get install golang-go)"
+  local mod=$root/test/cluster version key dir minor ldflags bin
   version=$(awk '$1=="require" && $2=="k8s.io/kubernetes" {print $3} $1=="k8s.io/kubernetes" {print $2}' "$mod/go.mod" | head -n1)
-  key=$(cat "$mod/go.mod" "$mod/go.sum" "$mod"/cmd/*/*.go | sha256sum | cut -c1-12)
+  key=$(cat "$mod/go.mod" "$mod/go.sum" "$mod"/cmd/*/*.go "$0" | sha256sum | cut -c1-12)
   dir=$cache/cluster-$version-$key
-  if [ ! -x "$dir/kube-apiserver" ] || [ ! -x "$dir/etcd" ]; then
-    echo "portico: building kube-apiserver $version and etcd from the Go module proxy (first time only, several minutes)..." >&2
-    mkdir -p "$dir.tmp"
-    (cd "$mod" && go build -trimpath -o "$dir.tmp/" k8s.io/kubernetes/cmd/kube-apiserver ./cmd/etcd) >&2 ||
-      fail "building kube-apiserver/etcd failed (see the Go errors above); check that the Go module proxy is reachable (go env GOPROXY)"
-    rm -rf "$dir" && mv "$dir.tmp" "$dir"
+  local binaries=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy etcd)
+  local missing=0
+  for bin in "${binaries[@]}"; do [ -x "$dir/$bin" ] || missing=1; done
+  if [ $missing -eq 1 ]; then
+    echo "portico: building Kubernetes $version (control plane, kubelet, kube-proxy) and etcd from the Go module proxy (first time only, about ten minutes on two cores)..." >&2
+    # The release stamps components read for their version (kubelet reports it on its Node, and the
+    # apiserver's /version answers with it), as Kubernetes' own build sets them.
+    minor=$(echo "$version" | cut -d. -f2)
+    ldflags="-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1"
+    ldflags="$ldflags -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
+    ldflags="$ldflags -X k8s.io/client-go/pkg/version.gitVersion=$version -X k8s.io/client-go/pkg/version.gitMajor=1"
+    ldflags="$ldflags -X k8s.io/client-go/pkg/version.gitMinor=$minor"
+    local tmp=$dir.tmp.$$
+    rm -rf "$tmp" && mkdir -p "$tmp"
+    (cd "$mod" && GOTOOLCHAIN=local go build -trimpath -ldflags "$ldflags" -o "$tmp/" \
+      k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+      k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy ./cmd/etcd) >&2 ||
+      { rm -rf "$tmp"; fail "building Kubernetes failed (see the Go errors above); check that the Go module proxy is reachable (go env GOPROXY)"; }
+    rm -rf "$dir" && mv -T "$tmp" "$dir"
   fi
-  printf '"kubeApiserver":"%s","etcd":"%s"' "$dir/kube-apiserver" "$dir/etcd"
+  local json="" sep=""
+  for bin in "${binaries[@]}"; do
+    # kube-apiserver -> kubeApiserver: the keys the harness reads.
+    local name
+    name=$(echo "$bin" | awk -F- '{ for (i = 2; i <= NF; i++) $i = toupper(substr($i,1,1)) substr($i,2); print }' OFS='')
+    json="$json$sep\"$name\":\"$dir/$bin\""
+    sep=,
+  done
+  printf '%s' "$json"
 }
 
 moto() {

@@ -15,10 +15,21 @@ export interface ControlPlaneBinaries {
   etcd: string;
 }
 
+export interface ControlPlaneOptions {
+  /** More names and addresses the apiserver's certificate is valid for (where nodes and pods reach it). */
+  servingHosts?: string[];
+  /**
+   * Authorize kubelets as a real cluster does: the Node authorizer before RBAC and the NodeRestriction
+   * admission plugin, so each kubelet can touch only its own Node and the pods bound to it.
+   */
+  nodeAuthorization?: boolean;
+}
+
 /**
  * A real Kubernetes control plane on loopback: etcd and kube-apiserver with generated certificates, RBAC
- * authorization, service-account token signing, a service CIDR and a NodePort range. No kubelet and no
- * controller-manager: tests create Nodes and EndpointSlices themselves.
+ * authorization, service-account token signing, a service CIDR and a NodePort range. Alone (as the
+ * integration tests run it) there is no kubelet and no controller-manager: tests create Nodes and
+ * EndpointSlices themselves. The local cluster (localCluster/) adds them.
  */
 export class ControlPlane {
   readonly dir: string;
@@ -42,7 +53,11 @@ export class ControlPlane {
     this.kubeconfig = join(this.dir, "kubeconfig");
   }
 
-  static async start(binaries: ControlPlaneBinaries, dir: string): Promise<ControlPlane> {
+  static async start(
+    binaries: ControlPlaneBinaries,
+    dir: string,
+    options: ControlPlaneOptions = {},
+  ): Promise<ControlPlane> {
     await mkdir(dir, { recursive: true });
     const pki = join(dir, "pki");
     await mkdir(pki, { recursive: true });
@@ -56,6 +71,7 @@ export class ControlPlane {
         "kubernetes",
         "kubernetes.default",
         "kubernetes.default.svc",
+        ...(options.servingHosts ?? []),
       ],
     });
     const admin = await issueCertificate(ca, pki, "admin", {
@@ -95,7 +111,9 @@ export class ControlPlane {
       `--tls-cert-file=${serving.cert}`,
       `--tls-private-key-file=${serving.key}`,
       `--client-ca-file=${ca.cert}`,
-      "--authorization-mode=RBAC",
+      ...(options.nodeAuthorization
+        ? ["--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction"]
+        : ["--authorization-mode=RBAC"]),
       `--service-account-issuer=https://kubernetes.default.svc`,
       `--service-account-key-file=${sa.publicKey}`,
       `--service-account-signing-key-file=${sa.privateKey}`,
@@ -113,7 +131,7 @@ export class ControlPlane {
       join(dir, "apiserver.log"),
     );
     const plane = new ControlPlane({ dir, server, etcd, apiserver, apiserverArgs, binaries });
-    await writeFile(plane.kubeconfig, await renderKubeconfig(server, ca.cert, admin));
+    await writeFile(plane.kubeconfig, await renderKubeconfig(server, ca.cert, admin, "portico-admin"));
     await plane.waitReady();
     return plane;
   }
@@ -123,6 +141,27 @@ export class ControlPlane {
     const cert = await readFile(join(this.dir, "pki", "admin.crt"));
     const key = await readFile(join(this.dir, "pki", "admin.key"));
     await this.apiserver.waitReady(() => httpsOk(`${this.server}/readyz`, { ca, cert, key }), 90_000);
+  }
+
+  /** The certificate authority every component trusts and that signs client certificates. */
+  get ca(): { cert: string; key: string } {
+    return { cert: join(this.dir, "pki", "ca.crt"), key: join(this.dir, "pki", "ca.key") };
+  }
+
+  /**
+   * A kubeconfig for a client certificate of its own (a kubelet as `system:node:<name>` in
+   * `system:nodes`, kube-proxy, the scheduler...), pointing at `server` (default: this apiserver).
+   */
+  async clientKubeconfig(
+    name: string,
+    identity: { commonName: string; organization?: string },
+    server = this.server,
+  ): Promise<string> {
+    const pki = join(this.dir, "pki");
+    const cert = await issueCertificate(this.ca, pki, name, identity);
+    const path = join(this.dir, `${name}.kubeconfig`);
+    await writeFile(path, await renderKubeconfig(server, this.ca.cert, cert, identity.commonName));
+    return path;
   }
 
   /** Stops kube-apiserver and starts it again on the same port and data, as an upgrade or crash would. */
@@ -158,7 +197,8 @@ function httpsOk(url: string, tls: { ca: Buffer; cert: Buffer; key: Buffer }): P
 async function renderKubeconfig(
   server: string,
   caFile: string,
-  admin: { cert: string; key: string },
+  client: { cert: string; key: string },
+  user: string,
 ): Promise<string> {
   const b64 = async (f: string) => (await readFile(f)).toString("base64");
   return JSON.stringify(
@@ -170,11 +210,14 @@ async function renderKubeconfig(
       ],
       users: [
         {
-          name: "portico-admin",
-          user: { "client-certificate-data": await b64(admin.cert), "client-key-data": await b64(admin.key) },
+          name: user,
+          user: {
+            "client-certificate-data": await b64(client.cert),
+            "client-key-data": await b64(client.key),
+          },
         },
       ],
-      contexts: [{ name: "portico-local", context: { cluster: "portico-local", user: "portico-admin" } }],
+      contexts: [{ name: "portico-local", context: { cluster: "portico-local", user } }],
       "current-context": "portico-local",
     },
     null,

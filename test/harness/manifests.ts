@@ -14,7 +14,9 @@ import {
   type V1RoleBinding,
 } from "@kubernetes/client-node";
 import { execFile } from "node:child_process";
-import { join } from "node:path";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { waitFor } from "./wait.ts";
 
@@ -47,6 +49,30 @@ export async function renderOverlay(overlay: Overlay): Promise<KubernetesObject[
     maxBuffer: 16 << 20,
   });
   return loadAllYaml(stdout) as KubernetesObject[];
+}
+
+/**
+ * What a user's own kustomization renders when it includes the overlay and sets only the image (one
+ * `images:` entry named `portico`), as manifests/README.md says to deploy it.
+ */
+export async function renderOverlayWithImage(overlay: Overlay, image: string): Promise<KubernetesObject[]> {
+  const dir = await mkdtemp(join(tmpdir(), "portico-kustomization-"));
+  try {
+    const at = image.lastIndexOf(":");
+    const [newName, newTag] =
+      at > image.lastIndexOf("/") ? [image.slice(0, at), image.slice(at + 1)] : [image, undefined];
+    const kustomization = {
+      apiVersion: "kustomize.config.k8s.io/v1beta1",
+      kind: "Kustomization",
+      resources: [relative(dir, join(MANIFESTS, "overlays", overlay))],
+      images: [{ name: "portico", newName, ...(newTag ? { newTag } : {}) }],
+    };
+    await writeFile(join(dir, "kustomization.yaml"), JSON.stringify(kustomization));
+    const { stdout } = await run(await kustomizeBinary(), ["build", dir], { maxBuffer: 16 << 20 });
+    return loadAllYaml(stdout) as KubernetesObject[];
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 export function find<T extends KubernetesObject = KubernetesObject>(

@@ -36,7 +36,14 @@ export interface LanOptions {
    * By default the bridge floods multicast like an unmanaged switch.
    */
   mldSnooping?: boolean;
+  /**
+   * An address of the LAN's own, 192.0.2.1, on the bridge in the "lan" namespace: where the LAN reaches
+   * services of the test machine forwarded in with `forward` (the kube-apiserver, the cloud emulators).
+   */
+  gateway?: boolean;
 }
+
+export const LAN_GATEWAY = "192.0.2.1";
 
 /** Runs `ip` (or any command) and returns stdout; failures say which command failed and why. */
 export async function sh(command: string, args: string[], timeoutMs = 30_000): Promise<string> {
@@ -128,6 +135,7 @@ export class TestLan {
       : ["mcast_snooping", "0"];
     await sh(IP, ["-n", lan, "link", "add", "br0", "type", "bridge", ...snooping]);
     await sh(IP, ["-n", lan, "link", "set", "br0", "up"]);
+    if (options.gateway) await sh(IP, ["-n", lan, "addr", "add", `${LAN_GATEWAY}/24`, "dev", "br0"]);
     this.client = await this.addHost("client", "c", 2);
     for (let i = 0; i < options.nodes; i++) {
       this.nodes.push(await this.addHost(`n${i}`, `n${i}`, 11 + i));
@@ -214,29 +222,44 @@ export class TestLan {
     args: string[],
     options: { onLine?: (line: string) => void; env?: NodeJS.ProcessEnv } = {},
   ): LanProcess {
-    const proc = new LanProcess(
-      name,
-      join(this.logDir, `${name}.log`),
-      host.namespace,
-      command,
-      args,
-      options,
-    );
+    return this.startIn(host.namespace, name, command, args, options);
+  }
+
+  private startIn(
+    namespace: string,
+    name: string,
+    command: string,
+    args: string[],
+    options: { onLine?: (line: string) => void; env?: NodeJS.ProcessEnv } = {},
+  ): LanProcess {
+    const proc = new LanProcess(name, join(this.logDir, `${name}.log`), namespace, command, args, options);
     this.processes.push(proc);
     return proc;
   }
 
   /**
    * Makes the kube-apiserver, which listens on 127.0.0.1 of the root namespace, reachable at the same
-   * address and port inside `host`: a forwarder in the host's namespace listens there and tunnels each
-   * connection through a Unix socket (file-system sockets cross namespaces) to this process, which
-   * connects to the real apiserver. TLS runs end to end, so the kubeconfig works unchanged.
+   * address and port inside `host` (see `forward`). TLS runs end to end, so the kubeconfig works unchanged.
    */
-  async forwardApiserver(host: LanHost, port: number): Promise<void> {
-    const socketPath = join(this.logDir, `api-${port}.sock`);
+  forwardApiserver(host: LanHost, port: number): Promise<void> {
+    return this.forward(host.namespace, { host: "127.0.0.1", port }, port);
+  }
+
+  /**
+   * Makes a TCP service listening on 127.0.0.1:`targetPort` of the root namespace reachable at `listen`
+   * inside `namespace`: a forwarder there tunnels each connection through a Unix socket (file-system
+   * sockets cross namespaces) to this process, which connects to the real service. The root namespace's
+   * network is never touched.
+   */
+  async forward(
+    namespace: string,
+    listen: { host: string; port: number },
+    targetPort: number,
+  ): Promise<void> {
+    const socketPath = join(this.logDir, `fwd-${targetPort}.sock`);
     if (!existsSync(socketPath)) {
       const server = createServer((client) => {
-        const upstream = connect(port, "127.0.0.1");
+        const upstream = connect(targetPort, "127.0.0.1");
         client.pipe(upstream).pipe(client);
         client.on("error", () => upstream.destroy());
         upstream.on("error", () => client.destroy());
@@ -246,11 +269,11 @@ export class TestLan {
     }
     let listening!: () => void;
     const ready = new Promise<void>((resolve) => (listening = resolve));
-    const proc = this.start(
-      host,
-      `apiforward-${host.namespace}`,
+    const proc = this.startIn(
+      namespace,
+      `forward-${namespace}-${listen.port}`,
       process.execPath,
-      ["-e", FORWARDER, String(port), socketPath],
+      ["-e", FORWARDER, String(listen.port), listen.host, socketPath],
       { onLine: (line) => line === "listening" && listening() },
     );
     await Promise.race([
@@ -273,13 +296,13 @@ export class TestLan {
 
 const FORWARDER = `
 const net = require("node:net");
-const [port, path] = process.argv.slice(1);
+const [port, host, path] = process.argv.slice(1);
 net.createServer((c) => {
   const u = net.connect(path);
   c.pipe(u).pipe(c);
   c.on("error", () => u.destroy());
   u.on("error", () => c.destroy());
-}).listen(Number(port), "127.0.0.1", () => console.log("listening"));`;
+}).listen(Number(port), host, () => console.log("listening"));`;
 
 /** A process inside a LAN namespace. */
 export class LanProcess {

@@ -5,6 +5,10 @@ import { EnvironmentError } from "./errors.ts";
 
 export interface Tools {
   kubeApiserver: string;
+  kubeControllerManager: string;
+  kubeScheduler: string;
+  kubelet: string;
+  kubeProxy: string;
   etcd: string;
   motoServer?: string;
 }
