@@ -16,11 +16,12 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-.PHONY: help deps env test test-unit test-chaos check demo bench bench-aws bench-speaker bench-azure bench-metal build clean
+.PHONY: help deps env test test-unit test-e2e test-chaos check demo bench bench-aws bench-speaker bench-azure bench-metal bench-cluster build clean
 help:
 	@echo "make test   run every test (unit + integration on a real kube-apiserver and the AWS emulator)"
 	@echo "make demo   start the local environment and show Portico at work"
 	@echo "make check  type-check, lint and format check"
+	@echo "make test-e2e   the end-to-end suite alone: Portico's image on a local cluster of real kubelets"
 	@echo "make test-chaos  the fault tests at size (controller SIGKILLs, cloud faults, restarts)"
 	@echo "make bench  measure cloud calls and convergence time; results in bench/results/"
 
@@ -32,8 +33,14 @@ env: deps
 	@test/env/packages.sh
 	@speaker/native/build.sh
 
+# Unit and integration tests first, then the end-to-end suite on the local cluster (its own control plane,
+# three kubelet nodes and Portico's image; root only), so the two never compete for the machine.
 test: env
-	npx vitest run
+	npx vitest run --project unit --project integration
+	npx vitest run --project e2e
+
+test-e2e: env
+	npx vitest run --project e2e
 
 # The fault tests at size: 100 Services, the controller killed 10 times (seeded: CHAOS_SEED=N repeats a run).
 test-chaos: env
@@ -51,7 +58,11 @@ demo: env
 	node test/env/demo.ts
 
 # Each benchmark prints its figures with the command that reproduced them and keeps them in bench/results/.
-bench: bench-aws bench-azure bench-metal bench-speaker
+bench: bench-aws bench-azure bench-metal bench-speaker bench-cluster
+
+# Portico on the local cluster: set-up times, and what a client sees when the announcing node is lost.
+bench-cluster: env
+	node bench/cluster.ts
 
 bench-azure: env
 	node bench/azure.ts

@@ -35,6 +35,18 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        // Portico as users run it: its image on a local cluster of real kubelets, containerd and
+        // kube-proxy, with traffic from a client on the LAN. One cluster per run, so one file at a time.
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          globalSetup: ["test/harness/e2eSetup.ts"],
+          fileParallelism: false,
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
+        },
+      },
     ],
   },
 });

@@ -1,7 +1,7 @@
 // `make demo`: brings up Portico's local environment — a real kube-apiserver + etcd, the AWS emulator, the
-// Azure ARM emulator and (as root) a bare-metal LAN in network namespaces with a speaker per node — runs the
-// controllers, applies example Services for each provider, shows them converge with porticoctl, and has a
-// client on the LAN reach its Service. It keeps running until Ctrl-C so you can poke at it.
+// Azure ARM emulator — runs the controllers, applies example Services for each provider and shows them
+// converge with porticoctl; then, as root, a local cluster of real kubelet nodes running Portico's image,
+// where a client on the LAN reaches pods through a LoadBalancer address. It keeps running until Ctrl-C so you can poke at it.
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { startController, type Controller } from "../../controller/app.ts";
@@ -14,7 +14,7 @@ import { startEnvironment } from "../harness/environment.ts";
 import { TestCluster } from "../harness/kube.ts";
 import { createPool, installPoolCrd } from "../harness/pools.ts";
 import { startAzureDemo } from "./demoAzure.ts";
-import { startMetalLan } from "./demoMetal.ts";
+import { startClusterDemo } from "./demoCluster.ts";
 
 const dir = join(import.meta.dirname, "..", "..", ".run", "demo");
 const say = (text: string) => console.log(`\n\u001b[1m== ${text}\u001b[0m`);
@@ -220,12 +220,14 @@ async function main(): Promise<void> {
     ns,
   ]);
 
-  say("The bare-metal LAN: speakers in network namespaces, and a client reaching its Service");
-  const lan = await startMetalLan(cluster).catch(
-    (err: Error) => `the LAN could not be built: ${err.message}`,
+  say(
+    "Bare metal for real: a local cluster of three kubelet nodes on a LAN of network namespaces, Portico's image and overlay",
   );
-  if (typeof lan === "string") console.log(`  skipped: ${lan}`);
-  else for (const line of lan.lines) console.log(`  ${line}`);
+  const real =
+    process.getuid?.() === 0
+      ? await startClusterDemo(dir, say).catch((err: Error) => `the local cluster failed: ${err.message}`)
+      : "it needs root (network namespaces, containerd, kubelet); the emulator demo above is all there is";
+  if (typeof real === "string") console.log(`  skipped: ${real}`);
 
   say("Poke at it from another shell");
   console.log(`  export KUBECONFIG=${env.controlPlane.kubeconfig}
@@ -236,7 +238,12 @@ async function main(): Promise<void> {
   node controller/cli/porticoctl.ts status -n ${ns} --azure-config ${azureConfig}   # the tree above, live
   node controller/cli/porticoctl.ts doctor ${ns}/web-local --cluster-name ${ns}
   kubectl -n ${ns} get services                                  # any kubectl works with this kubeconfig
-  kubectl -n ${ns} delete service web                            # and watch the NLB go
+  kubectl -n ${ns} delete service web                            # and watch the NLB go${
+    typeof real === "string"
+      ? ""
+      : `
+  kubectl --kubeconfig ${real.kubeconfig} get pods -A -o wide   # the local cluster`
+  }
 
 Files and logs are in ${dir}. Press Ctrl-C to stop; everything started here stops with it.`);
 
@@ -245,7 +252,7 @@ Files and logs are in ${dir}. Press Ctrl-C to stop; everything started here stop
     process.once("SIGTERM", resolve);
   });
   console.log("\nStopping...");
-  if (typeof lan !== "string") await lan.stop();
+  if (typeof real !== "string") await real.stop();
   for (const c of controllers) await c.stop();
   await cluster.cleanup();
   await env.stop({ keepFiles: true });

@@ -96,8 +96,7 @@ export class LocalCluster {
             dir: join(dir, "nodes", name),
             cgroup: join(base, `${CGROUP_PREFIX}-${lan.id}-${name}`),
           },
-          netns: host.namespace,
-          iface: host.iface,
+          host,
           binaries: { kubelet: tools.kubelet, kubeProxy: tools.kubeProxy },
           credentials: {
             kubeletKubeconfig: await controlPlane.clientKubeconfig(

@@ -15,7 +15,7 @@ import {
   paths,
   type NodeLayout,
 } from "./nodeConfig.ts";
-import { sh } from "../netns.ts";
+import { sh, type LanHost } from "../netns.ts";
 import { ManagedProcess } from "../processes.ts";
 
 const NODE_SH = join(import.meta.dirname, "node.sh");
@@ -43,31 +43,32 @@ export interface ImageArchive {
 /** All it takes to handle a node from another process (a test worker): plain data. */
 export interface NodeDescription {
   layout: NodeLayout;
-  netns: string;
-  /** The node's interface on the LAN, inside netns. */
-  iface: string;
+  /** The node's namespace and interface on the LAN. */
+  host: LanHost;
   binaries: NodeBinaries;
   credentials: NodeCredentials;
 }
 
 export class WorkerNode {
   readonly layout: NodeLayout;
-  readonly netns: string;
+  readonly host: LanHost;
   private holder: ChildProcess | undefined;
   private daemons: ManagedProcess[] = [];
   private readonly binaries: NodeBinaries;
   private readonly credentials: NodeCredentials;
 
-  readonly iface: string;
-
   constructor(description: NodeDescription) {
-    ({ layout: this.layout, netns: this.netns, iface: this.iface } = description);
+    ({ layout: this.layout, host: this.host } = description);
     ({ binaries: this.binaries, credentials: this.credentials } = description);
   }
 
   describe(): NodeDescription {
-    const { layout, netns, iface, binaries, credentials } = this;
-    return { layout, netns, iface, binaries, credentials };
+    const { layout, host, binaries, credentials } = this;
+    return { layout, host, binaries, credentials };
+  }
+
+  get netns(): string {
+    return this.host.namespace;
   }
 
   get name(): string {

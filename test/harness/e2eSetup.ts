@@ -1,0 +1,44 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TestProject } from "vitest/node";
+import { startClusterWithPortico } from "./localCluster/install.ts";
+import type { NodeDescription } from "./localCluster/workerNode.ts";
+import type { LanHost } from "./netns.ts";
+
+/** What the end-to-end tests get: the cluster as a user and the LAN's client see it, and its nodes. */
+export interface E2eContext {
+  kubeconfig: string;
+  client: LanHost;
+  nodes: NodeDescription[];
+  workloadImage: string;
+  /** The addresses of the IPAddressPool `e2e`, on the LAN. */
+  pool: string;
+}
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    e2e: E2eContext;
+  }
+}
+
+export const E2E_POOL = "192.0.2.240/28";
+
+/**
+ * Starts the local cluster once per run (control plane, three worker nodes, the LAN and its client), loads
+ * the images built from the repository into every node and installs Portico's metal overlay on it.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const { cluster, images } = await startClusterWithPortico({
+    dir: await mkdtemp(join(tmpdir(), "portico-e2e-")),
+    pool: { name: "e2e", addresses: [E2E_POOL] },
+  });
+  project.provide("e2e", {
+    kubeconfig: cluster.kubeconfig,
+    client: cluster.client,
+    nodes: cluster.nodes.map((n) => n.describe()),
+    workloadImage: images.workload.ref,
+    pool: E2E_POOL,
+  });
+  return () => cluster.stop();
+}

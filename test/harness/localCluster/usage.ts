@@ -1,0 +1,261 @@
+// The local cluster as a user and the LAN's client use it: a namespace with the test workload and
+// LoadBalancer Services (admin clients, as kubectl would be), and HTTP from the client through the address,
+// once or as a steady load. Used by the end-to-end tests (through e2e.ts), the demo and the benchmark.
+import { AppsV1Api, CoreV1Api, KubeConfig, type V1Deployment, type V1Service } from "@kubernetes/client-node";
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import type { E2eContext } from "../e2eSetup.ts";
+import { INSTALL_NAMESPACE, waitForRollout } from "./install.ts";
+import { IP, sh } from "../netns.ts";
+import { waitFor } from "../wait.ts";
+
+export const METAL_CLASS = "portico.io/metal";
+export const WORKLOAD_PORT = 8080;
+
+/** What the workload answers: which pod on which node, and the source address it saw. */
+export interface EchoAnswer {
+  pod: string;
+  node: string;
+  client: string;
+}
+
+/** A namespace of the test's own on the local cluster, removed afterwards, with admin clients. */
+export class E2eNamespace {
+  readonly name: string;
+  readonly context: E2eContext;
+  readonly kc: KubeConfig;
+  readonly core: CoreV1Api;
+  readonly apps: AppsV1Api;
+
+  constructor(context: E2eContext, name: string) {
+    this.context = context;
+    this.name = name;
+    this.kc = new KubeConfig();
+    this.kc.loadFromFile(context.kubeconfig);
+    this.core = this.kc.makeApiClient(CoreV1Api);
+    this.apps = this.kc.makeApiClient(AppsV1Api);
+  }
+
+  /** The test workload: `replicas` pods answering with their name, node and the client's address. */
+  async deployEcho(
+    name: string,
+    replicas: number,
+    extra: { drainSeconds?: number; spread?: boolean } = {},
+  ): Promise<V1Deployment> {
+    const labels = { app: name };
+    const env = [
+      { name: "POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+      { name: "NODE_NAME", valueFrom: { fieldRef: { fieldPath: "spec.nodeName" } } },
+      { name: "PORT", value: String(WORKLOAD_PORT) },
+      { name: "DRAIN_SECONDS", value: String(extra.drainSeconds ?? 0) },
+    ];
+    return this.apps.createNamespacedDeployment({
+      namespace: this.name,
+      body: {
+        metadata: { name, labels },
+        spec: {
+          replicas,
+          selector: { matchLabels: labels },
+          template: {
+            metadata: { labels },
+            spec: {
+              terminationGracePeriodSeconds: (extra.drainSeconds ?? 0) + 5,
+              // One pod per node, when asked.
+              topologySpreadConstraints: extra.spread
+                ? [
+                    {
+                      maxSkew: 1,
+                      topologyKey: "kubernetes.io/hostname",
+                      whenUnsatisfiable: "DoNotSchedule",
+                      labelSelector: { matchLabels: labels },
+                    },
+                  ]
+                : undefined,
+              containers: [
+                {
+                  name: "echo",
+                  image: this.context.workloadImage,
+                  env,
+                  ports: [{ containerPort: WORKLOAD_PORT }],
+                  readinessProbe: { httpGet: { path: "/healthz", port: WORKLOAD_PORT }, periodSeconds: 1 },
+                },
+              ],
+            },
+          },
+        },
+      },
+    });
+  }
+
+  /** Waits until the Deployment has all its replicas available. */
+  async waitAvailable(name: string, timeoutMs = 120_000): Promise<void> {
+    await waitFor(
+      `Deployment ${this.name}/${name} available`,
+      async () => {
+        const d = await this.apps.readNamespacedDeployment({ name, namespace: this.name });
+        const want = d.spec?.replicas ?? 1;
+        if ((d.status?.availableReplicas ?? 0) === want && (d.status?.updatedReplicas ?? 0) === want)
+          return true;
+        throw new Error(`status ${JSON.stringify(d.status)}`);
+      },
+      { timeoutMs, intervalMs: 500 },
+    );
+  }
+
+  /** A LoadBalancer Service of Portico's metal class in front of the workload `app`. */
+  async createLoadBalancer(
+    name: string,
+    app: string,
+    spec: Partial<NonNullable<V1Service["spec"]>> = {},
+  ): Promise<V1Service> {
+    return this.core.createNamespacedService({
+      namespace: this.name,
+      body: {
+        metadata: { name },
+        spec: {
+          type: "LoadBalancer",
+          loadBalancerClass: METAL_CLASS,
+          selector: { app },
+          ports: [{ name: "http", port: 80, targetPort: WORKLOAD_PORT, protocol: "TCP" }],
+          ...spec,
+        },
+      },
+    });
+  }
+
+  /** The address Portico wrote into the Service's status. */
+  async waitForAddress(service: string, timeoutMs = 60_000): Promise<string> {
+    return waitFor(
+      `an address in the status of Service ${this.name}/${service}`,
+      async () => {
+        const svc = await this.core.readNamespacedService({ name: service, namespace: this.name });
+        return svc.status?.loadBalancer?.ingress?.[0]?.ip;
+      },
+      { timeoutMs, intervalMs: 250 },
+    );
+  }
+
+  async delete(): Promise<void> {
+    await this.core.deleteNamespace({ name: this.name }).catch(() => undefined);
+  }
+}
+
+/**
+ * Waits until the cluster is whole again after a disturbance: every node Ready, Portico's controller
+ * Deployment available and its speaker ready on every node.
+ */
+export async function clusterSettled(context: E2eContext, timeoutMs = 180_000): Promise<void> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(context.kubeconfig);
+  const core = kc.makeApiClient(CoreV1Api);
+  await waitFor(
+    "every node Ready",
+    async () => {
+      const nodes = (await core.listNode()).items;
+      const notReady = nodes.filter(
+        (n) => !n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
+      );
+      if (nodes.length === context.nodes.length && notReady.length === 0) return true;
+      throw new Error(`not Ready: ${notReady.map((n) => n.metadata!.name).join(", ")}`);
+    },
+    { timeoutMs, intervalMs: 500 },
+  );
+  await waitForRollout(
+    kc,
+    [
+      { kind: "Deployment", metadata: { name: "portico-controller", namespace: INSTALL_NAMESPACE } },
+      { kind: "DaemonSet", metadata: { name: "portico-speaker", namespace: INSTALL_NAMESPACE } },
+    ],
+    timeoutMs,
+  );
+}
+
+/** One HTTP GET from the LAN's client; undefined when it failed (refused, timed out, reset). */
+export async function clientGet(
+  context: E2eContext,
+  url: string,
+  timeoutSeconds = 2,
+): Promise<EchoAnswer | undefined> {
+  const out = await sh(
+    IP,
+    ["netns", "exec", context.client.namespace, "curl", "-sf", "-m", String(timeoutSeconds), url],
+    (timeoutSeconds + 5) * 1000,
+  ).catch(() => undefined);
+  return out ? (JSON.parse(out) as EchoAnswer) : undefined;
+}
+
+/** The HTTP status of a GET from the LAN's client (0 when no answer came). */
+export async function clientStatus(context: E2eContext, url: string, timeoutSeconds = 2): Promise<number> {
+  const out = await sh(
+    IP,
+    ["netns", "exec", context.client.namespace, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}"].concat(
+      ["-m", String(timeoutSeconds), url],
+    ),
+    (timeoutSeconds + 5) * 1000,
+  ).catch(() => "000");
+  return Number(out.trim() || 0);
+}
+
+/** One request of a ClientLoad. */
+export interface LoadResult {
+  start: number;
+  ms: number;
+  ok: boolean;
+  pod?: string;
+  error?: string;
+}
+
+/** Steady HTTP requests from the LAN's client (loadClient.ts), collected until stopped. */
+export class ClientLoad {
+  readonly results: LoadResult[] = [];
+  private readonly child: ChildProcess;
+  private readonly closed: Promise<void>;
+
+  constructor(context: E2eContext, url: string, opts: { intervalMs?: number; timeoutMs?: number } = {}) {
+    const argv = ["netns", "exec", context.client.namespace, process.execPath, LOAD_CLIENT, url];
+    argv.push(String(opts.intervalMs ?? 50), String(opts.timeoutMs ?? 1000));
+    this.child = spawn("/usr/bin/setpriv", ["--pdeathsig", "KILL", "--", IP, ...argv], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    createInterface({ input: this.child.stdout! }).on("line", (line) => {
+      this.results.push(JSON.parse(line) as LoadResult);
+    });
+    this.closed = new Promise((resolve) => this.child.once("close", () => resolve()));
+  }
+
+  /** Waits until `count` requests in a row have succeeded (the load is flowing). */
+  async waitSteady(count = 10, timeoutMs = 60_000): Promise<void> {
+    await waitFor(
+      `${count} successful requests in a row`,
+      () => {
+        const last = this.results.slice(-count);
+        return (last.length === count && last.every((r) => r.ok)) || undefined;
+      },
+      { timeoutMs, intervalMs: 100 },
+    );
+  }
+
+  /** Stops sending, lets the requests in flight finish, and returns every result. */
+  async stop(): Promise<LoadResult[]> {
+    this.child.kill("SIGTERM");
+    await this.closed;
+    return this.results;
+  }
+}
+
+const LOAD_CLIENT = join(import.meta.dirname, "..", "loadClient.ts");
+
+/** Failed requests and the longest stretch without a successful answer (first failure to next success). */
+export function outages(results: LoadResult[]): { failed: number; total: number; longestMs: number } {
+  let longestMs = 0;
+  let since: number | undefined;
+  for (const r of [...results].sort((a, b) => a.start - b.start)) {
+    if (!r.ok) since ??= r.start;
+    else if (since !== undefined) {
+      longestMs = Math.max(longestMs, r.start - since);
+      since = undefined;
+    }
+  }
+  return { failed: results.filter((r) => !r.ok).length, total: results.length, longestMs };
+}

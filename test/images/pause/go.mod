@@ -1,0 +1,3 @@
+module portico.io/test/images/pause
+
+go 1.24

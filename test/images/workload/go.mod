@@ -1,0 +1,3 @@
+module portico.io/test/images/workload
+
+go 1.24

@@ -1,0 +1,91 @@
+// Command workload is the test cluster's backend: an HTTP server that answers every request with one line of
+// JSON naming the pod, its node and the client address it saw, so the tests can tell which pod a load
+// balancer reached and whether the client's source address was preserved.
+//
+// Environment: PORT (default 8080), POD_NAME and NODE_NAME (from the downward API), and DRAIN_SECONDS
+// (default 0): on SIGTERM the server keeps answering for that many seconds before it closes, which is
+// what the tests use to observe graceful draining. /healthz answers 200 throughout.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+type answer struct {
+	Pod    string `json:"pod"`
+	Node   string `json:"node"`
+	Client string `json:"client"`
+}
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("workload: ")
+	port := envOr("PORT", "8080")
+	drain, err := strconv.ParseFloat(envOr("DRAIN_SECONDS", "0"), 64)
+	if err != nil || drain < 0 {
+		log.Fatalf("DRAIN_SECONDS must be a non-negative number of seconds, not %q", os.Getenv("DRAIN_SECONDS"))
+	}
+	pod, node := os.Getenv("POD_NAME"), os.Getenv("NODE_NAME")
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		// RemoteAddr is the peer of the TCP connection: the client itself when the load balancer preserves
+		// the source address, the node or the balancer when it does not. Encode adds the trailing newline.
+		_ = json.NewEncoder(w).Encode(answer{Pod: pod, Node: node, Client: r.RemoteAddr})
+	})
+
+	// ":port" listens on IPv6 and IPv4 alike; Go reports IPv4 peers of the dual-stack socket as a.b.c.d:port.
+	listener, err := net.Listen("tcp", ":"+port)
+	if err != nil {
+		log.Fatalf("cannot listen on port %s: %v", port, err)
+	}
+	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- server.Serve(listener) }()
+	log.Printf("listening on %s (pod %q, node %q)", listener.Addr(), pod, node)
+
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case err := <-served:
+		log.Fatalf("serving failed: %v", err)
+	case sig := <-signals:
+		if drain > 0 {
+			log.Printf("%v: still serving for %gs before closing", sig, drain)
+			// A second signal cuts the drain short, so an impatient kill still ends the process promptly.
+			select {
+			case <-time.After(time.Duration(drain * float64(time.Second))):
+			case <-signals:
+			}
+		}
+	}
+	// Shutdown stops listening, closes idle keep-alive connections and waits for requests in flight.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := server.Shutdown(ctx); err != nil {
+		log.Printf("closing: %v", err)
+	}
+	log.Printf("closed")
+}
+
+func envOr(name, fallback string) string {
+	if value := os.Getenv(name); value != "" {
+		return value
+	}
+	return fallback
+}
