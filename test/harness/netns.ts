@@ -26,6 +26,8 @@ export interface LanHost {
   readonly ipv4: string;
   readonly ipv6: string;
   readonly mac: string;
+  /** The switch's end of the cable: the veth's other end, a port of the bridge in the LAN namespace. */
+  readonly switchPort: { namespace: string; iface: string };
 }
 
 export interface LanOptions {
@@ -200,7 +202,8 @@ export class TestLan {
     const link = JSON.parse(await sh(IP, ["-j", "-n", namespace, "link", "show", iface])) as {
       address: string;
     }[];
-    return { namespace, iface, ipv4, ipv6, mac: link[0]!.address };
+    const switchPort = { namespace: n, iface: bridgeSide };
+    return { namespace, iface, ipv4, ipv6, mac: link[0]!.address, switchPort };
   }
 
   /** Takes a host's link down (a cable pulled, a partition) or up again. */

@@ -15,8 +15,13 @@ export async function announcer(context: E2eContext, address: string): Promise<N
   return context.nodes.find((n) => macs.has(n.host.mac.toLowerCase()));
 }
 
+/**
+ * Pulls the node's cable at the switch (or plugs it back): the node sees its carrier go, as a real one
+ * would, and keeps its addresses and routes, which taking its own interface down would delete.
+ */
 export async function setNodeLink(node: NodeDescription, up: boolean): Promise<void> {
-  await sh(IP, ["-n", node.host.namespace, "link", "set", node.host.iface, up ? "up" : "down"]);
+  const port = node.host.switchPort;
+  await sh(IP, ["-n", port.namespace, "link", "set", port.iface, up ? "up" : "down"]);
 }
 
 export interface NodeLossMeasurement {

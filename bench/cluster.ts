@@ -1,0 +1,87 @@
+// `make bench-cluster`. Portico as users run it, on the local cluster (three kubelet nodes, Portico's image
+// from the Dockerfile, the metal overlay): how long the set-up takes (image build, cluster start, rollout),
+// and what a client on the LAN sees when the node announcing a Service's address is cut off the LAN — the
+// time to its first successful request after the cut, and to its last failed one — over BENCH_TRIALS trials.
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startClusterWithPortico } from "../test/harness/localCluster/install.ts";
+import { ClientLoad, clusterSettled, E2eNamespace } from "../test/harness/localCluster/usage.ts";
+import { cutAnnouncer, type NodeLossMeasurement } from "../test/harness/nodeLoss.ts";
+import { percentile, report } from "./report.ts";
+
+const TRIALS = Number(process.env.BENCH_TRIALS ?? 10);
+const OBSERVE_MS = Number(process.env.BENCH_OBSERVE_MS ?? 30_000);
+const POOL = "192.0.2.240/28";
+
+function summary(values: number[]): Record<string, number> {
+  return {
+    p50: percentile(values, 50),
+    p99: percentile(values, 99),
+    max: Math.max(...values),
+    min: Math.min(...values),
+  };
+}
+
+async function benchCluster(): Promise<Record<string, unknown>> {
+  const start = Date.now();
+  const { cluster, images, seconds } = await startClusterWithPortico({
+    dir: await mkdtemp(join(tmpdir(), "portico-bench-cluster-")),
+    pool: { name: "bench", addresses: [POOL] },
+  });
+  const setupSeconds = (Date.now() - start) / 1000;
+  try {
+    const context = {
+      kubeconfig: cluster.kubeconfig,
+      client: cluster.client,
+      nodes: cluster.nodes.map((n) => n.describe()),
+      workloadImage: images.workload.ref,
+      pool: POOL,
+    };
+    const ns = new E2eNamespace(context, "bench");
+    await ns.core.createNamespace({ body: { metadata: { name: "bench" } } });
+    await ns.deployEcho("echo", 3, { spread: true });
+    await ns.createLoadBalancer("web", "echo");
+    const address = await ns.waitForAddress("web");
+    await ns.waitAvailable("echo");
+    const load = new ClientLoad(context, `http://${address}/`, { intervalMs: 50, timeoutMs: 500 });
+    const trials: NodeLossMeasurement[] = [];
+    try {
+      await load.waitSteady();
+      for (let i = 0; i < TRIALS; i++) {
+        const m = await cutAnnouncer(context, address, load, OBSERVE_MS);
+        console.error(`trial ${i + 1}: ${JSON.stringify(m)}`);
+        trials.push(m);
+        await clusterSettled(context);
+        await load.waitSteady(20);
+      }
+    } finally {
+      await load.stop();
+    }
+    return {
+      setup: {
+        "total seconds": setupSeconds,
+        "image build seconds (this run; 0 = cached)": images.seconds,
+        "images step seconds": seconds.images,
+        "cluster start seconds (3 nodes Ready, images imported)": seconds.cluster,
+        "Portico rollout seconds (overlay applied to controller + speakers ready)": seconds.install,
+      },
+      "node loss (announcing node's link cut, client request every 50 ms with a 500 ms timeout)": {
+        trials: trials.length,
+        "first success after the cut, ms": summary(trials.map((t) => t.firstSuccessMs)),
+        "last failure after the cut, ms": summary(trials.map((t) => t.lastFailureMs)),
+        "failed requests per trial": summary(trials.map((t) => t.failed)),
+        rows: trials.map((t) => ({
+          node: t.node,
+          first: t.firstSuccessMs,
+          last: t.lastFailureMs,
+          failed: t.failed,
+        })),
+      },
+    };
+  } finally {
+    await cluster.stop();
+  }
+}
+
+await report("cluster", benchCluster);

@@ -1,0 +1,131 @@
+// Changes users make every day, under steady client load through the LoadBalancer address: a rolling update
+// of the workload, the leading controller pod deleted, the speaker DaemonSet rolled. Every request the
+// client sent is accounted for.
+import { AppsV1Api, CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
+import { mergePatch } from "../../controller/patch.ts";
+import { ClientLoad, describe, expect, outages, test, waitFor, type E2eNamespace } from "../harness/e2e.ts";
+
+const SYSTEM = "portico-system";
+
+async function serving(ns: E2eNamespace, replicas: number, drainSeconds = 0): Promise<string> {
+  await ns.deployEcho("echo", replicas, { drainSeconds });
+  await ns.createLoadBalancer("web", "echo");
+  const address = await ns.waitForAddress("web");
+  await ns.waitAvailable("echo");
+  return address;
+}
+
+function report(what: string, results: Awaited<ReturnType<ClientLoad["stop"]>>): ReturnType<typeof outages> {
+  const o = outages(results);
+  console.log(`${what}: ${o.failed} of ${o.total} requests failed, longest gap ${o.longestMs} ms`);
+  return o;
+}
+
+describe("under steady client load", () => {
+  test("a rolling update of the workload loses no request: terminating pods are drained", async ({ ns }) => {
+    const address = await serving(ns, 2, 3);
+    const load = new ClientLoad(ns.context, `http://${address}/`);
+    await load.waitSteady();
+    const before = new Set(load.results.filter((r) => r.ok).map((r) => r.pod));
+    // A change of the pod template rolls every pod, one new one at a time.
+    await ns.apps.patchNamespacedDeployment(
+      {
+        name: "echo",
+        namespace: ns.name,
+        body: { spec: { template: { metadata: { annotations: { "e2e.portico.io/rev": "2" } } } } },
+      },
+      mergePatch,
+    );
+    await ns.waitAvailable("echo");
+    // The old pods are gone only once their drain is over.
+    await waitFor(
+      "the old pods to be gone",
+      async () => {
+        const pods = await ns.core.listNamespacedPod({ namespace: ns.name, labelSelector: "app=echo" });
+        return pods.items.every((p) => !before.has(p.metadata!.name)) || undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    await load.waitSteady();
+    const results = await load.stop();
+    const after = new Set(results.slice(-10).map((r) => r.pod));
+    expect([...after].some((pod) => before.has(pod))).toBe(false);
+    expect(report("rolling update", results).failed).toBe(0);
+  });
+
+  test("deleting the leading controller pod keeps the address reachable; the other replica takes over", async ({
+    ns,
+  }) => {
+    const address = await serving(ns, 2);
+    const load = new ClientLoad(ns.context, `http://${address}/`);
+    await load.waitSteady();
+    const kc = ns.kc;
+    const leases = kc.makeApiClient(CoordinationV1Api);
+    const lease = (await leases.listNamespacedLease({ namespace: SYSTEM })).items.find((l) =>
+      l.metadata?.name?.startsWith("portico"),
+    );
+    const leader = lease?.spec?.holderIdentity;
+    expect(leader, "the controllers' Lease names a holder").toBeTruthy();
+    const core = kc.makeApiClient(CoreV1Api);
+    const pods = await core.listNamespacedPod({
+      namespace: SYSTEM,
+      labelSelector: "app.kubernetes.io/component=controller",
+    });
+    const leaderPod = pods.items.find((p) => leader!.startsWith(p.metadata!.name!));
+    expect(leaderPod, `a controller pod named in holder ${leader}`).toBeDefined();
+    await core.deleteNamespacedPod({ name: leaderPod!.metadata!.name!, namespace: SYSTEM });
+    // Another replica holds the Lease, and Portico still serves: a new Service gets its address.
+    await waitFor(
+      "another controller to hold the Lease",
+      async () => {
+        const l = await leases.readNamespacedLease({ name: lease!.metadata!.name!, namespace: SYSTEM });
+        const holder = l.spec?.holderIdentity;
+        return (holder && !holder.startsWith(leaderPod!.metadata!.name!)) || undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 500 },
+    );
+    await ns.createLoadBalancer("web2", "echo");
+    await ns.waitForAddress("web2", 90_000);
+    const results = await load.stop();
+    expect(report("leader controller deleted", results).failed).toBe(0);
+  });
+
+  test("rolling the speaker DaemonSet keeps the address reachable", async ({ ns }) => {
+    const address = await serving(ns, 2);
+    const load = new ClientLoad(ns.context, `http://${address}/`);
+    await load.waitSteady();
+    const apps = ns.kc.makeApiClient(AppsV1Api);
+    const before = await apps.readNamespacedDaemonSet({ name: "portico-speaker", namespace: SYSTEM });
+    await apps.patchNamespacedDaemonSet(
+      {
+        name: "portico-speaker",
+        namespace: SYSTEM,
+        body: {
+          spec: {
+            template: { metadata: { annotations: { "e2e.portico.io/restartedAt": String(Date.now()) } } },
+          },
+        },
+      },
+      mergePatch,
+    );
+    await waitFor(
+      "the speaker DaemonSet to be rolled out on every node",
+      async () => {
+        const ds = await apps.readNamespacedDaemonSet({ name: "portico-speaker", namespace: SYSTEM });
+        const s = ds.status!;
+        return (
+          (ds.metadata!.generation! > before.metadata!.generation! &&
+            s.observedGeneration === ds.metadata!.generation &&
+            s.updatedNumberScheduled === s.desiredNumberScheduled &&
+            s.numberReady === s.desiredNumberScheduled) ||
+          undefined
+        );
+      },
+      { timeoutMs: 180_000, intervalMs: 500 },
+    );
+    await load.waitSteady();
+    const o = report("speaker DaemonSet rolled", await load.stop());
+    // Counted, and reported: a hand-over between speakers can cost the requests of its gap.
+    expect(o.total).toBeGreaterThan(o.failed);
+  });
+});
