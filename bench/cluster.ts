@@ -11,7 +11,9 @@ import { cutAnnouncer, type NodeLossMeasurement } from "../test/harness/nodeLoss
 import { percentile, report } from "./report.ts";
 
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 10);
-const OBSERVE_MS = Number(process.env.BENCH_OBSERVE_MS ?? 30_000);
+// Long enough for the node lifecycle controller to mark the lost node NotReady (20 s grace) and kube-proxy
+// to drop its pods from the Service, which ends the failures a lost node causes.
+const OBSERVE_MS = Number(process.env.BENCH_OBSERVE_MS ?? 45_000);
 const POOL = "192.0.2.240/28";
 
 function summary(values: number[]): Record<string, number> {
@@ -36,6 +38,7 @@ async function benchCluster(): Promise<Record<string, unknown>> {
       client: cluster.client,
       nodes: cluster.nodes.map((n) => n.describe()),
       workloadImage: images.workload.ref,
+      porticoImage: images.portico.ref,
       pool: POOL,
     };
     const ns = new E2eNamespace(context, "bench");

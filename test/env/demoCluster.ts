@@ -44,6 +44,7 @@ export async function startClusterDemo(dir: string, say: (text: string) => void)
       client: cluster.client,
       nodes: cluster.nodes.map((n) => n.describe()),
       workloadImage: images.workload.ref,
+      porticoImage: images.portico.ref,
       pool: DEMO_POOL,
     };
     const ns = new E2eNamespace(context, "demo");

@@ -12,6 +12,8 @@ export interface E2eContext {
   client: LanHost;
   nodes: NodeDescription[];
   workloadImage: string;
+  /** Portico's image, built from the Dockerfile. */
+  porticoImage: string;
   /** The addresses of the IPAddressPool `e2e`, on the LAN. */
   pool: string;
 }
@@ -38,6 +40,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     client: cluster.client,
     nodes: cluster.nodes.map((n) => n.describe()),
     workloadImage: images.workload.ref,
+    porticoImage: images.portico.ref,
     pool: E2E_POOL,
   });
   return () => cluster.stop();

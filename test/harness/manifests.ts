@@ -55,7 +55,12 @@ export async function renderOverlay(overlay: Overlay): Promise<KubernetesObject[
  * What a user's own kustomization renders when it includes the overlay and sets only the image (one
  * `images:` entry named `portico`), as manifests/README.md says to deploy it.
  */
-export async function renderOverlayWithImage(overlay: Overlay, image: string): Promise<KubernetesObject[]> {
+export async function renderOverlayWithImage(
+  overlay: Overlay,
+  image: string,
+  /** More of the user's kustomization: a namespace, a name prefix, patches. */
+  extra: Record<string, unknown> = {},
+): Promise<KubernetesObject[]> {
   const dir = await mkdtemp(join(tmpdir(), "portico-kustomization-"));
   try {
     const at = image.lastIndexOf(":");
@@ -66,6 +71,7 @@ export async function renderOverlayWithImage(overlay: Overlay, image: string): P
       kind: "Kustomization",
       resources: [relative(dir, join(MANIFESTS, "overlays", overlay))],
       images: [{ name: "portico", newName, ...(newTag ? { newTag } : {}) }],
+      ...extra,
     };
     await writeFile(join(dir, "kustomization.yaml"), JSON.stringify(kustomization));
     const { stdout } = await run(await kustomizeBinary(), ["build", dir], { maxBuffer: 16 << 20 });

@@ -7,7 +7,7 @@
 import { spawn, execFile, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createWriteStream, existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer, connect, type Server } from "node:net";
+import { createServer, connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -102,7 +102,7 @@ export class TestLan {
   readonly logDir: string;
   private readonly namespaces: string[] = [];
   private readonly processes: LanProcess[] = [];
-  private readonly servers: Server[] = [];
+  private readonly forwards: Forward[] = [];
   private destroyed = false;
 
   private constructor() {
@@ -248,41 +248,13 @@ export class TestLan {
     return this.forward(host.namespace, { host: "127.0.0.1", port }, port);
   }
 
-  /**
-   * Makes a TCP service listening on 127.0.0.1:`targetPort` of the root namespace reachable at `listen`
-   * inside `namespace`: a forwarder there tunnels each connection through a Unix socket (file-system
-   * sockets cross namespaces) to this process, which connects to the real service. The root namespace's
-   * network is never touched.
-   */
+  /** `forwardInto` a namespace of this LAN, stopped with it. */
   async forward(
     namespace: string,
     listen: { host: string; port: number },
     targetPort: number,
   ): Promise<void> {
-    const socketPath = join(this.logDir, `fwd-${targetPort}.sock`);
-    if (!existsSync(socketPath)) {
-      const server = createServer((client) => {
-        const upstream = connect(targetPort, "127.0.0.1");
-        client.pipe(upstream).pipe(client);
-        client.on("error", () => upstream.destroy());
-        upstream.on("error", () => client.destroy());
-      });
-      await new Promise<void>((resolve, reject) => server.once("error", reject).listen(socketPath, resolve));
-      this.servers.push(server);
-    }
-    let listening!: () => void;
-    const ready = new Promise<void>((resolve) => (listening = resolve));
-    const proc = this.startIn(
-      namespace,
-      `forward-${namespace}-${listen.port}`,
-      process.execPath,
-      ["-e", FORWARDER, String(listen.port), listen.host, socketPath],
-      { onLine: (line) => line === "listening" && listening() },
-    );
-    await Promise.race([
-      ready,
-      proc.exited.then((code) => Promise.reject(new Error(`forwarder exited (${code}): ${proc.tail()}`))),
-    ]);
+    this.forwards.push(await forwardInto(namespace, listen, targetPort, this.logDir));
   }
 
   /** Stops every process (SIGKILL), then removes the namespaces and with them every veth. */
@@ -290,11 +262,60 @@ export class TestLan {
     if (this.destroyed) return;
     this.destroyed = true;
     await Promise.all(this.processes.map((p) => p.kill()));
-    for (const server of this.servers) server.close();
+    await Promise.all(this.forwards.map((f) => f.stop()));
     for (const namespace of this.namespaces.reverse())
       await sh(IP, ["netns", "del", namespace]).catch(() => undefined);
     if (process.env.PORTICO_KEEP_RUN !== "1") rmSync(this.logDir, { recursive: true, force: true });
   }
+}
+
+export interface Forward {
+  stop(): Promise<void>;
+}
+
+/**
+ * Makes a TCP service listening on 127.0.0.1:`targetPort` of the root namespace reachable at `listen`
+ * inside `namespace`: a forwarder there tunnels each connection through a Unix socket in `dir` (file-system
+ * sockets cross namespaces) to this process, which connects to the real service. The root namespace's
+ * network is never touched. Usable from any process; the forwarder dies with it.
+ */
+export async function forwardInto(
+  namespace: string,
+  listen: { host: string; port: number },
+  targetPort: number,
+  dir: string,
+): Promise<Forward> {
+  const name = `forward-${namespace}-${listen.port}`;
+  const socketPath = join(dir, `${name}.sock`);
+  const server = createServer((client) => {
+    const upstream = connect(targetPort, "127.0.0.1");
+    client.pipe(upstream).pipe(client);
+    client.on("error", () => upstream.destroy());
+    upstream.on("error", () => client.destroy());
+  });
+  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(socketPath, resolve));
+  let listening!: () => void;
+  const ready = new Promise<void>((resolve) => (listening = resolve));
+  const proc = new LanProcess(
+    name,
+    join(dir, `${name}.log`),
+    namespace,
+    process.execPath,
+    ["-e", FORWARDER, String(listen.port), listen.host, socketPath],
+    { onLine: (line) => line === "listening" && listening() },
+  );
+  const stop = async () => {
+    await proc.kill();
+    server.close();
+  };
+  await Promise.race([
+    ready,
+    proc.exited.then((code) => Promise.reject(new Error(`forwarder exited (${code}): ${proc.tail()}`))),
+  ]).catch(async (err: unknown) => {
+    await stop();
+    throw err;
+  });
+  return { stop };
 }
 
 const FORWARDER = `

@@ -7,6 +7,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
+  KubernetesObjectApi,
   type KubernetesObject,
 } from "@kubernetes/client-node";
 import { randomBytes } from "node:crypto";
@@ -26,11 +27,18 @@ export interface PoolSpec {
 
 export async function installPortico(
   kubeconfig: string,
-  opts: { overlay: Overlay; image: string; pools?: PoolSpec[]; timeoutMs?: number },
-): Promise<void> {
+  opts: {
+    overlay: Overlay;
+    image: string;
+    pools?: PoolSpec[];
+    timeoutMs?: number;
+    /** More of the user's own kustomization (a namespace, a name prefix, patches). */
+    kustomization?: Record<string, unknown>;
+  },
+): Promise<KubernetesObject[]> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
-  const objects = await renderOverlayWithImage(opts.overlay, opts.image);
+  const objects = await renderOverlayWithImage(opts.overlay, opts.image, opts.kustomization);
   const namespace = objects.filter((o) => o.kind === "Namespace");
   let failures = await apply(kc, namespace, { dryRun: false });
   if (opts.overlay === "metal") {
@@ -50,6 +58,18 @@ export async function installPortico(
     throw new Error(`installing the ${opts.overlay} overlay failed: ${JSON.stringify(failures)}`);
   for (const pool of opts.pools ?? []) await createPool(kc, pool);
   await waitForRollout(kc, objects, opts.timeoutMs ?? 180_000);
+  return objects;
+}
+
+/** Deletes what installPortico applied, last first (`kubectl delete -k`). */
+export async function uninstall(kubeconfig: string, objects: KubernetesObject[]): Promise<void> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const api = KubernetesObjectApi.makeApiClient(kc);
+  for (const obj of [...objects].reverse())
+    await api.delete(obj).catch((err: { code?: number }) => {
+      if (err.code !== 404) throw err;
+    });
 }
 
 async function createPool(kc: KubeConfig, pool: PoolSpec): Promise<void> {

@@ -108,11 +108,12 @@ export class E2eNamespace {
     name: string,
     app: string,
     spec: Partial<NonNullable<V1Service["spec"]>> = {},
+    annotations: Record<string, string> = {},
   ): Promise<V1Service> {
     return this.core.createNamespacedService({
       namespace: this.name,
       body: {
-        metadata: { name },
+        metadata: { name, annotations },
         spec: {
           type: "LoadBalancer",
           loadBalancerClass: METAL_CLASS,

@@ -1,0 +1,122 @@
+// The eks overlay's controller running in the cluster, as on EKS but against the AWS emulator: its image, its
+// ServiceAccount and RBAC, leader election between its two pods, and the AWS SDK reaching the emulator from a
+// pod (static test credentials stand in for IRSA or Pod Identity). A Service of class portico.io/aws-nlb
+// with ip targets gets an NLB whose targets are the pods' addresses, and loses it when deleted.
+import {
+  DescribeTargetHealthCommand,
+  DescribeTargetGroupsCommand,
+} from "@aws-sdk/client-elastic-load-balancing-v2";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { onTestFinished } from "vitest";
+import { startMoto } from "../harness/awsEmulator.ts";
+import { TestAws } from "../harness/aws.ts";
+import { describe, expect, test, waitFor } from "../harness/e2e.ts";
+import { installPortico, uninstall } from "../harness/localCluster/install.ts";
+import { forwardInto, LAN_GATEWAY } from "../harness/netns.ts";
+import { ensureTools } from "../harness/tools.ts";
+
+/** The cluster name the eks overlay ships with; the emulator's subnets are tagged for it. */
+const CLUSTER_NAME = "my-cluster";
+
+describe("the eks overlay in the cluster", () => {
+  test("its controller pods make an NLB with the pods as targets in the AWS emulator, and remove it", async ({
+    ns,
+  }) => {
+    const tools = await ensureTools("all");
+    const dir = await mkdtemp(join(tmpdir(), "portico-e2e-aws-"));
+    const moto = await startMoto(tools.motoServer!, dir, 1);
+    onTestFinished(async () => {
+      await moto.process.stop();
+      await rm(dir, { recursive: true, force: true });
+    });
+    const port = Number(new URL(moto.endpoint.url).port);
+    // The emulator, reachable from the pods at the LAN's gateway.
+    const forward = await forwardInto(
+      ns.context.client.switchPort.namespace,
+      { host: LAN_GATEWAY, port },
+      port,
+      dir,
+    );
+    onTestFinished(() => forward.stop());
+    Object.assign(process.env, {
+      AWS_ENDPOINT_URL: moto.endpoint.url,
+      PORTICO_AWS_EMULATOR: "moto",
+      AWS_REGION: "us-east-1",
+      AWS_ACCESS_KEY_ID: "test",
+      AWS_SECRET_ACCESS_KEY: "test",
+    });
+    const aws = await TestAws.fresh();
+    await aws.createNetwork(CLUSTER_NAME, { internal: true });
+
+    const env = [
+      { name: "AWS_ENDPOINT_URL", value: `http://${LAN_GATEWAY}:${port}` },
+      { name: "AWS_ACCESS_KEY_ID", value: "test" },
+      { name: "AWS_SECRET_ACCESS_KEY", value: "test" },
+    ];
+    const objects = await installPortico(ns.context.kubeconfig, {
+      overlay: "eks",
+      image: ns.context.porticoImage,
+      kustomization: {
+        namespace: "portico-eks",
+        namePrefix: "eks-",
+        patches: [
+          {
+            target: { kind: "Deployment" },
+            patch: JSON.stringify(
+              env.map((value) => ({ op: "add", path: "/spec/template/spec/containers/0/env/-", value })),
+            ),
+          },
+        ],
+      },
+    });
+    onTestFinished(() => uninstall(ns.context.kubeconfig, objects));
+
+    await ns.deployEcho("echo", 2);
+    await ns.waitAvailable("echo");
+    await ns.createLoadBalancer(
+      "web",
+      "echo",
+      { loadBalancerClass: "portico.io/aws-nlb" },
+      { "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip" },
+    );
+    const hostname = await waitFor(
+      "the Service's NLB hostname in its status",
+      async () => {
+        const svc = await ns.core.readNamespacedService({ name: "web", namespace: ns.name });
+        return svc.status?.loadBalancer?.ingress?.[0]?.hostname;
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    expect(hostname).toMatch(/elb\.amazonaws\.com$/);
+
+    const pods = await ns.core.listNamespacedPod({ namespace: ns.name, labelSelector: "app=echo" });
+    const podIps = pods.items.map((p) => p.status!.podIP!).sort();
+    await waitFor(
+      `the target group to hold the pods ${podIps.join(", ")}`,
+      async () => {
+        const groups = await aws.elbv2.send(new DescribeTargetGroupsCommand({}));
+        const group = groups.TargetGroups?.[0];
+        if (!group) throw new Error("no target group");
+        const health = await aws.elbv2.send(
+          new DescribeTargetHealthCommand({ TargetGroupArn: group.TargetGroupArn }),
+        );
+        const ips = (health.TargetHealthDescriptions ?? []).map((d) => d.Target!.Id!).sort();
+        if (JSON.stringify(ips) === JSON.stringify(podIps) && group.TargetType === "ip") return true;
+        throw new Error(`targets ${ips.join(", ")} (${group.TargetType})`);
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+
+    await ns.core.deleteNamespacedService({ name: "web", namespace: ns.name });
+    await waitFor(
+      "the NLB and its target groups to be deleted",
+      async () => {
+        const groups = await aws.elbv2.send(new DescribeTargetGroupsCommand({}));
+        return (groups.TargetGroups ?? []).length === 0 || undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+  });
+});
