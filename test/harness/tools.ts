@@ -9,6 +9,7 @@ export interface Tools {
   kubeScheduler: string;
   kubelet: string;
   kubeProxy: string;
+  kubectl: string;
   etcd: string;
   motoServer?: string;
 }
