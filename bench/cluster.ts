@@ -1,13 +1,15 @@
 // `make bench-cluster`. Portico as users run it, on the local cluster (three kubelet nodes, Portico's image
 // from the Dockerfile, the metal overlay): how long the set-up takes (image build, cluster start, rollout),
-// and what a client on the LAN sees when the node announcing a Service's address is cut off the LAN — the
-// time to its first successful request after the cut, and to its last failed one — over BENCH_TRIALS trials.
-import { mkdtemp } from "node:fs/promises";
+// and what a client on the LAN sees when the node announcing a Service's address is lost — its cable pulled,
+// or its power cut — how long no request gets through, and when the last one fails, over BENCH_TRIALS trials
+// of each.
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startClusterWithPortico } from "../test/harness/localCluster/install.ts";
 import { ClientLoad, clusterSettled, E2eNamespace } from "../test/harness/localCluster/usage.ts";
-import { cutAnnouncer, type NodeLossMeasurement } from "../test/harness/nodeLoss.ts";
+import { servePowerControl } from "../test/harness/localCluster/nodeControl.ts";
+import { cutAnnouncer, type Loss, type NodeLossMeasurement } from "../test/harness/nodeLoss.ts";
 import { percentile, report } from "./report.ts";
 
 const TRIALS = Number(process.env.BENCH_TRIALS ?? 10);
@@ -15,6 +17,7 @@ const TRIALS = Number(process.env.BENCH_TRIALS ?? 10);
 // to drop its pods from the Service, which ends the failures a lost node causes.
 const OBSERVE_MS = Number(process.env.BENCH_OBSERVE_MS ?? 45_000);
 const POOL = "192.0.2.240/28";
+const LOSSES: Loss[] = ["link", "power"];
 
 function summary(values: number[]): Record<string, number> {
   return {
@@ -27,13 +30,17 @@ function summary(values: number[]): Record<string, number> {
 
 async function benchCluster(): Promise<Record<string, unknown>> {
   const start = Date.now();
+  const dir = await mkdtemp(join(tmpdir(), "portico-bench-cluster-"));
   const { cluster, images, seconds } = await startClusterWithPortico({
-    dir: await mkdtemp(join(tmpdir(), "portico-bench-cluster-")),
+    dir: join(dir, "cluster"),
     pool: { name: "bench", addresses: [POOL] },
   });
   const setupSeconds = (Date.now() - start) / 1000;
   try {
+    const powerSocket = join(dir, "power.sock");
+    const power = await servePowerControl(powerSocket, cluster.nodes);
     const context = {
+      powerSocket,
       kubeconfig: cluster.kubeconfig,
       client: cluster.client,
       nodes: cluster.nodes.map((n) => n.describe()),
@@ -48,19 +55,35 @@ async function benchCluster(): Promise<Record<string, unknown>> {
     const address = await ns.waitForAddress("web");
     await ns.waitAvailable("echo");
     const load = new ClientLoad(context, `http://${address}/`, { intervalMs: 50, timeoutMs: 500 });
-    const trials: NodeLossMeasurement[] = [];
+    const trials: Record<Loss, NodeLossMeasurement[]> = { link: [], power: [] };
     try {
       await load.waitSteady();
-      for (let i = 0; i < TRIALS; i++) {
-        const m = await cutAnnouncer(context, address, load, OBSERVE_MS);
-        console.error(`trial ${i + 1}: ${JSON.stringify(m)}`);
-        trials.push(m);
-        await clusterSettled(context);
-        await load.waitSteady(20);
-      }
+      for (const loss of LOSSES)
+        for (let i = 0; i < TRIALS; i++) {
+          const m = await cutAnnouncer(context, address, load, OBSERVE_MS, loss);
+          console.error(`${loss} trial ${i + 1}: ${JSON.stringify(m)}`);
+          trials[loss].push(m);
+          await clusterSettled(context);
+          await load.waitSteady(20);
+        }
     } finally {
       await load.stop();
+      power.close();
     }
+    const figures = (list: NodeLossMeasurement[]) => ({
+      trials: list.length,
+      "client outage (cut to the first success after the first failure), ms": summary(
+        list.map((t) => t.firstSuccessMs),
+      ),
+      "last failure after the cut, ms": summary(list.map((t) => t.lastFailureMs)),
+      "failed requests per trial": summary(list.map((t) => t.failed)),
+      rows: list.map((t) => ({
+        node: t.node,
+        outage: t.firstSuccessMs,
+        last: t.lastFailureMs,
+        failed: t.failed,
+      })),
+    });
     return {
       setup: {
         "total seconds": setupSeconds,
@@ -69,21 +92,16 @@ async function benchCluster(): Promise<Record<string, unknown>> {
         "cluster start seconds (3 nodes Ready, images imported)": seconds.cluster,
         "Portico rollout seconds (overlay applied to controller + speakers ready)": seconds.install,
       },
-      "node loss (announcing node's link cut, client request every 50 ms with a 500 ms timeout)": {
-        trials: trials.length,
-        "first success after the cut, ms": summary(trials.map((t) => t.firstSuccessMs)),
-        "last failure after the cut, ms": summary(trials.map((t) => t.lastFailureMs)),
-        "failed requests per trial": summary(trials.map((t) => t.failed)),
-        rows: trials.map((t) => ({
-          node: t.node,
-          first: t.firstSuccessMs,
-          last: t.lastFailureMs,
-          failed: t.failed,
-        })),
-      },
+      "client load":
+        "one HTTP request every 50 ms on a new connection, 500 ms timeout, 3 pods on 3 nodes, Cluster",
+      "announcing node's cable pulled at the switch": figures(trials.link),
+      "announcing node's power cut (cable pulled, every process killed; then booted again)": figures(
+        trials.power,
+      ),
     };
   } finally {
     await cluster.stop();
+    await rm(dir, { recursive: true, force: true });
   }
 }
 

@@ -1,8 +1,9 @@
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startClusterWithPortico } from "./localCluster/install.ts";
+import { servePowerControl } from "./localCluster/nodeControl.ts";
 import type { NodeDescription } from "./localCluster/workerNode.ts";
 import type { LanHost } from "./netns.ts";
 
@@ -16,6 +17,8 @@ export interface E2eContext {
   porticoImage: string;
   /** The addresses of the IPAddressPool `e2e`, on the LAN. */
   pool: string;
+  /** Where to ask for a node's power to be cut or restored (nodeControl.ts). */
+  powerSocket?: string;
 }
 
 declare module "vitest" {
@@ -31,10 +34,13 @@ export const E2E_POOL = "192.0.2.240/28";
  * the images built from the repository into every node and installs Portico's metal overlay on it.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const dir = await mkdtemp(join(tmpdir(), "portico-e2e-"));
   const { cluster, images } = await startClusterWithPortico({
-    dir: await mkdtemp(join(tmpdir(), "portico-e2e-")),
+    dir: join(dir, "cluster"),
     pool: { name: "e2e", addresses: [E2E_POOL] },
   });
+  const powerSocket = join(dir, "power.sock");
+  const power = await servePowerControl(powerSocket, cluster.nodes);
   project.provide("e2e", {
     kubeconfig: cluster.kubeconfig,
     client: cluster.client,
@@ -42,6 +48,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
     workloadImage: images.workload.ref,
     porticoImage: images.portico.ref,
     pool: E2E_POOL,
+    powerSocket,
   });
-  return () => cluster.stop();
+  return async () => {
+    power.close();
+    await cluster.stop();
+    await rm(dir, { recursive: true, force: true });
+  };
 }

@@ -5,6 +5,7 @@ import { arping } from "../integration/metal/clients.ts";
 import type { E2eContext } from "./e2eSetup.ts";
 import type { ClientLoad } from "./e2e.ts";
 import { IP, sh } from "./netns.ts";
+import { power } from "./localCluster/nodeControl.ts";
 import type { NodeDescription } from "./localCluster/workerNode.ts";
 import { waitFor } from "./wait.ts";
 
@@ -26,7 +27,10 @@ export async function setNodeLink(node: NodeDescription, up: boolean): Promise<v
 
 export interface NodeLossMeasurement {
   node: string;
-  /** From the cut to the first request (started after the cut) that succeeded. */
+  /**
+   * From the cut to the end of the first request that succeeded after the outage the cut began (0 when no
+   * request failed): how long the client could not get through.
+   */
   firstSuccessMs: number;
   /** From the cut to the start of the last request that failed within the observation window. */
   lastFailureMs: number;
@@ -34,15 +38,21 @@ export interface NodeLossMeasurement {
   total: number;
 }
 
+/** How a node is lost: its cable pulled at the switch, or its power cut (every process killed at once). */
+export type Loss = "link" | "power";
+
 /**
- * Cuts the link of the node announcing `address` while `load` runs, watches for `observeMs`, then brings
- * the link back. The caller waits for the cluster to settle before the next trial.
+ * Takes the node announcing `address` away while `load` runs (its cable, or with `power` every one of its
+ * processes, kubelet, containerd and the speaker included), watches for `observeMs`, then brings it back
+ * (plugged in, or booted again on the same disks). The caller waits for the cluster to settle before the
+ * next trial.
  */
 export async function cutAnnouncer(
   context: E2eContext,
   address: string,
   load: ClientLoad,
   observeMs = 30_000,
+  loss: Loss = "link",
 ): Promise<NodeLossMeasurement> {
   const node = await waitFor(`a node answering ARP for ${address}`, () => announcer(context, address), {
     timeoutMs: 30_000,
@@ -50,23 +60,33 @@ export async function cutAnnouncer(
   });
   const from = load.results.length;
   const cut = Date.now();
-  await setNodeLink(node, false);
+  if (loss === "link") await setNodeLink(node, false);
+  else await power(context.powerSocket!, node.layout.name, "off");
+  const sinceCut = () => load.results.slice(from).filter((r) => r.start >= cut);
+  /** The first success after the first failure since the cut (undefined while the outage lasts). */
+  const recovered = () => {
+    const after = sinceCut().sort((a, b) => a.start - b.start);
+    const firstFailure = after.find((r) => !r.ok);
+    return firstFailure ? after.find((r) => r.ok && r.start > firstFailure.start) : after.find((r) => r.ok);
+  };
   try {
-    await waitFor(
-      `a successful request after cutting ${node.layout.name} off`,
-      () => load.results.slice(from).some((r) => r.ok && r.start >= cut) || undefined,
-      { timeoutMs: observeMs, intervalMs: 50 },
-    );
+    // Long enough for requests to meet the loss, then until one gets through again.
+    await new Promise((r) => setTimeout(r, 1000));
+    await waitFor(`a successful request after losing ${node.layout.name}`, () => recovered(), {
+      timeoutMs: observeMs,
+      intervalMs: 50,
+    });
     await new Promise((r) => setTimeout(r, Math.max(0, cut + observeMs - Date.now())));
   } finally {
-    await setNodeLink(node, true);
+    if (loss === "link") await setNodeLink(node, true);
+    else await power(context.powerSocket!, node.layout.name, "on");
   }
-  const after = load.results.slice(from).filter((r) => r.start >= cut && r.start < cut + observeMs);
-  const firstSuccess = after.find((r) => r.ok)!;
+  const after = sinceCut().filter((r) => r.start < cut + observeMs);
   const failures = after.filter((r) => !r.ok);
+  const recovery = recovered()!;
   return {
     node: node.layout.name,
-    firstSuccessMs: firstSuccess.start + firstSuccess.ms - cut,
+    firstSuccessMs: failures.length ? recovery.start + recovery.ms - cut : 0,
     lastFailureMs: failures.length ? failures.at(-1)!.start - cut : 0,
     failed: failures.length,
     total: after.length,

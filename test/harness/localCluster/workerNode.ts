@@ -15,7 +15,7 @@ import {
   paths,
   type NodeLayout,
 } from "./nodeConfig.ts";
-import { sh, type LanHost } from "../netns.ts";
+import { IP, sh, type LanHost } from "../netns.ts";
 import { ManagedProcess } from "../processes.ts";
 
 const NODE_SH = join(import.meta.dirname, "node.sh");
@@ -114,7 +114,37 @@ export class WorkerNode {
     await proxy.waitReady(() => this.healthy(`http://${this.layout.ip}:10256/healthz`, true), 60_000);
   }
 
-  /** Every process of the node killed at once, containers included: a machine losing power. */
+  /**
+   * A machine losing power: every process killed at once, containers included, and its network gone with
+   * its kernel (the cable is pulled at the switch, so nothing the namespace still holds answers).
+   */
+  async powerOff(): Promise<void> {
+    // The network first: killing every process takes a moment, during which the kernel would still forward.
+    await this.setSwitchPort(false);
+    await this.stop();
+  }
+
+  /**
+   * The machine booting again on the same disks: a fresh kernel's packet filter and connection table, the
+   * cable back in, then containerd, kubelet and kube-proxy (images are already on disk).
+   */
+  async powerOn(): Promise<void> {
+    for (const tool of ["iptables", "ip6tables"])
+      for (const table of ["filter", "nat", "mangle", "raw"]) {
+        await sh(IP, ["netns", "exec", this.netns, tool, "-t", table, "-F"]);
+        await sh(IP, ["netns", "exec", this.netns, tool, "-t", table, "-X"]);
+      }
+    await sh(IP, ["netns", "exec", this.netns, "conntrack", "-F"]).catch(() => undefined);
+    await this.setSwitchPort(true);
+    await this.start([]);
+  }
+
+  private async setSwitchPort(up: boolean): Promise<void> {
+    const port = this.host.switchPort;
+    await sh(IP, ["-n", port.namespace, "link", "set", port.iface, up ? "up" : "down"]);
+  }
+
+  /** Every process of the node killed at once, containers included. */
   async stop(): Promise<void> {
     await destroyCgroup(this.layout.cgroup);
     await Promise.all(this.daemons.map((d) => d.kill()));
