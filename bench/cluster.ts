@@ -73,13 +73,13 @@ async function benchCluster(): Promise<Record<string, unknown>> {
     const figures = (list: NodeLossMeasurement[]) => ({
       trials: list.length,
       "client outage (cut to the first success after the first failure), ms": summary(
-        list.map((t) => t.firstSuccessMs),
+        list.map((t) => t.outageMs),
       ),
       "last failure after the cut, ms": summary(list.map((t) => t.lastFailureMs)),
       "failed requests per trial": summary(list.map((t) => t.failed)),
       rows: list.map((t) => ({
         node: t.node,
-        outage: t.firstSuccessMs,
+        outage: t.outageMs,
         last: t.lastFailureMs,
         failed: t.failed,
       })),

@@ -19,7 +19,7 @@ describe.each(["link", "power"] as const)("a node lost under load (%s)", (loss) 
       for (let i = 0; i < 2; i++) {
         const m = await cutAnnouncer(ns.context, address, load, 30_000, loss);
         console.log(
-          `node ${m.node} lost (${loss}): no request got through for ${m.firstSuccessMs} ms, last failure at ${m.lastFailureMs} ms, ${m.failed} of ${m.total} failed`,
+          `node ${m.node} lost (${loss}): no request got through for ${m.outageMs} ms, last failure at ${m.lastFailureMs} ms, ${m.failed} of ${m.total} failed`,
         );
         trials.push(m);
         await clusterSettled(ns.context);

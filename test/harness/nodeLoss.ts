@@ -31,7 +31,7 @@ export interface NodeLossMeasurement {
    * From the cut to the end of the first request that succeeded after the outage the cut began (0 when no
    * request failed): how long the client could not get through.
    */
-  firstSuccessMs: number;
+  outageMs: number;
   /** From the cut to the start of the last request that failed within the observation window. */
   lastFailureMs: number;
   failed: number;
@@ -86,7 +86,7 @@ export async function cutAnnouncer(
   const recovery = recovered()!;
   return {
     node: node.layout.name,
-    firstSuccessMs: failures.length ? recovery.start + recovery.ms - cut : 0,
+    outageMs: failures.length ? recovery.start + recovery.ms - cut : 0,
     lastFailureMs: failures.length ? failures.at(-1)!.start - cut : 0,
     failed: failures.length,
     total: after.length,
