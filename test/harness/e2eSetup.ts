@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startClusterWithPortico } from "./localCluster/install.ts";
+import { hostChanges, hostState, type HostState } from "./localCluster/hostState.ts";
 import { servePowerControl } from "./localCluster/nodeControl.ts";
 import type { NodeDescription } from "./localCluster/workerNode.ts";
 import type { LanHost } from "./netns.ts";
@@ -19,6 +20,8 @@ export interface E2eContext {
   pool: string;
   /** Where to ask for a node's power to be cut or restored (nodeControl.ts). */
   powerSocket?: string;
+  /** The machine's own state before the cluster started (hostState.ts). */
+  hostBefore?: HostState;
 }
 
 declare module "vitest" {
@@ -34,6 +37,7 @@ export const E2E_POOL = "192.0.2.240/28";
  * the images built from the repository into every node and installs Portico's metal overlay on it.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const hostBefore = await hostState();
   const dir = await mkdtemp(join(tmpdir(), "portico-e2e-"));
   const { cluster, images } = await startClusterWithPortico({
     dir: join(dir, "cluster"),
@@ -49,10 +53,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
     porticoImage: images.portico.ref,
     pool: E2E_POOL,
     powerSocket,
+    hostBefore,
   });
   return async () => {
     power.close();
     await cluster.stop();
     await rm(dir, { recursive: true, force: true });
+    const changes = hostChanges(hostBefore, await hostState());
+    if (changes.length) throw new Error(`the local cluster changed the machine: ${changes.join("; ")}`);
   };
 }

@@ -39,6 +39,11 @@ export interface AzureEmulatorOptions extends ConfigChange {
   /** TCP port; 0 (default) lets the kernel choose a free one. */
   port?: number;
   host?: string;
+  /**
+   * More addresses clients reach it at (through a forwarder, from another network namespace): its
+   * certificate covers them, and it answers each client with URLs on the address that client used.
+   */
+  alsoReachedAt?: string[];
   subscriptionId?: string;
   tenantId?: string;
   clientId?: string;
@@ -79,7 +84,7 @@ export async function startAzureEmulator(options: AzureEmulatorOptions = {}): Pr
   const host = options.host ?? "127.0.0.1";
   const tls = await issueCertificate(ca, dir, "arm", {
     commonName: host,
-    hosts: [...new Set([host, "127.0.0.1", "localhost", "::1"])],
+    hosts: [...new Set([host, "127.0.0.1", "localhost", "::1", ...(options.alsoReachedAt ?? [])])],
   });
   const principal = {
     tenantId: options.tenantId ?? randomUUID(),

@@ -1,5 +1,6 @@
 // The HTTPS front door: identity endpoints, the /_emulator admin API, and ARM itself (bearer token check, api-version
 // check, fault injection, routing), answering every failure in ARM's error envelope.
+import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:https";
@@ -50,6 +51,9 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+/** The base URL of the request being served (see EmulatorServer.base). */
+const requestBase = new AsyncLocalStorage<string>();
+
 export class EmulatorServer {
   readonly store = new Store();
   readonly operations = new Operations();
@@ -69,11 +73,20 @@ export class EmulatorServer {
     this.initialConfig = { ...options.config, limits: { ...options.config.limits } };
     this.config = { ...options.config, limits: { ...options.config.limits } };
     this.faults = new Faults(options.faultSeed);
-    this.authority = new Authority(options.principal, () => this.url);
+    this.authority = new Authority(options.principal, () => this.base());
   }
 
   get baseUrl(): string {
     return this.url;
+  }
+
+  /**
+   * The URL the current request reached this server at: every URL the emulator hands out (operation
+   * polling, token endpoints, next pages) is on the host the client used, so clients that reach it under
+   * another address (pods, through a forwarder) follow URLs they can reach. Outside a request, its own URL.
+   */
+  private base(): string {
+    return requestBase.getStore() ?? this.url;
   }
 
   async start(): Promise<string> {
@@ -120,12 +133,17 @@ export class EmulatorServer {
       operations: this.operations,
       faults: this.faults,
       config: this.config,
-      baseUrl: this.url,
+      baseUrl: this.base(),
       subscriptionId: this.subscriptionId,
     };
   }
 
-  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const host = req.headers.host;
+    return requestBase.run(host ? `https://${host}` : this.url, () => this.serveRequest(req, res));
+  }
+
+  private async serveRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = Date.now();
     const url = new URL(req.url ?? "/", this.url);
     const method = (req.method ?? "GET").toUpperCase();
@@ -219,7 +237,7 @@ export class EmulatorServer {
       path,
       this.subscriptionId,
       (id) =>
-        `${this.url}/subscriptions/${this.subscriptionId}/providers/Microsoft.Network/locations/global/operations/${id}?api-version=${apiVersion}`,
+        `${this.base()}/subscriptions/${this.subscriptionId}/providers/Microsoft.Network/locations/global/operations/${id}?api-version=${apiVersion}`,
     );
     if (fault) throw fault;
     const request: ArmRequest = {
