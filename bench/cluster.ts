@@ -6,7 +6,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startClusterWithPortico } from "../test/harness/localCluster/install.ts";
+import { describeCluster, startClusterWithPortico } from "../test/harness/localCluster/install.ts";
 import { ClientLoad, clusterSettled, E2eNamespace } from "../test/harness/localCluster/usage.ts";
 import { servePowerControl } from "../test/harness/localCluster/nodeControl.ts";
 import { cutAnnouncer, type Loss, type NodeLossMeasurement } from "../test/harness/nodeLoss.ts";
@@ -39,17 +39,8 @@ async function benchCluster(): Promise<Record<string, unknown>> {
   try {
     const powerSocket = join(dir, "power.sock");
     const power = await servePowerControl(powerSocket, cluster.nodes);
-    const context = {
-      powerSocket,
-      kubeconfig: cluster.kubeconfig,
-      client: cluster.client,
-      nodes: cluster.nodes.map((n) => n.describe()),
-      workloadImage: images.workload.ref,
-      porticoImage: images.portico.ref,
-      pool: POOL,
-    };
-    const ns = new E2eNamespace(context, "bench");
-    await ns.core.createNamespace({ body: { metadata: { name: "bench" } } });
+    const context = { ...describeCluster(cluster, images, POOL), powerSocket };
+    const ns = await E2eNamespace.create(context, "bench");
     await ns.deployEcho("echo", 3, { spread: true });
     await ns.createLoadBalancer("web", "echo");
     const address = await ns.waitForAddress("web");

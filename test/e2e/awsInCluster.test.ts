@@ -12,9 +12,9 @@ import { join } from "node:path";
 import { onTestFinished } from "vitest";
 import { startMoto } from "../harness/awsEmulator.ts";
 import { TestAws } from "../harness/aws.ts";
-import { describe, expect, test, waitFor } from "../harness/e2e.ts";
+import { describe, expect, reachableFromPods, test, waitFor } from "../harness/e2e.ts";
 import { installPortico, uninstall } from "../harness/localCluster/install.ts";
-import { forwardInto, LAN_GATEWAY } from "../harness/netns.ts";
+import { LAN_GATEWAY } from "../harness/netns.ts";
 import { ensureTools } from "../harness/tools.ts";
 
 /** The cluster name the eks overlay ships with; the emulator's subnets are tagged for it. */
@@ -33,12 +33,7 @@ describe("the eks overlay in the cluster", () => {
     });
     const port = Number(new URL(moto.endpoint.url).port);
     // The emulator, reachable from the pods at the LAN's gateway.
-    const forward = await forwardInto(
-      ns.context.client.switchPort.namespace,
-      { host: LAN_GATEWAY, port },
-      port,
-      dir,
-    );
+    const forward = await reachableFromPods(ns.context, port, dir);
     onTestFinished(() => forward.stop());
     Object.assign(process.env, {
       AWS_ENDPOINT_URL: moto.endpoint.url,

@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { onTestFinished } from "vitest";
 import { startAzureEmulator, trustCertificateAuthority } from "../emulators/azure/index.ts";
 import { AZURE_WORLD, TestAzure } from "../harness/azure.ts";
-import { describe, test, waitFor } from "../harness/e2e.ts";
+import { describe, reachableFromPods, test, waitFor } from "../harness/e2e.ts";
 import { installPortico, uninstall } from "../harness/localCluster/install.ts";
-import { forwardInto, LAN_GATEWAY } from "../harness/netns.ts";
+import { LAN_GATEWAY } from "../harness/netns.ts";
 
 /** The network the nodes live in, as Azure would hold it: the LAN's subnet, and the pods' range. */
 const VNET = { name: "lan-vnet", nodes: "192.0.2.0/24", pods: "10.244.0.0/16" };
@@ -28,12 +28,7 @@ describe("the aks overlay in the cluster", () => {
       await rm(dir, { recursive: true, force: true });
     });
     const port = Number(new URL(emulator.url).port);
-    const forward = await forwardInto(
-      ns.context.client.switchPort.namespace,
-      { host: LAN_GATEWAY, port },
-      port,
-      dir,
-    );
+    const forward = await reachableFromPods(ns.context, port, dir);
     onTestFinished(() => forward.stop());
     // This process talks to the emulator at its own address; the pods at the LAN's gateway.
     trustCertificateAuthority(emulator.caCertPath);

@@ -2,7 +2,9 @@
 // given by Portico's controller pod, announced by the speaker pod of one node over ARP, taken in by that
 // node's kube-proxy rules and carried to a pod run by kubelet and containerd.
 import { Address4 } from "ip-address";
+import { mergePatch } from "../../controller/patch.ts";
 import { clientGet, describe, expect, test, waitFor, type EchoAnswer } from "../harness/e2e.ts";
+import { announcer } from "../harness/nodeLoss.ts";
 
 describe("a LoadBalancer Service on the local cluster", () => {
   test("externalTrafficPolicy Cluster: the client reaches every pod through the address", async ({ ns }) => {
@@ -39,5 +41,46 @@ describe("a LoadBalancer Service on the local cluster", () => {
       { timeoutMs: 60_000, intervalMs: 200 },
     );
     expect(answer.client.split(":")[0]).toBe(ns.context.client.ipv4);
+  });
+});
+
+describe("externalTrafficPolicy Cluster", () => {
+  test("the announcing node serves the address though no pod runs on it", async ({ ns }) => {
+    await ns.deployEcho("echo", 1);
+    await ns.createLoadBalancer("web", "echo");
+    const address = await ns.waitForAddress("web");
+    await ns.waitAvailable("echo");
+    const node = await waitFor(`a node answering ARP for ${address}`, () => announcer(ns.context, address), {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+    });
+    // The pod moves off the announcing node; with Cluster the announcer does not depend on where pods run.
+    const away = {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [
+            {
+              matchExpressions: [
+                { key: "kubernetes.io/hostname", operator: "NotIn", values: [node.layout.name] },
+              ],
+            },
+          ],
+        },
+      },
+    };
+    await ns.apps.patchNamespacedDeployment(
+      { name: "echo", namespace: ns.name, body: { spec: { template: { spec: { affinity: away } } } } },
+      mergePatch,
+    );
+    const answer = await waitFor(
+      `an answer at http://${address}/ from a pod away from ${node.layout.name}`,
+      async () => {
+        const a = await clientGet(ns.context, `http://${address}/`);
+        return a && a.node !== node.layout.name ? a : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 250 },
+    );
+    expect(answer.node).not.toBe(node.layout.name);
+    expect((await announcer(ns.context, address))?.layout.name).toBe(node.layout.name);
   });
 });

@@ -2,7 +2,7 @@
 // metal overlay, a workload of two pods behind a LoadBalancer Service, and the LAN's client reaching them
 // through the address Portico gave it and one node's speaker announces.
 import { join } from "node:path";
-import { startClusterWithPortico } from "../harness/localCluster/install.ts";
+import { describeCluster, startClusterWithPortico } from "../harness/localCluster/install.ts";
 import { clientGet, E2eNamespace, type EchoAnswer } from "../harness/localCluster/usage.ts";
 import { announcer } from "../harness/nodeLoss.ts";
 import { waitFor } from "../harness/wait.ts";
@@ -39,16 +39,8 @@ export async function startClusterDemo(dir: string, say: (text: string) => void)
       out(`pod portico-system/${pod.metadata!.name}  ${pod.status?.phase}  on ${pod.spec?.nodeName}`);
 
     say("A workload of two pods behind a LoadBalancer Service of class portico.io/metal");
-    const context = {
-      kubeconfig: cluster.kubeconfig,
-      client: cluster.client,
-      nodes: cluster.nodes.map((n) => n.describe()),
-      workloadImage: images.workload.ref,
-      porticoImage: images.portico.ref,
-      pool: DEMO_POOL,
-    };
-    const ns = new E2eNamespace(context, "demo");
-    await ns.core.createNamespace({ body: { metadata: { name: "demo" } } });
+    const context = describeCluster(cluster, images, DEMO_POOL);
+    const ns = await E2eNamespace.create(context, "demo");
     await ns.deployEcho("echo", 2);
     await ns.createLoadBalancer("web", "echo");
     const address = await ns.waitForAddress("web");

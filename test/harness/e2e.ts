@@ -18,8 +18,7 @@ export const test = base.extend<{ ns: E2eNamespace }>({
       .replace(/[^a-z0-9]+/g, "-")
       .slice(0, 40)
       .replace(/-+$/, "");
-    const ns = new E2eNamespace(context, `${slug}-${Math.random().toString(36).slice(2, 6)}`);
-    await ns.core.createNamespace({ body: { metadata: { name: ns.name } } });
+    const ns = await E2eNamespace.create(context, `${slug}-${Math.random().toString(36).slice(2, 6)}`);
     await use(ns);
     await ns.delete();
   },

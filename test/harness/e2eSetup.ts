@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
-import { startClusterWithPortico } from "./localCluster/install.ts";
+import { describeCluster, startClusterWithPortico } from "./localCluster/install.ts";
 import { hostChanges, hostState, type HostState } from "./localCluster/hostState.ts";
 import { servePowerControl } from "./localCluster/nodeControl.ts";
 import type { NodeDescription } from "./localCluster/workerNode.ts";
@@ -46,12 +46,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const powerSocket = join(dir, "power.sock");
   const power = await servePowerControl(powerSocket, cluster.nodes);
   project.provide("e2e", {
-    kubeconfig: cluster.kubeconfig,
-    client: cluster.client,
-    nodes: cluster.nodes.map((n) => n.describe()),
-    workloadImage: images.workload.ref,
-    porticoImage: images.portico.ref,
-    pool: E2E_POOL,
+    ...describeCluster(cluster, images, E2E_POOL),
     powerSocket,
     hostBefore,
   });

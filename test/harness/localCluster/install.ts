@@ -11,6 +11,7 @@ import {
   type KubernetesObject,
 } from "@kubernetes/client-node";
 import { randomBytes } from "node:crypto";
+import type { E2eContext } from "../e2eSetup.ts";
 import { EnvironmentError } from "../errors.ts";
 import { apply, installCrds, renderOverlayWithImage, type Overlay } from "../manifests.ts";
 import { ensureTools } from "../tools.ts";
@@ -154,4 +155,16 @@ export async function startClusterWithPortico(opts: { dir: string; pool: PoolSpe
   }
   const seconds = { images: (t1 - t0) / 1000, cluster: (t2 - t1) / 1000, install: (Date.now() - t2) / 1000 };
   return { cluster, images, seconds };
+}
+
+/** The cluster as the end-to-end tests, the demo and the benchmark use it: plain data any process can hold. */
+export function describeCluster(cluster: LocalCluster, images: ClusterImages, pool: string): E2eContext {
+  return {
+    kubeconfig: cluster.kubeconfig,
+    client: cluster.client,
+    nodes: cluster.nodes.map((n) => n.describe()),
+    workloadImage: images.workload.ref,
+    porticoImage: images.portico.ref,
+    pool,
+  };
 }

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { E2eContext } from "../e2eSetup.ts";
 import { INSTALL_NAMESPACE, waitForRollout } from "./install.ts";
-import { IP, sh } from "../netns.ts";
+import { forwardInto, IP, LAN_GATEWAY, sh, type Forward } from "../netns.ts";
 import { waitFor } from "../wait.ts";
 
 export const METAL_CLASS = "portico.io/metal";
@@ -35,6 +35,13 @@ export class E2eNamespace {
     this.kc.loadFromFile(context.kubeconfig);
     this.core = this.kc.makeApiClient(CoreV1Api);
     this.apps = this.kc.makeApiClient(AppsV1Api);
+  }
+
+  /** Creates the namespace `name` on the cluster. */
+  static async create(context: E2eContext, name: string): Promise<E2eNamespace> {
+    const ns = new E2eNamespace(context, name);
+    await ns.core.createNamespace({ body: { metadata: { name } } });
+    return ns;
   }
 
   /** The test workload: `replicas` pods answering with their name, node and the client's address. */
@@ -196,6 +203,14 @@ export async function clientStatus(context: E2eContext, url: string, timeoutSeco
     (timeoutSeconds + 5) * 1000,
   ).catch(() => "000");
   return Number(out.trim() || 0);
+}
+
+/**
+ * Makes a service listening on 127.0.0.1:`port` of this machine (a cloud emulator) reachable from the
+ * cluster's nodes and pods at the LAN's gateway, on the same port; `stop` undoes it.
+ */
+export function reachableFromPods(context: E2eContext, port: number, dir: string): Promise<Forward> {
+  return forwardInto(context.client.switchPort.namespace, { host: LAN_GATEWAY, port }, port, dir);
 }
 
 /** One request of a ClientLoad. */
