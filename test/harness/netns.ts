@@ -269,6 +269,15 @@ export class TestLan {
   }
 }
 
+/**
+ * Pulls a host's cable at the switch (or plugs it back): the host sees its carrier go, as a real one would,
+ * and keeps its addresses and routes, which taking its own interface down would delete.
+ */
+export async function setCable(host: LanHost, plugged: boolean): Promise<void> {
+  const port = host.switchPort;
+  await sh(IP, ["-n", port.namespace, "link", "set", port.iface, plugged ? "up" : "down"]);
+}
+
 export interface Forward {
   stop(): Promise<void>;
 }

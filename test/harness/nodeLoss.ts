@@ -4,7 +4,7 @@
 import { arping } from "../integration/metal/clients.ts";
 import type { E2eContext } from "./e2eSetup.ts";
 import type { ClientLoad } from "./e2e.ts";
-import { IP, sh } from "./netns.ts";
+import { setCable } from "./netns.ts";
 import { power } from "./localCluster/nodeControl.ts";
 import type { NodeDescription } from "./localCluster/workerNode.ts";
 import { waitFor } from "./wait.ts";
@@ -14,15 +14,6 @@ export async function announcer(context: E2eContext, address: string): Promise<N
   const answers = await arping(context.client, address, 2);
   const macs = new Set(answers.macs.map((m) => m.toLowerCase()));
   return context.nodes.find((n) => macs.has(n.host.mac.toLowerCase()));
-}
-
-/**
- * Pulls the node's cable at the switch (or plugs it back): the node sees its carrier go, as a real one
- * would, and keeps its addresses and routes, which taking its own interface down would delete.
- */
-export async function setNodeLink(node: NodeDescription, up: boolean): Promise<void> {
-  const port = node.host.switchPort;
-  await sh(IP, ["-n", port.namespace, "link", "set", port.iface, up ? "up" : "down"]);
 }
 
 export interface NodeLossMeasurement {
@@ -60,7 +51,7 @@ export async function cutAnnouncer(
   });
   const from = load.results.length;
   const cut = Date.now();
-  if (loss === "link") await setNodeLink(node, false);
+  if (loss === "link") await setCable(node.host, false);
   else await power(context.powerSocket!, node.layout.name, "off");
   const sinceCut = () => load.results.slice(from).filter((r) => r.start >= cut);
   /** The first success after the first failure since the cut (undefined while the outage lasts). */
@@ -78,7 +69,7 @@ export async function cutAnnouncer(
     });
     await new Promise((r) => setTimeout(r, Math.max(0, cut + observeMs - Date.now())));
   } finally {
-    if (loss === "link") await setNodeLink(node, true);
+    if (loss === "link") await setCable(node.host, true);
     else await power(context.powerSocket!, node.layout.name, "on");
   }
   const after = sinceCut().filter((r) => r.start < cut + observeMs);

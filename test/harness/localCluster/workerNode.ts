@@ -15,7 +15,7 @@ import {
   paths,
   type NodeLayout,
 } from "./nodeConfig.ts";
-import { IP, sh, type LanHost } from "../netns.ts";
+import { IP, setCable, sh, type LanHost } from "../netns.ts";
 import { ManagedProcess } from "../processes.ts";
 
 const NODE_SH = join(import.meta.dirname, "node.sh");
@@ -120,7 +120,7 @@ export class WorkerNode {
    */
   async powerOff(): Promise<void> {
     // The network first: killing every process takes a moment, during which the kernel would still forward.
-    await this.setSwitchPort(false);
+    await setCable(this.host, false);
     await this.stop();
   }
 
@@ -135,13 +135,8 @@ export class WorkerNode {
         await sh(IP, ["netns", "exec", this.netns, tool, "-t", table, "-X"]);
       }
     await sh(IP, ["netns", "exec", this.netns, "conntrack", "-F"]).catch(() => undefined);
-    await this.setSwitchPort(true);
+    await setCable(this.host, true);
     await this.start([]);
-  }
-
-  private async setSwitchPort(up: boolean): Promise<void> {
-    const port = this.host.switchPort;
-    await sh(IP, ["-n", port.namespace, "link", "set", port.iface, up ? "up" : "down"]);
   }
 
   /** Every process of the node killed at once, containers included. */
