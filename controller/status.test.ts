@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
 import { READY_CONDITION, statusPatch } from "./status.ts";
-import { service } from "./testObjects.ts";
+import { service } from "../test/unit/support/controllerObjects.ts";
 
 const ready = { status: "True" as const, reason: "Provisioned", message: "ok" };
 

@@ -3,7 +3,7 @@ import { describe, expect, test } from "vitest";
 import { ConfigurationError } from "../errors.ts";
 import { parseAwsSettings } from "./annotations.ts";
 import { desiredLoadBalancer } from "./desired.ts";
-import { intent, NETWORK } from "./testIntent.ts";
+import { intent, NETWORK } from "../../test/unit/support/awsIntent.ts";
 
 const settings = (annotations: Record<string, string> = {}) =>
   parseAwsSettings(annotations, { scheme: "internal" });

@@ -3,7 +3,7 @@ import { parseAwsSettings } from "./annotations.ts";
 import { desiredLoadBalancer } from "./desired.ts";
 import type { DesiredLoadBalancer, Observed, ObservedLoadBalancer, ObservedTargetGroup } from "./model.ts";
 import { describeOperation, plan, planDeletion } from "./plan.ts";
-import { intent, NETWORK } from "./testIntent.ts";
+import { intent, NETWORK } from "../../test/unit/support/awsIntent.ts";
 
 const build = (annotations: Record<string, string> = {}, i = intent()) =>
   desiredLoadBalancer(i, parseAwsSettings(annotations, { scheme: "internal" }), NETWORK, "prod");

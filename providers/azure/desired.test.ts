@@ -1,7 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { ConfigurationError } from "../errors.ts";
 import type { LoadBalancerIntent } from "../provider.ts";
-import { CLUSTER, config, desired, FE, intent, network, RG, SUB, UID } from "./testSupport.ts";
+import {
+  CLUSTER,
+  config,
+  desired,
+  FE,
+  intent,
+  network,
+  RG,
+  SUB,
+  UID,
+} from "../../test/unit/support/azure.ts";
 
 const TARGET = "portico.io/target-type";
 const A = "service.beta.kubernetes.io/";

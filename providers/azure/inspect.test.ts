@@ -4,7 +4,7 @@ import { allowRuleText, inspectService, probeText } from "./inspect.ts";
 import type { LoadBalancer, NetworkSecurityGroup, Observed } from "./model.ts";
 import { ownershipTags } from "./names.ts";
 import { withServiceRules } from "./securityRulesEdit.ts";
-import { CLUSTER, desired, FE, intent, publicIp, UID, written } from "./testSupport.ts";
+import { CLUSTER, desired, FE, intent, publicIp, UID, written } from "../../test/unit/support/azure.ts";
 
 const svc = { namespace: "shop", name: "web", uid: UID };
 const INTERNAL = { "service.beta.kubernetes.io/azure-load-balancer-internal": "true" };

@@ -9,7 +9,7 @@ import type {
   Observed,
 } from "./model.ts";
 import { withServiceRules } from "./securityRulesEdit.ts";
-import { desired, intent, written } from "./testSupport.ts";
+import { desired, intent, written } from "../../test/unit/support/azure.ts";
 
 const A = "service.beta.kubernetes.io/";
 const INTERNAL = { [`${A}azure-load-balancer-internal`]: "true" };

@@ -3,7 +3,7 @@ import { recordTag } from "./loadBalancerEdit.ts";
 import type { LoadBalancer } from "./model.ts";
 import { clusterDigest, frontendName, ownershipTags, TAG } from "./names.ts";
 import { ownedServiceRefs } from "./owned.ts";
-import { CLUSTER, OTHER_UID, publicIp, UID } from "./testSupport.ts";
+import { CLUSTER, OTHER_UID, publicIp, UID } from "../../test/unit/support/azure.ts";
 
 const web = { namespace: "shop", name: "web", uid: UID };
 const dns = { namespace: "infra", name: "dns", uid: OTHER_UID };

@@ -15,7 +15,7 @@ import {
   RG,
   UID,
   written,
-} from "./testSupport.ts";
+} from "../../test/unit/support/azure.ts";
 
 const A = "service.beta.kubernetes.io/";
 const svc = { namespace: "shop", name: "web", uid: UID };

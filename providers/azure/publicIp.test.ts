@@ -5,7 +5,7 @@ import { resourceId } from "./ids.ts";
 import type { PublicIPAddress } from "./model.ts";
 import { ownershipTags } from "./names.ts";
 import { choosePublicIp } from "./publicIp.ts";
-import { CLUSTER, config, FE, OTHER_UID, publicIp, RG, SUB, UID } from "./testSupport.ts";
+import { CLUSTER, config, FE, OTHER_UID, publicIp, RG, SUB, UID } from "../../test/unit/support/azure.ts";
 
 const A = "service.beta.kubernetes.io/";
 const svc = { namespace: "shop", name: "web", uid: UID };

@@ -3,7 +3,7 @@ import { ConfigurationError } from "../errors.ts";
 import type { DesiredSecurityRule, NetworkSecurityGroup } from "./model.ts";
 import { frontendName } from "./names.ts";
 import { isPorticoRule, PRIORITY_RANGE, withoutServiceRules, withServiceRules } from "./securityRulesEdit.ts";
-import { FE, OTHER_UID } from "./testSupport.ts";
+import { FE, OTHER_UID } from "../../test/unit/support/azure.ts";
 
 type Rule = NonNullable<NetworkSecurityGroup["securityRules"]>[number];
 const OTHER_FE = frontendName(OTHER_UID);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Allocator } from "./allocator.ts";
 import type { AllocationError, AssignResult } from "./allocationTypes.ts";
-import { pool, service, tcp } from "./testSupport.ts";
+import { pool, service, tcp } from "../../test/unit/support/metal.ts";
 
 function addressesOf(result: AssignResult): string[] {
   if (!result.ok) throw new Error(`assignment failed: ${result.error.message}`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { planFamilies } from "./families.ts";
-import { service } from "./testSupport.ts";
+import { service } from "../../test/unit/support/metal.ts";
 
 function wants(...args: Parameters<typeof planFamilies>): string[] {
   const plan = planFamilies(...args);

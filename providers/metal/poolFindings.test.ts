@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { findNodeAddressesInPools, findOverlappingPools } from "./poolFindings.ts";
-import { pool } from "./testSupport.ts";
+import { pool } from "../../test/unit/support/metal.ts";
 
 describe("findOverlappingPools", () => {
   it("reports each overlapping pair once, with the shared addresses", () => {

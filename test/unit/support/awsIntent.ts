@@ -1,5 +1,5 @@
 // A provider-neutral intent for unit tests, with everything defaulted.
-import type { LoadBalancerIntent } from "../provider.ts";
+import type { LoadBalancerIntent } from "../../../providers/provider.ts";
 
 export function intent(over: Partial<LoadBalancerIntent> = {}): LoadBalancerIntent {
   return {

@@ -1,8 +1,12 @@
 // Helpers for the bare-metal unit tests: valid pools and Services with little ceremony.
-import type { IPFamily } from "./address.ts";
-import type { IPFamilyPolicy, ServiceForAllocation, ServicePort } from "./allocationTypes.ts";
-import type { Labels } from "./labelSelector.ts";
-import { parsePool, type Pool } from "./pool.ts";
+import type { IPFamily } from "../../../providers/metal/address.ts";
+import type {
+  IPFamilyPolicy,
+  ServiceForAllocation,
+  ServicePort,
+} from "../../../providers/metal/allocationTypes.ts";
+import type { Labels } from "../../../providers/metal/labelSelector.ts";
+import { parsePool, type Pool } from "../../../providers/metal/pool.ts";
 
 export function pool(name: string, spec: unknown): Pool {
   const parsed = parsePool(name, spec);

@@ -1,14 +1,19 @@
 // Builders for the Azure provider's unit tests: an intent, the cluster's network and configuration, and the
 // desired state and load balancers they lead to, with little ceremony.
-import type { LoadBalancerIntent } from "../provider.ts";
-import { parseAzureSettings } from "./annotations.ts";
-import type { AzureConfig } from "./config.ts";
-import { desiredService } from "./desired.ts";
-import { resourceId } from "./ids.ts";
-import { withService } from "./loadBalancerEdit.ts";
-import type { DesiredService, LoadBalancer, Network, PublicIPAddress } from "./model.ts";
-import { frontendName } from "./names.ts";
-import { choosePublicIp } from "./publicIp.ts";
+import type { LoadBalancerIntent } from "../../../providers/provider.ts";
+import { parseAzureSettings } from "../../../providers/azure/annotations.ts";
+import type { AzureConfig } from "../../../providers/azure/config.ts";
+import { desiredService } from "../../../providers/azure/desired.ts";
+import { resourceId } from "../../../providers/azure/ids.ts";
+import { withService } from "../../../providers/azure/loadBalancerEdit.ts";
+import type {
+  DesiredService,
+  LoadBalancer,
+  Network,
+  PublicIPAddress,
+} from "../../../providers/azure/model.ts";
+import { frontendName } from "../../../providers/azure/names.ts";
+import { choosePublicIp } from "../../../providers/azure/publicIp.ts";
 
 export const SUB = "00000000-0000-0000-0000-000000000001";
 export const RG = "cluster-rg";
