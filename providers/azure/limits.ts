@@ -18,33 +18,9 @@ import { holdsService, withoutService, withService } from "./loadBalancerEdit.ts
 import type { DesiredService, LoadBalancer, NetworkSecurityGroup, Observed } from "./model.ts";
 import { ownedLoadBalancer } from "./plan.ts";
 import { isPorticoRule } from "./securityRulesEdit.ts";
+import { AZURE_LIMITS, type AzureLimits } from "./limitValues.ts";
 
-/** The limits checked, named as Azure's documentation and the ARM emulator name them. 0: not checked. */
-export interface AzureLimits {
-  /** Frontend IP configurations of one load balancer. */
-  frontendIPConfigurationsPerLoadBalancer: number;
-  /** Load-balancing rules of one load balancer. */
-  rulesPerLoadBalancer: number;
-  /** Load-balancing rules whose backend pool holds one address, over every load balancer. */
-  rulesPerBackendAddress: number;
-  /** Security rules of one network security group. */
-  securityRulesPerGroup: number;
-  /** IP addresses and ranges in one group's rules, sources and destinations each counted on their own. */
-  addressPrefixesPerSecurityGroup: number;
-}
-
-/**
- * "Azure subscription and service limits": Load balancer limits (Standard load balancer) and Networking limits
- * (network security groups). Azure counts rules per backend NIC; Portico's pools hold IP addresses, so they are
- * counted per address.
- */
-export const AZURE_LIMITS: Readonly<AzureLimits> = {
-  frontendIPConfigurationsPerLoadBalancer: 600,
-  rulesPerLoadBalancer: 1500,
-  rulesPerBackendAddress: 300,
-  securityRulesPerGroup: 1000,
-  addressPrefixesPerSecurityGroup: 4000,
-};
+export { AZURE_LIMITS, type AzureLimits } from "./limitValues.ts";
 
 /** Whether a count goes past its limit, and further than it already was: a change that lowers a count passes. */
 const over = (limit: number, before: number, after: number): boolean =>
