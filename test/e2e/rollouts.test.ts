@@ -3,7 +3,17 @@
 // client sent is accounted for.
 import { AppsV1Api, CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
 import { mergePatch } from "../../controller/patch.ts";
-import { ClientLoad, describe, expect, outages, test, waitFor, type E2eNamespace } from "../harness/e2e.ts";
+import {
+  ClientLoad,
+  clusterSettled,
+  describe,
+  expect,
+  outages,
+  test,
+  waitFor,
+  type E2eNamespace,
+} from "../harness/e2e.ts";
+import { steadyAnnouncer } from "../harness/nodeLoss.ts";
 
 const SYSTEM = "portico-system";
 
@@ -12,12 +22,21 @@ async function serving(ns: E2eNamespace, replicas: number, drainSeconds = 0): Pr
   await ns.createLoadBalancer("web", "echo");
   const address = await ns.waitForAddress("web");
   await ns.waitAvailable("echo");
+  // What earlier tests did (a node booted again takes its addresses back) is over before the load starts,
+  // so the failures counted are the change's own.
+  await clusterSettled(ns.context);
+  await steadyAnnouncer(ns.context, address);
   return address;
 }
 
 function report(what: string, results: Awaited<ReturnType<ClientLoad["stop"]>>): ReturnType<typeof outages> {
   const o = outages(results);
-  console.log(`${what}: ${o.failed} of ${o.total} requests failed, longest gap ${o.longestMs} ms`);
+  const first = Math.min(...results.map((r) => r.start));
+  const failures = results.filter((r) => !r.ok).map((r) => `+${r.start - first} ms ${r.error}`);
+  console.log(
+    `${what}: ${o.failed} of ${o.total} requests failed, longest gap ${o.longestMs} ms` +
+      (failures.length ? ` (${failures.join("; ")})` : ""),
+  );
   return o;
 }
 

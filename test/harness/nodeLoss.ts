@@ -29,6 +29,27 @@ export interface NodeLossMeasurement {
   total: number;
 }
 
+/** Waits until the same node has answered ARP for `address` `times` times in a row, a second apart. */
+export async function steadyAnnouncer(
+  context: E2eContext,
+  address: string,
+  times = 3,
+): Promise<NodeDescription> {
+  const seen: (string | undefined)[] = [];
+  return waitFor(
+    `one node to keep answering ARP for ${address}`,
+    async () => {
+      const node = await announcer(context, address);
+      seen.push(node?.layout.name);
+      const last = seen.slice(-times);
+      if (node && last.length === times && last.every((n) => n === node.layout.name)) return node;
+      await new Promise((r) => setTimeout(r, 1000));
+      throw new Error(`answered by ${last.join(", ")}`);
+    },
+    { timeoutMs: 60_000, intervalMs: 0 },
+  );
+}
+
 /** How a node is lost: its cable pulled at the switch, or its power cut (every process killed at once). */
 export type Loss = "link" | "power";
 
