@@ -125,20 +125,9 @@ export class LocalCluster {
   }
 
   /** Waits until every running node is Ready in the API. */
-  async waitNodesReady(timeoutMs = 120_000): Promise<void> {
-    const core = this.coreApi();
-    const wanted = this.nodes.filter((n) => n.running).map((n) => n.name);
-    await waitFor(
-      `nodes ${wanted.join(", ")} Ready`,
-      async () => {
-        const list = await core.listNode();
-        const ready = list.items
-          .filter((n) => n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))
-          .map((n) => n.metadata!.name!);
-        return wanted.every((name) => ready.includes(name)) ? ready : undefined;
-      },
-      { timeoutMs, intervalMs: 500 },
-    );
+  waitNodesReady(timeoutMs = 120_000): Promise<void> {
+    const running = this.nodes.filter((n) => n.running).map((n) => n.name);
+    return waitNodesReady(this.coreApi(), running, timeoutMs);
   }
 
   coreApi(): CoreV1Api {
@@ -154,6 +143,22 @@ export class LocalCluster {
     await this.controlPlane.stop();
     if (process.env.PORTICO_KEEP_RUN !== "1") await rm(this.dir, { recursive: true, force: true });
   }
+}
+
+/** Waits until each of `names` is a Ready Node. */
+export async function waitNodesReady(core: CoreV1Api, names: string[], timeoutMs: number): Promise<void> {
+  await waitFor(
+    `nodes ${names.join(", ")} Ready`,
+    async () => {
+      const ready = (await core.listNode()).items
+        .filter((n) => n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))
+        .map((n) => n.metadata!.name!);
+      const missing = names.filter((name) => !ready.includes(name));
+      if (missing.length === 0) return true;
+      throw new Error(`not Ready: ${missing.join(", ")}`);
+    },
+    { timeoutMs, intervalMs: 500 },
+  );
 }
 
 /**
@@ -182,51 +187,47 @@ async function publishApiserverEndpoint(kubeconfig: string): Promise<void> {
 
 /** kube-controller-manager and kube-scheduler, in the root namespace beside the apiserver. */
 async function startControllers(plane: ControlPlane, tools: Tools, dir: string): Promise<ManagedProcess[]> {
-  const pki = join(plane.dir, "pki");
   // One after the other: openssl keeps the CA's serial number in a file.
-  const kcmKubeconfig = await plane.clientKubeconfig("kube-controller-manager", {
-    commonName: "system:kube-controller-manager",
-  });
-  const schedulerKubeconfig = await plane.clientKubeconfig("kube-scheduler", {
-    commonName: "system:kube-scheduler",
-  });
-  const [kcmPort, schedulerPort] = await Promise.all([freePort(), freePort()]);
-  const kcm = ManagedProcess.start(
-    "kube-controller-manager",
-    tools.kubeControllerManager,
-    [
-      `--kubeconfig=${kcmKubeconfig}`,
-      `--authentication-kubeconfig=${kcmKubeconfig}`,
-      `--authorization-kubeconfig=${kcmKubeconfig}`,
-      "--bind-address=127.0.0.1",
-      `--secure-port=${kcmPort}`,
-      "--leader-elect=false",
-      "--use-service-account-credentials=true",
-      `--service-account-private-key-file=${join(pki, "sa.key")}`,
-      `--root-ca-file=${plane.ca.cert}`,
-      `--service-cluster-ip-range=${SERVICE_CIDR},${SERVICE_CIDR_V6}`,
-      `--cluster-cidr=${POD_CIDR}`,
-      // A dead node is noticed in 20 s rather than 50 (kubelets report every 4 s).
-      "--node-monitor-grace-period=20s",
-      "--v=1",
-    ],
-    join(dir, "kube-controller-manager.log"),
-  );
-  const scheduler = ManagedProcess.start(
-    "kube-scheduler",
-    tools.kubeScheduler,
-    [
-      `--kubeconfig=${schedulerKubeconfig}`,
-      `--authentication-kubeconfig=${schedulerKubeconfig}`,
-      `--authorization-kubeconfig=${schedulerKubeconfig}`,
-      "--bind-address=127.0.0.1",
-      `--secure-port=${schedulerPort}`,
-      "--leader-elect=false",
-      "--v=1",
-    ],
-    join(dir, "kube-scheduler.log"),
-  );
+  const kcm = await startComponent(plane, dir, "kube-controller-manager", tools.kubeControllerManager, [
+    "--use-service-account-credentials=true",
+    `--service-account-private-key-file=${join(plane.dir, "pki", "sa.key")}`,
+    `--root-ca-file=${plane.ca.cert}`,
+    `--service-cluster-ip-range=${SERVICE_CIDR},${SERVICE_CIDR_V6}`,
+    `--cluster-cidr=${POD_CIDR}`,
+    // A dead node is noticed in 20 s rather than 50 (kubelets report every 4 s).
+    "--node-monitor-grace-period=20s",
+  ]);
+  const scheduler = await startComponent(plane, dir, "kube-scheduler", tools.kubeScheduler, []);
   return [kcm, scheduler];
+}
+
+/**
+ * A control-plane component under its own identity (`system:<name>`), which it also uses to check the
+ * requests to its own secure port (bound to loopback on a free port); one instance, so no leader election.
+ */
+async function startComponent(
+  plane: ControlPlane,
+  dir: string,
+  name: string,
+  binary: string,
+  args: string[],
+): Promise<ManagedProcess> {
+  const kubeconfig = await plane.clientKubeconfig(name, { commonName: `system:${name}` });
+  return ManagedProcess.start(
+    name,
+    binary,
+    [
+      `--kubeconfig=${kubeconfig}`,
+      `--authentication-kubeconfig=${kubeconfig}`,
+      `--authorization-kubeconfig=${kubeconfig}`,
+      "--bind-address=127.0.0.1",
+      `--secure-port=${await freePort()}`,
+      "--leader-elect=false",
+      "--v=1",
+      ...args,
+    ],
+    join(dir, `${name}.log`),
+  );
 }
 
 /** Each node reaches the other nodes' pods through them, and everything else through the gateway. */

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { E2eContext } from "../e2eSetup.ts";
+import { waitNodesReady } from "./cluster.ts";
 import { INSTALL_NAMESPACE, waitForRollout } from "./install.ts";
 import { forwardInto, IP, LAN_GATEWAY, sh, type Forward } from "../netns.ts";
 import { waitFor } from "../wait.ts";
@@ -97,16 +98,10 @@ export class E2eNamespace {
 
   /** Waits until the Deployment has all its replicas available. */
   async waitAvailable(name: string, timeoutMs = 120_000): Promise<void> {
-    await waitFor(
-      `Deployment ${this.name}/${name} available`,
-      async () => {
-        const d = await this.apps.readNamespacedDeployment({ name, namespace: this.name });
-        const want = d.spec?.replicas ?? 1;
-        if ((d.status?.availableReplicas ?? 0) === want && (d.status?.updatedReplicas ?? 0) === want)
-          return true;
-        throw new Error(`status ${JSON.stringify(d.status)}`);
-      },
-      { timeoutMs, intervalMs: 500 },
+    await waitForRollout(
+      this.kc,
+      [{ kind: "Deployment", metadata: { name, namespace: this.name } }],
+      timeoutMs,
     );
   }
 
@@ -156,19 +151,8 @@ export class E2eNamespace {
 export async function clusterSettled(context: E2eContext, timeoutMs = 180_000): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromFile(context.kubeconfig);
-  const core = kc.makeApiClient(CoreV1Api);
-  await waitFor(
-    "every node Ready",
-    async () => {
-      const nodes = (await core.listNode()).items;
-      const notReady = nodes.filter(
-        (n) => !n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
-      );
-      if (nodes.length === context.nodes.length && notReady.length === 0) return true;
-      throw new Error(`not Ready: ${notReady.map((n) => n.metadata!.name).join(", ")}`);
-    },
-    { timeoutMs, intervalMs: 500 },
-  );
+  const names = context.nodes.map((n) => n.layout.name);
+  await waitNodesReady(kc.makeApiClient(CoreV1Api), names, timeoutMs);
   await waitForRollout(
     kc,
     [
