@@ -16,7 +16,7 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-.PHONY: help deps env test test-unit test-e2e test-chaos check demo bench bench-aws bench-speaker bench-azure bench-metal bench-cluster build clean
+.PHONY: help deps env test test-unit test-e2e test-chaos check docs demo bench bench-aws bench-speaker bench-azure bench-metal bench-cluster build clean
 help:
 	@echo "make test   run every test (unit + integration on a real kube-apiserver and the AWS emulator)"
 	@echo "make demo   start the local environment and show Portico at work"
@@ -53,6 +53,11 @@ check: deps
 	npx tsc -p tsconfig.json
 	npx eslint .
 	npx prettier --check .
+
+# The annotation reference is generated from the catalog the controller checks Services against.
+docs: deps
+	node controller/cli/porticoctl.ts annotations -o markdown > docs/annotations.md
+	npx prettier --write docs/annotations.md >/dev/null
 
 demo: env
 	node test/env/demo.ts

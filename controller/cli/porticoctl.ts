@@ -2,7 +2,9 @@
 // porticoctl: look at Portico's work. `status`, `plan` and `doctor`, with kubectl's conventions.
 import { CoordinationV1Api, CoreV1Api, DiscoveryV1Api, KubeConfig } from "@kubernetes/client-node";
 import { parseArgs } from "node:util";
+import type { ProviderName } from "../../providers/annotationKeys/types.ts";
 import { readAzureConfig } from "../config.ts";
+import { annotations, annotationsMarkdown } from "./annotations.ts";
 import { doctor } from "./doctor.ts";
 import { plan } from "./plan.ts";
 import { Printer, type OutputFormat } from "./render.ts";
@@ -14,6 +16,7 @@ const USAGE = `porticoctl: look at Portico's load balancers
   porticoctl status [NAMESPACE/NAME | NAME]   Portico Services, their address, cloud resources and target health
   porticoctl plan -f service.yaml             what Portico would create or change for a Service, without doing it
   porticoctl doctor NAMESPACE/NAME | NAME     why a Service has no address, or why traffic does not reach it
+  porticoctl annotations [aws|azure|metal]    every annotation key Portico reads or refuses (-o markdown too)
 
   -n, --namespace NS        namespace (default: the kubeconfig's, or all for status)
   -A, --all-namespaces      status: every namespace
@@ -57,11 +60,23 @@ export async function main(
     write(USAGE + "\n");
     return values.help ? 0 : 2;
   }
+  if (command === "annotations") {
+    if (target && !["aws", "azure", "metal"].includes(target)) {
+      write(`annotations ${target}: use aws, azure or metal\n`);
+      return 2;
+    }
+    if (values.output === "markdown") {
+      write(annotationsMarkdown());
+      return 0;
+    }
+  }
   const format = (values.output ?? "text") as OutputFormat;
   if (!["text", "wide", "json", "yaml"].includes(format)) {
     write(`-o ${format}: use text, wide, json or yaml\n`);
     return 2;
   }
+  if (command === "annotations")
+    return annotations(new Printer(format, { write }), target as ProviderName | undefined);
   const azureFile = values["azure-config"] ?? process.env.PORTICO_AZURE_CONFIG;
   const access: CloudAccess = {};
   if (azureFile) {

@@ -1,0 +1,104 @@
+// Every `service.beta.kubernetes.io/azure-*` key cloud-provider-azure reads, and its per-port
+// `service.beta.kubernetes.io/port_<port>_<setting>` keys.
+import type { KeyEntry, KeyFamily } from "./types.ts";
+
+const P = "service.beta.kubernetes.io/";
+
+const implemented = (suffix: string, summary: string): KeyEntry => ({
+  key: P + suffix,
+  status: "implemented",
+  summary,
+});
+const refused = (suffix: string, summary: string): KeyEntry => ({
+  key: P + suffix,
+  status: "refused",
+  summary,
+});
+
+const privateLink = (suffix: string): KeyEntry =>
+  refused(
+    `azure-pls-${suffix}`,
+    "Private Link services are not offered; create the Private Link service outside Portico and remove the annotation",
+  );
+
+export const AZURE_KEYS: KeyFamily = {
+  anchor: "cloud-provider-azure",
+  prefixes: [`${P}azure-`, `${P}port_`],
+  providers: ["azure"],
+  entries: [
+    implemented("azure-load-balancer-internal", "an internal (private) frontend instead of a public IP"),
+    implemented("azure-load-balancer-internal-subnet", "the subnet of an internal frontend"),
+    implemented("azure-pip-name", "use the user's public IP of that name (never modified or deleted)"),
+    implemented("azure-load-balancer-ipv4", "the address asked for: a public IP's, or a static private one"),
+    implemented("azure-load-balancer-resource-group", "where the user's public IP is found"),
+    implemented("azure-pip-tags", "extra tags on the public IP Portico makes"),
+    implemented("azure-disable-load-balancer-floating-ip", "floating IP (direct server return) off or on"),
+    implemented("azure-load-balancer-tcp-idle-timeout", "the rules' idle timeout in minutes"),
+    implemented("azure-load-balancer-health-probe-protocol", "the probes' protocol"),
+    implemented("azure-load-balancer-health-probe-request-path", "the HTTP(S) probes' path"),
+    implemented("azure-load-balancer-health-probe-interval", "seconds between probes"),
+    implemented("azure-load-balancer-health-probe-num-of-probe", "failed probes before a backend is out"),
+    implemented("azure-allowed-service-tags", "service tags allowed to connect, as security rules"),
+    implemented("port_<port>_health-probe_protocol", "the probe protocol of one port"),
+    implemented("port_<port>_health-probe_port", "the probed port of one port"),
+    implemented("port_<port>_health-probe_request-path", "the probe path of one port"),
+    implemented("port_<port>_health-probe_interval", "the probe interval of one port"),
+    implemented("port_<port>_health-probe_num-of-probe", "the probe count of one port"),
+    implemented("port_<port>_no_lb_rule", "no rule and no probe for the port"),
+    implemented("port_<port>_no_probe_rule", "a rule without a probe for the port"),
+    refused(
+      "azure-allowed-ip-ranges",
+      "not implemented yet: use spec.loadBalancerSourceRanges, which Portico turns into security rules",
+    ),
+    refused(
+      "azure-deny-all-except-load-balancer-source-ranges",
+      "not implemented yet: spec.loadBalancerSourceRanges already allows only the listed ranges",
+    ),
+    refused(
+      "azure-dns-label-name",
+      "DNS labels on the public IP are not implemented yet; remove the annotation",
+    ),
+    refused("azure-pip-ip-tags", "IP tags on the public IP are not implemented yet; remove the annotation"),
+    refused(
+      "azure-load-balancer-disable-tcp-reset",
+      "Portico's rules always send TCP resets; remove the annotation",
+    ),
+    refused(
+      "azure-disable-load-balancer-nsg-rule",
+      "Portico always writes the Service's security rules; remove the annotation",
+    ),
+    refused(
+      "azure-pip-prefix-id",
+      "public IP prefixes are not supported; remove it to get a single public IP",
+    ),
+    refused("azure-pip-prefix-id-ipv6", "public IP prefixes are not supported; remove the annotation"),
+    refused("azure-load-balancer-ipv6", "IPv6 frontends are not supported yet; remove the annotation"),
+    refused("azure-pip-name-ipv6", "IPv6 frontends are not supported yet; remove the annotation"),
+    refused(
+      "azure-load-balancer-enable-high-availability-ports",
+      "HA ports are not supported; list the ports in spec.ports instead",
+    ),
+    refused(
+      "azure-load-balancer-mode",
+      "Portico places Services on its own shared load balancer (or one per Service with loadBalancerPerService); remove the annotation",
+    ),
+    refused(
+      "azure-load-balancer-configurations",
+      "multiple Standard load balancers per cluster are chosen by Portico's configuration, not per Service; remove the annotation",
+    ),
+    refused(
+      "azure-additional-public-ips",
+      "additional public IPs for floating-IP backends are not offered; remove the annotation",
+    ),
+    privateLink("create"),
+    privateLink("resource-group"),
+    privateLink("name"),
+    privateLink("ip-configuration-subnet"),
+    privateLink("ip-configuration-ip-address-count"),
+    privateLink("ip-configuration-ip-address"),
+    privateLink("fqdns"),
+    privateLink("proxy-protocol"),
+    privateLink("visibility"),
+    privateLink("auto-approval"),
+  ],
+};

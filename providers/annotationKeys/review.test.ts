@@ -1,0 +1,134 @@
+import { describe, expect, it } from "vitest";
+import { TARGET_NODE_LABEL_ANNOTATIONS, SOURCE_RANGES_ANNOTATION } from "../../controller/intent.ts";
+import { AWS_ANNOTATIONS } from "../aws/annotations.ts";
+import { AZURE_ANNOTATIONS } from "../azure/annotations.ts";
+import { ADDRESSES_ANNOTATIONS, POOL_ANNOTATIONS, SHARING_ANNOTATIONS } from "../metal/request.ts";
+import { entryFor, familyOf, KEY_FAMILIES, refusalError, reviewAnnotations } from "./review.ts";
+import type { KeyEntry, ProviderName } from "./types.ts";
+
+const PROVIDERS: ProviderName[] = ["aws", "azure", "metal"];
+
+/** A concrete key for an entry: templates get a port, a protocol or a setting filled in. */
+const example = (entry: KeyEntry) =>
+  entry.key.replaceAll("<port>", "8443").replaceAll("<proto>", "TCP").replaceAll("<setting>", "x");
+
+describe("every key of every family", () => {
+  for (const family of KEY_FAMILIES) {
+    for (const entry of family.entries) {
+      const key = example(entry);
+      it(`${key} is ${entry.status} where it is read, and not read elsewhere`, () => {
+        expect(familyOf(key)).toBe(family);
+        expect(entryFor(key)).toBe(entry);
+        for (const provider of PROVIDERS) {
+          const review = reviewAnnotations({ [key]: "some value" }, provider);
+          const refused = review.refused.map((f) => f.key);
+          const noops = review.noops.map((f) => f.key);
+          const honoured = !entry.providers || entry.providers.includes(provider);
+          if (!family.providers.includes(provider)) {
+            expect(refused).toEqual([]);
+            expect(noops).toEqual([]);
+          } else if (entry.status === "refused") {
+            expect(refused).toEqual([key]);
+            expect(review.refused[0]!.message).toContain(entry.summary);
+          } else if (!honoured) {
+            expect(refused).toEqual([key]);
+            expect(review.refused[0]!.message).toMatch(/applies only with the/);
+          } else if (entry.status === "noop") {
+            expect(refused).toEqual([]);
+            expect(noops).toEqual([key]);
+            expect(review.noops[0]!.message).toContain(entry.summary);
+          } else {
+            expect(refused).toEqual([]);
+            expect(noops).toEqual([]);
+          }
+        }
+      });
+    }
+  }
+
+  it("has no key twice and a summary for each", () => {
+    const keys = KEY_FAMILIES.flatMap((f) => f.entries.map((e) => e.key));
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const family of KEY_FAMILIES)
+      for (const entry of family.entries) {
+        expect(family.prefixes.some((p) => entry.key.startsWith(p))).toBe(true);
+        expect(entry.summary.length).toBeGreaterThan(10);
+      }
+  });
+});
+
+describe("the catalog agrees with the parsers", () => {
+  const implemented = (key: string) => entryFor(key)?.status === "implemented";
+  it.each([
+    ...Object.values(AWS_ANNOTATIONS),
+    ...Object.values(AZURE_ANNOTATIONS),
+    ...ADDRESSES_ANNOTATIONS,
+    ...POOL_ANNOTATIONS,
+    ...SHARING_ANNOTATIONS,
+    ...TARGET_NODE_LABEL_ANNOTATIONS,
+  ])("%s, which Portico reads, is implemented", (key) => {
+    expect(implemented(key)).toBe(true);
+  });
+
+  it("leaves alone what belongs to no family", () => {
+    expect(familyOf(SOURCE_RANGES_ANNOTATION)).toBeUndefined();
+    const review = reviewAnnotations(
+      { [SOURCE_RANGES_ANNOTATION]: "10.0.0.0/8", "example.com/team": "a", "kubectl.kubernetes.io/x": "y" },
+      "aws",
+    );
+    expect(review).toEqual({ refused: [], noops: [] });
+  });
+});
+
+describe("keys nobody knows", () => {
+  it("refuses a typo under a family's prefix and suggests the key meant", () => {
+    const review = reviewAnnotations(
+      { "service.beta.kubernetes.io/aws-load-balancer-shceme": "internal" },
+      "aws",
+    );
+    expect(review.refused.map((f) => f.key)).toEqual(["service.beta.kubernetes.io/aws-load-balancer-shceme"]);
+    expect(review.refused[0]!.message).toContain(
+      "did you mean service.beta.kubernetes.io/aws-load-balancer-scheme?",
+    );
+  });
+
+  it("refuses an unknown portico.io key on every provider", () => {
+    for (const provider of PROVIDERS) {
+      const review = reviewAnnotations({ "portico.io/target-typ": "ip" }, provider);
+      expect(review.refused.map((f) => f.key)).toEqual(["portico.io/target-typ"]);
+      expect(review.refused[0]!.message).toContain("did you mean portico.io/target-type?");
+    }
+  });
+
+  it("says to remove a key that resembles nothing", () => {
+    const review = reviewAnnotations({ "metallb.io/zzzzzzzzzzzzzzzzzzzz": "x" }, "metal");
+    expect(review.refused[0]!.message).toMatch(/knows; remove it$/);
+  });
+
+  it("matches templates only with the placeholder's shape", () => {
+    expect(entryFor("service.beta.kubernetes.io/port_443_no_lb_rule")?.status).toBe("implemented");
+    expect(entryFor("service.beta.kubernetes.io/port_https_no_lb_rule")).toBeUndefined();
+    expect(entryFor("service.beta.kubernetes.io/port_443_no_such_thing")).toBeUndefined();
+  });
+});
+
+describe("refusalError", () => {
+  it("is undefined when nothing is refused", () => {
+    expect(refusalError({ refused: [], noops: [{ key: "k", message: "m" }] })).toBeUndefined();
+  });
+
+  it("names the first refused key as the field and lists the others", () => {
+    const review = reviewAnnotations(
+      {
+        "service.beta.kubernetes.io/azure-pls-create": "true",
+        "service.beta.kubernetes.io/azure-load-balancer-mode": "auto",
+      },
+      "azure",
+    );
+    const err = refusalError(review)!;
+    expect(err.reason).toBe("UnsupportedAnnotation");
+    expect(err.field).toBe("metadata.annotations[service.beta.kubernetes.io/azure-load-balancer-mode]");
+    expect(err.message).toContain("also metadata.annotations[service.beta.kubernetes.io/azure-pls-create]");
+    expect(err.message).toContain("Private Link services are not offered");
+  });
+});

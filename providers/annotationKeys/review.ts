@@ -1,0 +1,96 @@
+// Looks a Service's annotations up in the catalog. Keys of the families the Service's provider reads are
+// implemented, refused, or accepted as no-ops; a key under one of those prefixes that the catalog does not know
+// is refused too, with the nearest known key as a suggestion: a typo is the commonest reason a setting "does
+// nothing". Keys of another provider's family belong to another cloud and are not read.
+import { closestMatch } from "leven";
+import { ConfigurationError } from "../errors.ts";
+import { AWS_KEYS } from "./aws.ts";
+import { AZURE_KEYS } from "./azure.ts";
+import { METALLB_KEYS } from "./metallb.ts";
+import { PORTICO_KEYS } from "./portico.ts";
+import type { KeyEntry, KeyFamily, ProviderName } from "./types.ts";
+
+export const KEY_FAMILIES: readonly KeyFamily[] = [AWS_KEYS, AZURE_KEYS, METALLB_KEYS, PORTICO_KEYS];
+
+export interface KeyFinding {
+  readonly key: string;
+  /** Why it is refused and what to do instead, or (no-ops) what Portico does already. */
+  readonly message: string;
+}
+
+export interface AnnotationReview {
+  readonly refused: readonly KeyFinding[];
+  readonly noops: readonly KeyFinding[];
+}
+
+const PLACEHOLDER = /<[a-z]+>/g;
+const HAS_PLACEHOLDER = /<[a-z]+>/;
+const matchers = new Map<KeyEntry, RegExp>();
+
+/** A template's placeholders stand for a port number, or a word such as a protocol. */
+function matcher(entry: KeyEntry): RegExp {
+  let re = matchers.get(entry);
+  if (!re) {
+    const parts = entry.key.split(PLACEHOLDER).map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"));
+    const holes = entry.key.match(PLACEHOLDER) ?? [];
+    const source = parts
+      .map((part, i) => part + (i < holes.length ? (holes[i] === "<port>" ? "\\d+" : "[A-Za-z0-9]+") : ""))
+      .join("");
+    re = new RegExp(`^${source}$`);
+    matchers.set(entry, re);
+  }
+  return re;
+}
+
+export function familyOf(key: string): KeyFamily | undefined {
+  return KEY_FAMILIES.find((family) => family.prefixes.some((prefix) => key.startsWith(prefix)));
+}
+
+export function entryFor(key: string): KeyEntry | undefined {
+  return familyOf(key)?.entries.find((entry) => entry.key === key || matcher(entry).test(key));
+}
+
+export function reviewAnnotations(
+  annotations: Readonly<Record<string, string>>,
+  provider: ProviderName,
+): AnnotationReview {
+  const refused: KeyFinding[] = [];
+  const noops: KeyFinding[] = [];
+  for (const key of Object.keys(annotations).sort()) {
+    const family = familyOf(key);
+    if (!family?.providers.includes(provider)) continue;
+    const entry = entryFor(key);
+    if (!entry) {
+      const known = family.entries.map((e) => e.key).filter((k) => !HAS_PLACEHOLDER.test(k));
+      const near = closestMatch(key, known, { maxDistance: 4 });
+      refused.push({
+        key,
+        message: `is not an annotation ${family.anchor} or Portico knows${near ? `; did you mean ${near}?` : "; remove it"}`,
+      });
+    } else if (entry.status === "refused") {
+      refused.push({ key, message: `is not supported: ${entry.summary}` });
+    } else if (entry.providers && !entry.providers.includes(provider)) {
+      const where = entry.providers.join(" and ");
+      refused.push({
+        key,
+        message: `applies only with the ${where} provider${entry.providers.length > 1 ? "s" : ""}; remove it`,
+      });
+    } else if (entry.status === "noop") {
+      noops.push({ key, message: `${entry.summary} (accepted; nothing to change)` });
+    }
+  }
+  return { refused, noops };
+}
+
+/** One error for every refused key, naming the first as the field (the condition holds one). */
+export function refusalError(review: AnnotationReview): ConfigurationError | undefined {
+  const [first, ...rest] = review.refused;
+  if (!first) return undefined;
+  const others = rest.map((f) => `metadata.annotations[${f.key}] ${f.message}`);
+  return new ConfigurationError(
+    "UnsupportedAnnotation",
+    `metadata.annotations[${first.key}]`,
+    first.message + (others.length ? `; also ${others.join("; ")}` : ""),
+    "",
+  );
+}

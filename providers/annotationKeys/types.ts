@@ -1,0 +1,32 @@
+// The shape of the annotation catalog: every key of the annotation families Portico reads, with what Portico
+// does with it. Keys Portico does not implement are refused, never ignored: a user must be able to trust that a
+// setting they wrote either took effect or was reported.
+
+export type ProviderName = "aws" | "azure" | "metal";
+
+/**
+ * - implemented: Portico does what the anchor documents for the key (values are checked by the provider).
+ * - refused: a Service carrying the key gets a Warning Event and a False condition; nothing is made.
+ * - noop: Portico already behaves as the anchor does with the key set; accepted, and the Service is told so once.
+ */
+export type KeyStatus = "implemented" | "refused" | "noop";
+
+export interface KeyEntry {
+  /** The full key, or a template with `<port>`, `<proto>` or `<setting>` placeholders for keyed families. */
+  readonly key: string;
+  readonly status: KeyStatus;
+  /** implemented/noop: what it does, in one sentence. refused: why, and what to do instead. */
+  readonly summary: string;
+  /** The providers that honour an implemented Portico key (default: every provider of the family). */
+  readonly providers?: readonly ProviderName[];
+}
+
+export interface KeyFamily {
+  /** The implementation whose keys these are (what users move over from). */
+  readonly anchor: string;
+  /** Keys starting with one of these belong to the family. */
+  readonly prefixes: readonly string[];
+  /** The providers that read this family; on other providers its keys are another cloud's and not read. */
+  readonly providers: readonly ProviderName[];
+  readonly entries: readonly KeyEntry[];
+}
