@@ -6,6 +6,7 @@ import type { ControllerConfig } from "./config.ts";
 import { EventRecorder } from "./events.ts";
 import { parseLabelSelector } from "./labels.ts";
 import { LeaderElector } from "./leader.ts";
+import { settingsAnnotation } from "./publishedSettings.ts";
 import type { Logger } from "./log.ts";
 import { Manager } from "./manager.ts";
 import { ControllerMetrics } from "./metrics.ts";
@@ -105,6 +106,7 @@ export async function startController(
       leaseDurationMs: le.leaseDurationMs,
       renewDeadlineMs: le.renewDeadlineMs,
       retryPeriodMs: le.retryPeriodMs,
+      annotations: settingsAnnotation(config),
       log: (msg, fields) => log.info(fields ?? {}, msg),
     });
     running = elector.run({

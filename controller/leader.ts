@@ -43,6 +43,8 @@ export interface LeaderElectionOptions {
   retryPeriodMs?: number;
   /** On stop(), clear the holder so another replica takes over at once instead of after leaseDuration. */
   releaseOnStop?: boolean;
+  /** Written on the Lease by whoever holds it: what the leader wants tools to know (its settings). */
+  annotations?: Record<string, string>;
   log?: (msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -87,6 +89,7 @@ export class LeaderElector {
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
   private readonly releaseOnStop: boolean;
+  private readonly annotations: Record<string, string> | undefined;
   private readonly logger: (msg: string, fields?: Record<string, unknown>) => void;
 
   private readonly stopping = new AbortController();
@@ -111,6 +114,7 @@ export class LeaderElector {
     this.renewDeadlineMs = opts.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS;
     this.retryPeriodMs = opts.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS;
     this.releaseOnStop = opts.releaseOnStop ?? true;
+    this.annotations = opts.annotations;
     const log = opts.log;
     this.logger = (msg, fields) =>
       log?.(msg, { lease: `${this.namespace}/${this.name}`, identity: this.identity, ...fields });
@@ -269,7 +273,11 @@ export class LeaderElector {
           {
             name: this.name,
             namespace: this.namespace,
-            body: withSpec(observed.lease, renewedSpec(this.identity, this.leaseDurationMs, observed.lease)),
+            body: withSpec(
+              observed.lease,
+              renewedSpec(this.identity, this.leaseDurationMs, observed.lease),
+              this.annotations,
+            ),
           },
           boundedRequest(this.renewDeadlineMs, signal),
         ),
@@ -293,7 +301,11 @@ export class LeaderElector {
           {
             namespace: this.namespace,
             body: {
-              metadata: { name: this.name, namespace: this.namespace },
+              metadata: {
+                name: this.name,
+                namespace: this.namespace,
+                ...(this.annotations ? { annotations: this.annotations } : {}),
+              },
               spec: acquiredSpec(this.identity, this.leaseDurationMs, undefined),
             },
           },
@@ -317,7 +329,7 @@ export class LeaderElector {
         : acquiredSpec(this.identity, this.leaseDurationMs, current);
     const written = await this.write(holder === this.identity ? "renew" : "take over", () =>
       this.coordination.replaceNamespacedLease(
-        { name: this.name, namespace: this.namespace, body: withSpec(current, spec) },
+        { name: this.name, namespace: this.namespace, body: withSpec(current, spec, this.annotations) },
         boundedRequest(this.renewDeadlineMs, signal),
       ),
     );

@@ -43,8 +43,12 @@ export function releasedSpec(current: V1Lease): V1LeaseSpec {
   return { ...current.spec, holderIdentity: "", leaseDurationSeconds: 1, acquireTime: now, renewTime: now };
 }
 
-export function withSpec(lease: V1Lease, spec: V1LeaseSpec): V1Lease {
-  return { apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata: lease.metadata, spec };
+/** The Lease with a new spec; `annotations` (the leader's published settings) are added to its own. */
+export function withSpec(lease: V1Lease, spec: V1LeaseSpec, annotations?: Record<string, string>): V1Lease {
+  const metadata = annotations
+    ? { ...lease.metadata, annotations: { ...lease.metadata?.annotations, ...annotations } }
+    : lease.metadata;
+  return { apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata, spec };
 }
 
 /**

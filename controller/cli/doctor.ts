@@ -5,11 +5,13 @@ import type { CoordinationV1Api, CoreV1Api, DiscoveryV1Api, V1Service } from "@k
 import { CloudError, ConfigurationError } from "../../providers/errors.ts";
 import type { InspectNode } from "../../providers/provider.ts";
 import { FINALIZER, MANAGED_BY_ANNOTATION } from "../classes.ts";
-import { ineligibility } from "../eligibility.ts";
 import { buildIntent, SERVICE_NAME_LABEL } from "../intent.ts";
 import { READY_CONDITION } from "../status.ts";
+import { controllerFor, runningControllers, type RunningController } from "./controllers.ts";
+import { trafficChecks } from "./doctorTraffic.ts";
 import type { Printer } from "./render.ts";
-import { classOf, inspectionHint, inspectorFor, PORTICO_CLASSES, type CloudAccess } from "./services.ts";
+import { classOf, PORTICO_CLASSES } from "./serviceClass.ts";
+import { inspectionHint, inspectorFor, type CloudAccess } from "./services.ts";
 
 export interface Finding {
   check: string;
@@ -24,11 +26,18 @@ export interface DoctorClients {
   coordination: CoordinationV1Api;
 }
 
+export interface DoctorOptions {
+  /** From --cluster-name; otherwise the serving controller's published one is used. */
+  clusterName?: string;
+  controllerNamespace: string;
+  access?: CloudAccess;
+}
+
 export async function doctor(
   api: DoctorClients,
   printer: Printer,
   ref: { namespace: string; name: string },
-  opts: { clusterName: string; controllerNamespace: string; access?: CloudAccess },
+  opts: DoctorOptions,
 ): Promise<number> {
   const findings = await diagnose(api, ref, opts);
   if (printer.structured) printer.data(findings);
@@ -45,7 +54,7 @@ export async function doctor(
 export async function diagnose(
   api: DoctorClients,
   ref: { namespace: string; name: string },
-  opts: { clusterName: string; controllerNamespace: string; access?: CloudAccess },
+  opts: DoctorOptions,
 ): Promise<Finding[]> {
   const findings: Finding[] = [];
   const svc = await api.core
@@ -75,7 +84,9 @@ export async function diagnose(
     result: "ok",
     detail: `type LoadBalancer, ports ${(svc.spec.ports ?? []).map((p) => `${p.port}/${p.protocol ?? "TCP"}`).join(", ")}`,
   });
-  findings.push(...(await classAndController(api, svc, opts.controllerNamespace)));
+  const controllers = await runningControllers(api.coordination, opts.controllerNamespace);
+  const serving = controllerFor(svc, controllers);
+  findings.push(...classAndController(svc, controllers, serving, opts.controllerNamespace));
   findings.push(lastReconcile(svc));
   const [nodes, slices, pods] = await Promise.all([
     api.core.listNode(),
@@ -87,18 +98,30 @@ export async function diagnose(
       ? api.core.listNamespacedPod({ namespace: ref.namespace })
       : Promise.resolve({ items: [] }),
   ]);
-  findings.push(...(await providerCheck(svc, nodes.items, slices.items, opts.clusterName, opts.access)));
-  findings.push(nodeCheck(svc, nodes.items));
-  findings.push(...endpointChecks(svc, pods.items, slices.items));
-  findings.push(healthCheck(svc, nodes.items, slices.items));
+  const settings = serving?.settings;
+  const clusterName = opts.clusterName || settings?.clusterName;
+  const access: CloudAccess = {
+    ...(opts.access?.azure ? { azure: opts.access.azure } : settings?.azure ? { azure: settings.azure } : {}),
+  };
+  findings.push(...(await providerCheck(svc, nodes.items, slices.items, clusterName, access)));
+  findings.push(
+    ...trafficChecks({
+      svc,
+      nodes: nodes.items,
+      slices: slices.items,
+      pods: pods.items,
+      ...(settings?.nodeSelector ? { nodeSelector: settings.nodeSelector } : {}),
+    }),
+  );
   return findings;
 }
 
-async function classAndController(
-  api: DoctorClients,
+function classAndController(
   svc: V1Service,
+  controllers: readonly RunningController[],
+  serving: RunningController | undefined,
   controllerNamespace: string,
-): Promise<Finding[]> {
+): Finding[] {
   const cls = classOf(svc);
   const provider = cls ? PORTICO_CLASSES[cls] : undefined;
   const out: Finding[] = [];
@@ -119,32 +142,29 @@ async function classAndController(
       ? `${cls} (${provider})`
       : "no class: served only if a Portico controller runs with --default-load-balancer",
   });
-  const leases = await api.coordination
-    .listNamespacedLease({ namespace: controllerNamespace })
-    .catch(() => ({ items: [] }));
-  const portico = leases.items.filter((l) => l.metadata?.name?.startsWith("portico-controller"));
-  const fresh = portico.filter((l) => {
-    const renewed = l.spec?.renewTime ? new Date(String(l.spec.renewTime)).getTime() : 0;
-    return l.spec?.holderIdentity && Date.now() - renewed < (l.spec.leaseDurationSeconds ?? 15) * 2000;
-  });
+  const fresh = controllers.filter((c) => c.fresh);
   const claimed =
     svc.metadata?.annotations?.[MANAGED_BY_ANNOTATION] !== undefined &&
     svc.metadata?.finalizers?.includes(FINALIZER);
+  const where = (c: RunningController) => `${c.lease.metadata!.namespace}/${c.lease.metadata!.name}`;
+  const by = serving
+    ? `; served by ${where(serving)} (cluster ${serving.settings!.clusterName}${serving.settings!.nodeSelector ? `, --node-selector ${serving.settings!.nodeSelector}` : ""})`
+    : "";
   if (claimed)
     out.push({
       check: "controller",
       result: "ok",
-      detail: `a Portico controller took the Service on (${svc.metadata!.annotations![MANAGED_BY_ANNOTATION]})`,
+      detail: `a Portico controller took the Service on (${svc.metadata!.annotations![MANAGED_BY_ANNOTATION]})${by}`,
     });
   else {
     out.push({
       check: "controller",
       result: "bad",
       detail: fresh.length
-        ? `controllers are leading (${fresh.map((l) => l.metadata!.name).join(", ")}) but none took this Service on`
-        : `no Portico controller holds a fresh leader Lease in ${controllerNamespace}`,
+        ? `controllers are leading (${fresh.map(where).join(", ")}) but none took this Service on`
+        : "no Portico controller holds a fresh leader Lease",
       fix: fresh.length
-        ? "check the controller's --load-balancer-class and --namespace, and its logs"
+        ? "check the controller's --load-balancer-class, --default-load-balancer and --namespace, and its logs"
         : `deploy the controller (kubectl apply -k manifests/overlays/<eks|aks|metal>) and check its pods in ${controllerNamespace}`,
     });
   }
@@ -164,27 +184,41 @@ function lastReconcile(svc: V1Service): Finding {
     check: "last reconcile",
     result: "bad",
     detail: `${c.reason}: ${c.message}`,
-    fix: "change the field named above; the controller retries on its own once it is fixed",
+    fix: reconcileFix(c.reason),
   };
+}
+
+/** What to do about a failed reconcile depends on who must act: the user, the cloud's owner, or nobody. */
+function reconcileFix(reason: string | undefined): string {
+  switch (reason) {
+    case "CloudUnavailable":
+      return "the cloud API did not answer or throttled the controller; it retries on its own with backoff — check the controller's network path to the cloud endpoint if this lasts";
+    case "CloudRejected":
+      return "the cloud refused the request: see its message above (permissions, quotas or a resource someone else changed); the controller retries every few minutes";
+    default:
+      return "change the field named above; the controller retries on its own once it is fixed";
+  }
 }
 
 async function providerCheck(
   svc: V1Service,
   nodes: Parameters<typeof buildIntent>[1],
   slices: Parameters<typeof buildIntent>[2],
-  clusterName: string,
+  clusterName: string | undefined,
   access: CloudAccess = {},
 ): Promise<Finding[]> {
   const cls = classOf(svc);
-  const inspector = inspectorFor(cls, clusterName, access);
+  // Inspection finds the Service's resources by its UID tag; only the plan needs the cluster name (names,
+  // subnet discovery), and a guessed one would report differences that are not there.
+  const inspector = inspectorFor(cls, clusterName ?? "", access);
   const hint = inspectionHint(cls, access);
   if (!inspector && hint) return [{ check: "provider", result: "warn", detail: `not checked: ${hint}` }];
   if (!inspector || !cls) return [];
   try {
-    const intent = buildIntent(svc, nodes, slices, cls);
-    const plan = await inspector.plan(intent);
-    const out: Finding[] = [
-      {
+    const out: Finding[] = [];
+    if (clusterName) {
+      const plan = await inspector.plan(buildIntent(svc, nodes, slices, cls));
+      out.push({
         check: "provider",
         result: plan.operations.length ? "warn" : "ok",
         detail: plan.operations.length
@@ -193,8 +227,16 @@ async function providerCheck(
         ...(plan.operations.length
           ? { fix: "the controller will converge; if it does not, see the last reconcile above" }
           : {}),
-      },
-    ];
+      });
+    } else {
+      out.push({
+        check: "provider",
+        result: "warn",
+        detail:
+          "the cloud was not compared with the Service: no running controller publishes its cluster name (leader election off, or its Lease not readable)",
+        fix: "give --cluster-name (the controller's --cluster-name)",
+      });
+    }
     const tree = inspector.inspect
       ? await inspector.inspect({
           namespace: svc.metadata!.namespace!,
@@ -263,130 +305,6 @@ function cloudProblems(tree: InspectNode[], targets: InspectNode[]): Finding[] {
       fix: "porticoctl status shows where these sit; the controller repairs what it owns on its next reconcile",
     },
   ];
-}
-
-function nodeCheck(svc: V1Service, nodes: Parameters<typeof buildIntent>[1]): Finding {
-  const reasons = nodes.map((n) => [n.metadata!.name!, ineligibility(n)] as const);
-  const eligible = reasons.filter(([, r]) => !r).length;
-  const excluded = reasons.filter(([, r]) => r).map(([n, r]) => `${n} (${r})`);
-  const ipTargets =
-    svc.metadata?.annotations?.["service.beta.kubernetes.io/aws-load-balancer-nlb-target-type"] === "ip";
-  if (eligible === 0 && !ipTargets)
-    return {
-      check: "nodes",
-      result: "bad",
-      detail: `no node can take traffic${excluded.length ? `: ${excluded.slice(0, 5).join(", ")}` : ""}`,
-      fix: "make nodes Ready, or remove the exclude label / autoscaler taint",
-    };
-  return {
-    check: "nodes",
-    result: "ok",
-    detail: `${eligible} of ${nodes.length} nodes eligible${excluded.length ? `; left out: ${excluded.slice(0, 5).join(", ")}` : ""}`,
-  };
-}
-
-function endpointChecks(
-  svc: V1Service,
-  pods: {
-    metadata?: { labels?: Record<string, string>; name?: string };
-    status?: { conditions?: { type: string; status: string }[] };
-  }[],
-  slices: Parameters<typeof buildIntent>[2],
-): Finding[] {
-  const selector = svc.spec?.selector;
-  const ready = slices.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready !== false);
-  if (!selector || !Object.keys(selector).length) {
-    return [
-      {
-        check: "endpoints",
-        result: ready.length ? "ok" : "bad",
-        detail: `no selector; ${ready.length} ready endpoints in hand-made EndpointSlices`,
-        ...(ready.length
-          ? {}
-          : { fix: "add a selector, or create EndpointSlices labelled kubernetes.io/service-name" }),
-      },
-    ];
-  }
-  const text = Object.entries(selector)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(",");
-  const matching = pods.filter((p) =>
-    Object.entries(selector).every(([k, v]) => p.metadata?.labels?.[k] === v),
-  );
-  if (!matching.length) {
-    const near = [
-      ...new Set(
-        pods.map((p) =>
-          Object.entries(p.metadata?.labels ?? {})
-            .map(([k, v]) => `${k}=${v}`)
-            .join(","),
-        ),
-      ),
-    ].slice(0, 3);
-    return [
-      {
-        check: "selector",
-        result: "bad",
-        detail: `selector ${text} matches no pod${near.length ? `; pods here are labelled ${near.join(" | ")}` : " (there are no pods in the namespace)"}`,
-        fix: "make spec.selector match the pods' labels (the most common cause of empty endpoints)",
-      },
-    ];
-  }
-  const readyPods = matching.filter((p) =>
-    p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
-  );
-  const out: Finding[] = [
-    {
-      check: "selector",
-      result: "ok",
-      detail: `selector ${text} matches ${matching.length} pods, ${readyPods.length} Ready`,
-    },
-  ];
-  out.push(
-    ready.length
-      ? { check: "endpoints", result: "ok", detail: `${ready.length} ready endpoints` }
-      : {
-          check: "endpoints",
-          result: "bad",
-          detail: "no ready endpoint",
-          fix: readyPods.length
-            ? "the EndpointSlice controller has not caught up, or the pods' ports do not match targetPort"
-            : "the pods are not Ready: check their readiness probes and logs",
-        },
-  );
-  return out;
-}
-
-function healthCheck(
-  svc: V1Service,
-  nodes: Parameters<typeof buildIntent>[1],
-  slices: Parameters<typeof buildIntent>[2],
-): Finding {
-  if (svc.spec?.externalTrafficPolicy !== "Local")
-    return {
-      check: "health checks",
-      result: "ok",
-      detail: "externalTrafficPolicy Cluster: every eligible node forwards traffic",
-    };
-  const withEndpoint = new Set(
-    slices
-      .flatMap((s) => s.endpoints ?? [])
-      .filter((e) => e.conditions?.ready !== false && e.nodeName)
-      .map((e) => e.nodeName!),
-  );
-  const passing = nodes.filter((n) => !ineligibility(n) && withEndpoint.has(n.metadata!.name!)).length;
-  return passing
-    ? {
-        check: "health checks",
-        result: "ok",
-        detail: `externalTrafficPolicy Local: ${passing} node(s) have a ready local endpoint and pass /healthz on port ${svc.spec.healthCheckNodePort}`,
-      }
-    : {
-        check: "health checks",
-        result: "bad",
-        detail: `externalTrafficPolicy Local: no eligible node has a ready endpoint, so every node fails /healthz on port ${svc.spec.healthCheckNodePort}`,
-        fix: "run ready pods on eligible nodes, or use externalTrafficPolicy: Cluster",
-      };
 }
 
 function flatten(nodes: InspectNode[]): InspectNode[] {

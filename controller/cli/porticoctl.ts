@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import type { ProviderName } from "../../providers/annotationKeys/types.ts";
 import { readAzureConfig } from "../config.ts";
 import { annotations, annotationsMarkdown } from "./annotations.ts";
+import { runningControllers } from "./controllers.ts";
 import { doctor } from "./doctor.ts";
 import { plan } from "./plan.ts";
 import { Printer, type OutputFormat } from "./render.ts";
@@ -22,8 +23,11 @@ const USAGE = `porticoctl: look at Portico's load balancers
   -A, --all-namespaces      status: every namespace
   -o, --output FORMAT       text (default), wide, json or yaml
       --kubeconfig FILE     kubeconfig (default: KUBECONFIG, ~/.kube/config or in-cluster)
-      --cluster-name NAME   cluster name used in ownership tags, for plan (env PORTICO_CLUSTER_NAME)
-      --controller-namespace NS   where the controller's Lease lives (default portico-system)
+  status and doctor read the cluster name, node selector and Azure location from the settings the leading
+  controller publishes on its Lease; the flags below are needed only where that cannot be read, and win over it.
+      --cluster-name NAME   cluster name used in ownership tags (env PORTICO_CLUSTER_NAME); plan needs it
+      --controller-namespace NS   where to look for the controller's Lease when Leases cannot be listed in
+                            every namespace (default portico-system)
       --azure-config FILE   the controller's Azure cloud-config (azure.json), so status and doctor can read the
                             Azure load balancer (env PORTICO_AZURE_CONFIG; AZURE_* and PORTICO_AZURE_* override keys)
 
@@ -94,6 +98,7 @@ export async function main(
   const core = kc.makeApiClient(CoreV1Api);
   const discovery = kc.makeApiClient(DiscoveryV1Api);
   const clusterName = values["cluster-name"] ?? process.env.PORTICO_CLUSTER_NAME ?? "";
+  const controllerNamespace = values["controller-namespace"] ?? "portico-system";
   const contextNamespace = kc.getContextObject(kc.getCurrentContext())?.namespace;
   const ref = (t: string) => {
     const [ns, name] = t.includes("/")
@@ -109,8 +114,9 @@ export async function main(
         ...(namespace ? { namespace } : {}),
         allNamespaces: values["all-namespaces"] ?? !namespace,
         ...(one ? { name: one.name } : {}),
-        clusterName: clusterName || "porticoctl",
+        ...(clusterName ? { clusterName } : {}),
         access,
+        controllers: await runningControllers(kc.makeApiClient(CoordinationV1Api), controllerNamespace),
       });
     }
     case "plan":
@@ -137,8 +143,8 @@ export async function main(
         printer,
         ref(target),
         {
-          clusterName: clusterName || "porticoctl",
-          controllerNamespace: values["controller-namespace"] ?? "portico-system",
+          ...(clusterName ? { clusterName } : {}),
+          controllerNamespace,
           access,
         },
       );

@@ -1,30 +1,8 @@
-// What porticoctl needs to know about Services: which are Portico's, and which provider serves a class.
-import type { V1Service } from "@kubernetes/client-node";
+// The providers porticoctl reads the clouds through, per class.
 import { AWS_LOAD_BALANCER_CLASS, AwsProvider } from "../../providers/aws/provider.ts";
 import type { AzureConfig } from "../../providers/azure/config.ts";
 import { AZURE_LOAD_BALANCER_CLASS, AzureProvider } from "../../providers/azure/provider.ts";
-import { METAL_LOAD_BALANCER_CLASS } from "../../providers/metal/provider.ts";
 import type { LoadBalancerProvider } from "../../providers/provider.ts";
-import { MANAGED_BY_ANNOTATION } from "../classes.ts";
-
-export const PORTICO_CLASSES: Record<string, string> = {
-  [AWS_LOAD_BALANCER_CLASS]: "aws",
-  [AZURE_LOAD_BALANCER_CLASS]: "azure",
-  [METAL_LOAD_BALANCER_CLASS]: "metal",
-};
-
-/** The class a Service is served under: the one Portico recorded when it took it on, else the spec's. */
-export function classOf(svc: V1Service): string | undefined {
-  return svc.metadata?.annotations?.[MANAGED_BY_ANNOTATION] ?? svc.spec?.loadBalancerClass;
-}
-
-export function isPortico(svc: V1Service): boolean {
-  const cls = classOf(svc);
-  return (
-    svc.metadata?.annotations?.[MANAGED_BY_ANNOTATION] !== undefined ||
-    (cls !== undefined && cls in PORTICO_CLASSES)
-  );
-}
 
 /** What porticoctl was given to read clouds that need more than a standard credential chain. */
 export interface CloudAccess {
@@ -56,8 +34,4 @@ export function inspectionHint(cls: string | undefined, access: CloudAccess = {}
   if (cls === AZURE_LOAD_BALANCER_CLASS && !access.azure)
     return "for the Azure load balancer's detail, give --azure-config FILE (the controller's azure.json) or set PORTICO_AZURE_CONFIG";
   return undefined;
-}
-
-export function key(svc: V1Service): string {
-  return `${svc.metadata?.namespace}/${svc.metadata?.name}`;
 }

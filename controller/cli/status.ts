@@ -3,23 +3,28 @@
 import type { CoreV1Api, V1Service } from "@kubernetes/client-node";
 import type { InspectNode } from "../../providers/provider.ts";
 import { READY_CONDITION } from "../status.ts";
+import { controllerFor, type RunningController } from "./controllers.ts";
 import type { Printer } from "./render.ts";
-import {
-  classOf,
-  inspectionHint,
-  inspectorFor,
-  isPortico,
-  key,
-  PORTICO_CLASSES,
-  type CloudAccess,
-} from "./services.ts";
+import { classOf, isPortico, key, PORTICO_CLASSES } from "./serviceClass.ts";
+import { inspectionHint, inspectorFor, type CloudAccess } from "./services.ts";
 
 export interface StatusOptions {
   namespace?: string;
   allNamespaces: boolean;
   name?: string;
-  clusterName: string;
+  /** From --cluster-name; otherwise each Service's serving controller's published one. */
+  clusterName?: string;
   access?: CloudAccess;
+  /** The running controllers and what they publish (controllers.ts). */
+  controllers?: readonly RunningController[];
+}
+
+/** Where to look for a Service's cloud side: the flags the user gave, else what its controller publishes. */
+function lookFor(svc: V1Service, opts: StatusOptions): { clusterName?: string; access: CloudAccess } {
+  const settings = controllerFor(svc, opts.controllers ?? [])?.settings;
+  const clusterName = opts.clusterName || settings?.clusterName;
+  const azure = opts.access?.azure ?? settings?.azure;
+  return { ...(clusterName ? { clusterName } : {}), access: azure ? { azure } : {} };
 }
 
 export async function status(core: CoreV1Api, printer: Printer, opts: StatusOptions): Promise<number> {
@@ -29,8 +34,10 @@ export async function status(core: CoreV1Api, printer: Printer, opts: StatusOpti
     const condition = svc.status?.conditions?.find((c) => c.type === READY_CONDITION);
     const cls = classOf(svc);
     const ref = { namespace: svc.metadata!.namespace!, name: svc.metadata!.name!, uid: svc.metadata!.uid! };
-    const inspector = inspectorFor(cls, opts.clusterName, opts.access);
-    const hint = inspector ? undefined : inspectionHint(cls, opts.access);
+    const where = lookFor(svc, opts);
+    // Inspection finds a Service's resources by its UID tag, so an unknown cluster name does not stop it.
+    const inspector = inspectorFor(cls, where.clusterName ?? "", where.access);
+    const hint = inspector ? undefined : inspectionHint(cls, where.access);
     let cloud: InspectNode[] = [];
     if (printer.format !== "text" || opts.name || services.length <= 20) {
       cloud = inspector?.inspect

@@ -107,7 +107,7 @@ test("doctor diagnoses the classic stories: EXTERNAL-IP <pending> and empty endp
   );
   const local = await ctl("doctor", `${cluster.namespace}/local`, "--cluster-name", cluster.namespace);
   expect(local.out).toMatch(
-    /✗ health checks: externalTrafficPolicy Local: no eligible node has a ready endpoint/,
+    /✗ health checks: externalTrafficPolicy Local: no target node has a ready endpoint/,
   );
 
   await cluster.createService("other", lbService(undefined, { loadBalancerClass: "example.com/lb" }));

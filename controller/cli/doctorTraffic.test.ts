@@ -1,0 +1,80 @@
+import { describe, expect, it } from "vitest";
+import { node, service, slice } from "../../test/unit/support/controllerObjects.ts";
+import { trafficChecks } from "./doctorTraffic.ts";
+
+const nodes = [
+  node("a", { labels: { pool: "edge" } }),
+  node("b", { labels: { pool: "edge" } }),
+  node("c", { labels: { pool: "core" } }),
+];
+const check = (findings: ReturnType<typeof trafficChecks>, name: string) =>
+  findings.find((f) => f.check === name)!;
+
+describe("trafficChecks", () => {
+  it("counts only the nodes the controller would target: its node selector and the Service's target-node labels", () => {
+    const svc = service(
+      {},
+      { "service.beta.kubernetes.io/aws-load-balancer-target-node-labels": "pool=edge" },
+    );
+    const f = trafficChecks({ svc, nodes, slices: [], pods: [], nodeSelector: "pool in (edge,core)" });
+    expect(check(f, "nodes")).toMatchObject({ result: "ok" });
+    expect(check(f, "nodes").detail).toMatch(
+      /^2 of 3 nodes are targets; left out: c \(not matched by service.beta/,
+    );
+  });
+
+  it("a target-node selector that matches no node is bad, and the fix is about the selector", () => {
+    const svc = service({}, { "portico.io/target-node-labels": "pool=gpu" });
+    const f = check(trafficChecks({ svc, nodes, slices: [], pods: [] }), "nodes");
+    expect(f.result).toBe("bad");
+    expect(f.detail).toContain('not matched by portico.io/target-node-labels "pool=gpu"');
+    expect(f.fix).toMatch(/label nodes to match the selector/);
+  });
+
+  it("names the controller's --node-selector when it is what leaves a node out", () => {
+    const f = check(
+      trafficChecks({ svc: service(), nodes, slices: [], pods: [], nodeSelector: "pool=none" }),
+      "nodes",
+    );
+    expect(f.result).toBe("bad");
+    expect(f.detail).toContain(`not matched by the controller's --node-selector "pool=none"`);
+  });
+
+  it("a selector that does not parse is reported as such", () => {
+    const svc = service({}, { "portico.io/target-node-labels": "pool in edge" });
+    const f = check(trafficChecks({ svc, nodes, slices: [], pods: [] }), "nodes");
+    expect(f.result).toBe("bad");
+    expect(f.fix).toContain("write a label selector");
+  });
+
+  it("with Local, a ready endpoint on a node that is not a target does not pass the health check", () => {
+    const svc = service(
+      { externalTrafficPolicy: "Local", healthCheckNodePort: 32000 },
+      { "portico.io/target-node-labels": "pool=edge" },
+    );
+    const slices = [slice([{ ip: "10.1.0.5", node: "c" }])];
+    const f = check(trafficChecks({ svc, nodes, slices, pods: [] }), "health checks");
+    expect(f.result).toBe("bad");
+    expect(f.detail).toMatch(/the ready endpoints run on c, which are not targets/);
+    expect(f.fix).toMatch(/schedule the pods onto target nodes/);
+  });
+
+  it("with Local, an endpoint on a target node passes", () => {
+    const svc = service({ externalTrafficPolicy: "Local", healthCheckNodePort: 32000 });
+    const slices = [slice([{ ip: "10.1.0.5", node: "b" }])];
+    const f = check(trafficChecks({ svc, nodes, slices, pods: [] }), "health checks");
+    expect(f).toMatchObject({ result: "ok" });
+    expect(f.detail).toMatch(/1 target node\(s\) have a ready local endpoint/);
+  });
+
+  it("with ip targets nodes and kube-proxy's health checks do not decide anything", () => {
+    for (const svc of [
+      service({}, { "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip" }),
+      service({ allocateLoadBalancerNodePorts: false, externalTrafficPolicy: "Local" }),
+    ]) {
+      const f = trafficChecks({ svc, nodes: [], slices: [], pods: [] });
+      expect(check(f, "nodes").result).toBe("ok");
+      expect(check(f, "health checks").detail).toMatch(/ip targets/);
+    }
+  });
+});

@@ -1,0 +1,180 @@
+// porticoctl without flags: the leading controller publishes its settings on its Lease, and status and doctor
+// read the cluster name and node selector from there — judging targets exactly as the controller does.
+import { inject } from "vitest";
+import { main } from "../../../controller/cli/porticoctl.ts";
+import { SETTINGS_ANNOTATION } from "../../../controller/publishedSettings.ts";
+import { mergePatch } from "../../../controller/patch.ts";
+import { READY_CONDITION } from "../../../controller/status.ts";
+import { expect, test, waitFor, type TestCluster } from "../../harness/index.ts";
+import { startPortico } from "../../harness/controller.ts";
+import { awsWorld, lbService, waitForHostname } from "../aws/fixtures.ts";
+
+const LEASE = "portico-controller-doctor";
+
+async function ctl(...args: string[]): Promise<{ code: number; out: string }> {
+  let out = "";
+  const env = process.env.PORTICO_CLUSTER_NAME;
+  delete process.env.PORTICO_CLUSTER_NAME;
+  try {
+    const code = await main([...args, "--kubeconfig", inject("kubeconfig")], (s) => (out += s));
+    return { code, out };
+  } finally {
+    if (env !== undefined) process.env.PORTICO_CLUSTER_NAME = env;
+  }
+}
+
+async function leadingController(cluster: TestCluster) {
+  await startPortico(cluster, {
+    leaderElection: {
+      enabled: true,
+      namespace: cluster.namespace,
+      name: LEASE,
+      identity: "doctor-test",
+      leaseDurationMs: 2000,
+      renewDeadlineMs: 1500,
+      retryPeriodMs: 250,
+    },
+  });
+  await waitFor("the leader to publish its settings", async () => {
+    const lease = await cluster.coordination.readNamespacedLease({
+      name: LEASE,
+      namespace: cluster.namespace,
+    });
+    return lease.metadata?.annotations?.[SETTINGS_ANNOTATION];
+  });
+}
+
+test("the leader publishes its settings; status and doctor need no --cluster-name", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 2);
+  await leadingController(cluster);
+  const lease = await cluster.coordination.readNamespacedLease({ name: LEASE, namespace: cluster.namespace });
+  expect(JSON.parse(lease.metadata!.annotations![SETTINGS_ANNOTATION]!)).toMatchObject({
+    provider: "aws",
+    loadBalancerClass: "portico.io/aws-nlb",
+    clusterName: cluster.namespace,
+    namespace: cluster.namespace,
+    nodeSelector: cluster.nodeSelector,
+  });
+
+  await cluster.createPod("web-1", { labels: { app: "web" }, nodeName: world.nodes[0]!, podIP: "10.0.0.90" });
+  await cluster.createEndpointSlice(
+    "web",
+    [{ ip: "10.0.0.90", nodeName: world.nodes[0] }],
+    [{ name: "http", port: 8080 }],
+  );
+  await cluster.createService("web", lbService());
+  await waitForHostname(cluster, "web");
+
+  const doctor = await ctl("doctor", `${cluster.namespace}/web`);
+  expect(doctor.out).not.toContain("✗");
+  expect(doctor.out).toContain(`served by ${cluster.namespace}/${LEASE} (cluster ${cluster.namespace}`);
+  // Only this test's two nodes are targets: the controller's node selector leaves out every other node.
+  expect(doctor.out).toMatch(/✓ nodes: 2 of \d+ nodes are targets/);
+  expect(doctor.out).toMatch(/✓ provider: credentials work and the cloud matches the Service/);
+  expect(doctor.code).toBe(0);
+
+  const status = await ctl("status", `${cluster.namespace}/web`);
+  expect(status.out).toMatch(/NLB k8s-\S+ internal active/);
+  expect(status.out).not.toContain("--cluster-name");
+});
+
+test("doctor applies the Service's target-node labels: no matching node, and a Local endpoint on a node that is no target", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 2);
+  await leadingController(cluster);
+  const [first, second] = world.nodes as [string, string];
+
+  await cluster.createService("nowhere", lbService(), {
+    "service.beta.kubernetes.io/aws-load-balancer-target-node-labels": "role=gpu",
+  });
+  await waitForHostname(cluster, "nowhere");
+  const nowhere = await ctl("doctor", `${cluster.namespace}/nowhere`);
+  expect(nowhere.code).toBe(1);
+  expect(nowhere.out).toMatch(
+    /✗ nodes: no node can take traffic; left out: .*\(not matched by service\.beta\.kubernetes\.io\/aws-load-balancer-target-node-labels "role=gpu"\)/,
+  );
+  expect(nowhere.out).toMatch(/fix: label nodes to match the selector named above/);
+
+  await cluster.core.patchNode(
+    { name: second, body: { metadata: { labels: { role: "edge" } } } },
+    mergePatch,
+  );
+  await cluster.createPod("api-1", { labels: { app: "api" }, nodeName: first, podIP: "10.0.0.91" });
+  await cluster.createEndpointSlice(
+    "local",
+    [{ ip: "10.0.0.91", nodeName: first }],
+    [{ name: "http", port: 8080 }],
+  );
+  await cluster.createService(
+    "local",
+    lbService(undefined, { externalTrafficPolicy: "Local", selector: { app: "api" } }),
+    { "portico.io/target-node-labels": "role=edge" },
+  );
+  await waitForHostname(cluster, "local");
+  const local = await ctl("doctor", `${cluster.namespace}/local`);
+  expect(local.code).toBe(1);
+  expect(local.out).toMatch(/✓ nodes: 1 of \d+ nodes are targets/);
+  expect(local.out).toContain(
+    `✗ health checks: externalTrafficPolicy Local: the ready endpoints run on ${first}, which are not targets`,
+  );
+});
+
+test("doctor's fix for a failed reconcile fits its cause", async ({ cluster, aws }) => {
+  await awsWorld(cluster, aws, 1);
+  // No controller serves this class here, so the condition written below stays as written.
+  await cluster.createService("flaky", lbService(undefined, { loadBalancerClass: "portico.io/azure-lb" }));
+  const condition = (reason: string, message: string) => ({
+    type: READY_CONDITION,
+    status: "False",
+    reason,
+    message,
+    lastTransitionTime: new Date(),
+  });
+  const setCondition = (reason: string, message: string) =>
+    cluster.core.patchNamespacedServiceStatus(
+      {
+        name: "flaky",
+        namespace: cluster.namespace,
+        body: { status: { conditions: [condition(reason, message)] } },
+      },
+      mergePatch,
+    );
+
+  await setCondition("CloudUnavailable", "CreateLoadBalancer failed: ECONNREFUSED");
+  const unavailable = await ctl("doctor", `${cluster.namespace}/flaky`);
+  expect(unavailable.out).toMatch(/✗ last reconcile: CloudUnavailable: CreateLoadBalancer failed/);
+  expect(unavailable.out).toMatch(
+    /fix: the cloud API did not answer or throttled the controller; it retries on its own/,
+  );
+  expect(unavailable.out).not.toContain("change the field named above");
+
+  await setCondition("CloudRejected", "AuthorizationFailed");
+  expect((await ctl("doctor", `${cluster.namespace}/flaky`)).out).toMatch(
+    /fix: the cloud refused the request/,
+  );
+
+  await setCondition("InvalidAnnotation", "metadata.annotations[x]: bad");
+  expect((await ctl("doctor", `${cluster.namespace}/flaky`)).out).toMatch(
+    /fix: change the field named above/,
+  );
+});
+
+test("without a controller's settings or --cluster-name, doctor says it did not compare rather than raising a false alarm", async ({
+  cluster,
+  aws,
+}) => {
+  await awsWorld(cluster, aws, 1);
+  await cluster.createService("web", lbService());
+  const { out } = await ctl("doctor", `${cluster.namespace}/web`);
+  expect(out).toMatch(
+    /! provider: the cloud was not compared with the Service: no running controller publishes/,
+  );
+  expect(out).toMatch(/fix: give --cluster-name/);
+  expect(out).not.toContain("subnet");
+  expect(out).not.toContain("cluster porticoctl");
+});
