@@ -18,6 +18,16 @@ test("defaults match what users of the AWS Load Balancer Controller expect", () 
     ipAddressType: "ipv4",
     healthCheck: {},
     kubeProxyHealthCheck: false,
+    proxyProtocolAll: false,
+    securityGroups: [],
+    disableNlbSg: false,
+    eipAllocations: [],
+    privateIPv4Addresses: [],
+    ipv6Addresses: [],
+    perPortTargetGroupAttributes: {},
+    listenerAttributes: {},
+    prefixLists: [],
+    accessLogAttributes: {},
   });
 });
 

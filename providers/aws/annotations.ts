@@ -8,6 +8,7 @@ import {
   splitList as list,
   wholeNumber as int,
 } from "../annotationValues.ts";
+import { parseMoreAwsSettings, type MoreAwsSettings } from "./moreAnnotations.ts";
 
 const P = "service.beta.kubernetes.io/aws-load-balancer-";
 export const AWS_ANNOTATIONS = {
@@ -40,7 +41,8 @@ export const AWS_ANNOTATIONS = {
 
 export interface HealthCheckOverrides {
   protocol?: "TCP" | "HTTP" | "HTTPS";
-  port?: number | "traffic-port";
+  /** A number, "traffic-port", or a Service port's name (resolved to its node port or target port). */
+  port?: number | string;
   path?: string;
   intervalSeconds?: number;
   timeoutSeconds?: number;
@@ -49,7 +51,7 @@ export interface HealthCheckOverrides {
   successCodes?: string;
 }
 
-export interface AwsServiceSettings {
+export interface AwsServiceSettings extends MoreAwsSettings {
   targetType: "instance" | "ip";
   scheme: "internal" | "internet-facing";
   /** Subnet IDs (`subnet-…`) or Name tags; empty: discover by role tags. */
@@ -66,6 +68,8 @@ export interface AwsServiceSettings {
   ipAddressType: "ipv4" | "dualstack";
   healthCheck: HealthCheckOverrides;
   kubeProxyHealthCheck: boolean;
+  /** `proxy-protocol: "*"`: proxy protocol v2 on every target group, over any per-port setting. */
+  proxyProtocolAll: boolean;
 }
 
 export function parseAwsSettings(
@@ -96,7 +100,10 @@ export function parseAwsSettings(
         ? "internal"
         : "internet-facing"
       : defaults.scheme);
+  const more = parseMoreAwsSettings(annotations);
+  Object.assign(loadBalancerAttributes, more.accessLogAttributes);
   const settings: AwsServiceSettings = {
+    ...more,
     targetType: oneOf(a.targetType, get(a.targetType) ?? "instance", ["instance", "ip"] as const),
     scheme: oneOf(a.scheme, scheme, ["internal", "internet-facing"] as const),
     subnets: list(get(a.subnets)),
@@ -109,6 +116,7 @@ export function parseAwsSettings(
     healthCheck: healthCheck(get),
     kubeProxyHealthCheck:
       get(a.kubeProxyHealthCheck) !== undefined && bool(a.kubeProxyHealthCheck, get(a.kubeProxyHealthCheck)),
+    proxyProtocolAll: get(a.proxyProtocol) === "*",
   };
   if (get(a.backendProtocol) && !["ssl", "tcp"].includes(get(a.backendProtocol)!)) {
     fail(
@@ -144,7 +152,16 @@ function healthCheck(get: (key: string) => string | undefined): HealthCheckOverr
   if (protocol)
     hc.protocol = oneOf(a.healthCheckProtocol, protocol.toUpperCase(), ["TCP", "HTTP", "HTTPS"] as const);
   const port = get(a.healthCheckPort);
-  if (port) hc.port = port === "traffic-port" ? port : int(a.healthCheckPort, port, 1, 65535);
+  if (port) {
+    if (/^\d+$/.test(port)) hc.port = int(a.healthCheckPort, port, 1, 65535);
+    else if (port === "traffic-port" || /^[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$/.test(port)) hc.port = port;
+    else
+      fail(
+        a.healthCheckPort,
+        `"${port}" is not a port`,
+        "give a number, traffic-port, or the name of a Service port",
+      );
+  }
   const path = get(a.healthCheckPath);
   if (path) {
     if (!path.startsWith("/"))

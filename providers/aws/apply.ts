@@ -26,6 +26,9 @@ import {
   type Tag,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { CloudError } from "../errors.ts";
+import type { ServiceRef } from "../provider.ts";
+import { authorizeBackendRules, revokeBackendRules } from "./backendGroups.ts";
+import { changeListenerCertificates, setListenerAttributes } from "./listenerCertificates.ts";
 import { call, type AwsClients } from "./clients.ts";
 import type { DesiredListener, HealthCheck, IngressRule, Observed, Target } from "./model.ts";
 import type { Operation } from "./plan.ts";
@@ -45,6 +48,8 @@ export interface ApplyContext {
   /** The Service's desired load balancer as observed, if it existed. */
   current?: AppliedLoadBalancer;
   securityGroupName: string;
+  cluster: string;
+  service: ServiceRef;
 }
 
 export async function apply(ops: Operation[], ctx: ApplyContext): Promise<AppliedLoadBalancer | undefined> {
@@ -103,7 +108,22 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<Applie
               Scheme: lb.scheme,
               Subnets: lb.subnets,
               IpAddressType: lb.ipAddressType,
-              ...(securityGroupId ? { SecurityGroups: [securityGroupId] } : {}),
+              ...(lb.subnetMappings
+                ? {
+                    Subnets: undefined,
+                    SubnetMappings: lb.subnetMappings.map((m) => ({
+                      SubnetId: m.subnetId,
+                      ...(m.allocationId ? { AllocationId: m.allocationId } : {}),
+                      ...(m.privateIPv4Address ? { PrivateIPv4Address: m.privateIPv4Address } : {}),
+                      ...(m.ipv6Address ? { IPv6Address: m.ipv6Address } : {}),
+                    })),
+                  }
+                : {}),
+              ...(lb.securityGroup && securityGroupId
+                ? { SecurityGroups: [securityGroupId] }
+                : lb.userSecurityGroups.length
+                  ? { SecurityGroups: lb.userSecurityGroups }
+                  : {}),
               Tags: tags(lb.tags),
             }),
           ),
@@ -122,7 +142,7 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<Applie
         );
         break;
       case "setSecurityGroups":
-        if (!securityGroupId)
+        if (!op.groupIds && !securityGroupId)
           throw new CloudError({
             operation: "elbv2:SetSecurityGroups",
             code: "SecurityGroupMissing",
@@ -131,9 +151,32 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<Applie
           });
         await call("elbv2:SetSecurityGroups", () =>
           elb.send(
-            new SetSecurityGroupsCommand({ LoadBalancerArn: lbArn(), SecurityGroups: [securityGroupId!] }),
+            new SetSecurityGroupsCommand({
+              LoadBalancerArn: lbArn(),
+              SecurityGroups: op.groupIds ?? [securityGroupId!],
+              ...(op.privateLink
+                ? { EnforceSecurityGroupInboundRulesOnPrivateLinkTraffic: op.privateLink }
+                : {}),
+            }),
           ),
         );
+        break;
+      case "authorizeBackendRules":
+        await authorizeBackendRules(clients, ctx.cluster, ctx.service, op.groupId, op.rules, securityGroupId);
+        break;
+      case "revokeBackendRules":
+        await revokeBackendRules(
+          clients,
+          op.groupId,
+          op.rules.map((r) => r.ruleId),
+        );
+        break;
+      case "addListenerCertificates":
+      case "removeListenerCertificates":
+        await changeListenerCertificates(clients, op.kind, op.listenerArn, op.certificateArns);
+        break;
+      case "modifyListenerAttributes":
+        await setListenerAttributes(clients, op.listenerArn, op.attributes);
         break;
       case "modifyLoadBalancerAttributes":
         await call("elbv2:ModifyLoadBalancerAttributes", () =>
@@ -213,8 +256,8 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<Applie
           );
         }
         break;
-      case "createListener":
-        await call("elbv2:CreateListener", () =>
+      case "createListener": {
+        const out = await call("elbv2:CreateListener", () =>
           elb.send(
             new CreateListenerCommand({
               LoadBalancerArn: lbArn(),
@@ -223,7 +266,14 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<Applie
             }),
           ),
         );
+        const listenerArn = out.Listeners![0]!.ListenerArn!;
+        const extra = op.listener.certificateArns.slice(1);
+        if (extra.length)
+          await changeListenerCertificates(clients, "addListenerCertificates", listenerArn, extra);
+        if (Object.keys(op.listener.attributes).length)
+          await setListenerAttributes(clients, listenerArn, op.listener.attributes);
         break;
+      }
       case "modifyListener":
         await call("elbv2:ModifyListener", () =>
           elb.send(
@@ -302,10 +352,12 @@ function listenerFields(listener: DesiredListener, targetGroupArn: string) {
   return {
     Protocol: listener.protocol,
     DefaultActions: actions,
+    // Only the default certificate goes here; the others are added to the listener's certificate list.
     ...(listener.certificateArns.length
-      ? { Certificates: listener.certificateArns.map((CertificateArn) => ({ CertificateArn })) }
+      ? { Certificates: [{ CertificateArn: listener.certificateArns[0] }] }
       : {}),
     ...(listener.sslPolicy ? { SslPolicy: listener.sslPolicy } : {}),
+    ...(listener.alpnPolicy ? { AlpnPolicy: [listener.alpnPolicy] } : {}),
   };
 }
 

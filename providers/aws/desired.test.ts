@@ -124,7 +124,7 @@ describe("listeners", () => {
       [514, "UDP"],
     ]);
     expect(lb.targetGroups.map((tg) => tg.healthCheck.port)).toEqual(["traffic-port", "10256"]);
-    expect(lb.securityGroup.ingress.map((r) => `${r.protocol}/${r.port}`)).toEqual([
+    expect(lb.securityGroup!.ingress.map((r) => `${r.protocol}/${r.port}`)).toEqual([
       "tcp/53",
       "udp/53",
       "udp/514",
@@ -159,12 +159,19 @@ describe("listeners", () => {
         "ELBSecurityPolicy-TLS13-1-2-2021-06",
     });
     expect(lb.listeners).toEqual([
-      { port: 80, protocol: "TCP", certificateArns: [], targetGroupName: lb.targetGroups[0]!.name },
+      {
+        port: 80,
+        protocol: "TCP",
+        certificateArns: [],
+        attributes: {},
+        targetGroupName: lb.targetGroups[0]!.name,
+      },
       {
         port: 443,
         protocol: "TLS",
         certificateArns: [cert],
         sslPolicy: "ELBSecurityPolicy-TLS13-1-2-2021-06",
+        attributes: {},
         targetGroupName: lb.targetGroups[1]!.name,
       },
     ]);
@@ -221,7 +228,7 @@ describe("names, tags, scheme, security group", () => {
   test("truncated namespace and name parts never leave a double hyphen", () => {
     const lb = desired(intent({ service: { namespace: "restart-abc", name: "-web", uid: "u" } }));
     expect(desired(intent({ service: { namespace: "---", name: "a", uid: "u" } })).name).toMatch(/^k8s-x-a-/);
-    for (const name of [lb.name, lb.targetGroups[0]!.name, lb.securityGroup.name]) {
+    for (const name of [lb.name, lb.targetGroups[0]!.name, lb.securityGroup!.name]) {
       expect(name).not.toContain("--");
       expect(name).toMatch(/^k8s-restart-web-[0-9a-f]{10}$/);
     }
@@ -240,7 +247,7 @@ describe("names, tags, scheme, security group", () => {
     };
     expect(lb.tags).toMatchObject({ ...owned, "portico.io/resource": "loadbalancer" });
     expect(lb.targetGroups[0]!.tags).toMatchObject({ ...owned, "portico.io/resource": "targetgroup" });
-    expect(lb.securityGroup.tags).toMatchObject({ ...owned, "portico.io/resource": "securitygroup" });
+    expect(lb.securityGroup!.tags).toMatchObject({ ...owned, "portico.io/resource": "securitygroup" });
   });
 
   test("scheme defaults to internal; the legacy internal annotation and the scheme annotation are honoured", () => {
@@ -254,13 +261,13 @@ describe("names, tags, scheme, security group", () => {
   });
 
   test("source ranges become the security group's only ingress; dualstack opens ::/0 too", () => {
-    expect(desired(intent({ sourceRanges: ["203.0.113.0/24"] })).securityGroup.ingress).toEqual([
+    expect(desired(intent({ sourceRanges: ["203.0.113.0/24"] })).securityGroup!.ingress).toEqual([
       { protocol: "tcp", port: 80, cidr: "203.0.113.0/24" },
     ]);
     expect(
       desired(intent(), {
         "service.beta.kubernetes.io/aws-load-balancer-ip-address-type": "dualstack",
-      }).securityGroup.ingress.map((r) => r.cidr),
+      }).securityGroup!.ingress.map((r) => r.cidr),
     ).toEqual(["0.0.0.0/0", "::/0"]);
   });
 

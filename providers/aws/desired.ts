@@ -8,10 +8,16 @@ import type {
   DesiredLoadBalancer,
   DesiredTargetGroup,
   HealthCheck,
-  IngressRule,
   ListenerProtocol,
   Target,
 } from "./model.ts";
+import {
+  checkPortSettings,
+  listenerExtras,
+  securityGroupChoice,
+  targetGroupAttributes,
+} from "./desiredExtras.ts";
+import { desiredSubnetMappings, immutableVariant } from "./subnetMappings.ts";
 import {
   instanceIdFromProviderID,
   loadBalancerName,
@@ -39,6 +45,8 @@ const CLIENT_IP_AFFINITY = { "stickiness.enabled": "true", "stickiness.type": "s
 export interface Network {
   vpcId: string;
   subnets: string[];
+  /** Each subnet's IPv4 and IPv6 CIDRs, to check the static addresses a Service asks for. */
+  cidrs?: Record<string, { ipv4: string[]; ipv6: string[] }>;
 }
 
 export function desiredLoadBalancer(
@@ -56,7 +64,10 @@ export function desiredLoadBalancer(
       `use ip targets (annotation ${AWS_ANNOTATIONS.targetType}: ip) or allow node ports`,
     );
   }
-  const name = settings.name ?? loadBalancerName(cluster, svc, settings.scheme);
+  const subnetMappings = desiredSubnetMappings(settings, network);
+  const name =
+    settings.name ??
+    loadBalancerName(cluster, svc, settings.scheme, immutableVariant(settings, subnetMappings));
   const groups = groupPorts(intent.ports);
   if (groups.length > LIMITS.listenersPerLoadBalancer) {
     throw new ConfigurationError(
@@ -66,6 +77,10 @@ export function desiredLoadBalancer(
       "split the ports over several Services",
     );
   }
+  checkPortSettings(
+    settings,
+    groups.map((g) => g.ports[0]!.port),
+  );
   const userTags = settings.additionalTags;
   const listeners: DesiredListener[] = [];
   const targetGroups: DesiredTargetGroup[] = [];
@@ -103,11 +118,10 @@ export function desiredLoadBalancer(
       targetType: settings.targetType,
       vpcId: network.vpcId,
       healthCheck: healthCheck(intent, settings, group.protocol),
-      attributes: {
+      attributes: targetGroupAttributes(settings, port.port, {
         ...DEFAULT_TG_ATTRIBUTES,
         ...(intent.clientIPAffinity && tgProtocol !== "TLS" ? CLIENT_IP_AFFINITY : {}),
-        ...settings.targetGroupAttributes,
-      },
+      }),
       targets,
       tags: {
         ...userTags,
@@ -120,9 +134,17 @@ export function desiredLoadBalancer(
       protocol: listenerProtocol,
       certificateArns: tls ? settings.certificateArns : [],
       ...(tls && settings.sslPolicy ? { sslPolicy: settings.sslPolicy } : {}),
+      attributes: {},
       targetGroupName: tgName,
     });
   }
+  listenerExtras(listeners, settings);
+  const securityGroups = securityGroupChoice(settings, intent, listeners, {
+    name: securityGroupName(cluster, svc),
+    description: `Portico: clients allowed to reach ${svc.namespace}/${svc.name}`,
+    vpcId: network.vpcId,
+    tags: { ...userTags, ...ownershipTags(cluster, svc, "securitygroup") },
+  });
   return {
     name,
     scheme: settings.scheme,
@@ -130,13 +152,12 @@ export function desiredLoadBalancer(
     ipAddressType: settings.ipAddressType,
     attributes: { ...DEFAULT_LB_ATTRIBUTES, ...settings.loadBalancerAttributes },
     tags: { ...userTags, ...ownershipTags(cluster, svc, "loadbalancer") },
-    securityGroup: {
-      name: securityGroupName(cluster, svc),
-      description: `Portico: clients allowed to reach ${svc.namespace}/${svc.name}`,
-      vpcId: network.vpcId,
-      ingress: ingressRules(listeners, intent.sourceRanges, settings.ipAddressType),
-      tags: { ...userTags, ...ownershipTags(cluster, svc, "securitygroup") },
-    },
+    ...(subnetMappings ? { subnetMappings } : {}),
+    ...securityGroups,
+    ...(settings.privateLinkInboundRules
+      ? { privateLinkInboundRules: settings.privateLinkInboundRules }
+      : {}),
+    backendRules: [],
     listeners,
     targetGroups,
   };
@@ -261,7 +282,7 @@ function healthCheck(
   const merged: HealthCheck = {
     ...base,
     ...(o.protocol ? { protocol: o.protocol } : {}),
-    ...(o.port !== undefined ? { port: String(o.port) } : {}),
+    ...(o.port !== undefined ? { port: healthCheckPort(intent, settings, o.port) } : {}),
     ...(o.intervalSeconds ? { intervalSeconds: o.intervalSeconds } : {}),
     ...(o.timeoutSeconds ? { timeoutSeconds: o.timeoutSeconds } : {}),
     ...(o.healthyThreshold ? { healthyThreshold: o.healthyThreshold } : {}),
@@ -289,24 +310,45 @@ function healthCheck(
   return merged;
 }
 
-function ingressRules(
-  listeners: DesiredListener[],
-  sourceRanges: string[],
-  ipAddressType: string,
-): IngressRule[] {
-  const cidrs =
-    sourceRanges.length > 0
-      ? sourceRanges
-      : ipAddressType === "dualstack"
-        ? ["0.0.0.0/0", "::/0"]
-        : ["0.0.0.0/0"];
-  const rules: IngressRule[] = [];
-  for (const l of listeners) {
-    const protocols: IngressRule["protocol"][] =
-      l.protocol === "TCP_UDP" ? ["tcp", "udp"] : l.protocol === "UDP" ? ["udp"] : ["tcp"];
-    for (const protocol of protocols) for (const cidr of cidrs) rules.push({ protocol, port: l.port, cidr });
+/**
+ * A named health-check port is the Service port's node port (instance targets) or its target port (ip targets),
+ * as the AWS Load Balancer Controller resolves it. The intent carries target ports as the endpoints resolved them.
+ */
+function healthCheckPort(
+  intent: LoadBalancerIntent,
+  settings: AwsServiceSettings,
+  port: number | string,
+): string {
+  if (typeof port === "number" || port === "traffic-port") return String(port);
+  const field = `metadata.annotations[${AWS_ANNOTATIONS.healthCheckPort}]`;
+  const servicePort = intent.ports.find((p) => p.name === port);
+  if (!servicePort)
+    throw new ConfigurationError(
+      "InvalidHealthCheck",
+      field,
+      `the Service has no port named "${port}"`,
+      "name one of spec.ports, or give a number",
+    );
+  if (settings.targetType === "instance") {
+    if (!servicePort.nodePort)
+      throw new ConfigurationError(
+        "InvalidHealthCheck",
+        field,
+        `port "${port}" has no node port`,
+        "give a number",
+      );
+    return String(servicePort.nodePort);
   }
-  return rules;
+  const targetPorts = new Set(intent.endpoints.map((e) => e.ports[port]).filter((p) => p !== undefined));
+  if (targetPorts.size > 1)
+    throw new ConfigurationError(
+      "InvalidHealthCheck",
+      field,
+      `port "${port}" reaches different target ports on different pods (a named targetPort)`,
+      "give the health-check port as a number",
+    );
+  // No endpoint yet says which port it is: probe the traffic port until one does.
+  return targetPorts.size ? String([...targetPorts][0]) : "traffic-port";
 }
 
 const byTarget = (a: Target, b: Target) => a.id.localeCompare(b.id) || a.port - b.port;

@@ -23,6 +23,7 @@ export interface Target {
 export interface IngressRule {
   protocol: "tcp" | "udp";
   port: number;
+  /** A CIDR, or a managed prefix list ID (`pl-…`). */
   cidr: string;
 }
 
@@ -49,9 +50,40 @@ export interface DesiredTargetGroup {
 export interface DesiredListener {
   port: number;
   protocol: ListenerProtocol;
+  /** The first is the listener's default certificate; the others are added to its certificate list. */
   certificateArns: string[];
   sslPolicy?: string;
+  /** TLS listeners only; absent: ELBv2's default ("None"). */
+  alpnPolicy?: string;
+  /** Listener attributes (e.g. tcp.idle_timeout.seconds) the Service sets; others are left as they are. */
+  attributes: Record<string, string>;
   targetGroupName: string;
+}
+
+/** The Service's own (managed) security group, standing for its ID before it exists. */
+export const OWN_SECURITY_GROUP = "own";
+
+/**
+ * An ingress rule Portico adds to a backend (node or pod) security group so the NLB reaches its targets:
+ * from the NLB's security group (`source`: a group ID, or OWN_SECURITY_GROUP) to one port.
+ */
+export interface BackendRule {
+  groupId: string;
+  protocol: "tcp" | "udp";
+  port: number;
+  source: string;
+}
+
+export interface ObservedBackendRule extends BackendRule {
+  ruleId: string;
+}
+
+/** Where a subnet's NLB address comes from, when the Service fixes it (`SubnetMappings`). */
+export interface SubnetMapping {
+  subnetId: string;
+  allocationId?: string;
+  privateIPv4Address?: string;
+  ipv6Address?: string;
 }
 
 export interface DesiredLoadBalancer {
@@ -61,7 +93,16 @@ export interface DesiredLoadBalancer {
   ipAddressType: "ipv4" | "dualstack";
   attributes: Record<string, string>;
   tags: Record<string, string>;
-  securityGroup: DesiredSecurityGroup;
+  /** Static addresses per subnet; absent: AWS picks them (and `subnets` is all there is to say). */
+  subnetMappings?: SubnetMapping[];
+  /** The group Portico makes for the Service; absent when the user brings groups or disables them. */
+  securityGroup?: DesiredSecurityGroup;
+  /** The user's own groups (IDs) on the NLB; Portico never changes or deletes them. */
+  userSecurityGroups: string[];
+  /** SetSecurityGroups' EnforceSecurityGroupInboundRulesOnPrivateLinkTraffic; absent: left as it is. */
+  privateLinkInboundRules?: "on" | "off";
+  /** Ingress rules on the targets' security groups; empty when not managed. */
+  backendRules: BackendRule[];
   listeners: DesiredListener[];
   targetGroups: DesiredTargetGroup[];
 }
@@ -70,8 +111,11 @@ export interface ObservedListener {
   arn: string;
   port: number;
   protocol: ListenerProtocol;
+  /** The default certificate first, then the others (DescribeListenerCertificates). */
   certificateArns: string[];
   sslPolicy?: string;
+  alpnPolicy?: string;
+  attributes: Record<string, string>;
   targetGroupArn?: string;
 }
 
@@ -84,6 +128,9 @@ export interface ObservedLoadBalancer {
   subnets: string[];
   securityGroups: string[];
   ipAddressType: string;
+  /** Per subnet, the addresses AWS reports (the allocation ID, private IPv4, IPv6 it uses). */
+  subnetMappings: SubnetMapping[];
+  privateLinkInboundRules?: "on" | "off";
   attributes: Record<string, string>;
   listeners: ObservedListener[];
 }
@@ -112,4 +159,6 @@ export interface Observed {
   loadBalancers: ObservedLoadBalancer[];
   targetGroups: ObservedTargetGroup[];
   securityGroups: ObservedSecurityGroup[];
+  /** Rules Portico added to backend security groups for this Service (found by their tags). */
+  backendRules: ObservedBackendRule[];
 }

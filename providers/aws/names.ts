@@ -33,9 +33,13 @@ function shortName(service: ServiceRef, digest: string): string {
   return `k8s-${clean(service.namespace)}-${clean(service.name)}-${digest.slice(0, 10)}`;
 }
 
-/** The scheme is part of the name: an NLB's scheme cannot change, so a new scheme means a new load balancer. */
-export function loadBalancerName(cluster: string, service: ServiceRef, scheme: string): string {
-  return shortName(service, hash("lb", cluster, service.uid, scheme));
+/**
+ * The scheme is part of the name: an NLB's scheme cannot change, so a new scheme means a new load balancer. So is
+ * `variant`, what else cannot change in place (static addresses, having no security group); empty for the common
+ * case, so that names stay as they were.
+ */
+export function loadBalancerName(cluster: string, service: ServiceRef, scheme: string, variant = ""): string {
+  return shortName(service, hash("lb", cluster, service.uid, scheme, ...(variant ? [variant] : [])));
 }
 
 /**

@@ -104,7 +104,16 @@ export class SubnetResolver {
         "two subnets are in the same availability zone",
         "name at most one subnet per zone",
       );
-    return { vpcId: subnets[0]!.VpcId!, subnets: subnets.map((s) => s.SubnetId!).sort() };
+    const cidrs = Object.fromEntries(
+      subnets.map((s) => [
+        s.SubnetId!,
+        {
+          ipv4: s.CidrBlock ? [s.CidrBlock] : [],
+          ipv6: (s.Ipv6CidrBlockAssociationSet ?? []).map((a) => a.Ipv6CidrBlock!).filter(Boolean),
+        },
+      ]),
+    );
+    return { vpcId: subnets[0]!.VpcId!, subnets: subnets.map((s) => s.SubnetId!).sort(), cidrs };
   }
 
   private async describe(input: DescribeSubnetsCommandInput): Promise<Subnet[]> {

@@ -28,6 +28,8 @@ import type {
   Target,
 } from "./model.ts";
 import { securityGroupName, TAG } from "./names.ts";
+import { observeBackendRules } from "./backendGroups.ts";
+import { extraCertificates, listenerAttributes } from "./listenerCertificates.ts";
 
 export async function taggedResources(
   clients: AwsClients,
@@ -56,6 +58,8 @@ export async function observe(
   cluster: string,
   service: ServiceRef,
   desiredName?: string,
+  /** Listeners whose attributes the Service sets (only those are read: one call each). */
+  listenerAttributePorts: number[] = [],
 ): Promise<Observed> {
   const tagged = await taggedResources(clients, [
     { Key: TAG.cluster, Values: [cluster] },
@@ -73,12 +77,13 @@ export async function observe(
       lbs.push(byName);
     }
   }
-  const [loadBalancers, targetGroups, securityGroups] = await Promise.all([
-    Promise.all(lbs.map((lb) => observeLoadBalancer(clients, lb))),
+  const [loadBalancers, targetGroups, securityGroups, backendRules] = await Promise.all([
+    Promise.all(lbs.map((lb) => observeLoadBalancer(clients, lb, listenerAttributePorts))),
     observeTargetGroups(clients, tgArns),
     observeSecurityGroups(clients, cluster, service),
+    observeBackendRules(clients, cluster, service),
   ]);
-  return { loadBalancers, targetGroups, securityGroups };
+  return { loadBalancers, targetGroups, securityGroups, backendRules };
 }
 
 async function describeLoadBalancers(clients: AwsClients, arns: string[]): Promise<LoadBalancer[]> {
@@ -146,7 +151,11 @@ async function assertOwned(
   }
 }
 
-async function observeLoadBalancer(clients: AwsClients, lb: LoadBalancer): Promise<ObservedLoadBalancer> {
+async function observeLoadBalancer(
+  clients: AwsClients,
+  lb: LoadBalancer,
+  listenerAttributePorts: number[],
+): Promise<ObservedLoadBalancer> {
   const arn = lb.LoadBalancerArn!;
   const [listeners, attributes] = await Promise.all([
     call("elbv2:DescribeListeners", () =>
@@ -156,6 +165,7 @@ async function observeLoadBalancer(clients: AwsClients, lb: LoadBalancer): Promi
       clients.elbv2.send(new DescribeLoadBalancerAttributesCommand({ LoadBalancerArn: arn })),
     ),
   ]);
+  const privateLink = lb.EnforceSecurityGroupInboundRulesOnPrivateLinkTraffic;
   return {
     arn,
     name: lb.LoadBalancerName!,
@@ -165,17 +175,41 @@ async function observeLoadBalancer(clients: AwsClients, lb: LoadBalancer): Promi
     subnets: (lb.AvailabilityZones ?? []).map((z) => z.SubnetId!).sort(),
     securityGroups: lb.SecurityGroups ?? [],
     ipAddressType: lb.IpAddressType ?? "ipv4",
+    subnetMappings: (lb.AvailabilityZones ?? []).map((z) => {
+      const a = z.LoadBalancerAddresses ?? [];
+      const allocationId = a.find((x) => x.AllocationId)?.AllocationId;
+      const privateIPv4Address = a.find((x) => x.PrivateIPv4Address)?.PrivateIPv4Address;
+      const ipv6Address = a.find((x) => x.IPv6Address)?.IPv6Address;
+      return {
+        subnetId: z.SubnetId!,
+        ...(allocationId ? { allocationId } : {}),
+        ...(privateIPv4Address ? { privateIPv4Address } : {}),
+        ...(ipv6Address ? { ipv6Address } : {}),
+      };
+    }),
+    ...(privateLink === "on" || privateLink === "off" ? { privateLinkInboundRules: privateLink } : {}),
     attributes: Object.fromEntries((attributes.Attributes ?? []).map((a) => [a.Key!, a.Value ?? ""])),
-    listeners: (listeners.Listeners ?? []).map((l) => ({
-      arn: l.ListenerArn!,
-      port: l.Port!,
-      protocol: l.Protocol as ListenerProtocol,
-      certificateArns: (l.Certificates ?? []).map((c) => c.CertificateArn!),
-      ...(l.SslPolicy ? { sslPolicy: l.SslPolicy } : {}),
-      ...(l.DefaultActions?.[0]?.TargetGroupArn
-        ? { targetGroupArn: l.DefaultActions[0].TargetGroupArn }
-        : {}),
-    })),
+    listeners: await Promise.all(
+      (listeners.Listeners ?? []).map(async (l) => {
+        const defaults = (l.Certificates ?? []).map((c) => c.CertificateArn!);
+        // Only a TLS listener can hold more certificates than its default one.
+        const extra = l.Protocol === "TLS" ? await extraCertificates(clients, l.ListenerArn!) : [];
+        return {
+          arn: l.ListenerArn!,
+          port: l.Port!,
+          protocol: l.Protocol as ListenerProtocol,
+          certificateArns: [...defaults, ...extra.filter((c) => !defaults.includes(c))],
+          ...(l.SslPolicy ? { sslPolicy: l.SslPolicy } : {}),
+          ...(l.AlpnPolicy?.[0] ? { alpnPolicy: l.AlpnPolicy[0] } : {}),
+          attributes: listenerAttributePorts.includes(l.Port!)
+            ? await listenerAttributes(clients, l.ListenerArn!)
+            : {},
+          ...(l.DefaultActions?.[0]?.TargetGroupArn
+            ? { targetGroupArn: l.DefaultActions[0].TargetGroupArn }
+            : {}),
+        };
+      }),
+    ),
   };
 }
 

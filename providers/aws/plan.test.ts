@@ -30,19 +30,26 @@ function observedFrom(d: DesiredLoadBalancer, state = "active"): Observed {
     subnets: [...d.subnets],
     securityGroups: ["sg-1"],
     ipAddressType: d.ipAddressType,
+    subnetMappings: d.subnets.map((subnetId) => ({ subnetId })),
     attributes: { ...d.attributes, "deletion_protection.enabled": "false" },
     listeners: d.listeners.map((l, k) => ({
       arn: `l-${k}`,
       port: l.port,
       protocol: l.protocol,
       certificateArns: l.certificateArns,
+      attributes: { ...l.attributes },
       targetGroupArn: targetGroups.find((t) => t.name === l.targetGroupName)!.arn,
     })),
   };
   return {
     loadBalancers: [lb],
     targetGroups,
-    securityGroups: [{ id: "sg-1", name: d.securityGroup.name, ingress: [...d.securityGroup.ingress] }],
+    securityGroups: [{ id: "sg-1", name: d.securityGroup!.name, ingress: [...d.securityGroup!.ingress] }],
+    backendRules: d.backendRules.map((r, k) => ({
+      ...r,
+      source: r.source === "own" ? "sg-1" : r.source,
+      ruleId: `sgr-${k}`,
+    })),
   };
 }
 
@@ -50,7 +57,7 @@ const kinds = (p: ReturnType<typeof plan>) => p.operations.map((o) => o.kind);
 
 describe("plan", () => {
   test("from nothing: security group, NLB, attributes, target group with targets, listener — in that order", () => {
-    const p = plan(build(), { loadBalancers: [], targetGroups: [], securityGroups: [] });
+    const p = plan(build(), { loadBalancers: [], targetGroups: [], securityGroups: [], backendRules: [] });
     expect(kinds(p)).toEqual([
       "createSecurityGroup",
       "createLoadBalancer",
@@ -192,6 +199,8 @@ describe("planDeletion", () => {
       "deleteTargetGroup",
       "deleteSecurityGroup",
     ]);
-    expect(planDeletion({ loadBalancers: [], targetGroups: [], securityGroups: [] })).toEqual([]);
+    expect(
+      planDeletion({ loadBalancers: [], targetGroups: [], securityGroups: [], backendRules: [] }),
+    ).toEqual([]);
   });
 });

@@ -1,7 +1,11 @@
 // The plan: the smallest list of ELBv2/EC2 operations that turns what is observed into what is desired.
 // Pure: the same inputs always give the same plan, so it is unit-tested exhaustively and shown by
 // `porticoctl plan` without touching the cloud. Operations are ordered make-before-break.
+import { ConfigurationError } from "../errors.ts";
+import { MORE_AWS_ANNOTATIONS as M } from "./moreAnnotations.ts";
+import { planBackendRules, ruleKey as backendRuleKey } from "./backendRules.ts";
 import type {
+  BackendRule,
   DesiredListener,
   DesiredLoadBalancer,
   DesiredSecurityGroup,
@@ -9,6 +13,7 @@ import type {
   HealthCheck,
   IngressRule,
   Observed,
+  ObservedBackendRule,
   ObservedListener,
   ObservedLoadBalancer,
   ObservedTargetGroup,
@@ -22,7 +27,18 @@ export type Operation =
   | { kind: "createLoadBalancer"; loadBalancer: DesiredLoadBalancer }
   // Operations without an ARN act on the Service's desired load balancer, which may not exist yet at planning.
   | { kind: "setSubnets"; subnets: string[] }
-  | { kind: "setSecurityGroups" }
+  /** The user's groups, or (absent) the Service's own. */
+  | { kind: "setSecurityGroups"; groupIds?: string[]; privateLink?: "on" | "off" }
+  | { kind: "authorizeBackendRules"; groupId: string; rules: BackendRule[] }
+  | { kind: "revokeBackendRules"; groupId: string; rules: ObservedBackendRule[] }
+  | { kind: "addListenerCertificates"; listenerArn: string; port: number; certificateArns: string[] }
+  | { kind: "removeListenerCertificates"; listenerArn: string; port: number; certificateArns: string[] }
+  | {
+      kind: "modifyListenerAttributes";
+      listenerArn: string;
+      port: number;
+      attributes: Record<string, string>;
+    }
   | { kind: "modifyLoadBalancerAttributes"; attributes: Record<string, string> }
   | { kind: "createTargetGroup"; targetGroup: DesiredTargetGroup }
   | { kind: "modifyHealthCheck"; targetGroupArn: string; name: string; healthCheck: HealthCheck }
@@ -54,19 +70,31 @@ export function plan(desired: DesiredLoadBalancer, observed: Observed): Plan {
   const current = observed.loadBalancers.find((lb) => lb.name === desired.name);
   const replaced = observed.loadBalancers.filter((lb) => lb !== current);
 
-  const group = observed.securityGroups.find((g) => g.name === desired.securityGroup.name);
-  if (!group) ops.push({ kind: "createSecurityGroup", group: desired.securityGroup });
-  else {
-    const { add, remove } = diff(desired.securityGroup.ingress, group.ingress, ruleKey);
+  const own = desired.securityGroup;
+  const group = own && observed.securityGroups.find((g) => g.name === own.name);
+  if (own && !group) ops.push({ kind: "createSecurityGroup", group: own });
+  else if (own && group) {
+    const { add, remove } = diff(own.ingress, group.ingress, ruleKey);
     if (add.length) ops.push({ kind: "authorizeIngress", groupId: group.id, rules: add });
     if (remove.length) ops.push({ kind: "revokeIngress", groupId: group.id, rules: remove });
   }
+  const backend = planBackendRules(desired.backendRules, observed.backendRules, group?.id);
+  for (const [groupId, rules] of backend.authorize)
+    ops.push({ kind: "authorizeBackendRules", groupId, rules });
 
   if (!current) ops.push({ kind: "createLoadBalancer", loadBalancer: desired });
   else {
+    checkImmutable(desired, current);
     if (!sameSet(current.subnets, desired.subnets))
       ops.push({ kind: "setSubnets", subnets: desired.subnets });
-    if (!group || !current.securityGroups.includes(group.id)) ops.push({ kind: "setSecurityGroups" });
+    const wanted = own ? (group ? [group.id] : []) : desired.userSecurityGroups;
+    const privateLink =
+      desired.privateLinkInboundRules && desired.privateLinkInboundRules !== current.privateLinkInboundRules
+        ? { privateLink: desired.privateLinkInboundRules }
+        : {};
+    if (!group && own) ops.push({ kind: "setSecurityGroups", ...privateLink });
+    else if (!sameSet(current.securityGroups, wanted) || "privateLink" in privateLink)
+      ops.push({ kind: "setSecurityGroups", ...(own ? {} : { groupIds: wanted }), ...privateLink });
   }
   const lbAttributes = changed(desired.attributes, current?.attributes ?? {});
   if (Object.keys(lbAttributes).length) {
@@ -81,8 +109,11 @@ export function plan(desired: DesiredLoadBalancer, observed: Observed): Plan {
     const existing = listenersByPort.get(listener.port);
     const tg = observedGroups.get(listener.targetGroupName);
     if (!existing) ops.push({ kind: "createListener", listener });
-    else if (!sameListener(existing, listener, tg))
-      ops.push({ kind: "modifyListener", listenerArn: existing.arn, listener });
+    else {
+      if (!sameListener(existing, listener, tg))
+        ops.push({ kind: "modifyListener", listenerArn: existing.arn, listener });
+      ops.push(...listenerDetailOps(existing, listener));
+    }
   }
   const wantedPorts = new Set(desired.listeners.map((l) => l.port));
   for (const l of current?.listeners ?? []) {
@@ -102,9 +133,10 @@ export function plan(desired: DesiredLoadBalancer, observed: Observed): Plan {
     if (!wantedGroups.has(tg.name))
       ops.push({ kind: "deleteTargetGroup", targetGroupArn: tg.arn, name: tg.name });
   }
+  // Portico's own rules go before any group they name can be deleted.
+  for (const [groupId, rules] of backend.revoke) ops.push({ kind: "revokeBackendRules", groupId, rules });
   for (const g of observed.securityGroups) {
-    if (g.name !== desired.securityGroup.name)
-      ops.push({ kind: "deleteSecurityGroup", groupId: g.id, name: g.name });
+    if (g.name !== own?.name) ops.push({ kind: "deleteSecurityGroup", groupId: g.id, name: g.name });
   }
   return { operations: ops, ...(current ? { current } : {}), replaced };
 }
@@ -123,6 +155,7 @@ export function planDeletion(observed: Observed): Operation[] {
       targetGroupArn: tg.arn,
       name: tg.name,
     })),
+    ...revokeAll(observed.backendRules),
     ...observed.securityGroups.map((g): Operation => ({
       kind: "deleteSecurityGroup",
       groupId: g.id,
@@ -177,9 +210,80 @@ function sameListener(
     observed.protocol === desired.protocol &&
     tg !== undefined &&
     observed.targetGroupArn === tg.arn &&
-    sameSet(observed.certificateArns, desired.certificateArns) &&
-    (desired.sslPolicy === undefined || observed.sslPolicy === desired.sslPolicy)
+    observed.certificateArns[0] === desired.certificateArns[0] &&
+    (desired.sslPolicy === undefined || observed.sslPolicy === desired.sslPolicy) &&
+    (desired.alpnPolicy === undefined || observed.alpnPolicy === desired.alpnPolicy)
   );
+}
+
+/** The certificates beyond the default one, and the listener's attributes the Service sets. */
+function listenerDetailOps(observed: ObservedListener, desired: DesiredListener): Operation[] {
+  const ops: Operation[] = [];
+  const base = { listenerArn: observed.arn, port: observed.port };
+  const want = desired.certificateArns.slice(1).filter((c) => c !== desired.certificateArns[0]);
+  const have = observed.certificateArns.slice(1);
+  const add = want.filter((c) => !have.includes(c));
+  // The listener's new default certificate, once ModifyListener set it, is no extra to remove.
+  const remove = have.filter((c) => !want.includes(c) && c !== desired.certificateArns[0]);
+  if (add.length) ops.push({ kind: "addListenerCertificates", ...base, certificateArns: add });
+  if (remove.length) ops.push({ kind: "removeListenerCertificates", ...base, certificateArns: remove });
+  const attributes = changed(desired.attributes, observed.attributes);
+  if (Object.keys(attributes).length) ops.push({ kind: "modifyListenerAttributes", ...base, attributes });
+  return ops;
+}
+
+function revokeAll(rules: ObservedBackendRule[]): Operation[] {
+  const byGroup = new Map<string, ObservedBackendRule[]>();
+  for (const r of rules) byGroup.set(r.groupId, [...(byGroup.get(r.groupId) ?? []), r]);
+  return [...byGroup].map(([groupId, rs]) => ({ kind: "revokeBackendRules", groupId, rules: rs }));
+}
+
+/**
+ * What a Service's fixed name (the `name` annotation) keeps from being replaced: with a generated name, these
+ * are part of the name and a change makes a new NLB instead.
+ */
+function checkImmutable(desired: DesiredLoadBalancer, current: ObservedLoadBalancer): void {
+  // Wanting groups on an NLB that has none is left to SetSecurityGroups (it may have lost them); an NLB made
+  // with groups can never be without.
+  const wantsGroups = desired.securityGroup !== undefined || desired.userSecurityGroups.length > 0;
+  if (!wantsGroups && current.securityGroups.length > 0)
+    throw new ConfigurationError(
+      "ImmutableChange",
+      `metadata.annotations[${M.disableNlbSg}]`,
+      `NLB ${current.name} was made with security groups, which it cannot lose`,
+      "remove the name annotation so that Portico can make a new NLB, or set the annotation back",
+    );
+  const mapping = (m: {
+    subnetId: string;
+    allocationId?: string;
+    privateIPv4Address?: string;
+    ipv6Address?: string;
+  }) => `${m.subnetId}=${m.allocationId ?? ""}/${m.privateIPv4Address ?? ""}/${m.ipv6Address ?? ""}`;
+  if (desired.subnetMappings) {
+    const want = desired.subnetMappings.map(mapping).sort();
+    const have = current.subnetMappings
+      .map((m) => ({
+        subnetId: m.subnetId,
+        ...(desired.subnetMappings!.some((d) => d.allocationId) && m.allocationId
+          ? { allocationId: m.allocationId }
+          : {}),
+        ...(desired.subnetMappings!.some((d) => d.privateIPv4Address) && m.privateIPv4Address
+          ? { privateIPv4Address: m.privateIPv4Address }
+          : {}),
+        ...(desired.subnetMappings!.some((d) => d.ipv6Address) && m.ipv6Address
+          ? { ipv6Address: m.ipv6Address }
+          : {}),
+      }))
+      .map(mapping)
+      .sort();
+    if (want.join() !== have.join())
+      throw new ConfigurationError(
+        "ImmutableChange",
+        `metadata.annotations[${M.eipAllocations}]`,
+        `NLB ${current.name} has other static addresses, which cannot change in place`,
+        "remove the name annotation so that Portico can make a new NLB with them",
+      );
+  }
 }
 
 function sameHealthCheck(a: HealthCheck, b: HealthCheck): boolean {
@@ -226,7 +330,21 @@ export function describeOperation(op: Operation): string {
     case "setSubnets":
       return `set subnets to ${op.subnets.join(", ")}`;
     case "setSecurityGroups":
-      return "attach the security group to the load balancer";
+      return op.groupIds
+        ? `set the load balancer's security groups to ${op.groupIds.join(", ")}`
+        : "attach the security group to the load balancer";
+    case "authorizeBackendRules":
+      return `allow ${op.rules.map(backendRuleKey).join(", ")} (backend rules)`;
+    case "revokeBackendRules":
+      return `revoke ${op.rules.map(backendRuleKey).join(", ")} (backend rules)`;
+    case "addListenerCertificates":
+      return `add certificates ${op.certificateArns.join(", ")} to the listener on port ${op.port}`;
+    case "removeListenerCertificates":
+      return `remove certificates ${op.certificateArns.join(", ")} from the listener on port ${op.port}`;
+    case "modifyListenerAttributes":
+      return `set attributes of the listener on port ${op.port}: ${Object.entries(op.attributes)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(", ")}`;
     case "modifyLoadBalancerAttributes":
       return `set load balancer attributes ${Object.entries(op.attributes)
         .map(([k, v]) => `${k}=${v}`)

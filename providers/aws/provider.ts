@@ -9,11 +9,16 @@ import type {
   ServiceRef,
 } from "../provider.ts";
 import { parseAwsSettings } from "./annotations.ts";
+import { BackendGroupResolver } from "./backendGroups.ts";
+import { backendRules } from "./backendRules.ts";
+import { MORE_AWS_ANNOTATIONS } from "./moreAnnotations.ts";
+import { UserSecurityGroups } from "./userSecurityGroups.ts";
 import { CertificateChecker } from "./certificates.ts";
 import { inspectService } from "./inspect.ts";
 import { call, createAwsClients, type AwsClientOptions, type AwsClients } from "./clients.ts";
 import { desiredLoadBalancer, type Network } from "./desired.ts";
-import type { DesiredLoadBalancer, Observed } from "./model.ts";
+import { OWN_SECURITY_GROUP, type DesiredLoadBalancer, type Observed } from "./model.ts";
+import { ConfigurationError } from "../errors.ts";
 import { TAG } from "./names.ts";
 import { observe, refreshTargets, taggedResources } from "./observe.ts";
 import { apply } from "./apply.ts";
@@ -43,6 +48,8 @@ export class AwsProvider implements LoadBalancerProvider {
   private readonly subnets: SubnetResolver;
   private readonly certificates: CertificateChecker;
   private readonly recent: RecentObservations;
+  private readonly backendGroups: BackendGroupResolver;
+  private readonly userGroups: UserSecurityGroups;
 
   constructor(opts: AwsProviderOptions) {
     this.cluster = opts.clusterName;
@@ -51,6 +58,8 @@ export class AwsProvider implements LoadBalancerProvider {
     this.subnets = new SubnetResolver(this.clients, this.cluster);
     this.certificates = new CertificateChecker(this.clients.acm);
     this.recent = new RecentObservations(opts.observationTtlMs ?? 60_000);
+    this.backendGroups = new BackendGroupResolver(this.clients, this.cluster);
+    this.userGroups = new UserSecurityGroups(this.clients);
   }
 
   async ensure(intent: LoadBalancerIntent): Promise<EnsureResult> {
@@ -60,15 +69,15 @@ export class AwsProvider implements LoadBalancerProvider {
       const reused = await this.reuse(uid, desired);
       if (reused) {
         const p = plan(desired, reused);
-        if (onlyTargets(p)) return await this.carryOut(desired, reused, p);
+        if (onlyTargets(p)) return await this.carryOut(intent.service, desired, reused, p);
         // The plan depends on more than the shape the observation was kept for: observe everything.
         this.recent.forget(uid);
       }
-      const observed = await observe(this.clients, this.cluster, intent.service, desired.name);
+      const observed = await this.observe(intent, desired);
       const p = plan(desired, observed);
       if (onlyTargets(p)) this.recent.remember(uid, desired, observed);
       else this.recent.forget(uid);
-      return await this.carryOut(desired, observed, p);
+      return await this.carryOut(intent.service, desired, observed, p);
     } catch (err) {
       this.recent.forget(uid);
       throw err;
@@ -87,7 +96,12 @@ export class AwsProvider implements LoadBalancerProvider {
     return refreshed;
   }
 
-  private async carryOut(desired: DesiredLoadBalancer, observed: Observed, p: Plan): Promise<EnsureResult> {
+  private async carryOut(
+    service: ServiceRef,
+    desired: DesiredLoadBalancer,
+    observed: Observed,
+    p: Plan,
+  ): Promise<EnsureResult> {
     const { operations, waitForActive } = makeBeforeBreak(p);
     const lb = await apply(operations, {
       clients: this.clients,
@@ -95,7 +109,9 @@ export class AwsProvider implements LoadBalancerProvider {
       ...(p.current
         ? { current: { arn: p.current.arn, dnsName: p.current.dnsName, state: p.current.state } }
         : {}),
-      securityGroupName: desired.securityGroup.name,
+      securityGroupName: desired.securityGroup?.name ?? "",
+      cluster: this.cluster,
+      service,
     });
     const notices = p.replaced.map(
       (old) =>
@@ -118,7 +134,13 @@ export class AwsProvider implements LoadBalancerProvider {
   async delete(service: ServiceRef): Promise<void> {
     this.recent.forget(service.uid);
     const observed = await observe(this.clients, this.cluster, service);
-    await apply(planDeletion(observed), { clients: this.clients, observed, securityGroupName: "" });
+    await apply(planDeletion(observed), {
+      clients: this.clients,
+      observed,
+      securityGroupName: "",
+      cluster: this.cluster,
+      service,
+    });
   }
 
   inspect(service: ServiceRef): Promise<InspectNode[]> {
@@ -150,16 +172,39 @@ export class AwsProvider implements LoadBalancerProvider {
   private async desire(intent: LoadBalancerIntent): Promise<DesiredLoadBalancer> {
     const settings = parseAwsSettings(intent.annotations, { scheme: this.defaultScheme });
     const network: Network = await this.subnets.resolve(settings.scheme, settings.subnets);
+    if (settings.securityGroups.length)
+      settings.securityGroups = await this.userGroups.resolve(settings.securityGroups, network.vpcId);
     const desired = desiredLoadBalancer(intent, settings, network, this.cluster);
     await this.certificates.check(settings.certificateArns);
+    // As the AWS Load Balancer Controller: on by default with Portico's own group, off with the user's.
+    const manage = settings.manageBackendRules ?? !settings.securityGroups.length;
+    if (manage && settings.disableNlbSg) {
+      if (settings.manageBackendRules)
+        throw new ConfigurationError(
+          "InvalidAnnotation",
+          `metadata.annotations[${MORE_AWS_ANNOTATIONS.manageBackendRules}]`,
+          "backend rules refer to the NLB's security group, and disable-nlb-sg leaves it without one",
+          "remove one of the two annotations, and open the targets' security groups to the NLB's subnets yourself",
+        );
+    } else if (manage) {
+      const source = desired.securityGroup ? OWN_SECURITY_GROUP : desired.userSecurityGroups[0]!;
+      const targetIds = desired.targetGroups.flatMap((tg) => tg.targets.map((t) => t.id));
+      const { groups } = await this.backendGroups.resolve(settings.targetType, targetIds, network.vpcId);
+      desired.backendRules = backendRules(desired.targetGroups, groups, source);
+    }
     return desired;
+  }
+
+  private observe(intent: LoadBalancerIntent, desired: DesiredLoadBalancer): Promise<Observed> {
+    const ports = desired.listeners.filter((l) => Object.keys(l.attributes).length).map((l) => l.port);
+    return observe(this.clients, this.cluster, intent.service, desired.name, ports);
   }
 
   private async prepare(
     intent: LoadBalancerIntent,
   ): Promise<{ desired: DesiredLoadBalancer; observed: Observed; plan: Plan }> {
     const desired = await this.desire(intent);
-    const observed = await observe(this.clients, this.cluster, intent.service, desired.name);
+    const observed = await this.observe(intent, desired);
     return { desired, observed, plan: plan(desired, observed) };
   }
 }

@@ -20,7 +20,7 @@ const desired = (targets: string[], port = 80): DesiredLoadBalancer =>
     ],
   }) as unknown as DesiredLoadBalancer;
 
-const observed: Observed = { loadBalancers: [], targetGroups: [], securityGroups: [] };
+const observed: Observed = { loadBalancers: [], targetGroups: [], securityGroups: [], backendRules: [] };
 
 describe("RecentObservations", () => {
   test("the shape ignores targets and nothing else", () => {

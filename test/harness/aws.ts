@@ -1,4 +1,6 @@
 import {
+  CreateNetworkInterfaceCommand,
+  CreateSecurityGroupCommand,
   CreateTagsCommand,
   CreateSubnetCommand,
   CreateVpcCommand,
@@ -81,8 +83,42 @@ export class TestAws {
     return subnets;
   }
 
-  /** EC2 instances in `subnetId`, one per name, ready to back Nodes. */
-  async createInstances(subnetId: string, count: number): Promise<TestInstance[]> {
+  /** A security group in `vpcId`, e.g. a node group's or a pod's, with `tags`. */
+  async createSecurityGroup(vpcId: string, name: string, tags: Record<string, string> = {}): Promise<string> {
+    const out = await this.ec2.send(
+      new CreateSecurityGroupCommand({
+        GroupName: name,
+        Description: `test group ${name}`,
+        VpcId: vpcId,
+        ...(Object.keys(tags).length
+          ? {
+              TagSpecifications: [
+                {
+                  ResourceType: "security-group",
+                  Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })),
+                },
+              ],
+            }
+          : {}),
+      }),
+    );
+    return out.GroupId!;
+  }
+
+  /** A network interface holding `ip` in `subnetId` with `groups`, as the VPC CNI gives a pod. */
+  async createPodInterface(subnetId: string, ip: string, groups: string[]): Promise<string> {
+    const out = await this.ec2.send(
+      new CreateNetworkInterfaceCommand({ SubnetId: subnetId, PrivateIpAddress: ip, Groups: groups }),
+    );
+    return out.NetworkInterface!.NetworkInterfaceId!;
+  }
+
+  /** EC2 instances in `subnetId`, one per name, ready to back Nodes (in `securityGroupIds`, if given). */
+  async createInstances(
+    subnetId: string,
+    count: number,
+    opts: { securityGroupIds?: string[] } = {},
+  ): Promise<TestInstance[]> {
     const images = await this.ec2.send(new DescribeImagesCommand({}));
     const imageId = images.Images?.[0]?.ImageId;
     if (!imageId) throw new Error("the AWS emulator offers no machine image to start instances from");
@@ -93,6 +129,7 @@ export class TestAws {
         MaxCount: count,
         InstanceType: "t3.medium",
         SubnetId: subnetId,
+        ...(opts.securityGroupIds ? { SecurityGroupIds: opts.securityGroupIds } : {}),
       }),
     );
     return (out.Instances ?? []).map((i) => {

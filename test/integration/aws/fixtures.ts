@@ -1,4 +1,9 @@
 import type { V1Service } from "@kubernetes/client-node";
+import { randomUUID } from "node:crypto";
+import { createAwsClients } from "../../../providers/aws/clients.ts";
+import { AwsProvider } from "../../../providers/aws/provider.ts";
+import type { LoadBalancerIntent } from "../../../providers/provider.ts";
+import { intent } from "../../unit/support/awsIntent.ts";
 import type { TestAws, TestCluster, TestInstance, TestNetwork } from "../../harness/index.ts";
 import { mergePatch, waitFor } from "../../harness/index.ts";
 import { AWS_CLASS } from "../../harness/controller.ts";
@@ -10,9 +15,23 @@ export interface AwsWorld {
 }
 
 /** A VPC with tagged subnets in two zones and `nodeCount` instances registered as Ready Nodes. */
-export async function awsWorld(cluster: TestCluster, aws: TestAws, nodeCount = 2): Promise<AwsWorld> {
+export async function awsWorld(
+  cluster: TestCluster,
+  aws: TestAws,
+  nodeCount = 2,
+  opts: { nodeSecurityGroups?: (vpcId: string) => Promise<string[]>; internetFacing?: boolean } = {},
+): Promise<AwsWorld> {
   const network = await aws.createNetwork(cluster.namespace, { internal: true });
-  const instances = await aws.createInstances(network.subnets[0]!.subnetId, nodeCount);
+  if (opts.internetFacing)
+    network.subnets.push(
+      ...(await aws.createNetworkSubnetsForRole(network.vpcId, cluster.namespace, "kubernetes.io/role/elb")),
+    );
+  const securityGroupIds = await opts.nodeSecurityGroups?.(network.vpcId);
+  const instances = await aws.createInstances(
+    network.subnets[0]!.subnetId,
+    nodeCount,
+    securityGroupIds ? { securityGroupIds } : {},
+  );
   const nodes: string[] = [];
   for (const [i, inst] of instances.entries()) {
     const node = await cluster.createNode(`node-${i}`, {
@@ -57,4 +76,48 @@ export async function serviceEvents(
 
 export async function patchService(cluster: TestCluster, name: string, body: object): Promise<V1Service> {
   return cluster.core.patchNamespacedService({ name, namespace: cluster.namespace, body }, mergePatch);
+}
+
+/**
+ * Portico's AWS provider on its own, with real SDK clients against this worker's emulator: for settings whose
+ * annotations the controller's catalog decides on, the provider is driven with the intent the controller would
+ * build. `observationTtlMs: 0` makes every ensure observe everything.
+ */
+export function directProvider(cluster: TestCluster): AwsProvider {
+  return new AwsProvider({
+    clusterName: cluster.namespace,
+    clients: createAwsClients(),
+    observationTtlMs: 0,
+  });
+}
+
+/** An intent for a Service `name` whose nodes are the world's instances, with `over` on top. */
+export function intentFor(
+  world: AwsWorld,
+  name: string,
+  over: Partial<LoadBalancerIntent> = {},
+): LoadBalancerIntent {
+  return intent({
+    service: { namespace: "shop", name, uid: randomUUID() },
+    nodes: world.instances.map((inst, i) => ({ name: `node-${i}`, providerID: inst.providerID })),
+    endpoints: [],
+    ...over,
+  });
+}
+
+/** Mutating cloud calls made while `fn` ran, by operation. */
+export async function writesDuring(
+  provider: AwsProvider,
+  fn: () => Promise<unknown>,
+): Promise<Record<string, number>> {
+  const before = new Map(provider.clients.calls);
+  await fn();
+  return Object.fromEntries(
+    [...provider.clients.calls]
+      .map(([op, n]): [string, number] => [op, n - (before.get(op) ?? 0)])
+      .filter(
+        ([op, n]) =>
+          n > 0 && /:(Create|Delete|Modify|Register|Deregister|Set|Authorize|Revoke|Add|Remove)/.test(op),
+      ),
+  );
 }

@@ -89,3 +89,19 @@ export async function inventory(aws: TestAws) {
   }));
   return { loadBalancers, targetGroups, securityGroups };
 }
+
+/** Every ingress rule of a security group, as `protocol/port/source`, with its tags and description. */
+export async function groupRules(aws: TestAws, groupId: string) {
+  const { DescribeSecurityGroupRulesCommand } = await import("@aws-sdk/client-ec2");
+  const out = await aws.ec2.send(
+    new DescribeSecurityGroupRulesCommand({ Filters: [{ Name: "group-id", Values: [groupId] }] }),
+  );
+  return (out.SecurityGroupRules ?? [])
+    .filter((r) => !r.IsEgress)
+    .map((r) => ({
+      rule: `${r.IpProtocol}/${r.FromPort}/${r.ReferencedGroupInfo?.GroupId ?? r.CidrIpv4 ?? r.CidrIpv6 ?? r.PrefixListId}`,
+      tags: Object.fromEntries((r.Tags ?? []).map((t) => [t.Key!, t.Value!])),
+      description: r.Description,
+    }))
+    .sort((a, b) => a.rule.localeCompare(b.rule));
+}

@@ -71,6 +71,8 @@ test("after one full observation, endpoint changes cost one target read and one 
     "elbv2:DescribeTargetHealth": 2,
     "elbv2:RegisterTargets": 1,
     "elbv2:DeregisterTargets": 1,
+    // The new pod IP's network interface is looked up once, for its security group (backend rules).
+    "ec2:DescribeNetworkInterfaces": 1,
   });
 });
 

@@ -1,0 +1,253 @@
+// The targets' own security groups, and Portico's rules in them. A target's group is found as the AWS Load
+// Balancer Controller finds it: the primary network interface of a node's instance (instance targets) or the
+// interface holding a pod's IP (ip targets); of several groups on it, the one tagged kubernetes.io/cluster/<name>.
+// Answers are cached briefly and shared by every Service (nodes are the same for all), so a reconcile makes at
+// most one DescribeInstances or DescribeNetworkInterfaces call, and none while the answers are fresh.
+import {
+  AuthorizeSecurityGroupIngressCommand,
+  DescribeInstancesCommand,
+  DescribeNetworkInterfacesCommand,
+  DescribeSecurityGroupRulesCommand,
+  DescribeSecurityGroupsCommand,
+  RevokeSecurityGroupIngressCommand,
+  type SecurityGroupRule,
+} from "@aws-sdk/client-ec2";
+import { CloudError } from "../errors.ts";
+import type { ServiceRef } from "../provider.ts";
+import { backendRuleDescription } from "./backendRules.ts";
+import { call, type AwsClients } from "./clients.ts";
+import { OWN_SECURITY_GROUP, type BackendRule, type ObservedBackendRule } from "./model.ts";
+import { ownershipTags, TAG } from "./names.ts";
+
+const CACHE_MS = 60_000;
+const FILTER_VALUES = 200;
+
+interface Interface {
+  groups: string[];
+}
+
+/** Why a target has no backend group, for the Service's Events. */
+export interface Unresolved {
+  target: string;
+  reason: string;
+}
+
+export class BackendGroupResolver {
+  private readonly clients: AwsClients;
+  private readonly cluster: string;
+  private readonly cache = new Map<string, { at: number; groupId?: string; reason?: string }>();
+
+  constructor(clients: AwsClients, cluster: string) {
+    this.clients = clients;
+    this.cluster = cluster;
+  }
+
+  /** Each target's backend security group; targets without one are returned with the reason. */
+  async resolve(
+    targetType: "instance" | "ip",
+    ids: string[],
+    vpcId: string,
+  ): Promise<{ groups: Map<string, string>; unresolved: Unresolved[] }> {
+    const now = Date.now();
+    const stale = [...new Set(ids)].filter((id) => {
+      const hit = this.cache.get(`${vpcId}/${id}`);
+      return !hit || now - hit.at >= CACHE_MS;
+    });
+    if (stale.length) {
+      const interfaces =
+        targetType === "instance" ? await this.instances(stale) : await this.podInterfaces(stale, vpcId);
+      const tagged = await this.clusterTagged([...interfaces.values()].filter((i) => i.groups.length > 1));
+      for (const id of stale) {
+        const found = interfaces.get(id);
+        this.cache.set(`${vpcId}/${id}`, { at: now, ...this.choose(id, found, tagged) });
+      }
+    }
+    const groups = new Map<string, string>();
+    const unresolved: Unresolved[] = [];
+    for (const id of new Set(ids)) {
+      const entry = this.cache.get(`${vpcId}/${id}`)!;
+      if (entry.groupId) groups.set(id, entry.groupId);
+      else unresolved.push({ target: id, reason: entry.reason ?? "no security group" });
+    }
+    return { groups, unresolved };
+  }
+
+  private choose(
+    id: string,
+    found: Interface | undefined,
+    tagged: Set<string>,
+  ): { groupId?: string; reason?: string } {
+    if (!found) return { reason: `no network interface in the VPC holds ${id}` };
+    if (found.groups.length === 1) return { groupId: found.groups[0]! };
+    const candidates = found.groups.filter((g) => tagged.has(g));
+    if (candidates.length === 1) return { groupId: candidates[0]! };
+    return {
+      reason: `its network interface has ${found.groups.length} security groups and ${candidates.length} of them are tagged kubernetes.io/cluster/${this.cluster} (exactly one must be)`,
+    };
+  }
+
+  private async instances(ids: string[]): Promise<Map<string, Interface>> {
+    const out = new Map<string, Interface>();
+    // A filter, not InstanceIds: one terminated instance must not fail the whole lookup.
+    for (let i = 0; i < ids.length; i += FILTER_VALUES) {
+      let token: string | undefined;
+      do {
+        const page = await call("ec2:DescribeInstances", () =>
+          this.clients.ec2.send(
+            new DescribeInstancesCommand({
+              Filters: [{ Name: "instance-id", Values: ids.slice(i, i + FILTER_VALUES) }],
+              ...(token ? { NextToken: token } : {}),
+            }),
+          ),
+        );
+        for (const instance of (page.Reservations ?? []).flatMap((r) => r.Instances ?? [])) {
+          const primary = (instance.NetworkInterfaces ?? []).find((n) => n.Attachment?.DeviceIndex === 0);
+          const groups = (primary?.Groups ?? instance.SecurityGroups ?? []).map((g) => g.GroupId!);
+          out.set(instance.InstanceId!, { groups });
+        }
+        token = page.NextToken || undefined;
+      } while (token);
+    }
+    return out;
+  }
+
+  private async podInterfaces(ips: string[], vpcId: string): Promise<Map<string, Interface>> {
+    const out = new Map<string, Interface>();
+    const wanted = new Set(ips);
+    for (let i = 0; i < ips.length; i += FILTER_VALUES) {
+      let token: string | undefined;
+      do {
+        const page = await call("ec2:DescribeNetworkInterfaces", () =>
+          this.clients.ec2.send(
+            new DescribeNetworkInterfacesCommand({
+              Filters: [
+                { Name: "vpc-id", Values: [vpcId] },
+                { Name: "addresses.private-ip-address", Values: ips.slice(i, i + FILTER_VALUES) },
+              ],
+              ...(token ? { NextToken: token } : {}),
+            }),
+          ),
+        );
+        for (const eni of page.NetworkInterfaces ?? []) {
+          const groups = (eni.Groups ?? []).map((g) => g.GroupId!);
+          for (const a of eni.PrivateIpAddresses ?? []) {
+            if (a.PrivateIpAddress && wanted.has(a.PrivateIpAddress)) out.set(a.PrivateIpAddress, { groups });
+          }
+        }
+        token = page.NextToken || undefined;
+      } while (token);
+    }
+    return out;
+  }
+
+  /** Of the groups on interfaces with several, those tagged for this cluster (read only when needed). */
+  private async clusterTagged(interfaces: Interface[]): Promise<Set<string>> {
+    const ids = [...new Set(interfaces.flatMap((i) => i.groups))];
+    if (!ids.length) return new Set();
+    const out = await call("ec2:DescribeSecurityGroups", () =>
+      this.clients.ec2.send(
+        new DescribeSecurityGroupsCommand({ Filters: [{ Name: "group-id", Values: ids }] }),
+      ),
+    );
+    const key = `kubernetes.io/cluster/${this.cluster}`;
+    return new Set(
+      (out.SecurityGroups ?? []).filter((g) => g.Tags?.some((t) => t.Key === key)).map((g) => g.GroupId!),
+    );
+  }
+}
+
+/** Portico's rules for this Service in any security group, found by their tags (one call). */
+export async function observeBackendRules(
+  clients: AwsClients,
+  cluster: string,
+  service: ServiceRef,
+): Promise<ObservedBackendRule[]> {
+  const rules: SecurityGroupRule[] = [];
+  let token: string | undefined;
+  do {
+    const page = await call("ec2:DescribeSecurityGroupRules", () =>
+      clients.ec2.send(
+        new DescribeSecurityGroupRulesCommand({
+          Filters: [
+            { Name: `tag:${TAG.cluster}`, Values: [cluster] },
+            { Name: `tag:${TAG.serviceUid}`, Values: [service.uid] },
+          ],
+          MaxResults: 1000,
+          ...(token ? { NextToken: token } : {}),
+        }),
+      ),
+    );
+    rules.push(...(page.SecurityGroupRules ?? []));
+    token = page.NextToken || undefined;
+  } while (token);
+  return rules
+    .filter((r) => !r.IsEgress && (r.IpProtocol === "tcp" || r.IpProtocol === "udp"))
+    .map((r) => ({
+      ruleId: r.SecurityGroupRuleId!,
+      groupId: r.GroupId!,
+      protocol: r.IpProtocol as "tcp" | "udp",
+      port: r.FromPort!,
+      source: r.ReferencedGroupInfo?.GroupId ?? "",
+    }));
+}
+
+/** Adds rules to one backend group, each tagged as the Service's and described for people reading the console. */
+export async function authorizeBackendRules(
+  clients: AwsClients,
+  cluster: string,
+  service: ServiceRef,
+  groupId: string,
+  rules: BackendRule[],
+  ownGroupId: string | undefined,
+): Promise<void> {
+  const description = backendRuleDescription(cluster, service);
+  const source = (r: BackendRule) => (r.source === OWN_SECURITY_GROUP ? ownGroupId : r.source);
+  if (rules.some((r) => !source(r)))
+    throw new CloudError({
+      operation: "ec2:AuthorizeSecurityGroupIngress",
+      code: "SecurityGroupMissing",
+      message: "the load balancer's security group was not created",
+      retryable: true,
+    });
+  await call("ec2:AuthorizeSecurityGroupIngress", () =>
+    clients.ec2.send(
+      new AuthorizeSecurityGroupIngressCommand({
+        GroupId: groupId,
+        IpPermissions: rules.map((r) => ({
+          IpProtocol: r.protocol,
+          FromPort: r.port,
+          ToPort: r.port,
+          UserIdGroupPairs: [{ GroupId: source(r)!, Description: description }],
+        })),
+        TagSpecifications: [
+          {
+            ResourceType: "security-group-rule",
+            Tags: Object.entries(ownershipTags(cluster, service, "backend-rule")).map(([Key, Value]) => ({
+              Key,
+              Value,
+            })),
+          },
+        ],
+      }),
+    ),
+  );
+}
+
+/** Revokes Portico's own rules by their IDs, so an equal rule someone else made is never touched. */
+export async function revokeBackendRules(
+  clients: AwsClients,
+  groupId: string,
+  ruleIds: string[],
+): Promise<void> {
+  try {
+    await call("ec2:RevokeSecurityGroupIngress", () =>
+      clients.ec2.send(
+        new RevokeSecurityGroupIngressCommand({ GroupId: groupId, SecurityGroupRuleIds: ruleIds }),
+      ),
+    );
+  } catch (err) {
+    // Gone already (the group was deleted, or the rule revoked by hand): nothing left to revoke.
+    if (err instanceof CloudError && /NotFound$/.test(err.code)) return;
+    throw err;
+  }
+}

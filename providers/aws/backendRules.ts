@@ -1,0 +1,66 @@
+// The ingress rules a Service's targets need on their own security groups (the node's for instance targets, the
+// pod's ENI's for ip targets) so the NLB's traffic and health checks are not dropped, and the plan that adds the
+// missing ones and revokes only Portico's own. Pure: the targets' groups are looked up beforehand (backendGroups.ts).
+import type { BackendRule, DesiredTargetGroup, ObservedBackendRule } from "./model.ts";
+import { OWN_SECURITY_GROUP } from "./model.ts";
+
+/**
+ * As the AWS Load Balancer Controller does: the target port for the target group's protocol (UDP also over TCP
+ * when the group is TCP_UDP or the health check probes the traffic port over TCP), and the health-check port
+ * over TCP when it is another port. `groupOf` gives a target's security group (undefined: not found).
+ */
+export function backendRules(
+  targetGroups: DesiredTargetGroup[],
+  groupOf: ReadonlyMap<string, string>,
+  source: string,
+): BackendRule[] {
+  const rules = new Map<string, BackendRule>();
+  const add = (groupId: string, protocol: BackendRule["protocol"], port: number) => {
+    const rule = { groupId, protocol, port, source };
+    rules.set(ruleKey(rule), rule);
+  };
+  for (const tg of targetGroups) {
+    const hc = tg.healthCheck.port;
+    const hcPort = hc === "traffic-port" ? undefined : Number(hc);
+    for (const target of tg.targets) {
+      const groupId = groupOf.get(target.id);
+      if (!groupId) continue;
+      const port = target.port;
+      if (tg.protocol === "UDP" || tg.protocol === "TCP_UDP") {
+        add(groupId, "udp", port);
+        if (tg.protocol === "TCP_UDP" || hcPort === undefined || hcPort === port) add(groupId, "tcp", port);
+      } else add(groupId, "tcp", port);
+      if (hcPort !== undefined && hcPort !== port) add(groupId, "tcp", hcPort);
+    }
+  }
+  return [...rules.values()].sort((a, b) => ruleKey(a).localeCompare(ruleKey(b)));
+}
+
+/** What to authorize (grouped by backend group, one call each) and which of Portico's own rules to revoke. */
+export function planBackendRules(
+  desired: BackendRule[],
+  observed: ObservedBackendRule[],
+  ownGroupId: string | undefined,
+): { authorize: Map<string, BackendRule[]>; revoke: Map<string, ObservedBackendRule[]> } {
+  // Before the Service's own group exists no observed rule can name it; every rule naming it is missing.
+  const resolve = (r: BackendRule) =>
+    r.source === OWN_SECURITY_GROUP && ownGroupId ? { ...r, source: ownGroupId } : r;
+  const want = new Map(desired.map((r) => [ruleKey(resolve(r)), r]));
+  const have = new Set(observed.map(ruleKey));
+  const authorize = new Map<string, BackendRule[]>();
+  for (const [key, rule] of want) {
+    if (!have.has(key)) authorize.set(rule.groupId, [...(authorize.get(rule.groupId) ?? []), rule]);
+  }
+  const revoke = new Map<string, ObservedBackendRule[]>();
+  for (const rule of observed) {
+    if (!want.has(ruleKey(rule))) revoke.set(rule.groupId, [...(revoke.get(rule.groupId) ?? []), rule]);
+  }
+  return { authorize, revoke };
+}
+
+export const ruleKey = (r: BackendRule) => `${r.groupId}/${r.protocol}/${r.port}/${r.source}`;
+
+/** The rule's description in the console: whose it is (its tags say the same, for machines). */
+export function backendRuleDescription(cluster: string, service: { namespace: string; name: string }) {
+  return `portico: NLB of ${service.namespace}/${service.name} in cluster ${cluster}`.slice(0, 255);
+}
