@@ -160,3 +160,28 @@ describe("the Service", () => {
     );
   });
 });
+
+describe("source ranges", () => {
+  test("a CIDR with host bits set is refused with both readings offered", () => {
+    const svc = service({ loadBalancerSourceRanges: ["10.0.0.1/8"] });
+    expect(() => buildIntent(svc, [], [], CLASS)).toThrow(
+      'spec.loadBalancerSourceRanges: "10.0.0.1/8" has host bits set; write 10.0.0.0/8 for the network, or 10.0.0.1/32 for the one address',
+    );
+    const v6 = service({}, { "service.beta.kubernetes.io/load-balancer-source-ranges": "2001:db8::1/64" });
+    expect(() => buildIntent(v6, [], [], CLASS)).toThrow(
+      /write 2001:db8::\/64 for the network, or 2001:db8::1\/128/,
+    );
+  });
+
+  test("network addresses and single hosts pass unchanged", () => {
+    const svc = service({
+      loadBalancerSourceRanges: ["10.0.0.0/8", " 192.0.2.7/32", "2001:db8::/32", "0.0.0.0/0"],
+    });
+    expect(buildIntent(svc, [], [], CLASS).sourceRanges).toEqual([
+      "10.0.0.0/8",
+      "192.0.2.7/32",
+      "2001:db8::/32",
+      "0.0.0.0/0",
+    ]);
+  });
+});

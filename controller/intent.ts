@@ -180,8 +180,27 @@ function sourceRanges(svc: V1Service): string[] {
           'write CIDRs such as "203.0.113.0/24"',
         );
       }
+      const host = hostBits(range);
+      if (host) {
+        throw new ConfigurationError(
+          "InvalidSourceRange",
+          field,
+          `"${range}" has host bits set`,
+          `write ${host.network} for the network, or ${host.single} for the one address`,
+        );
+      }
       return range;
     });
+}
+
+/** A CIDR whose address is not its network's first (e.g. 10.0.0.1/8): the two ways it may have been meant. */
+function hostBits(range: string): { network: string; single: string } | undefined {
+  const [address, bits] = range.split("/") as [string, string];
+  const v4 = Address4.isValid(range);
+  const network = (v4 ? new Address4(range) : new Address6(range)).startAddress().correctForm();
+  const given = (v4 ? new Address4(address) : new Address6(address)).correctForm();
+  if (network === given) return undefined;
+  return { network: `${network}/${bits}`, single: `${given}/${v4 ? 32 : 128}` };
 }
 
 const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
