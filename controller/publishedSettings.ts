@@ -21,7 +21,6 @@ const AZURE_PUBLIC_KEYS = [
   "loadBalancerResourceGroup",
   "loadBalancerName",
   "loadBalancerPerService",
-  "floatingIPDefault",
   "resourceManagerEndpoint",
   "activeDirectoryAuthorityHost",
   "limits",
