@@ -34,13 +34,24 @@ export interface CacheOptions {
   nodeLabelSelector?: string;
   /** Also watch IPAddressPools and Namespaces (their labels select pools): bare metal only. */
   pools?: boolean;
+  /** With pools: also MetalLB's IPAddressPools (metallb.io/v1beta1) in this namespace, when installed. */
+  metallbNamespace?: string;
+  /** MetalLB's pools were asked for explicitly (--metallb=on): a missing CRD is warned about at every retry. */
+  metallbRequired?: boolean;
 }
+
+/** MetalLB's CRD is usually absent: look for it again every five minutes, and say so once. */
+const METALLB_RETRY_MS = 300_000;
 
 export class ClusterCache {
   readonly services: ListWatch<V1Service>;
   readonly nodes: ListWatch<V1Node>;
   readonly endpointSlices: ListWatch<V1EndpointSlice>;
   readonly pools: ListWatch<IPAddressPoolObject> | undefined;
+  readonly metallbPools: ListWatch<IPAddressPoolObject> | undefined;
+  /** The resourceVersion MetalLB's pools had when their list answered 404: none are installed until it moves. */
+  private metallbMissingAt: string | undefined;
+  private readonly metallbRequired: boolean;
   readonly namespaces: ListWatch<V1Namespace> | undefined;
   private readonly log: Logger;
   private readonly handlers: ChangeHandler[] = [];
@@ -48,6 +59,7 @@ export class ClusterCache {
 
   constructor(kc: KubeConfig, log: Logger, opts: CacheOptions = {}) {
     this.log = log;
+    this.metallbRequired = opts.metallbRequired ?? false;
     const watch = new Watch(kc);
     const core = kc.makeApiClient(CoreV1Api);
     const discovery = kc.makeApiClient(DiscoveryV1Api);
@@ -104,7 +116,41 @@ export class ClusterCache {
       );
       this.wire("ipaddresspool", this.pools);
       this.wire("namespace", this.namespaces);
+      const metallbNs = opts.metallbNamespace;
+      if (metallbNs !== undefined) {
+        const group = { group: "metallb.io", version: "v1beta1", plural: "ipaddresspools" };
+        this.metallbPools = new ListWatch<IPAddressPoolObject>(
+          `/apis/metallb.io/v1beta1/namespaces/${metallbNs}/ipaddresspools`,
+          watch,
+          () =>
+            custom.listNamespacedCustomObject({ ...group, namespace: metallbNs }) as Promise<{
+              items: IPAddressPoolObject[];
+              metadata?: { resourceVersion?: string };
+            }>,
+          false,
+        );
+        this.wire("ipaddresspool", this.metallbPools);
+      }
     }
+  }
+
+  /** MetalLB's IPAddressPools in its namespace: none when not read, or while its CRD is not installed. */
+  metallbPoolList(): readonly IPAddressPoolObject[] {
+    return this.metallbMissing() ? [] : (this.metallbPools?.list() ?? []);
+  }
+
+  /** Whether MetalLB's IPAddressPool CRD answered 404 at the last list (undefined: not listed yet). */
+  metallbInstalled(): boolean | undefined {
+    if (!this.metallbPools) return false;
+    if (this.metallbMissing()) return false;
+    return this.metallbPools.latestResourceVersion() ? true : undefined;
+  }
+
+  private metallbMissing(): boolean {
+    return (
+      this.metallbMissingAt !== undefined &&
+      this.metallbMissingAt === this.metallbPools?.latestResourceVersion()
+    );
   }
 
   namespaceLabels(namespace: string): Record<string, string> {
@@ -112,9 +158,14 @@ export class ClusterCache {
   }
 
   private all(): ListWatch<KubernetesObject>[] {
-    return [this.services, this.nodes, this.endpointSlices, this.pools, this.namespaces].filter(
-      (lw) => lw !== undefined,
-    );
+    return [
+      this.services,
+      this.nodes,
+      this.endpointSlices,
+      this.pools,
+      this.namespaces,
+      this.metallbPools,
+    ].filter((lw) => lw !== undefined);
   }
 
   onChange(handler: ChangeHandler): void {
@@ -127,8 +178,9 @@ export class ClusterCache {
     const all = this.all();
     await Promise.all(all.map((lw) => lw.start()));
     // A failed first list still resolves start(); the cache is complete only once each has listed.
-    while (!this.stopped && all.some((lw) => !lw.latestResourceVersion()))
-      await new Promise((r) => setTimeout(r, 100));
+    const listed = (lw: ListWatch<KubernetesObject>) =>
+      lw.latestResourceVersion() !== "" || (lw === this.metallbPools && this.metallbMissing());
+    while (!this.stopped && !all.every(listed)) await new Promise((r) => setTimeout(r, 100));
   }
 
   async stop(): Promise<void> {
@@ -157,24 +209,47 @@ export class ClusterCache {
     lw.on("connect", () => {
       if (lw.latestResourceVersion()) delay = 500;
     });
+    const metallb = (lw as ListWatch<KubernetesObject>) === this.metallbPools;
     lw.on("error", (err: unknown) => {
       if (this.stopped) return;
-      const notFound = /HTTP-Code: 404/.test(String((err as Error)?.message));
-      const missingCrd = kind === "ipaddresspool" && notFound;
-      this.log.warn(
-        {
-          kind,
-          err: missingCrd
-            ? "the IPAddressPool CRD is not installed: kubectl apply -k manifests/overlays/metal"
-            : ((err as Error)?.message ?? String(err)),
-          retryInMs: delay,
+      const code = (err as { code?: unknown })?.code ?? (err as { statusCode?: unknown })?.statusCode;
+      const notFound = code === 404 || /HTTP-Code: 404/.test(String((err as Error)?.message));
+      let max = MAX_RESTART_DELAY_MS;
+      if (metallb && notFound && !this.metallbRequired) {
+        // Not installed: MetalLB's pools are none, and the CRD is looked for again now and then.
+        const told = this.metallbMissingAt !== undefined;
+        this.metallbMissingAt = lw.latestResourceVersion();
+        max = METALLB_RETRY_MS;
+        if (!told) {
+          this.log.info(
+            { kind: "ipaddresspools.metallb.io", retryInMs: Math.min(delay, max) },
+            "MetalLB's IPAddressPool CRD is not installed: allocating from Portico's pools only",
+          );
+        }
+      } else {
+        if (metallb && notFound) this.metallbMissingAt = lw.latestResourceVersion();
+        const missingCrd = kind === "ipaddresspool" && notFound;
+        this.log.warn(
+          {
+            kind: metallb ? "ipaddresspools.metallb.io" : kind,
+            err:
+              metallb && notFound
+                ? "MetalLB's IPAddressPool CRD (metallb.io/v1beta1) is not installed, but --metallb=on asks for it: install MetalLB's CRDs or kubectl apply -k manifests/metallb-compat"
+                : missingCrd
+                  ? "the IPAddressPool CRD is not installed: kubectl apply -k manifests/overlays/metal"
+                  : ((err as Error)?.message ?? String(err)),
+            retryInMs: delay,
+          },
+          "watch failed; restarting",
+        );
+      }
+      setTimeout(
+        () => {
+          if (!this.stopped) lw.start().catch(() => undefined);
         },
-        "watch failed; restarting",
-      );
-      setTimeout(() => {
-        if (!this.stopped) lw.start().catch(() => undefined);
-      }, delay).unref();
-      delay = Math.min(delay * 2, MAX_RESTART_DELAY_MS);
+        Math.min(delay, max),
+      ).unref();
+      delay = Math.min(delay * 2, max);
     });
   }
 }

@@ -28,6 +28,11 @@ export interface ControllerConfig {
     retryPeriodMs: number;
   };
   metricsAddress: string;
+  /**
+   * Bare metal: also allocate from MetalLB's IPAddressPools when installed (auto), always (on), or never (off,
+   * and when absent).
+   */
+  metallb?: { mode: "auto" | "on" | "off"; namespace: string };
   aws: { defaultScheme: "internal" | "internet-facing"; region?: string; observationTtlMs: number };
   /** Required with provider azure. */
   azure?: AzureConfig;
@@ -46,6 +51,10 @@ const USAGE = `portico-controller: reconciles LoadBalancer Services into cloud l
   --leader-elect=false              run without leader election (one replica only)
   --leader-election-namespace NS    where the Lease lives (env POD_NAMESPACE, default portico-system)
   --metrics-address HOST:PORT       /metrics, /healthz, /readyz (default :8080)
+  --metallb auto|on|off             metal: also allocate from MetalLB's IPAddressPools (metallb.io/v1beta1), read as
+                                    they are: when the CRD is installed (auto, the default), always, or never
+                                    (env PORTICO_METALLB)
+  --metallb-namespace NS            where MetalLB's pools live (default metallb-system; env PORTICO_METALLB_NAMESPACE)
   --aws-default-scheme SCHEME       internal (default) or internet-facing
   --aws-observation-ttl SECONDS     reuse a full observation for target-only changes this long (default 60, 0: never)
   --azure-config FILE               cloud-provider-azure's cloud-config JSON (azure.json) (env PORTICO_AZURE_CONFIG);
@@ -80,6 +89,8 @@ export function parseConfig(
       "leader-election-name": { type: "string" },
       "lease-duration": { type: "string" },
       "metrics-address": { type: "string" },
+      metallb: { type: "string" },
+      "metallb-namespace": { type: "string" },
       "aws-default-scheme": { type: "string" },
       "aws-region": { type: "string" },
       "aws-observation-ttl": { type: "string" },
@@ -115,6 +126,9 @@ export function parseConfig(
   const observationTtl = Number(values["aws-observation-ttl"] ?? 60);
   if (!Number.isFinite(observationTtl) || observationTtl < 0)
     throw new UsageError("--aws-observation-ttl must be a number of seconds, 0 or more");
+  const metallb = values.metallb ?? env.PORTICO_METALLB ?? "auto";
+  if (metallb !== "auto" && metallb !== "on" && metallb !== "off")
+    throw new UsageError(`--metallb must be auto, on or off (got ${metallb})`);
   const leaseDurationMs = seconds("--lease-duration", values["lease-duration"], 15);
   const loadBalancerClass =
     values["load-balancer-class"] ??
@@ -143,6 +157,10 @@ export function parseConfig(
       retryPeriodMs: leaseDurationMs / 7.5,
     },
     metricsAddress: values["metrics-address"] ?? ":8080",
+    metallb: {
+      mode: metallb,
+      namespace: values["metallb-namespace"] ?? env.PORTICO_METALLB_NAMESPACE ?? "metallb-system",
+    },
     aws: {
       defaultScheme: scheme,
       observationTtlMs: observationTtl * 1000,

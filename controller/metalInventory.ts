@@ -1,6 +1,7 @@
-// What the bare-metal allocator needs from the cluster, read from the shared cache: the IPAddressPools, and
-// the addresses every Service this controller took on already holds (from its status, oldest first), so a
-// restarted controller rebuilds exactly the allocations it had and never hands an address out twice.
+// What the bare-metal allocator needs from the cluster, read from the shared cache: the IPAddressPools (Portico's,
+// and MetalLB's when the controller reads them), and the addresses every Service this controller took on already
+// holds (from its status, oldest first), so a restarted controller rebuilds exactly the allocations it had and
+// never hands an address out twice.
 import type { V1Service } from "@kubernetes/client-node";
 import type { Assignment } from "../providers/metal/allocationTypes.ts";
 import type { MetalInventory } from "../providers/metal/provider.ts";
@@ -10,7 +11,15 @@ import { tookOn, type ClassConfig } from "./classes.ts";
 
 export function metalInventory(cache: ClusterCache, classes: ClassConfig): MetalInventory {
   return {
-    pools: () => (cache.pools?.list() ?? []).map((p) => ({ name: p.metadata!.name!, spec: p.spec })),
+    pools: () => [
+      ...(cache.pools?.list() ?? []).map((p) => ({ name: p.metadata!.name!, spec: p.spec })),
+      ...cache.metallbPoolList().map((p) => ({
+        name: p.metadata!.name!,
+        spec: p.spec,
+        group: "metallb.io" as const,
+        namespace: p.metadata!.namespace!,
+      })),
+    ],
     assignments: () =>
       cache.services
         .list()

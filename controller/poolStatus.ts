@@ -6,6 +6,7 @@ import type { PoolFinding } from "../providers/metal/poolFindings.ts";
 import type { PoolState } from "../providers/metal/provider.ts";
 import type { ClusterCache } from "./cache.ts";
 import type { Logger } from "./log.ts";
+import { MetallbPoolStatus } from "./metallbPoolStatus.ts";
 import { mergePatch } from "./patch.ts";
 
 const DEBOUNCE_MS = 300;
@@ -88,6 +89,7 @@ export class PoolStatusWriter {
   private readonly namespace: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly written = new Map<string, string>();
+  private readonly metallb: MetallbPoolStatus;
 
   /** `namespace`: the one namespace this controller serves, if it is confined to one. */
   constructor(kc: KubeConfig, cache: ClusterCache, state: () => PoolState, log: Logger, namespace?: string) {
@@ -96,6 +98,7 @@ export class PoolStatusWriter {
     this.state = state;
     this.log = log;
     this.namespace = namespace;
+    this.metallb = new MetallbPoolStatus(kc, log);
   }
 
   /** Asks for a write soon; many requests in a burst cost one round of writes. */
@@ -115,12 +118,13 @@ export class PoolStatusWriter {
   }
 
   private async write(): Promise<void> {
-    const { counts, invalid, findings } = this.state();
+    const state = this.state();
+    const { counts, invalid, findings } = state;
     for (const pool of this.cache.pools?.list() ?? []) {
       if (!seesAllOf(pool, this.namespace)) continue;
       const name = pool.metadata!.name!;
       const c = counts.find((x) => x.pool === name);
-      const problems = invalid.find((x) => x.pool === name)?.problems ?? [];
+      const problems = invalid.find((x) => x.pool === name && x.group === "portico.io")?.problems ?? [];
       const status = {
         assignedIPv4: String(c?.assignedIPv4 ?? 0n),
         assignedIPv6: String(c?.assignedIPv6 ?? 0n),
@@ -131,7 +135,8 @@ export class PoolStatusWriter {
             ? {
                 type: "Valid",
                 status: "False",
-                reason: "InvalidSpec",
+                // A name defined by both kinds is not the spec's fault, and the fix is another name.
+                reason: problems.some((p) => p.field === "metadata.name") ? "DuplicateName" : "InvalidSpec",
                 message: problems.map((p) => `${p.field}: ${p.message}`).join("; "),
               }
             : { type: "Valid", status: "True", reason: "Valid", message: "the allocator uses this pool" },
@@ -165,6 +170,10 @@ export class PoolStatusWriter {
       }
       this.written.set(name, key);
     }
+    await this.metallb.write(
+      this.cache.metallbPoolList().filter((pool) => seesAllOf(pool, this.namespace)),
+      state,
+    );
   }
 }
 

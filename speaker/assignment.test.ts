@@ -112,6 +112,7 @@ describe("the announce decision", () => {
     endpointNodes: new Set(["a"]),
     hasReadyEndpoint: true,
     pools: new Map(),
+    labels: {},
     ...over,
   });
 
@@ -193,6 +194,7 @@ describe("the announce decision with pool node selectors", () => {
     endpointNodes: new Set(["a"]),
     hasReadyEndpoint: true,
     pools: new Map([["192.0.2.10", "edge"]]),
+    labels: {},
     ...over,
   });
   const only =

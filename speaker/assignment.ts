@@ -20,8 +20,11 @@ export interface AddressAssignment {
 
 export type Elect = (address: string, candidates: ReadonlySet<string>) => string | undefined;
 
-/** The nodes a pool's node selectors allow; undefined when the pool allows every node. */
-export type PoolNodes = (pool: string) => ReadonlySet<string> | undefined;
+/**
+ * The nodes that may announce the Service's address from `pool` (its nodeSelectors, and the L2Advertisements
+ * that apply to the Service); undefined when every node may.
+ */
+export type PoolNodes = (pool: string, service: AnnouncedService) => ReadonlySet<string> | undefined;
 
 /**
  * `eligible` = Ready, not excluded Nodes whose speaker is alive. A Service with no ready endpoint is not
@@ -52,7 +55,7 @@ export function assignAddresses(
     const pools = sharing.map((service) => service.pools.get(address));
     const allowed = serving.map((nodes, i) => {
       const pool = pools[i];
-      const permitted = pool === undefined ? undefined : poolNodes(pool);
+      const permitted = pool === undefined ? undefined : poolNodes(pool, sharing[i]!);
       return permitted ? new Set([...nodes].filter((n) => permitted.has(n))) : nodes;
     });
     const announcer = elect(address, preferCommon(allowed));

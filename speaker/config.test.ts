@@ -48,5 +48,16 @@ describe("speaker flags", () => {
     expect(() => parseConfig(["--node-name=a", "--memberlist-port=x"], {})).toThrow(UsageError);
     expect(() => parseConfig(["--node-name=a", "--memberlist-timeout-ms=150"], {})).toThrow(/twice/);
     expect(() => parseConfig(["--node-name=a", "--bogus"], {})).toThrow(UsageError);
+    expect(() => parseConfig(["--node-name=a", "--metallb=yes"], {})).toThrow(
+      /--metallb: expected auto, on or off/,
+    );
+  });
+
+  test("MetalLB's objects are read when installed, in metallb-system, unless told otherwise", () => {
+    expect(parseConfig(["--node-name=a"], {}).metallb).toEqual({ mode: "auto", namespace: "metallb-system" });
+    expect(parseConfig(["--node-name=a", "--metallb=off", "--metallb-namespace=lb"], {}).metallb).toEqual({
+      mode: "off",
+      namespace: "lb",
+    });
   });
 });

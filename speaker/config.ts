@@ -14,6 +14,8 @@ export interface SpeakerConfig {
   readonly defaultForUnclassed: boolean;
   readonly namespace?: string;
   readonly nodeSelector?: string;
+  /** MetalLB's IPAddressPools and L2Advertisements: read when installed (auto), required (on), or never (off). */
+  readonly metallb: { readonly mode: "auto" | "on" | "off"; readonly namespace: string };
   readonly interfaces: readonly string[];
   readonly excludeInterfaces: readonly string[];
   readonly interfaceRescanMs: number;
@@ -42,6 +44,9 @@ export const USAGE = `portico-speaker: announces bare-metal LoadBalancer address
   --default-load-balancer          also announce LoadBalancer Services without a class
   --namespace NS                   announce one namespace's Services only (default: all)
   --node-selector SELECTOR         only Nodes matching this label selector take part
+  --metallb auto|on|off            read MetalLB's IPAddressPools and L2Advertisements (metallb.io/v1beta1) too:
+                                   when their CRDs are installed (auto, the default), always, or never
+  --metallb-namespace NS           where MetalLB's objects live (default metallb-system)
   --metrics-address HOST:PORT      /metrics, /healthz, /readyz (default :7472)
   --memberlist-port PORT           UDP port of the membership protocol, the same on every node (default 7946)
   --memberlist-bind-address IP     listen on this address only (default: all)
@@ -88,6 +93,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         "default-load-balancer": { type: "boolean" },
         namespace: { type: "string" },
         "node-selector": { type: "string" },
+        metallb: { type: "string" },
+        "metallb-namespace": { type: "string" },
         "metrics-address": { type: "string" },
         "memberlist-port": { type: "string" },
         "memberlist-bind-address": { type: "string" },
@@ -117,6 +124,10 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
   const secretText = secretFile ? readFileSync(secretFile, "utf8").trim() : env.MEMBERLIST_SECRET;
   const kubeconfig = values.kubeconfig ?? env.KUBECONFIG;
   const bindAddress = values["memberlist-bind-address"];
+  const metallbMode = values.metallb ?? "auto";
+  if (metallbMode !== "auto" && metallbMode !== "on" && metallbMode !== "off") {
+    throw new UsageError(`--metallb: expected auto, on or off, got "${metallbMode}"`);
+  }
   return {
     nodeName,
     ...(kubeconfig ? { kubeconfig } : {}),
@@ -124,6 +135,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     defaultForUnclassed: values["default-load-balancer"] ?? false,
     ...(values.namespace ? { namespace: values.namespace } : {}),
     ...(values["node-selector"] ? { nodeSelector: values["node-selector"] } : {}),
+    metallb: { mode: metallbMode, namespace: values["metallb-namespace"] ?? "metallb-system" },
     interfaces: list(values.interfaces) ?? [],
     excludeInterfaces: list(values["exclude-interfaces"]) ?? DEFAULT_EXCLUDED_INTERFACES,
     interfaceRescanMs: integer("interface-rescan-ms", values["interface-rescan-ms"], 10_000, 100),

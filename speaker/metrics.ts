@@ -47,8 +47,8 @@ export class SpeakerMetrics {
   });
   readonly unmatched = new Gauge({
     name: "portico_speaker_addresses_without_matching_node",
-    help: "Addresses nobody announces because their pool's nodeSelectors match none of the nodes that could (every speaker reports the same count)",
-    labelNames: ["pool"],
+    help: "Addresses nobody announces because the nodeSelectors of their pool or its L2Advertisements match none of the nodes that could (reason noMatchingNode), or no L2Advertisement selects the pool (reason noAdvertisement); every speaker reports the same count",
+    labelNames: ["pool", "reason"],
     registers: [this.registry],
   });
   readonly liveMembers = new Gauge({

@@ -1,6 +1,5 @@
-import type { V1Node } from "@kubernetes/client-node";
 import { describe, expect, test } from "vitest";
-import { nodeMayAnnounce, nodesByPool, type NodeSelector } from "./nodeSelectors.ts";
+import { nodeMayAnnounce, type NodeSelector } from "./nodeSelectors.ts";
 
 const edge = { "node-role.kubernetes.io/edge": "", zone: "a", rack: "r1" };
 const core = { zone: "b", rack: "r2" };
@@ -138,40 +137,5 @@ describe("a pool's nodeSelectors", () => {
       false,
       false,
     ]);
-  });
-});
-
-describe("nodes allowed per pool", () => {
-  const node = (name: string, labels: Record<string, string>): V1Node => ({ metadata: { name, labels } });
-  const nodes = [node("edge-1", edge), node("core-1", core), node("bare-1", bare), { metadata: {} }];
-
-  test("only pools with selectors are listed, each with its matching nodes by name", () => {
-    const result = nodesByPool(
-      [
-        { name: "anywhere", nodeSelectors: [] },
-        {
-          name: "edge",
-          nodeSelectors: [
-            { matchExpressions: [{ key: "node-role.kubernetes.io/edge", operator: "Exists" }] },
-          ],
-        },
-        { name: "racks", nodeSelectors: [{ matchLabels: { rack: "r1" } }, { matchLabels: { rack: "r2" } }] },
-        { name: "nowhere", nodeSelectors: [{ matchLabels: { zone: "z" } }] },
-      ],
-      nodes,
-    );
-    expect(Object.fromEntries([...result].map(([pool, names]) => [pool, [...names].sort()]))).toEqual({
-      edge: ["edge-1"],
-      racks: ["core-1", "edge-1"],
-      nowhere: [],
-    });
-  });
-
-  test("a node without labels is matched as having none", () => {
-    const result = nodesByPool(
-      [{ name: "p", nodeSelectors: [{ matchExpressions: [{ key: "zone", operator: "DoesNotExist" }] }] }],
-      [{ metadata: { name: "unlabelled" } }],
-    );
-    expect([...(result.get("p") ?? [])]).toEqual(["unlabelled"]);
   });
 });

@@ -88,6 +88,9 @@ describe("reading IPAddressPools for announcing", () => {
     expect(pools).toEqual([
       {
         name: "broken",
+        key: "broken",
+        group: "portico.io",
+        labels: {},
         ranges: [],
         priority: undefined,
         namespaces: [],

@@ -11,12 +11,26 @@ import { parseRangeEntry, type AddressRange } from "../providers/metal/range.ts"
 import type { NodeSelector } from "./nodeSelectors.ts";
 
 export interface PoolObject {
-  readonly metadata?: { readonly name?: string; readonly resourceVersion?: string };
+  readonly metadata?: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly resourceVersion?: string;
+    readonly labels?: Readonly<Record<string, string>>;
+  };
   readonly spec?: unknown;
 }
 
+/** Portico's own IPAddressPools, or MetalLB's (metallb.io/v1beta1, read as they are). */
+export type PoolGroup = "portico.io" | "metallb.io";
+
 export interface AnnouncePool {
+  /** The name Services and advertisements use. */
   readonly name: string;
+  /** Unique among all pools: the name (Portico's), or namespace/name (MetalLB's), as metrics and Events say. */
+  readonly key: string;
+  readonly group: PoolGroup;
+  /** What advertisements' ipAddressPoolSelectors match. */
+  readonly labels: Readonly<Record<string, string>>;
   readonly ranges: readonly AddressRange[];
   /** As in the allocator: lower is preferred, undefined after every number. */
   readonly priority: number | undefined;
@@ -33,18 +47,22 @@ export interface ReadPools {
   readonly problems: string[];
 }
 
-export function readPools(objects: readonly PoolObject[]): ReadPools {
+export function readPools(objects: readonly PoolObject[], group: PoolGroup = "portico.io"): ReadPools {
   const pools: AnnouncePool[] = [];
   const problems: string[] = [];
   for (const object of objects) {
     const name = object.metadata?.name;
     if (!name) continue;
-    const report = (message: string) => problems.push(`IPAddressPool ${name}: ${message}`);
+    const key = group === "metallb.io" ? `${object.metadata?.namespace ?? ""}/${name}` : name;
+    const report = (message: string) => problems.push(`${describePool({ key, group })}: ${message}`);
     const spec = isPlainObject(object.spec) ? object.spec : {};
     const allocation = isPlainObject(spec.serviceAllocation) ? spec.serviceAllocation : {};
     const namespaceSelectors = list(allocation.namespaceSelectors);
     pools.push({
       name,
+      key,
+      group,
+      labels: object.metadata?.labels ?? {},
       ranges: readRanges(spec.addresses, report),
       priority: Number.isSafeInteger(allocation.priority) ? (allocation.priority as number) : undefined,
       namespaces: list(allocation.namespaces).filter((n): n is string => typeof n === "string"),
@@ -55,15 +73,19 @@ export function readPools(objects: readonly PoolObject[]): ReadPools {
         "spec.serviceAllocation.serviceSelectors",
         (problem) => report(`${problem}; the selector is left out`),
       ).filter((s): s is LabelSelector => s !== null),
-      nodeSelectors: readSelectors(spec.nodeSelectors, "spec.nodeSelectors", (problem) =>
-        report(`${problem}; the entry selects no node`),
-      ),
+      // MetalLB's pools have no nodeSelectors: its L2Advertisements carry them.
+      nodeSelectors:
+        group === "portico.io"
+          ? readSelectors(spec.nodeSelectors, "spec.nodeSelectors", (problem) =>
+              report(`${problem}; the entry selects no node`),
+            )
+          : [],
     });
   }
   return { pools, problems };
 }
 
-function list(raw: unknown): unknown[] {
+export function list(raw: unknown): unknown[] {
   return Array.isArray(raw) ? raw : [];
 }
 
@@ -78,7 +100,7 @@ function readRanges(raw: unknown, report: (message: string) => void): AddressRan
 }
 
 /** Each entry as a selector, or null where it cannot be read. */
-function readSelectors(
+export function readSelectors(
   raw: unknown,
   field: string,
   report: (message: string) => void,
@@ -89,4 +111,9 @@ function readSelectors(
     for (const problem of checked.problems) report(problem);
     return null;
   });
+}
+
+/** How logs and Events name a pool: "IPAddressPool web", or "IPAddressPool metallb-system/web (metallb.io)". */
+export function describePool(pool: { readonly key: string; readonly group: PoolGroup }): string {
+  return pool.group === "portico.io" ? `IPAddressPool ${pool.key}` : `IPAddressPool ${pool.key} (metallb.io)`;
 }

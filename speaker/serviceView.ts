@@ -27,8 +27,10 @@ export interface AnnouncedService {
   readonly endpointNodes: ReadonlySet<string>;
   /** Any ready endpoint at all (with or without a node name); without one the Service is not announced. */
   readonly hasReadyEndpoint: boolean;
-  /** The pool each address came from; addresses in no pool are absent. */
+  /** The pool (its key) each address came from; addresses in no pool are absent. */
   readonly pools: ReadonlyMap<string, string>;
+  /** What advertisements' serviceSelectors match. */
+  readonly labels: Readonly<Record<string, string>>;
 }
 
 export function serviceKey(obj: { metadata?: { namespace?: string; name?: string } }): string {
@@ -93,6 +95,7 @@ export function announcedServices(
       local: service.spec?.externalTrafficPolicy === "Local",
       ...readyEndpoints(slicesByService.get(key) ?? []),
       pools: addressPools(service, addresses, pools),
+      labels: service.metadata?.labels ?? {},
     });
   }
   return result.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -112,7 +115,7 @@ function addressPools(
   };
   for (const address of addresses) {
     const pool = poolOfAddress(address, facts, pools);
-    if (pool) result.set(address, pool.name);
+    if (pool) result.set(address, pool.key);
   }
   return result;
 }

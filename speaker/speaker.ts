@@ -4,6 +4,8 @@
 // exactly those, and takeovers are announced gratuitously.
 import { CoreV1Api, type KubeConfig, type V1Service } from "@kubernetes/client-node";
 import type { Logger } from "pino";
+import { AnnounceConfig } from "./announceConfig.ts";
+import { AnnounceRules } from "./announceRules.ts";
 import { addressesOf, assignAddresses, type AddressAssignment } from "./assignment.ts";
 import type { SpeakerConfig } from "./config.ts";
 import { loadAddon, type PacketAddon } from "./io/addon.ts";
@@ -12,13 +14,17 @@ import { ipv6MulticastGroups, type MulticastGroups } from "./io/multicastGroups.
 import { selectInterfaces } from "./io/interfaces.ts";
 import { TakeoverAnnouncements } from "./io/takeover.ts";
 import { KubeCache } from "./kube/cache.ts";
-import { recordNodeAssigned, recordNoMatchingNode } from "./kube/events.ts";
+import { recordNodeAssigned, recordNoMatchingNode, type Unmatched } from "./kube/events.ts";
 import { Memberlist } from "./membership/memberlist.ts";
-import { nodesByPool } from "./nodeSelectors.ts";
 import { formatMac } from "./packets/mac.ts";
-import { readPools, type AnnouncePool } from "./pools.ts";
 import { RankingCache } from "./ranking.ts";
-import { announcedServices, nodeAddresses, schedulableNodes, serviceKey } from "./serviceView.ts";
+import {
+  announcedServices,
+  nodeAddresses,
+  schedulableNodes,
+  serviceKey,
+  type AnnouncedService,
+} from "./serviceView.ts";
 import type { SpeakerMetrics } from "./metrics.ts";
 
 const STATS_INTERVAL_MS = 5000;
@@ -36,12 +42,13 @@ export class Speaker {
   private readonly takeover: TakeoverAnnouncements;
   private ipv6Groups: MulticastGroups | undefined;
   private owned: ReadonlySet<string> = new Set();
+  /** The interfaces each owned address is answered on; absent: every interface (L2Advertisement interfaces). */
+  private ownedOn: ReadonlyMap<string, readonly string[]> = new Map();
   /** Services this node announces, with their addresses, to write an Event only when that changes. */
   private servicesWon = new Map<string, string>();
   /** Likewise for Services this node reports as unannounced for want of a node matching their pool. */
   private servicesUnmatched = new Map<string, string>();
-  /** The pools last read, and the objects' names and versions they were read from. */
-  private pools: { seen: string; pools: AnnouncePool[] } = { seen: "", pools: [] };
+  private readonly announceConfig: AnnounceConfig;
   private recomputePending = false;
   private synced = false;
   private stopped = false;
@@ -62,7 +69,11 @@ export class Speaker {
     this.cache = new KubeCache(kc, log, {
       ...(config.namespace ? { namespace: config.namespace } : {}),
       ...(config.nodeSelector ? { nodeSelector: config.nodeSelector } : {}),
+      ...(config.metallb.mode === "off"
+        ? {}
+        : { metallbNamespace: config.metallb.namespace, metallbRequired: config.metallb.mode === "on" }),
     });
+    this.announceConfig = new AnnounceConfig(this.cache, log);
     this.memberlist = new Memberlist({
       self: config.nodeName,
       ...config.memberlist,
@@ -90,7 +101,7 @@ export class Speaker {
     });
     this.takeover = new TakeoverAnnouncements(
       config.gratuitous,
-      () => [...this.announcers.values()],
+      (address) => [...this.announcers.values()].filter((a) => this.answersOn(address, a.name)),
       (target, protocol, frames) => this.metrics.gratuitous.inc({ interface: target.name, protocol }, frames),
     );
   }
@@ -139,7 +150,7 @@ export class Speaker {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    this.apply(new Set());
+    this.apply(new Map());
     await this.memberlist.leave();
     for (const timer of this.timers) clearInterval(timer);
     this.takeover.stop();
@@ -159,37 +170,63 @@ export class Speaker {
   }
 
   private recompute(): void {
-    if (!this.ready) return this.apply(new Set());
+    if (!this.ready) return this.apply(new Map());
     const nodes = this.cache.nodes.list();
     const services = this.cache.services.list();
     const live = this.memberlist.live();
     const eligible = new Set([...schedulableNodes(nodes)].filter((node) => live.has(node)));
     this.ranking.setNodes(nodes.map((n) => n.metadata?.name ?? "").filter(Boolean));
-    const pools = this.currentPools();
-    const allowed = nodesByPool(pools, nodes);
+    const { pools, ads } = this.announceConfig.current();
+    const rules = new AnnounceRules(pools, ads, nodes);
     const announced = announcedServices(services, this.cache.endpointSlices.list(), this.config, pools);
     const assignments = assignAddresses(
       announced,
       eligible,
       (address, candidates) => this.ranking.elect(address, candidates),
-      (pool) => allowed.get(pool),
+      (pool, service) => rules.allowedNodes(pool, service.labels),
     );
     this.ranking.retain(new Set(assignments.keys()));
-    this.apply(new Set(addressesOf(this.config.nodeName, assignments)));
     const byKey = new Map(services.map((s) => [serviceKey(s), s] as const));
+    const owned = new Map<string, readonly string[] | undefined>();
+    for (const address of addressesOf(this.config.nodeName, assignments)) {
+      owned.set(address, this.interfacesOf(assignments.get(address)!, announced, rules));
+    }
+    this.apply(owned);
     this.reportAssigned(assignments, byKey);
-    this.reportUnmatched(assignments, byKey);
+    this.reportUnmatched(assignments, byKey, rules);
   }
 
-  private currentPools(): AnnouncePool[] {
-    const objects = this.cache.pools();
-    const seen = objects.map((o) => `${o.metadata?.name}@${o.metadata?.resourceVersion}`).join(",");
-    if (seen !== this.pools.seen) {
-      const read = readPools(objects);
-      for (const problem of read.problems) this.log.warn({ problem }, "IPAddressPool entry not understood");
-      this.pools = { seen, pools: read.pools };
+  /**
+   * Where this node answers for an address it won: the union over the Services sharing it (each restricted by
+   * the advertisements that apply to it); undefined for every interface.
+   */
+  private interfacesOf(
+    assignment: AddressAssignment,
+    announced: readonly AnnouncedService[],
+    rules: AnnounceRules,
+  ): readonly string[] | undefined {
+    const names = new Set<string>();
+    for (const service of announced) {
+      if (!assignment.services.includes(service.key)) continue;
+      const pool = service.pools.get(assignment.address);
+      if (pool === undefined) return undefined;
+      const only = rules.interfaces(pool, service.labels, this.config.nodeName);
+      if (only === undefined) return undefined;
+      only.forEach((name) => names.add(name));
     }
-    return this.pools.pools;
+    return [...names].sort();
+  }
+
+  /** Whether this node answers for `address` on interface `name`. */
+  private answersOn(address: string, name: string): boolean {
+    const only = this.ownedOn.get(address);
+    return only === undefined || only.includes(name);
+  }
+
+  /** The owned addresses answered on interface `name`. */
+  private ownedOnInterface(name: string): ReadonlySet<string> {
+    if (this.ownedOn.size === 0) return this.owned;
+    return new Set([...this.owned].filter((address) => this.answersOn(address, name)));
   }
 
   /** The nodeAssigned Event on each Service whose addresses this node took on. */
@@ -213,45 +250,69 @@ export class Speaker {
   }
 
   /**
-   * Addresses nobody announces because of their pool's nodeSelectors: counted by every speaker, and
-   * reported on the Service by the one node that would announce them without the selectors.
+   * Addresses nobody announces because of their pool's nodeSelectors or for want of an L2Advertisement: counted
+   * by every speaker, and reported on the Service by the one node that would announce them without either.
    */
   private reportUnmatched(
     assignments: ReadonlyMap<string, AddressAssignment>,
     byKey: ReadonlyMap<string, V1Service>,
+    rules: AnnounceRules,
   ): void {
     this.metrics.unmatched.reset();
-    const mine = new Map<string, { address: string; pool: string }[]>();
+    const mine = new Map<string, Unmatched[]>();
     for (const { address, pool = "", services, unmatched } of assignments.values()) {
       if (!unmatched) continue;
-      this.metrics.unmatched.inc({ pool });
+      const labels = byKey.get(services[0] ?? "")?.metadata?.labels ?? {};
+      const reason = rules.reason(pool, labels);
+      this.metrics.unmatched.inc({ pool, reason });
       if (unmatched.reporter !== this.config.nodeName) continue;
-      for (const key of services) mine.set(key, [...(mine.get(key) ?? []), { address, pool }]);
+      for (const key of services) mine.set(key, [...(mine.get(key) ?? []), { address, pool, reason }]);
     }
     const next = new Map<string, string>();
     for (const [key, unmatched] of mine) {
       unmatched.sort((a, b) => (a.address < b.address ? -1 : 1));
-      const summary = unmatched.map((u) => `${u.address}@${u.pool}`).join(",");
+      const summary = unmatched.map((u) => `${u.address}@${u.pool}:${u.reason}`).join(",");
       next.set(key, summary);
       const service = byKey.get(key);
       if (!service || this.servicesUnmatched.get(key) === summary) continue;
-      this.log.warn({ service: key, unmatched }, "not announced: no node matches the pool's nodeSelectors");
+      this.log.warn({ service: key, unmatched }, "not announced: no node may announce the address");
       void recordNoMatchingNode(this.core, this.log, service, this.config.nodeName, unmatched);
     }
     this.servicesUnmatched = next;
   }
 
-  private apply(owned: ReadonlySet<string>): void {
-    const changed = owned.size !== this.owned.size || [...owned].some((a) => !this.owned.has(a));
+  private apply(owned: ReadonlyMap<string, readonly string[] | undefined>): void {
+    const on = new Map<string, readonly string[]>();
+    for (const [address, names] of owned) if (names !== undefined) on.set(address, names);
+    const where = (map: ReadonlyMap<string, readonly string[]>) =>
+      [...map].map(([address, names]) => `${address}:${names.join("+")}`).join(",");
+    const changed =
+      owned.size !== this.owned.size ||
+      [...owned.keys()].some((a) => !this.owned.has(a)) ||
+      where(on) !== where(this.ownedOn);
     this.metrics.elections.inc({ outcome: changed ? "changed" : "unchanged" });
     if (!changed) return;
-    const gained = [...owned].filter((a) => !this.owned.has(a));
-    const lost = [...this.owned].filter((a) => !owned.has(a));
-    this.owned = owned;
-    for (const announcer of this.announcers.values()) announcer.setOwned(owned);
-    this.takeover.update(owned);
-    this.metrics.announced.set(owned.size);
-    this.log.info({ gained, lost, owned: [...owned] }, "announced addresses changed");
+    const addresses = new Set(owned.keys());
+    const gained = [...addresses].filter((a) => !this.owned.has(a));
+    const lost = [...this.owned].filter((a) => !addresses.has(a));
+    this.owned = addresses;
+    this.ownedOn = on;
+    for (const announcer of this.announcers.values())
+      announcer.setOwned(this.ownedOnInterface(announcer.name));
+    this.takeover.update(addresses);
+    this.metrics.announced.set(addresses.size);
+    this.log.info(
+      { gained, lost, owned: [...addresses], ...(on.size > 0 ? { interfaces: Object.fromEntries(on) } : {}) },
+      "announced addresses changed",
+    );
+    for (const [address, names] of on) {
+      if (!names.some((name) => this.announcers.has(name))) {
+        this.log.warn(
+          { address, interfaces: names, open: [...this.announcers.keys()] },
+          "no interface its L2Advertisements name is one this speaker announces on (missing, or excluded by --exclude-interfaces); the address is not answered",
+        );
+      }
+    }
   }
 
   private recordAssigned(service: V1Service, addresses: readonly string[]): void {
@@ -285,8 +346,9 @@ export class Speaker {
       try {
         const announcer = this.openInterface(name, mac);
         this.announcers.set(name, announcer);
-        announcer.setOwned(this.owned);
-        this.takeover.announceOn(announcer, this.owned);
+        const owned = this.ownedOnInterface(name);
+        announcer.setOwned(owned);
+        this.takeover.announceOn(announcer, owned);
         this.log.info({ interface: name, mac }, "announcing on interface");
       } catch (err) {
         this.log.warn({ interface: name, err: (err as Error).message }, "could not open packet socket");

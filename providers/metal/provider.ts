@@ -11,6 +11,7 @@ import type {
 } from "../provider.ts";
 import type { AllocationError, Assignment, PoolCounts, ServiceForAllocation } from "./allocationTypes.ts";
 import { Allocator } from "./allocator.ts";
+import { parseIP } from "./address.ts";
 import { parsePool, type Pool, type PoolProblem } from "./pool.ts";
 import {
   findNodeAddressesInPools,
@@ -18,14 +19,18 @@ import {
   type NodeAddresses,
   type PoolFinding,
 } from "./poolFindings.ts";
+import {
+  duplicateConcerning,
+  splitDuplicates,
+  withoutAnnouncement,
+  type DuplicatePool,
+  type PoolGroup,
+  type PoolObject,
+} from "./poolSources.ts";
 import { requestFromService } from "./request.ts";
 
 export { METAL_LOAD_BALANCER_CLASS } from "../classes.ts";
-
-export interface PoolObject {
-  name: string;
-  spec: unknown;
-}
+export type { PoolObject } from "./poolSources.ts";
 
 /** What the controller knows that the allocator needs: the pools, and what each Service holds now. */
 export interface MetalInventory {
@@ -38,8 +43,8 @@ export interface MetalInventory {
 
 export interface PoolState {
   counts: PoolCounts[];
-  /** Pools that cannot be used as written, with what is wrong. */
-  invalid: { pool: string; problems: PoolProblem[] }[];
+  /** Pools that cannot be used as written, with what is wrong (a name defined by both kinds among them). */
+  invalid: { pool: string; group: PoolGroup; problems: PoolProblem[] }[];
   /** Overlapping pools and node addresses inside pools: reported, and node addresses are never handed out. */
   findings: PoolFinding[];
 }
@@ -52,6 +57,7 @@ export class MetalProvider implements LoadBalancerProvider {
   private allocator: Allocator | undefined;
   private poolsSeen = "";
   private invalid: PoolState["invalid"] = [];
+  private duplicates: DuplicatePool[] = [];
 
   constructor(inventory: MetalInventory) {
     this.inventory = inventory;
@@ -60,8 +66,10 @@ export class MetalProvider implements LoadBalancerProvider {
   ensure(intent: LoadBalancerIntent): Promise<EnsureResult> {
     const allocator = this.current();
     const service = forAllocation(intent);
+    const asked = request(intent);
+    this.refuseAmbiguous(service, asked, allocator.addressesOf(service.key));
     // A failed assignment changes nothing: what the Service held (and its status shows) stays its own.
-    const result = allocator.assign(service, request(intent));
+    const result = allocator.assign(service, asked);
     if (!result.ok) throw allocationError(result.error);
     const addresses = result.addresses.map((a) => a.address);
     return Promise.resolve({
@@ -76,7 +84,10 @@ export class MetalProvider implements LoadBalancerProvider {
   plan(intent: LoadBalancerIntent): Promise<PlanDescription> {
     // A scratch copy: planning must not hold anything.
     const scratch = Allocator.fromAssignments(this.pools(), this.current().assignments());
-    const result = scratch.assign(forAllocation(intent), request(intent));
+    const service = forAllocation(intent);
+    const asked = request(intent);
+    this.refuseAmbiguous(service, asked, scratch.addressesOf(service.key));
+    const result = scratch.assign(service, asked);
     return Promise.resolve({
       operations: !result.ok
         ? [`cannot assign: ${result.error.message}`]
@@ -133,15 +144,47 @@ export class MetalProvider implements LoadBalancerProvider {
 
   private pools(): Pool[] {
     const pools: Pool[] = [];
-    this.invalid = [];
-    for (const obj of this.inventory.pools()) {
-      // Announcement settings are the speakers' business, not the allocator's.
-      const { nodeSelectors: _announce, ...spec } = (obj.spec ?? {}) as Record<string, unknown>;
-      const parsed = parsePool(obj.name, spec);
+    const { unique, duplicates } = splitDuplicates(this.inventory.pools());
+    this.duplicates = duplicates;
+    this.invalid = this.inventory.pools().flatMap((obj) => {
+      const dup = duplicates.find((d) => d.name === obj.name);
+      const group = obj.group ?? "portico.io";
+      return dup
+        ? [{ pool: obj.name, group, problems: [{ field: "metadata.name", message: dup.message }] }]
+        : [];
+    });
+    for (const obj of unique) {
+      const parsed = parsePool(obj.name, withoutAnnouncement(obj.spec ?? {}));
       if (parsed.ok) pools.push(parsed.pool);
-      else this.invalid.push({ pool: obj.name, problems: parsed.problems });
+      else this.invalid.push({ pool: obj.name, group: obj.group ?? "portico.io", problems: parsed.problems });
     }
     return pools;
+  }
+
+  /** A Service that depends on a pool name defined by both kinds is refused until one is renamed. */
+  private refuseAmbiguous(
+    service: ServiceForAllocation,
+    asked: ReturnType<typeof request>,
+    held: readonly string[],
+  ): void {
+    if (this.duplicates.length === 0) return;
+    const heldFamilies = held.flatMap((text) => {
+      const parsed = parseIP(text);
+      return parsed.ok ? [parsed.value.family] : [];
+    });
+    const dup = duplicateConcerning(this.duplicates, {
+      identity: {
+        namespace: service.key.split("/")[0] ?? "",
+        namespaceLabels: service.namespaceLabels ?? {},
+        labels: service.labels ?? {},
+      },
+      ...(asked.pool ? { pool: asked.pool } : {}),
+      addresses: [...held, ...(asked.addresses ?? [])],
+      unservedFamilies: (service.ipFamilies ?? ["IPv4"]).filter((family) => !heldFamilies.includes(family)),
+    });
+    if (!dup) return;
+    const field = dup.name === asked.pool ? (asked.poolField ?? "metadata.annotations") : "spec";
+    throw new ConfigurationError("DuplicatePoolName", field, dup.message, "");
   }
 }
 

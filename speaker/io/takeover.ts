@@ -21,12 +21,13 @@ export const DEFAULT_BURST_MS: readonly number[] = [0, 500, 1000];
 export class TakeoverAnnouncements {
   private readonly timers = new Map<string, NodeJS.Timeout[]>();
   private readonly options: TakeoverOptions;
-  private readonly targets: () => readonly TakeoverTarget[];
+  /** The interfaces an address is announced on (L2Advertisements may name some only). */
+  private readonly targets: (address: string) => readonly TakeoverTarget[];
   private readonly sent: (target: TakeoverTarget, protocol: "arp" | "ndp", frames: number) => void;
 
   constructor(
     options: TakeoverOptions,
-    targets: () => readonly TakeoverTarget[],
+    targets: (address: string) => readonly TakeoverTarget[],
     sent: (target: TakeoverTarget, protocol: "arp" | "ndp", frames: number) => void,
   ) {
     this.options = options;
@@ -59,14 +60,17 @@ export class TakeoverAnnouncements {
 
   private start(address: string): void {
     const timers = this.options.burstOffsetsMs.map((offset) =>
-      setTimeout(() => this.announce(address, this.targets()), offset),
+      setTimeout(() => this.announce(address, this.targets(address)), offset),
     );
     if (this.options.periodicMs > 0) {
       const last = Math.max(0, ...this.options.burstOffsetsMs);
       timers.push(
         setTimeout(() => {
-          this.announce(address, this.targets());
-          const interval = setInterval(() => this.announce(address, this.targets()), this.options.periodicMs);
+          this.announce(address, this.targets(address));
+          const interval = setInterval(
+            () => this.announce(address, this.targets(address)),
+            this.options.periodicMs,
+          );
           this.timers.get(address)?.push(interval);
         }, last + this.options.periodicMs),
       );

@@ -1,9 +1,9 @@
-// The speaker's view of Kubernetes: list-watches of Services, EndpointSlices, Nodes and IPAddressPools. A
+// The speaker's view of Kubernetes: list-watches of Services, EndpointSlices, Nodes, Portico's IPAddressPools
+// and L2Advertisements, and MetalLB's (metallb.io/v1beta1, in MetalLB's namespace) when asked to read them. A
 // watch that fails is restarted with backoff; the list-watch relists when its resourceVersion is too old, so
 // nothing is missed across apiserver restarts.
 import {
   CoreV1Api,
-  CustomObjectsApi,
   DiscoveryV1Api,
   ListWatch,
   Watch,
@@ -14,27 +14,36 @@ import {
   type V1Service,
 } from "@kubernetes/client-node";
 import type { Logger } from "pino";
+import type { AdvertisementObject } from "../advertisements.ts";
 import type { PoolObject } from "../pools.ts";
+import { CustomWatch } from "./customWatch.ts";
 
 const MAX_RESTART_DELAY_MS = 30_000;
+/** MetalLB's CRDs are usually absent: look for them every five minutes, not every 30 s, on every node. */
+const OPTIONAL_RETRY_MS = 300_000;
 
 export interface KubeCacheOptions {
   /** Services and EndpointSlices of this namespace only (default: all). */
   readonly namespace?: string;
   /** Only Nodes matching this label selector take part (default: all). */
   readonly nodeSelector?: string;
+  /** Also read MetalLB's IPAddressPools and L2Advertisements in this namespace (default: not at all). */
+  readonly metallbNamespace?: string;
+  /** MetalLB's CRDs were asked for explicitly: their absence is worth a warning at every retry. */
+  readonly metallbRequired?: boolean;
 }
+
+type Pools = CustomWatch<PoolObject & KubernetesObject>;
+type Ads = CustomWatch<AdvertisementObject & KubernetesObject>;
 
 export class KubeCache {
   readonly services: ListWatch<V1Service>;
   readonly endpointSlices: ListWatch<V1EndpointSlice>;
   readonly nodes: ListWatch<V1Node>;
-  private readonly poolWatch: ListWatch<PoolObject & KubernetesObject>;
-  /**
-   * The pools' resourceVersion when the apiserver answered 404 (no IPAddressPool CRD): there are no pools,
-   * rather than pools not yet listed, until a list or an event moves the resourceVersion on.
-   */
-  private poolsMissingAt: string | undefined;
+  private readonly poolWatch: Pools;
+  private readonly adWatch: Ads;
+  private readonly metallbPools: Pools | undefined;
+  private readonly metallbAds: Ads | undefined;
   private readonly log: Logger;
   private readonly handlers: (() => void)[] = [];
   private stopped = false;
@@ -70,37 +79,70 @@ export class KubeCache {
       false,
       selector,
     );
-    const custom = kc.makeApiClient(CustomObjectsApi);
-    this.poolWatch = new ListWatch<PoolObject & KubernetesObject>(
-      "/apis/portico.io/v1alpha1/ipaddresspools",
-      watch,
-      () =>
-        custom.listClusterCustomObject({
-          group: "portico.io",
-          version: "v1alpha1",
-          plural: "ipaddresspools",
-        }) as Promise<{ items: (PoolObject & KubernetesObject)[]; metadata?: { resourceVersion?: string } }>,
-      false,
-    );
+    const portico = { group: "portico.io", version: "v1alpha1", missingRetryMs: MAX_RESTART_DELAY_MS };
+    this.poolWatch = new CustomWatch(kc, watch, {
+      ...portico,
+      plural: "ipaddresspools",
+      whenMissing: "the IPAddressPool CRD is not installed; announcing without pool node selectors",
+      quietWhenMissing: false,
+    });
+    this.adWatch = new CustomWatch(kc, watch, {
+      ...portico,
+      plural: "l2advertisements",
+      whenMissing:
+        "the portico.io L2Advertisement CRD is not installed; Portico's pools are announced by their own nodeSelectors",
+      quietWhenMissing: true,
+    });
+    const metallbNs = options.metallbNamespace;
+    if (metallbNs !== undefined) {
+      const metallb = {
+        group: "metallb.io",
+        version: "v1beta1",
+        namespace: metallbNs,
+        missingRetryMs: options.metallbRequired ? MAX_RESTART_DELAY_MS : OPTIONAL_RETRY_MS,
+        quietWhenMissing: !options.metallbRequired,
+      };
+      this.metallbPools = new CustomWatch(kc, watch, {
+        ...metallb,
+        plural: "ipaddresspools",
+        whenMissing:
+          "MetalLB's IPAddressPool CRD (metallb.io/v1beta1) is not installed; reading Portico's pools only",
+      });
+      this.metallbAds = new CustomWatch(kc, watch, {
+        ...metallb,
+        plural: "l2advertisements",
+        whenMissing:
+          "MetalLB's L2Advertisement CRD (metallb.io/v1beta1) is not installed; MetalLB's pools are not announced",
+      });
+    }
     for (const [kind, lw] of [
       ["service", this.services],
       ["endpointslice", this.endpointSlices],
       ["node", this.nodes],
-      ["ipaddresspool", this.poolWatch],
     ] as const) {
       this.wire(kind, lw);
     }
+    for (const custom of this.customWatches()) this.wireCustom(custom);
   }
 
-  /** The IPAddressPools; none while their CRD is not installed. */
+  /** Portico's IPAddressPools; none while their CRD is not installed. */
   pools(): readonly PoolObject[] {
-    return this.poolsMissing() ? [] : this.poolWatch.list();
+    return this.poolWatch.list();
   }
 
-  private poolsMissing(): boolean {
-    return (
-      this.poolsMissingAt !== undefined && this.poolsMissingAt === this.poolWatch.latestResourceVersion()
-    );
+  /** Portico's L2Advertisements. */
+  advertisements(): readonly AdvertisementObject[] {
+    return this.adWatch.list();
+  }
+
+  /** MetalLB's IPAddressPools in its namespace; none when not read or not installed. */
+  metallbPoolObjects(): readonly PoolObject[] {
+    return this.metallbPools?.list() ?? [];
+  }
+
+  /** MetalLB's L2Advertisements in its namespace. */
+  metallbAdvertisements(): readonly AdvertisementObject[] {
+    return this.metallbAds?.list() ?? [];
   }
 
   /** Called after any change to any watched object. */
@@ -110,11 +152,12 @@ export class KubeCache {
 
   /** Lists everything and starts watching; resolves once each list has completed. */
   async start(): Promise<void> {
-    const all = this.all();
-    await Promise.all(all.map((lw) => lw.start()));
-    const listed = (lw: ListWatch<KubernetesObject>) =>
-      lw.latestResourceVersion() !== "" || (lw === this.poolWatch && this.poolsMissing());
-    while (!this.stopped && !all.every(listed)) {
+    const custom = this.customWatches();
+    await Promise.all(this.all().map((lw) => lw.start()));
+    const listed = () =>
+      [this.services, this.endpointSlices, this.nodes].every((lw) => lw.latestResourceVersion() !== "") &&
+      custom.every((c) => c.listed());
+    while (!this.stopped && !listed()) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
@@ -124,52 +167,79 @@ export class KubeCache {
     await Promise.all(this.all().map((lw) => lw.stop()));
   }
 
-  private all(): ListWatch<KubernetesObject>[] {
-    return [this.services, this.endpointSlices, this.nodes, this.poolWatch] as ListWatch<KubernetesObject>[];
+  private customWatches(): CustomWatch<KubernetesObject>[] {
+    return [this.poolWatch, this.adWatch, this.metallbPools, this.metallbAds].filter(
+      (c) => c !== undefined,
+    );
   }
 
-  /**
-   * Without the CRD there are no pools, so no node selectors, and the speaker announces as it would
-   * without pools rather than not at all. Any other failure (403: the speaker's RBAC lacks pools) leaves
-   * the pools unknown, and the speaker stays unready rather than ignore selectors it cannot read.
-   */
-  private poolsNotInstalled(): void {
-    const wasMissing = this.poolsMissing();
-    this.poolsMissingAt = this.poolWatch.latestResourceVersion();
-    if (!wasMissing) this.handlers.forEach((handler) => handler());
+  private all(): ListWatch<KubernetesObject>[] {
+    return [
+      this.services,
+      this.endpointSlices,
+      this.nodes,
+      ...this.customWatches().map((c) => c.lw),
+    ] as ListWatch<KubernetesObject>[];
   }
 
   private wire(kind: string, lw: ListWatch<KubernetesObject>): void {
+    this.restartOnError(lw, (err, delay) => {
+      this.log.warn(
+        { kind, err: (err as Error)?.message ?? String(err), retryInMs: delay },
+        "watch failed; restarting",
+      );
+      return undefined;
+    });
+  }
+
+  /**
+   * Without a CRD there are none of its objects: no pools means no node selectors, and the speaker announces as
+   * it would without pools rather than not at all.
+   */
+  private wireCustom(custom: CustomWatch<KubernetesObject>): void {
+    this.restartOnError(custom.lw, (err, delay) => {
+      // An API call's failure carries `code`, a watch request's `statusCode`.
+      const code = (err as { code?: unknown })?.code ?? (err as { statusCode?: unknown })?.statusCode;
+      const outcome = custom.failed(code);
+      if (outcome.newlyMissing) this.handlers.forEach((handler) => handler());
+      const retryInMs = Math.min(delay, outcome.maxDelayMs ?? delay);
+      const fields = {
+        kind: custom.name,
+        err: outcome.log ?? (err as Error)?.message ?? String(err),
+        retryInMs,
+      };
+      // An optional CRD that is absent is the ordinary case: said once, at info.
+      if (code === 404 && custom.kind.quietWhenMissing) {
+        if (!outcome.quiet) this.log.info(fields, "custom resource not installed; looking again later");
+      } else {
+        this.log.warn(fields, "watch failed; restarting");
+      }
+      return outcome.maxDelayMs;
+    });
+  }
+
+  /** `failed` logs and returns the most to back off to (default 30 s). */
+  private restartOnError(
+    lw: ListWatch<KubernetesObject>,
+    failed: (err: unknown, delay: number) => number | undefined,
+  ): void {
     for (const verb of ["add", "update", "delete"] as const) {
       lw.on(verb, () => this.handlers.forEach((handler) => handler()));
     }
     let delay = 500;
     // "connect" comes before each list too: only one after a successful list says the restart worked, so a
-    // list that keeps failing (no pool CRD) backs off instead of retrying twice a second forever.
+    // list that keeps failing (no CRD) backs off instead of retrying twice a second forever.
     lw.on("connect", () => {
       if (lw.latestResourceVersion()) delay = 500;
     });
     lw.on("error", (err: unknown) => {
       if (this.stopped) return;
-      // An API call's failure carries `code`, a watch request's `statusCode`.
-      const code = (err as { code?: unknown })?.code ?? (err as { statusCode?: unknown })?.statusCode;
-      if (kind === "ipaddresspool" && code === 404) this.poolsNotInstalled();
-      this.log.warn(
-        { kind, err: explain(kind, code) ?? (err as Error)?.message ?? String(err), retryInMs: delay },
-        "watch failed; restarting",
-      );
+      const max = failed(err, delay) ?? MAX_RESTART_DELAY_MS;
+      const wait = Math.min(delay, max);
       setTimeout(() => {
         if (!this.stopped) lw.start().catch(() => undefined);
-      }, delay).unref();
-      delay = Math.min(delay * 2, MAX_RESTART_DELAY_MS);
+      }, wait).unref();
+      delay = Math.min(delay * 2, max);
     });
   }
-}
-
-function explain(kind: string, code: unknown): string | undefined {
-  if (kind !== "ipaddresspool") return undefined;
-  if (code === 404) return "the IPAddressPool CRD is not installed; announcing without pool node selectors";
-  if (code === 403)
-    return "may not list IPAddressPools: apply the speaker's RBAC (manifests/speaker/rbac.yaml)";
-  return undefined;
 }

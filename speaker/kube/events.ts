@@ -21,18 +21,36 @@ export function recordNodeAssigned(
   return record(core, log, service, node, { type: "Normal", reason: NODE_ASSIGNED, message });
 }
 
+export const NO_ADVERTISEMENT = "noAdvertisement";
+
+export interface Unmatched {
+  readonly address: string;
+  /** The pool's key: its name, or namespace/name for MetalLB's. */
+  readonly pool: string;
+  readonly reason: "noMatchingNode" | "noAdvertisement";
+}
+
+/**
+ * Why nobody announces the Service's addresses: the pool's (or its L2Advertisements') nodeSelectors match no
+ * node that could, or no L2Advertisement selects the pool for this Service (MetalLB's semantics).
+ */
 export function recordNoMatchingNode(
   core: CoreV1Api,
   log: Logger,
   service: V1Service,
   node: string,
-  unmatched: readonly { readonly address: string; readonly pool: string }[],
+  unmatched: readonly Unmatched[],
 ): Promise<void> {
-  const what = unmatched.map((u) => `${u.address} (IPAddressPool ${u.pool})`).join(", ");
-  const message =
-    `not announced: no node that could announce ${what} matches the pool's nodeSelectors; ` +
-    `label a Ready node running a speaker to match them, or change the pool's nodeSelectors`;
-  return record(core, log, service, node, { type: "Warning", reason: NO_MATCHING_NODE, message });
+  const sentences = unmatched.map((u) =>
+    u.reason === "noAdvertisement"
+      ? `${u.address} (IPAddressPool ${u.pool}): no L2Advertisement selects the pool for this Service; ` +
+        `create one that lists the pool (or lists no pool, selecting all of them) and whose serviceSelectors match`
+      : `${u.address} (IPAddressPool ${u.pool}): no node that could announce it matches the nodeSelectors; ` +
+        `label a Ready node running a speaker to match them, or change the nodeSelectors of the pool or its L2Advertisements`,
+  );
+  const reason = unmatched.every((u) => u.reason === "noAdvertisement") ? NO_ADVERTISEMENT : NO_MATCHING_NODE;
+  const message = `not announced: ${sentences.join("; ")}`;
+  return record(core, log, service, node, { type: "Warning", reason, message });
 }
 
 async function record(

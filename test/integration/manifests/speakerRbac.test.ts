@@ -51,7 +51,7 @@ test("under its own ServiceAccount the speaker watches Services, EndpointSlices,
   const core = kc.makeApiClient(CoreV1Api);
   await recordNodeAssigned(core, pino({ level: "silent" }), svc, node, ["192.0.2.50"]);
   await recordNoMatchingNode(core, pino({ level: "silent" }), svc, node, [
-    { address: "192.0.2.225", pool: pool.name },
+    { address: "192.0.2.225", pool: pool.name, reason: "noMatchingNode" },
   ]);
   const events = await cluster.core.listNamespacedEvent({
     namespace: cluster.namespace,

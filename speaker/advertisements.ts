@@ -1,0 +1,159 @@
+// L2Advertisements: which pools are announced over ARP/NDP, from which nodes and on which interfaces, with
+// MetalLB's semantics (its speaker's layer2 controller): an advertisement listing no pool by name or selector
+// selects every pool; a pool no advertisement selects is not announced at all; of the advertisements selecting
+// a pool, those whose serviceSelectors match the Service (all, when an advertisement has none) apply to it; a
+// node matching any of their nodeSelectors may announce (none: every node); the winner answers on the union of
+// the interfaces its matching advertisements name, or on every interface when one of them names none.
+//
+// Each kind selects pools of its own API group only: MetalLB's advertisements (metallb.io, namespaced) its
+// IPAddressPools, Portico's (portico.io) Portico's pools. A blanket MetalLB advertisement — the usual MetalLB
+// set-up — therefore never changes how Portico's pools are announced, and a Portico pool that no Portico
+// advertisement selects is announced as before advertisements existed: by the nodes its own nodeSelectors
+// match, on every interface. Read leniently, as pools are: an entry that cannot be read selects nothing.
+import { isPlainObject, matchesLabelSelector, type Labels } from "../providers/metal/labelSelector.ts";
+import { nodeMayAnnounce, type NodeSelector } from "./nodeSelectors.ts";
+import { list, readSelectors, type PoolGroup } from "./pools.ts";
+
+export interface AdvertisementObject {
+  readonly metadata?: {
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly resourceVersion?: string;
+  };
+  readonly spec?: unknown;
+}
+
+export interface L2Advertisement {
+  /** As users name it: `name` (Portico's, cluster-scoped) or `namespace/name` (MetalLB's). */
+  readonly key: string;
+  readonly group: PoolGroup;
+  readonly ipAddressPools: readonly string[];
+  readonly ipAddressPoolSelectors: readonly NodeSelector[];
+  readonly nodeSelectors: readonly NodeSelector[];
+  /** Empty: every interface the speaker announces on. */
+  readonly interfaces: readonly string[];
+  readonly serviceSelectors: readonly NodeSelector[];
+}
+
+/** What decides a pool's announcement; `ads` undefined for a Portico pool no Portico advertisement selects. */
+export interface PoolAnnouncement {
+  /** The pool's own nodeSelectors (Portico pools); they restrict in every case. */
+  readonly nodeSelectors: readonly NodeSelector[];
+  readonly ads: readonly L2Advertisement[] | undefined;
+}
+
+const SPEC_FIELDS = [
+  "ipAddressPools",
+  "ipAddressPoolSelectors",
+  "nodeSelectors",
+  "interfaces",
+  "serviceSelectors",
+];
+
+export function readAdvertisements(
+  objects: readonly AdvertisementObject[],
+  group: PoolGroup,
+): { ads: L2Advertisement[]; problems: string[] } {
+  const ads: L2Advertisement[] = [];
+  const problems: string[] = [];
+  for (const object of objects) {
+    const name = object.metadata?.name;
+    if (!name) continue;
+    const key = group === "metallb.io" ? `${object.metadata?.namespace ?? ""}/${name}` : name;
+    const report = (message: string) => problems.push(`L2Advertisement ${key} (${group}): ${message}`);
+    const spec = isPlainObject(object.spec) ? object.spec : {};
+    for (const field of Object.keys(spec)) {
+      // Never ignored silently: a field Portico does not implement (MetalLB's preferredNodeSelectors) is said.
+      if (!SPEC_FIELDS.includes(field))
+        report(`spec.${field} is not implemented by Portico and has no effect`);
+    }
+    const strings = (raw: unknown, field: string) =>
+      list(raw).filter((entry, index) => {
+        if (typeof entry === "string" && entry !== "") return true;
+        report(`spec.${field}[${index}] ignored: not a name`);
+        return false;
+      }) as string[];
+    const selectors = (field: string) =>
+      readSelectors(spec[field], `spec.${field}`, (problem) =>
+        report(`${problem}; the entry selects nothing`),
+      );
+    ads.push({
+      key,
+      group,
+      ipAddressPools: strings(spec.ipAddressPools, "ipAddressPools"),
+      ipAddressPoolSelectors: selectors("ipAddressPoolSelectors"),
+      nodeSelectors: selectors("nodeSelectors"),
+      interfaces: strings(spec.interfaces, "interfaces"),
+      serviceSelectors: selectors("serviceSelectors"),
+    });
+  }
+  return { ads, problems };
+}
+
+/** An advertisement naming no pool and selecting none applies to every pool of its group. */
+export function selectsPool(
+  ad: L2Advertisement,
+  pool: { readonly name: string; readonly group: PoolGroup; readonly labels: Labels },
+): boolean {
+  if (ad.group !== pool.group) return false;
+  if (ad.ipAddressPools.length === 0 && ad.ipAddressPoolSelectors.length === 0) return true;
+  return (
+    ad.ipAddressPools.includes(pool.name) ||
+    ad.ipAddressPoolSelectors.some((s) => s !== null && matchesLabelSelector(s, pool.labels))
+  );
+}
+
+/** The rule for one pool given every advertisement. */
+export function poolAnnouncement(
+  pool: {
+    readonly name: string;
+    readonly group: PoolGroup;
+    readonly labels: Labels;
+    readonly nodeSelectors: readonly NodeSelector[];
+  },
+  ads: readonly L2Advertisement[],
+): PoolAnnouncement {
+  const selecting = ads.filter((ad) => selectsPool(ad, pool));
+  const legacy = pool.group === "portico.io" && selecting.length === 0;
+  return { nodeSelectors: pool.nodeSelectors, ads: legacy ? undefined : selecting };
+}
+
+/** The advertisements that apply to a Service of the pool: serviceSelectors empty, or one matches. */
+export function adsForService(
+  rule: PoolAnnouncement,
+  serviceLabels: Labels,
+): readonly L2Advertisement[] | undefined {
+  return rule.ads?.filter(
+    (ad) =>
+      ad.serviceSelectors.length === 0 ||
+      ad.serviceSelectors.some((s) => s !== null && matchesLabelSelector(s, serviceLabels)),
+  );
+}
+
+/** Whether a node may announce the Service's address from this pool. */
+export function nodeMayAnnounceFor(
+  rule: PoolAnnouncement,
+  ads: readonly L2Advertisement[] | undefined,
+  nodeLabels: Labels,
+): boolean {
+  if (!nodeMayAnnounce(rule.nodeSelectors, nodeLabels)) return false;
+  return ads === undefined || ads.some((ad) => nodeMayAnnounce(ad.nodeSelectors, nodeLabels));
+}
+
+/**
+ * The interfaces the announcing node answers on: the union over the advertisements that apply and match the
+ * node; undefined for every interface (no advertisements apply, or one of them names no interface).
+ */
+export function interfacesFor(
+  ads: readonly L2Advertisement[] | undefined,
+  nodeLabels: Labels,
+): readonly string[] | undefined {
+  if (ads === undefined) return undefined;
+  const names = new Set<string>();
+  for (const ad of ads) {
+    if (!nodeMayAnnounce(ad.nodeSelectors, nodeLabels)) continue;
+    if (ad.interfaces.length === 0) return undefined;
+    for (const name of ad.interfaces) names.add(name);
+  }
+  return [...names].sort();
+}
