@@ -15,15 +15,19 @@ function refusal(annotations: Record<string, string>, loadBalancerIP?: string): 
 }
 
 describe("parseAzureSettings", () => {
-  it("defaults to a public Service with instance-or-ip left open, no floating IP and no overrides", () => {
+  it("defaults to a public Service with instance-or-ip and floating IP left open, and no overrides", () => {
     expect(parseAzureSettings({})).toEqual({
       internal: false,
-      floatingIP: false,
+      tcpReset: true,
       probe: {},
       ports: {},
       kubeProxyHealthCheck: false,
       allowedServiceTags: [],
+      allowedIpRanges: [],
+      denyAllExceptSourceRanges: false,
+      disableSecurityRules: false,
       publicIpTags: {},
+      ipTags: [],
     });
   });
 
@@ -72,7 +76,7 @@ describe("parseAzureSettings", () => {
 
   describe("floating IP", () => {
     it.each([
-      [{}, false],
+      [{}, undefined],
       [{ [A.floatingIP]: "true" }, true],
       [{ [A.disableFloatingIP]: "true" }, false],
       [{ [A.disableFloatingIP]: "false" }, true],

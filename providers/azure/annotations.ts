@@ -3,13 +3,17 @@
 import { Address4 } from "ip-address";
 import {
   invalidAnnotation as fail,
-  keyValuePairs,
   oneOf,
   optionalBool as bool,
-  splitList as list,
   wholeNumber as int,
 } from "../annotationValues.ts";
 import { ConfigurationError } from "../errors.ts";
+import { ACCESS_ANNOTATIONS, parseAccessSettings, type AccessSettings } from "./accessAnnotations.ts";
+import {
+  parsePublicIpSettings,
+  PUBLIC_IP_ANNOTATIONS,
+  type PublicIpSettings,
+} from "./publicIpAnnotations.ts";
 
 const P = "service.beta.kubernetes.io/";
 export const AZURE_ANNOTATIONS = {
@@ -24,8 +28,9 @@ export const AZURE_ANNOTATIONS = {
   probeRequestPath: `${P}azure-load-balancer-health-probe-request-path`,
   probeInterval: `${P}azure-load-balancer-health-probe-interval`,
   probeNumOfProbe: `${P}azure-load-balancer-health-probe-num-of-probe`,
-  allowedServiceTags: `${P}azure-allowed-service-tags`,
-  pipTags: `${P}azure-pip-tags`,
+  disableTcpReset: `${P}azure-load-balancer-disable-tcp-reset`,
+  ...ACCESS_ANNOTATIONS,
+  ...PUBLIC_IP_ANNOTATIONS,
   /** Portico's: `instance` (node IPs, the default) or `ip` (pod IPs; the default without node ports). */
   targetType: "portico.io/target-type",
   /** Portico's: floating IP (direct server return) on the Service's rules. */
@@ -72,7 +77,7 @@ export interface PortSettings extends ProbeOverrides {
   noProbe?: boolean;
 }
 
-export interface AzureServiceSettings {
+export interface AzureServiceSettings extends AccessSettings, PublicIpSettings {
   internal: boolean;
   internalSubnet?: string;
   publicIpName?: string;
@@ -82,13 +87,14 @@ export interface AzureServiceSettings {
   publicIpResourceGroup?: string;
   /** Undefined: instance, or ip when the Service has no node ports. */
   targetType?: "instance" | "ip";
-  floatingIP: boolean;
+  /** Undefined: not asked for either way; the cluster's default applies (floatingIPDefault, desired.ts). */
+  floatingIP?: boolean;
+  /** TCP resets on idle timeout, on unless azure-load-balancer-disable-tcp-reset is "true" (as in AKS). */
+  tcpReset: boolean;
   idleTimeoutMinutes?: number;
   probe: ProbeOverrides;
   ports: Record<number, PortSettings>;
   kubeProxyHealthCheck: boolean;
-  allowedServiceTags: string[];
-  publicIpTags: Record<string, string>;
 }
 
 /** `loadBalancerIP`: spec.loadBalancerIP, when the intent carries it. */
@@ -102,7 +108,7 @@ export function parseAzureSettings(
   const internal = bool(a.internal, get(a.internal)) ?? false;
   const settings: AzureServiceSettings = {
     internal,
-    floatingIP: floatingIP(get),
+    tcpReset: !(bool(a.disableTcpReset, get(a.disableTcpReset)) ?? false),
     probe: probeOverrides({
       protocol: [a.probeProtocol, get(a.probeProtocol)],
       requestPath: [a.probeRequestPath, get(a.probeRequestPath)],
@@ -111,9 +117,11 @@ export function parseAzureSettings(
     }),
     ports: portSettings(annotations),
     kubeProxyHealthCheck: bool(a.kubeProxyHealthCheck, get(a.kubeProxyHealthCheck)) ?? false,
-    allowedServiceTags: list(get(a.allowedServiceTags)),
-    publicIpTags: keyValues(a.pipTags, get(a.pipTags)),
+    ...parseAccessSettings(get),
+    ...parsePublicIpSettings(get, internal),
   };
+  const floating = floatingIP(get);
+  if (floating !== undefined) settings.floatingIP = floating;
   const subnet = get(a.internalSubnet);
   if (subnet && internal) settings.internalSubnet = armChildName(a.internalSubnet, subnet);
   const pipName = get(a.pipName);
@@ -130,27 +138,18 @@ export function parseAzureSettings(
   if (targetType) settings.targetType = oneOf(a.targetType, targetType, ["instance", "ip"] as const);
   const idle = get(a.idleTimeout);
   if (idle) settings.idleTimeoutMinutes = int(a.idleTimeout, idle, 4, 100);
-  for (const tag of settings.allowedServiceTags) {
-    if (!/^[A-Za-z][A-Za-z0-9.]*$/.test(tag))
-      fail(
-        a.allowedServiceTags,
-        `"${tag}" is not a service tag`,
-        'list tags such as "AzureFrontDoor.Backend"',
-      );
-  }
   return settings;
 }
 
-function floatingIP(get: (key: string) => string | undefined): boolean {
+function floatingIP(get: (key: string) => string | undefined): boolean | undefined {
   const a = AZURE_ANNOTATIONS;
   const own = bool(a.floatingIP, get(a.floatingIP));
   const disabled = bool(a.disableFloatingIP, get(a.disableFloatingIP));
-  // cloud-provider-azure turns floating IP on unless disabled; Portico asks for it explicitly, so only an
-  // explicit "false" on the disable annotation turns it on.
+  // Either annotation says it explicitly; without both, the cluster's floatingIPDefault decides (desired.ts).
   const fromAzure = disabled === undefined ? undefined : !disabled;
   if (own !== undefined && fromAzure !== undefined && own !== fromAzure)
     fail(a.floatingIP, `contradicts ${a.disableFloatingIP}`, "keep one of the two annotations");
-  return own ?? fromAzure ?? false;
+  return own ?? fromAzure;
 }
 
 function requestedAddress(annotation: string | undefined, spec: string | undefined) {
@@ -250,11 +249,4 @@ function armChildName(annotation: string, value: string): string {
       "use letters, digits, '.', '-' and '_'",
     );
   return value;
-}
-
-function keyValues(annotation: string, value: string | undefined): Record<string, string> {
-  return keyValuePairs(annotation, value, (key) => {
-    if (/[<>%&\\?/]/.test(key) || key.toLowerCase().startsWith("portico.io"))
-      fail(annotation, `"${key}" cannot be a tag name`, "avoid < > % & \\ ? / and Portico's own tag names");
-  });
 }

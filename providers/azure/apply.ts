@@ -13,6 +13,7 @@ import type {
   PublicIPAddress,
 } from "./model.ts";
 import { observedAddress, type Operation } from "./plan.ts";
+import { createPublicIp, setPublicIpDnsLabel } from "./publicIpWrites.ts";
 import { withoutServiceRules, withServiceRules } from "./securityRulesEdit.ts";
 import type { EtagWriter, ResourceAccess } from "./writer.ts";
 
@@ -38,25 +39,13 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<string
   for (const op of ops) {
     switch (op.kind) {
       case "createPublicIp": {
-        const pip = await call("publicIPAddresses:createOrUpdate", () =>
-          clients.network.publicIPAddresses.createOrUpdate(
-            op.resourceGroup,
-            op.name,
-            {
-              location: ctx.location,
-              sku: { name: "Standard", tier: "Regional" },
-              publicIPAllocationMethod: "Static",
-              publicIPAddressVersion: "IPv4",
-              tags: op.tags,
-            },
-            // Create only: a public IP someone made meanwhile under this name is not Portico's to overwrite.
-            {
-              updateIntervalInMs: clients.pollIntervalMs,
-              requestOptions: { headers: { "If-None-Match": "*" } },
-            },
-          ),
-        );
-        createdIps.push(pip);
+        const { kind: _kind, ...where } = op;
+        createdIps.push(await createPublicIp(clients, { ...where, location: ctx.location }));
+        break;
+      }
+      case "setPublicIpDnsLabel": {
+        const { kind: _kind, ...where } = op;
+        await setPublicIpDnsLabel(clients, where);
         break;
       }
       case "tagPublicIp": {

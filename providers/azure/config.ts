@@ -21,6 +21,12 @@ export interface AzureConfig {
   loadBalancerName?: string;
   /** One load balancer per Service instead of the shared cluster load balancers. */
   loadBalancerPerService?: boolean;
+  /**
+   * Floating IP for instance-target Services that ask for neither floating IP nor its absence. Default false
+   * (Portico's); true is cloud-provider-azure's default, for clusters moving over that want their Services'
+   * rules unchanged (desired.ts says why Portico's default differs).
+   */
+  floatingIPDefault?: boolean;
   /** ARM endpoint; default https://management.azure.com (the emulator exports AZURE_RESOURCE_MANAGER_ENDPOINT). */
   resourceManagerEndpoint?: string;
   /** Microsoft Entra authority; default from AZURE_AUTHORITY_HOST, else the public cloud. */
@@ -97,7 +103,7 @@ export function parseAzureConfig(file: unknown, env: NodeJS.ProcessEnv = {}): Az
     const value = env[variable]?.trim();
     if (value) out[key] = value;
   }
-  for (const key of ["loadBalancerPerService", "useManagedIdentityExtension"] as const) {
+  for (const key of ["loadBalancerPerService", "useManagedIdentityExtension", "floatingIPDefault"] as const) {
     if (raw[key] === undefined) continue;
     if (typeof raw[key] !== "boolean")
       throw new AzureConfigError(`Azure config "${key}" must be true or false`);

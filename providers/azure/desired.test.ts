@@ -88,6 +88,7 @@ describe("desiredService", () => {
         probe: `${FE}-TCP-80`,
         floatingIP: false,
         idleTimeoutInMinutes: 4,
+        tcpReset: true,
         loadDistribution: "Default",
       },
     ]);
@@ -99,6 +100,7 @@ describe("desiredService", () => {
     expect(d.securityRules).toEqual([
       {
         name: `${FE}-TCP-80`,
+        access: "Allow",
         protocol: "Tcp",
         destinationPort: 30080,
         sources: ["Internet"],

@@ -1,7 +1,6 @@
 // What one Service should have in ARM: a pure function of the provider-neutral intent, the Service's Azure
 // settings, the cluster's network and configuration, and the public IP chosen for it. Everything the user
 // must fix is a ConfigurationError, raised before any call is made.
-import { Address4 } from "ip-address";
 import { ConfigurationError } from "../errors.ts";
 import type { LoadBalancerIntent, PortIntent } from "../provider.ts";
 import { AZURE_ANNOTATIONS, type AzureServiceSettings } from "./annotations.ts";
@@ -9,7 +8,6 @@ import { resourceGroups, type AzureConfig } from "./config.ts";
 import { resourceId } from "./ids.ts";
 import type {
   BackendAddress,
-  DesiredSecurityRule,
   DesiredService,
   FrontendSpec,
   Network,
@@ -29,6 +27,8 @@ import {
   TAG,
 } from "./names.ts";
 import { probeFor } from "./probes.ts";
+import { assertAccessCoherent } from "./accessAnnotations.ts";
+import { inPrefix, securityRules } from "./securityRules.ts";
 
 /** Per-Service node selectors: a Service that narrows its nodes cannot share the cluster's node pool. */
 const TARGET_NODE_ANNOTATIONS = [
@@ -60,7 +60,16 @@ export function desiredService(
       "the Service is IPv6-only and Portico's Azure load balancers have IPv4 frontends only",
       "add IPv4 to spec.ipFamilies",
     );
-  const targetType = chooseTargetType(intent, settings);
+  const targetType = chooseTargetType(intent, settings, config.floatingIPDefault ?? false);
+  // Floating IP is off unless asked for (cloud-provider-azure has it on unless disabled). Off, the rules send
+  // to node ports, which every dataplane serves; on, each node must accept packets for the frontend's address,
+  // which kube-proxy does but not every replacement of it, and changing the default would rewrite the rules of
+  // every existing Portico Service. Clusters moving over from cloud-provider-azure set floatingIPDefault to keep
+  // what they had. The default applies where floating IP can work, to instance targets; only an explicit
+  // annotation makes an ip-target Service refuse it.
+  const floatingIP =
+    settings.floatingIP ?? (targetType === "instance" && (config.floatingIPDefault ?? false));
+  assertAccessCoherent(settings, intent.sourceRanges);
   const fe = frontendName(svc.uid);
   const perService = config.loadBalancerPerService ?? false;
   const lbName = perService
@@ -90,7 +99,7 @@ export function desiredService(
   const backendPorts = new Map(
     intent.ports
       .filter((p) => p.protocol !== "SCTP")
-      .map((p) => [p, backendPort(p, intent, settings, targetType)]),
+      .map((p) => [p, backendPort(p, intent, floatingIP, targetType)]),
   );
   const probes: ProbeSpec[] = [];
   const rules: RuleSpec[] = [];
@@ -105,10 +114,13 @@ export function desiredService(
       frontendPort: port.port,
       backendPort: back,
       ...(probe ? { probe: probe.name } : {}),
-      floatingIP: settings.floatingIP,
+      floatingIP,
       loadDistribution: intent.clientIPAffinity ? "SourceIP" : "Default",
       ...(port.protocol === "TCP"
-        ? { idleTimeoutInMinutes: settings.idleTimeoutMinutes ?? DEFAULT_IDLE_TIMEOUT_MINUTES }
+        ? {
+            idleTimeoutInMinutes: settings.idleTimeoutMinutes ?? DEFAULT_IDLE_TIMEOUT_MINUTES,
+            tcpReset: settings.tcpReset,
+          }
         : {}),
     });
   }
@@ -138,22 +150,30 @@ export function desiredService(
     securityRuleDescription: description(cluster, svc),
   };
   if (ctx.publicIp) desired.publicIp = ctx.publicIp;
-  if (config.securityGroupName) desired.securityRules = securityRules(intent, settings, rules, pool, network);
-  else if (intent.sourceRanges.length)
+  const restricted = intent.sourceRanges.length || settings.allowedIpRanges.length;
+  if (config.securityGroupName && !settings.disableSecurityRules)
+    desired.securityRules = securityRules(intent, settings, rules, pool, network);
+  else if (!config.securityGroupName && (restricted || settings.allowedServiceTags.length))
     throw new ConfigurationError(
       "SourceRangesUnsupported",
-      "spec.loadBalancerSourceRanges",
-      "the controller has no network security group to enforce source ranges in",
-      "set securityGroupName in the controller's Azure config, or remove the ranges",
+      intent.sourceRanges.length
+        ? "spec.loadBalancerSourceRanges"
+        : `metadata.annotations[${settings.allowedIpRanges.length ? AZURE_ANNOTATIONS.allowedIpRanges : AZURE_ANNOTATIONS.allowedServiceTags}]`,
+      "the controller has no network security group to enforce source restrictions in",
+      "set securityGroupName in the controller's Azure config, or remove the restriction",
     );
   return desired;
 }
 
-function chooseTargetType(intent: LoadBalancerIntent, settings: AzureServiceSettings): "instance" | "ip" {
+function chooseTargetType(
+  intent: LoadBalancerIntent,
+  settings: AzureServiceSettings,
+  floatingDefault: boolean,
+): "instance" | "ip" {
   const targetType = settings.targetType ?? (intent.allocateNodePorts ? "instance" : "ip");
   // With floating IP a node receives traffic on the Service port itself (kube-proxy owns the frontend
   // address), so instance targets work without node ports; otherwise they cannot.
-  if (targetType === "instance" && !intent.allocateNodePorts && !settings.floatingIP)
+  if (targetType === "instance" && !intent.allocateNodePorts && !(settings.floatingIP ?? floatingDefault))
     throw new ConfigurationError(
       "NodePortsDisabled",
       "spec.allocateLoadBalancerNodePorts",
@@ -174,10 +194,10 @@ function chooseTargetType(intent: LoadBalancerIntent, settings: AzureServiceSett
 function backendPort(
   port: PortIntent,
   intent: LoadBalancerIntent,
-  settings: AzureServiceSettings,
+  floatingIP: boolean,
   targetType: "instance" | "ip",
 ): number {
-  if (settings.floatingIP) return port.port;
+  if (floatingIP) return port.port;
   if (targetType === "instance") return port.nodePort!;
   // A rule has one backend port: the target port most endpoints resolve the Service port to. Until there are
   // endpoints the Service port stands in; the pool is empty then, so no traffic goes anywhere.
@@ -264,63 +284,6 @@ function podAddresses(intent: LoadBalancerIntent, network: Network): BackendAddr
   return [...byIp.values()].sort((a, b) => a.ip.localeCompare(b.ip, undefined, { numeric: true }));
 }
 
-/**
- * Allow rules in the cluster's NSG. Without floating IP the load balancer rewrites the destination to the
- * backend, so that is what the NSG sees; with it, the frontend's own address.
- */
-function securityRules(
-  intent: LoadBalancerIntent,
-  settings: AzureServiceSettings,
-  rules: RuleSpec[],
-  pool: PoolSpec,
-  network: Network,
-): DesiredSecurityRule[] {
-  const ranges = intent.sourceRanges.filter((r) => !r.includes(":"));
-  const tags = settings.allowedServiceTags;
-  const sourceSets: { suffix: string; sources: string[] }[] = [];
-  if (ranges.length) sourceSets.push({ suffix: "", sources: [...ranges].sort() });
-  for (const tag of tags) sourceSets.push({ suffix: `-${tag}`, sources: [tag] });
-  if (!sourceSets.length)
-    sourceSets.push({ suffix: "", sources: [settings.internal ? "VirtualNetwork" : "Internet"] });
-  const backends = backendDestinations(
-    pool.addresses.filter((a) => !a.adminState).map((a) => a.ip),
-    network,
-  );
-  const out: DesiredSecurityRule[] = [];
-  for (const rule of rules) {
-    const destination = rule.floatingIP ? "frontend" : backends;
-    if (destination !== "frontend" && destination.length === 0) continue;
-    for (const { suffix, sources } of sourceSets)
-      out.push({
-        name: `${rule.name}${suffix}`.slice(0, 80),
-        protocol: rule.protocol,
-        destinationPort: rule.floatingIP ? rule.frontendPort : rule.backendPort,
-        sources,
-        destination,
-      });
-  }
-  return out;
-}
-
-/**
- * Backend addresses as the subnet prefixes that hold them. An NSG allows 4000 destination addresses across all
- * its rules, and listing every node in every Service's rules reaches that at 40 ports on 100 nodes; a subnet's
- * prefix counts once. What it opens besides the backends is other hosts of the same subnets on the same port,
- * which on node subnets are nodes that kube-proxy opens the node port on anyway. Addresses in no known subnet
- * stay listed one by one.
- */
-function backendDestinations(ips: string[], network: Network): string[] {
-  const prefixes = Object.values(network.subnets).flatMap((s) => s.addressPrefixes);
-  const out = new Set<string>();
-  for (const ip of ips) {
-    const holding = prefixes
-      .filter((p) => inPrefix(ip, p))
-      .sort((a, b) => Number(b.split("/")[1]) - Number(a.split("/")[1]))[0];
-    out.add(holding ?? ip);
-  }
-  return [...out].sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
-}
-
 /** `portico:<cluster digest>:<namespace>/<name>`, within the 140 characters ARM allows. */
 function description(cluster: string, svc: { namespace: string; name: string }): string {
   const full = `portico:${clusterDigest(cluster)}:${svc.namespace}/${svc.name}`;
@@ -329,9 +292,4 @@ function description(cluster: string, svc: { namespace: string; name: string }):
 
 function inNetwork(ip: string, network: Network): boolean {
   return network.addressPrefixes.some((prefix) => inPrefix(ip, prefix));
-}
-
-function inPrefix(ip: string, prefix: string): boolean {
-  if (!Address4.isValid(ip) || !Address4.isValid(prefix)) return false;
-  return new Address4(ip).isInSubnet(new Address4(prefix));
 }

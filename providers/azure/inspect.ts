@@ -100,7 +100,14 @@ function frontendNode(frontend: Frontend, publicIps: PublicIPAddress[], uid: str
   return {
     label: `frontend ${frontend.name} ${pip.ipAddress ?? "<no address yet>"}`,
     ...(pip.ipAddress ? {} : { health: "warn" }),
-    children: [{ label: `public IP ${pip.name} (${whose}, ${pip.publicIPAllocationMethod ?? "Static"})` }],
+    children: [
+      { label: `public IP ${pip.name} (${whose}, ${pip.publicIPAllocationMethod ?? "Static"})` },
+      // The Service's status holds the address only, as cloud-provider-azure writes it; the name is shown here.
+      ...(pip.dnsSettings?.fqdn ? [{ label: `DNS name ${pip.dnsSettings.fqdn}` }] : []),
+      ...(pip.ipTags?.length
+        ? [{ label: `IP tags ${pip.ipTags.map((t) => `${t.ipTagType}=${t.tag}`).join(", ")}` }]
+        : []),
+    ],
   };
 }
 

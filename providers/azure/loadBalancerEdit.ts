@@ -153,7 +153,7 @@ function ruleBody(r: RuleSpec, ids: { lbId: string; frontendId: string; poolId: 
     frontendPort: r.frontendPort,
     backendPort: r.backendPort,
     enableFloatingIP: r.floatingIP,
-    ...(tcp ? { idleTimeoutInMinutes: r.idleTimeoutInMinutes, enableTcpReset: true } : {}),
+    ...(tcp ? { idleTimeoutInMinutes: r.idleTimeoutInMinutes, enableTcpReset: r.tcpReset ?? true } : {}),
     // Portico's load balancers are for inbound traffic; the cluster's outbound path is set up elsewhere.
     disableOutboundSnat: true,
     loadDistribution: r.loadDistribution,

@@ -1,6 +1,7 @@
 // The shapes Portico compares: what one Service should have in ARM (desired) and what ARM holds (observed).
 import type { LoadBalancer, NetworkSecurityGroup, PublicIPAddress } from "@azure/arm-network";
 import type { ServiceRef } from "../provider.ts";
+import type { IpTag } from "./publicIpAnnotations.ts";
 
 export type { LoadBalancer, NetworkSecurityGroup, PublicIPAddress };
 
@@ -31,6 +32,8 @@ export interface RuleSpec {
   floatingIP: boolean;
   /** TCP only. */
   idleTimeoutInMinutes?: number;
+  /** TCP only: a reset to both ends when the idle timeout closes a connection. */
+  tcpReset?: boolean;
   /** SourceIP keeps a client on one backend (`sessionAffinity: ClientIP`), as cloud-provider-azure does. */
   loadDistribution: "Default" | "SourceIP";
 }
@@ -54,11 +57,23 @@ export type FrontendSpec =
 
 /** The public IP a Service's frontend uses: one Portico makes and owns, or one of the user's that it only uses. */
 export type PublicIpChoice =
-  | { kind: "managed"; name: string; resourceGroup: string; id: string; tags: Record<string, string> }
+  | {
+      kind: "managed";
+      name: string;
+      resourceGroup: string;
+      id: string;
+      tags: Record<string, string>;
+      /** `<label>.<region>.cloudapp.azure.com`; none: the public IP has no DNS name. */
+      dnsLabel?: string;
+      /** Fixed when the public IP is created. */
+      ipTags: IpTag[];
+    }
   | { kind: "user"; name: string; resourceGroup: string; id: string };
 
 export interface DesiredSecurityRule {
   name: string;
+  /** Deny: everyone else inside the virtual network, below the Service's allow rules. */
+  access: "Allow" | "Deny";
   protocol: "Tcp" | "Udp";
   destinationPort: number;
   sources: string[];

@@ -48,6 +48,7 @@ describe("plan", () => {
         name: `${CLUSTER}-${FE}`,
         resourceGroup: RG,
         tags: ownershipTags(CLUSTER, svc, "publicip"),
+        ipTags: [],
       },
       {
         kind: "updateLoadBalancer",
@@ -213,7 +214,7 @@ describe("descriptions", () => {
       "set the tags of public IP ip",
       "update load balancer lb: +rule r",
       "remove the Service from load balancer lb (gone), deleting it: no frontend is left",
-      "set the Service's 2 allow rule(s) in network security group nsg",
+      "set the Service's 2 security rule(s) in network security group nsg",
       "remove the Service's rules from network security group nsg",
       "delete public IP ip",
     ]);

@@ -6,11 +6,20 @@ import { sameId } from "./ids.ts";
 import { canonical, holdsService, withoutService, withService } from "./loadBalancerEdit.ts";
 import type { DesiredService, LoadBalancer, Observed, PublicIPAddress } from "./model.ts";
 import { belongsTo, NODE_POOL, TAG } from "./names.ts";
-import { ownedBy } from "./publicIp.ts";
+import { dnsLabelOf, ownedBy } from "./publicIp.ts";
+import type { IpTag } from "./publicIpAnnotations.ts";
 import { withoutServiceRules, withServiceRules } from "./securityRulesEdit.ts";
 
 export type Operation =
-  | { kind: "createPublicIp"; name: string; resourceGroup: string; tags: Record<string, string> }
+  | {
+      kind: "createPublicIp";
+      name: string;
+      resourceGroup: string;
+      tags: Record<string, string>;
+      dnsLabel?: string;
+      ipTags: IpTag[];
+    }
+  | { kind: "setPublicIpDnsLabel"; name: string; resourceGroup: string; dnsLabel?: string }
   | { kind: "tagPublicIp"; name: string; resourceGroup: string; tags: Record<string, string> }
   | { kind: "updateLoadBalancer"; loadBalancer: string; create: boolean; changes: string[] }
   | { kind: "removeFromLoadBalancer"; loadBalancer: string; deletesIt: boolean; reason: string }
@@ -41,10 +50,26 @@ export function plan(d: DesiredService, observed: Observed): Plan {
   const pip = d.publicIp;
   if (pip?.kind === "managed") {
     const existing = observed.publicIps.find((p) => sameId(p.id, pip.id));
+    const where = { name: pip.name, resourceGroup: pip.resourceGroup };
     if (!existing)
-      ops.push({ kind: "createPublicIp", name: pip.name, resourceGroup: pip.resourceGroup, tags: pip.tags });
-    else if (Object.entries(pip.tags).some(([k, v]) => existing.tags?.[k] !== v))
-      ops.push({ kind: "tagPublicIp", name: pip.name, resourceGroup: pip.resourceGroup, tags: pip.tags });
+      ops.push({
+        kind: "createPublicIp",
+        ...where,
+        tags: pip.tags,
+        ...(pip.dnsLabel ? { dnsLabel: pip.dnsLabel } : {}),
+        ipTags: pip.ipTags,
+      });
+    else {
+      if (Object.entries(pip.tags).some(([k, v]) => existing.tags?.[k] !== v))
+        ops.push({ kind: "tagPublicIp", ...where, tags: pip.tags });
+      // Changed or removed with the annotation: Portico's public IP carries exactly the label asked for.
+      if (dnsLabelOf(existing) !== pip.dnsLabel)
+        ops.push({
+          kind: "setPublicIpDnsLabel",
+          ...where,
+          ...(pip.dnsLabel ? { dnsLabel: pip.dnsLabel } : {}),
+        });
+    }
   }
 
   const target = observed.loadBalancers.find(
@@ -173,15 +198,19 @@ function childKey(key: string, child: object): string {
 export function describeOperation(op: Operation): string {
   switch (op.kind) {
     case "createPublicIp":
-      return `create public IP ${op.name} in ${op.resourceGroup}`;
+      return `create public IP ${op.name} in ${op.resourceGroup}${op.dnsLabel ? ` with DNS label ${op.dnsLabel}` : ""}`;
     case "tagPublicIp":
       return `set the tags of public IP ${op.name}`;
+    case "setPublicIpDnsLabel":
+      return op.dnsLabel
+        ? `set the DNS label of public IP ${op.name} to ${op.dnsLabel}`
+        : `remove the DNS label of public IP ${op.name}`;
     case "updateLoadBalancer":
       return `${op.create ? "create" : "update"} load balancer ${op.loadBalancer}: ${op.changes.join(", ") || "no change to the Service's parts"}`;
     case "removeFromLoadBalancer":
       return `remove the Service from load balancer ${op.loadBalancer} (${op.reason})${op.deletesIt ? ", deleting it: no frontend is left" : ""}`;
     case "updateSecurityRules":
-      return `set the Service's ${op.count} allow rule(s) in network security group ${op.securityGroup}`;
+      return `set the Service's ${op.count} security rule(s) in network security group ${op.securityGroup}`;
     case "removeSecurityRules":
       return `remove the Service's rules from network security group ${op.securityGroup}`;
     case "deletePublicIp":

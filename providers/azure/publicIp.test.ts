@@ -37,6 +37,7 @@ describe("choosePublicIp", () => {
       resourceGroup: RG,
       id: resourceId(SUB, RG, "publicIPAddresses", `${CLUSTER}-${FE}`),
       tags: { team: "web", ...ownershipTags(CLUSTER, svc, "publicip") },
+      ipTags: [],
     });
   });
 

@@ -8,6 +8,7 @@ import type { AzureConfig } from "./config.ts";
 import { nameOf, resourceGroupOf, resourceId } from "./ids.ts";
 import type { PublicIPAddress, PublicIpChoice } from "./model.ts";
 import { frontendName, ownershipTags, publicIpName, TAG } from "./names.ts";
+import { sameIpTags, type IpTag } from "./publicIpAnnotations.ts";
 
 export function choosePublicIp(
   settings: AzureServiceSettings,
@@ -58,15 +59,71 @@ export function choosePublicIp(
   const name = found?.name ?? named ?? publicIpName(ctx.cluster, service.uid);
   const id = found?.id ?? resourceId(ctx.config.subscriptionId, rg, "publicIPAddresses", name);
   if (found) assertUsable(found, service, field);
-  if (!found || ownedBy(found, ctx.cluster, service))
+  if (!found || ownedBy(found, ctx.cluster, service)) {
+    if (found) assertIpTagsKept(found, settings);
     return {
       kind: "managed",
       name,
       resourceGroup: rg,
       id,
       tags: { ...settings.publicIpTags, ...ownershipTags(ctx.cluster, service, "publicip") },
+      ...(settings.dnsLabel ? { dnsLabel: settings.dnsLabel } : {}),
+      ipTags: settings.ipTags,
     };
+  }
+  assertUserIpAsAsked(found, settings);
   return { kind: "user", name, resourceGroup: rg, id };
+}
+
+/** The DNS label a public IP carries, if any. */
+export function dnsLabelOf(pip: PublicIPAddress): string | undefined {
+  return pip.dnsSettings?.domainNameLabel || undefined;
+}
+
+/** The IP tags a public IP carries, in Portico's form. */
+export function ipTagsOf(pip: PublicIPAddress): IpTag[] {
+  return (pip.ipTags ?? []).map((t) => ({ ipTagType: t.ipTagType ?? "", tag: t.tag ?? "" }));
+}
+
+/**
+ * ARM fixes a public IP's IP tags when it is made (RoutingPreference cannot change at all). cloud-provider-azure
+ * then deletes the public IP and makes another, so the Service's address changes unasked; Portico refuses and
+ * says how to get that on purpose.
+ */
+function assertIpTagsKept(pip: PublicIPAddress, settings: AzureServiceSettings): void {
+  const current = ipTagsOf(pip);
+  if (sameIpTags(current, settings.ipTags)) return;
+  const shown = current.map((t) => `${t.ipTagType}=${t.tag}`).join(",") || "none";
+  throw new ConfigurationError(
+    "PublicIPTagsImmutable",
+    `metadata.annotations[${AZURE_ANNOTATIONS.ipTags}]`,
+    `public IP ${pip.name} was made with IP tags ${shown}, and ARM cannot change them on an existing public IP`,
+    `restore the annotation to "${current.map((t) => `${t.ipTagType}=${t.tag}`).join(",")}", or delete and ` +
+      "re-create the Service to get a new public IP (and a new address) with the new tags",
+  );
+}
+
+/**
+ * A user's public IP is used as it is: Portico does not write to what it did not make. What the Service asks of
+ * it must already be so; cloud-provider-azure would set the DNS label on it, Portico asks the owner to.
+ */
+function assertUserIpAsAsked(pip: PublicIPAddress, settings: AzureServiceSettings): void {
+  const label = dnsLabelOf(pip);
+  if (settings.dnsLabel && settings.dnsLabel !== label)
+    throw new ConfigurationError(
+      "PublicIPNotPortico",
+      `metadata.annotations[${AZURE_ANNOTATIONS.dnsLabelName}]`,
+      `asks for DNS label ${settings.dnsLabel}, but public IP ${pip.name} is the user's and has ` +
+        `${label ? `label ${label}` : "no label"}; Portico does not change public IPs it did not make`,
+      `set the label on the public IP yourself (az network public-ip update --dns-name ${settings.dnsLabel}), or remove the annotation`,
+    );
+  if (settings.ipTags.length && !sameIpTags(ipTagsOf(pip), settings.ipTags))
+    throw new ConfigurationError(
+      "PublicIPNotPortico",
+      `metadata.annotations[${AZURE_ANNOTATIONS.ipTags}]`,
+      `asks for IP tags public IP ${pip.name} does not have; it is the user's, and IP tags are fixed at creation`,
+      "remove the annotation, or name a public IP made with those IP tags",
+    );
 }
 
 /** Portico made this public IP for this Service in this cluster. */

@@ -10,6 +10,7 @@ const OTHER_FE = frontendName(OTHER_UID);
 const description = "portico:0123456789:shop/web";
 const http: DesiredSecurityRule = {
   name: `${FE}-TCP-80`,
+  access: "Allow",
   protocol: "Tcp",
   destinationPort: 30080,
   sources: ["Internet"],
@@ -108,6 +109,20 @@ describe("withServiceRules", () => {
       users(PRIORITY_RANGE.min + i),
     );
     expect(() => withServiceRules({ securityRules: full }, want([http]))).toThrow(/no free priority/);
+  });
+
+  it("places a Deny rule from the top of the range down, below the allows, and keeps both in place after", () => {
+    const deny: DesiredSecurityRule = {
+      ...http,
+      name: `${FE}-TCP-80-deny-all`,
+      access: "Deny",
+      sources: ["*"],
+    };
+    const nsg = withServiceRules({ securityRules: [users(4095)] }, want([http, deny]));
+    const byName = (name: string) => nsg.securityRules!.find((r) => r.name === name)!;
+    expect(byName(http.name)).toMatchObject({ access: "Allow", priority: 500 });
+    expect(byName(deny.name)).toMatchObject({ access: "Deny", priority: 4094, sourceAddressPrefix: "*" });
+    expect(withServiceRules(nsg, want([http, deny]))).toBe(nsg);
   });
 
   it("counts only inbound rules as taking an inbound priority", () => {

@@ -46,8 +46,10 @@ export function withServiceRules(nsg: NetworkSecurityGroup, want: ResolvedRules)
   const placed: SecurityRule[] = [];
   for (const body of bodies) {
     const before = mine.find((m) => m.name?.toLowerCase() === body.name!.toLowerCase());
-    const priority =
-      before?.priority !== undefined && !taken.has(before.priority) ? before.priority : freePriority(taken);
+    const kept =
+      before?.priority !== undefined && !taken.has(before.priority) && before.access === body.access;
+    // Deny rules take priorities from the top down (4095 first, as cloud-provider-azure), below every allow rule.
+    const priority = kept ? before.priority! : freePriority(taken, body.access === "Deny");
     taken.add(priority);
     placed.push({ ...body, priority });
   }
@@ -74,7 +76,7 @@ function ruleBody(r: DesiredSecurityRule, want: ResolvedRules): SecurityRule | u
     name: r.name,
     description: want.description,
     protocol: r.protocol,
-    access: "Allow",
+    access: r.access,
     direction: "Inbound",
     sourcePortRange: "*",
     destinationPortRange: String(r.destinationPort),
@@ -85,8 +87,10 @@ function ruleBody(r: DesiredSecurityRule, want: ResolvedRules): SecurityRule | u
   };
 }
 
-function freePriority(taken: Set<number | undefined>): number {
-  for (let p = PRIORITY_RANGE.min; p <= PRIORITY_RANGE.max; p++) if (!taken.has(p)) return p;
+function freePriority(taken: Set<number | undefined>, fromTop: boolean): number {
+  if (fromTop) {
+    for (let p = PRIORITY_RANGE.max - 1; p >= PRIORITY_RANGE.min; p--) if (!taken.has(p)) return p;
+  } else for (let p = PRIORITY_RANGE.min; p <= PRIORITY_RANGE.max; p++) if (!taken.has(p)) return p;
   throw new ConfigurationError(
     "SecurityGroupFull",
     "spec.ports",

@@ -98,6 +98,8 @@ test("a Service moves from Portico's public IP to the user's and back; the user'
     address: users.ipAddress,
     tags: { team: "web" },
     usedBy: undefined,
+    fqdn: undefined,
+    ipTags: [],
   });
   expect(inv.publicIps).toHaveLength(2);
 });

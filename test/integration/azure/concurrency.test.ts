@@ -46,6 +46,7 @@ test("20 Services created at once on the shared load balancer all converge, each
         pool: "portico-nodes",
         probe: `${fe}-TCP-${80 + i}`,
         floatingIP: false,
+        tcpReset: true,
       },
     ]);
     expect(lb.probes.filter((p) => p.name.startsWith(fe))).toEqual([

@@ -40,6 +40,7 @@ export async function inventory(azure: TestAzure) {
         pool: last(r.backendAddressPool?.id),
         probe: last(r.probe?.id),
         floatingIP: r.enableFloatingIP ?? false,
+        tcpReset: r.enableTcpReset ?? false,
       })),
     });
   }
@@ -50,11 +51,14 @@ export async function inventory(azure: TestAzure) {
       address: p.ipAddress,
       tags: p.tags ?? {},
       usedBy: last(p.ipConfiguration?.id),
+      fqdn: p.dnsSettings?.fqdn,
+      ipTags: (p.ipTags ?? []).map((t) => `${t.ipTagType}=${t.tag}`),
     });
   const nsg = await azure.network.networkSecurityGroups.get(rg, "cluster-nsg");
   const securityRules = (nsg.securityRules ?? []).map((r) => ({
     name: r.name!,
     description: r.description,
+    access: r.access,
     protocol: r.protocol,
     priority: r.priority!,
     port: r.destinationPortRange,

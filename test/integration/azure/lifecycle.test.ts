@@ -41,6 +41,8 @@ test("a public Service gets a frontend on the cluster load balancer, a tagged st
       name: `${cluster.namespace}-${fe}`,
       address: ip,
       usedBy: fe,
+      fqdn: undefined,
+      ipTags: [],
       tags: {
         "portico.io-cluster": cluster.namespace,
         "portico.io-service": `${cluster.namespace}/web`,
@@ -61,12 +63,15 @@ test("a public Service gets a frontend on the cluster load balancer, a tagged st
       pool: "portico-nodes",
       probe: `${fe}-TCP-80`,
       floatingIP: false,
+      // cloud-provider-azure's default too: resets unless azure-load-balancer-disable-tcp-reset is "true".
+      tcpReset: true,
     },
   ]);
   expect(inv.securityRules).toEqual([
     {
       name: `${fe}-TCP-80`,
       description: `portico:${inv.securityRules[0]!.description!.split(":")[1]}:${cluster.namespace}/web`,
+      access: "Allow",
       protocol: "Tcp",
       priority: 500,
       port: String(nodePort),
@@ -109,6 +114,13 @@ test("deleting the Service removes its rules, frontend, public IP and the then e
   expect(inv.loadBalancers).toEqual([]);
   expect(inv.securityRules).toEqual([]);
   expect(inv.publicIps).toEqual([
-    { name: "users-own-ip", address: users.ipAddress, tags: {}, usedBy: undefined },
+    {
+      name: "users-own-ip",
+      address: users.ipAddress,
+      tags: {},
+      usedBy: undefined,
+      fqdn: undefined,
+      ipTags: [],
+    },
   ]);
 });

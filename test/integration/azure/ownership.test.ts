@@ -135,6 +135,8 @@ test("a public IP asked for by address is the user's: used as it is, and left wh
       address: pip.ipAddress,
       tags: { team: "web" },
       usedBy: inv.loadBalancers[0]!.frontends[0]!.name,
+      fqdn: undefined,
+      ipTags: [],
     },
   ]);
   // The load balancer records the Service, as no Portico public IP does.
@@ -145,7 +147,14 @@ test("a public IP asked for by address is the user's: used as it is, and left wh
   inv = await inventory(azure);
   expect(inv.loadBalancers).toEqual([]);
   expect(inv.publicIps).toEqual([
-    { name: "reserved", address: pip.ipAddress, tags: { team: "web" }, usedBy: undefined },
+    {
+      name: "reserved",
+      address: pip.ipAddress,
+      tags: { team: "web" },
+      usedBy: undefined,
+      fqdn: undefined,
+      ipTags: [],
+    },
   ]);
 });
 

@@ -133,3 +133,36 @@ test("a Service with nothing in ARM is a warning in the tree; an unreadable Azur
   expect(bad).toMatchObject({ code: 2 });
   expect(bad.out).toContain(`--azure-config ${file}: Azure config "resourceGroup" must be a string`);
 });
+
+test("status -o wide shows the DNS name and the restricting rules of a Service that asks for them", async ({
+  cluster,
+  azure,
+}) => {
+  await azureWorld(cluster, azure, 1);
+  await startPortico(cluster, { provider: "azure" });
+  const label = `status-${cluster.namespace}`.slice(0, 60).toLowerCase();
+  const svc = await cluster.createService("web", lbService(), {
+    "service.beta.kubernetes.io/azure-dns-label-name": label,
+    "service.beta.kubernetes.io/azure-allowed-ip-ranges": "203.0.113.0/24",
+    "service.beta.kubernetes.io/azure-deny-all-except-load-balancer-source-ranges": "true",
+  });
+  const nodePort = svc.spec!.ports![0]!.nodePort!;
+  await waitForIP(cluster, "web");
+  const file = await configFile(cluster, azure);
+  const wide = await porticoctl(azure, [
+    "status",
+    `${cluster.namespace}/web`,
+    "-o",
+    "wide",
+    "--azure-config",
+    file,
+  ]);
+  expect(wide.out).toContain(`DNS name ${label}.${AZURE_WORLD.location}.cloudapp.azure.com`);
+  const subnet = AZURE_WORLD.subnetPrefix.replace(/\./g, "\\.");
+  expect(wide.out).toMatch(
+    new RegExp(`allow TCP 203\\.0\\.113\\.0/24 → ${subnet}:${nodePort} \\(priority \\d+\\)`),
+  );
+  expect(wide.out).toMatch(new RegExp(`allow TCP AzureLoadBalancer → ${subnet}:${nodePort}`));
+  expect(wide.out).toMatch(new RegExp(`deny TCP \\* → ${subnet}:${nodePort} \\(priority 4095\\)`));
+  expect(wide.out).not.toContain("Internet");
+});

@@ -1,6 +1,7 @@
 // Microsoft.Network/publicIPAddresses. A Static address is assigned when the create completes (the PUT response
 // has none yet); a Dynamic one only while a provisioned frontend uses it. An address in use cannot be deleted, and
-// its SKU, allocation method and IP version cannot change. The subscription has a quota of them per region.
+// its SKU, allocation method and IP version cannot change, nor its IP tags at all. A DNS label is one record per
+// region (`<label>.<region>.cloudapp.azure.com`). The subscription has a quota of public IPs per region.
 import type { BodyObject } from "../body.ts";
 import type { Context, ResourceKind } from "../kinds.ts";
 import { compact, ref, renderEnvelope } from "../kinds.ts";
@@ -13,7 +14,28 @@ import {
   publicIpInUseCannotUpdate,
   standardSkuPublicIpMustBeStatic,
 } from "../networkErrors.ts";
+import { dnsRecordInUse, invalidDomainNameLabel, ipTagsCannotBeModified } from "../publicIpErrors.ts";
 import { frontendsUsingPublicIp } from "../references.ts";
+
+const DNS_LABEL = /^[a-z][a-z0-9-]{1,61}[a-z0-9]$/;
+const ipTagKey = (tags: { ipTagType: string; tag: string }[]): string =>
+  JSON.stringify(tags.map((t) => [t.ipTagType.toLowerCase(), t.tag]).sort());
+
+/** The FQDN `<label>.<region>.cloudapp.azure.com` is one DNS record per region, whoever owns the public IP. */
+function admitDnsLabel(candidate: PublicIpAddress, ctx: Context): void {
+  const label = candidate.properties.domainNameLabel;
+  if (!label) return;
+  if (!DNS_LABEL.test(label)) throw invalidDomainNameLabel(label);
+  const taken = ctx.store
+    .ofType("publicIPAddresses")
+    .some(
+      (r) =>
+        r.id.toLowerCase() !== candidate.id.toLowerCase() &&
+        r.location === candidate.location &&
+        r.properties.domainNameLabel?.toLowerCase() === label.toLowerCase(),
+    );
+  if (taken) throw dnsRecordInUse(label, candidate.location);
+}
 
 const SKU_NAMES = ["Basic", "Standard"] as const;
 const SKU_TIERS = ["Regional", "Global"] as const;
@@ -51,6 +73,9 @@ function admit(candidate: PublicIpAddress, existing: PublicIpAddress | undefined
     throw standardSkuPublicIpMustBeStatic(candidate.id);
   if (p.idleTimeoutInMinutes < 4 || p.idleTimeoutInMinutes > 30)
     throw publicIpIdleTimeoutOutOfRange(candidate.id);
+  admitDnsLabel(candidate, ctx);
+  if (existing && ipTagKey(existing.properties.ipTags) !== ipTagKey(p.ipTags))
+    throw ipTagsCannotBeModified(candidate.id);
   if (!existing) {
     const quota = limitFor(ctx.config.limits, "publicIpAddressesPerRegion");
     const inRegion = ctx.store.ofType("publicIPAddresses").filter((r) => r.location === candidate.location);

@@ -1,0 +1,65 @@
+// Writes of the public IPs Portico makes: creating one with everything that is fixed at creation (SKU, version,
+// IP tags) and its DNS label, and changing the label later. Each is safe to repeat.
+import { call, type AzureClients } from "./clients.ts";
+import type { PublicIPAddress } from "./model.ts";
+import type { IpTag } from "./publicIpAnnotations.ts";
+
+export interface PublicIpTarget {
+  name: string;
+  resourceGroup: string;
+}
+
+export async function createPublicIp(
+  clients: AzureClients,
+  where: PublicIpTarget & {
+    location: string;
+    tags: Record<string, string>;
+    dnsLabel?: string;
+    ipTags: IpTag[];
+  },
+): Promise<PublicIPAddress> {
+  return await call("publicIPAddresses:createOrUpdate", () =>
+    clients.network.publicIPAddresses.createOrUpdate(
+      where.resourceGroup,
+      where.name,
+      {
+        location: where.location,
+        sku: { name: "Standard", tier: "Regional" },
+        publicIPAllocationMethod: "Static",
+        publicIPAddressVersion: "IPv4",
+        tags: where.tags,
+        ...(where.ipTags.length ? { ipTags: where.ipTags } : {}),
+        ...(where.dnsLabel ? { dnsSettings: { domainNameLabel: where.dnsLabel } } : {}),
+      },
+      // Create only: a public IP someone made meanwhile under this name is not Portico's to overwrite.
+      {
+        updateIntervalInMs: clients.pollIntervalMs,
+        requestOptions: { headers: { "If-None-Match": "*" } },
+      },
+    ),
+  );
+}
+
+/**
+ * Sets (or, with none, removes) the DNS label of Portico's own public IP: the public IP as read now with only
+ * its label changed, written back only if nobody changed it in between (If-Match). A lost race fails the
+ * reconcile, and the next one starts from a fresh read.
+ */
+export async function setPublicIpDnsLabel(
+  clients: AzureClients,
+  where: PublicIpTarget & { dnsLabel?: string },
+): Promise<PublicIPAddress> {
+  const pips = clients.network.publicIPAddresses;
+  const current = await call("publicIPAddresses:get", () => pips.get(where.resourceGroup, where.name));
+  const { dnsSettings: _old, ...rest } = current;
+  const body: PublicIPAddress = {
+    ...rest,
+    ...(where.dnsLabel ? { dnsSettings: { domainNameLabel: where.dnsLabel } } : {}),
+  };
+  return await call("publicIPAddresses:createOrUpdate", () =>
+    pips.createOrUpdate(where.resourceGroup, where.name, body, {
+      updateIntervalInMs: clients.pollIntervalMs,
+      requestOptions: { headers: { "If-Match": current.etag ?? "" } },
+    }),
+  );
+}
