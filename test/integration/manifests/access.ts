@@ -62,6 +62,8 @@ export interface Grant {
   subresource?: string;
   /** Where to ask; undefined: cluster-wide. */
   namespace?: string;
+  /** One object by name (rules with resourceNames); undefined: any. */
+  name?: string;
   verbs: readonly Verb[];
 }
 
@@ -91,6 +93,7 @@ export async function allowedVerbs(
                 resource: g.resource,
                 ...(g.subresource ? { subresource: g.subresource } : {}),
                 ...(g.namespace ? { namespace: g.namespace } : {}),
+                ...(g.name ? { name: g.name } : {}),
                 verb,
               },
             },

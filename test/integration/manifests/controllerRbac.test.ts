@@ -202,6 +202,8 @@ test("the controller's RBAC grants exactly the verbs it calls", async ({ cluster
     { group: "", resource: "pods", verbs: [] },
     { group: "", resource: "namespaces", verbs: [] },
     { group: "portico.io", resource: "ipaddresspools", verbs: [] },
+    { group: "metallb.io", resource: "ipaddresspools", verbs: [] },
+    { group: "apiextensions.k8s.io", resource: "customresourcedefinitions", verbs: [] },
   ];
   expect(await allowedVerbs(cluster.kubeConfig, ns, SA, expected)).toEqual(expected);
 });
@@ -216,6 +218,26 @@ test("on bare metal the controller also reads IPAddressPools and namespaces and 
     { group: "portico.io", resource: "ipaddresspools", verbs: ["get", "list", "watch"] },
     { group: "portico.io", resource: "ipaddresspools", subresource: "status", verbs: ["patch"] },
     { group: "", resource: "namespaces", verbs: ["list", "watch"] },
+    {
+      group: "metallb.io",
+      resource: "ipaddresspools",
+      namespace: "metallb-system",
+      verbs: ["list", "watch"],
+    },
+    { group: "metallb.io", resource: "ipaddresspools", subresource: "status", verbs: ["patch"] },
+    { group: "metallb.io", resource: "l2advertisements", verbs: [] },
+    {
+      group: "apiextensions.k8s.io",
+      resource: "customresourcedefinitions",
+      name: "ipaddresspools.metallb.io",
+      verbs: ["get"],
+    },
+    {
+      group: "apiextensions.k8s.io",
+      resource: "customresourcedefinitions",
+      name: "ipaddresspools.portico.io",
+      verbs: [],
+    },
     { group: "", resource: "services", verbs: ["get", "list", "watch", "patch"] },
     { group: "", resource: "services", subresource: "status", verbs: ["patch"] },
     { group: "coordination.k8s.io", resource: "leases", namespace: ns, verbs: ["get", "create", "update"] },

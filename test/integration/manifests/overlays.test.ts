@@ -134,14 +134,17 @@ test("aks: Azure load balancers, with workload identity and the cloud config mou
   expect(objects.map((o) => o.kind)).not.toContain("DaemonSet");
 });
 
-test("metal: the pool CRD, and a speaker on every node with the host network and CAP_NET_RAW only", async () => {
+test("metal: the pool and advertisement CRDs, and a speaker on every node with the host network and CAP_NET_RAW only", async () => {
   const objects = await renderOverlay("metal");
   expect(find(objects, "CustomResourceDefinition", "ipaddresspools.portico.io")).toBeDefined();
+  expect(find(objects, "CustomResourceDefinition", "l2advertisements.portico.io")).toBeDefined();
   const controller = parseControllerConfig(
     await argsWithMountedFiles(objects, workload(objects, "portico-controller")),
     {},
   );
   expect(controller).toMatchObject({ provider: "metal", loadBalancerClass: "portico.io/metal" });
+  // MetalLB's pools and advertisements are read where MetalLB keeps them, when its CRDs are installed.
+  expect(controller.metallb).toEqual({ mode: "auto", namespace: "metallb-system" });
 
   const s = workload(objects, "portico-speaker");
   expect(s.kind).toBe("DaemonSet");
@@ -167,7 +170,11 @@ test("metal: the pool CRD, and a speaker on every node with the host network and
   });
   const env = downwardEnv(s.container, { namespace: "portico-system", nodeName: "node-a", podName: "p" });
   const speaker = parseSpeakerConfig(await argsWithMountedFiles(objects, s, "shared"), env);
-  expect(speaker).toMatchObject({ nodeName: "node-a", loadBalancerClass: "portico.io/metal" });
+  expect(speaker).toMatchObject({
+    nodeName: "node-a",
+    loadBalancerClass: "portico.io/metal",
+    metallb: { mode: "auto", namespace: "metallb-system" },
+  });
   expect(speaker.memberlist.secret?.toString()).toBe("shared");
   expect(s.container.ports).toContainEqual({
     name: "memberlist",

@@ -75,6 +75,21 @@ test("the speaker's ServiceAccount may only read what it watches and create Even
     { group: "coordination.k8s.io", resource: "leases", namespace: ns, verbs: [] },
     { group: "portico.io", resource: "ipaddresspools", verbs: ["list", "watch"] },
     { group: "portico.io", resource: "ipaddresspools", subresource: "status", verbs: [] },
+    { group: "portico.io", resource: "l2advertisements", verbs: ["list", "watch"] },
+    {
+      group: "metallb.io",
+      resource: "ipaddresspools",
+      namespace: "metallb-system",
+      verbs: ["list", "watch"],
+    },
+    {
+      group: "metallb.io",
+      resource: "l2advertisements",
+      namespace: "metallb-system",
+      verbs: ["list", "watch"],
+    },
+    { group: "metallb.io", resource: "ipaddresspools", subresource: "status", verbs: [] },
+    { group: "metallb.io", resource: "bgpadvertisements", verbs: [] },
     { group: "", resource: "secrets", namespace: ns, verbs: [] },
     { group: "", resource: "pods", verbs: [] },
   ];
