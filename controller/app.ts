@@ -38,6 +38,9 @@ export async function startController(
     ...(config.namespace ? { namespace: config.namespace } : {}),
     ...(config.nodeSelector ? { nodeLabelSelector: config.nodeSelector } : {}),
     pools: config.provider === "metal",
+    ...(config.provider === "metal" && config.metallb && config.metallb.mode !== "off"
+      ? { metallbNamespace: config.metallb.namespace, metallbRequired: config.metallb.mode === "on" }
+      : {}),
   });
   const provider = opts.provider ?? (await createProvider(config, metrics, cache));
   const classes = {
