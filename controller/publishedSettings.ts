@@ -21,6 +21,7 @@ const AZURE_PUBLIC_KEYS = [
   "loadBalancerResourceGroup",
   "loadBalancerName",
   "loadBalancerPerService",
+  "floatingIPDefault",
   "resourceManagerEndpoint",
   "activeDirectoryAuthorityHost",
   "limits",
