@@ -2,7 +2,7 @@
 # Builds or finds everything the local environment runs, caching it by version under .cache/
 # (or $PORTICO_CACHE), and prints the paths as one JSON object on stdout:
 #   Kubernetes (kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy, kubectl) and etcd, built
-#   from the Go module proxy (test/cluster), and moto in a virtualenv.
+#   from the Go module proxy (test/cluster), helm from the same proxy (test/helm), and moto in a virtualenv.
 # Progress goes to stderr. Every failure is one line saying what is missing and how to fix it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -47,6 +47,28 @@ cluster_binaries() {
   printf '%s' "$json"
 }
 
+helm_binary() {
+  command -v go >/dev/null 2>&1 || fail "Go is not installed, so helm cannot be built: install Go 1.26 or newer (apt-get install golang-go)"
+  local mod=$root/test/helm version key dir tmp
+  version=$(awk '$1=="helm.sh/helm/v4" {print $2}' "$mod/go.mod" | head -n1)
+  key=$(cat "$mod/go.mod" "$mod/go.sum" "$0" | sha256sum | cut -c1-12)
+  dir=$cache/helm-$version-$key
+  if [ ! -x "$dir/helm" ]; then
+    echo "portico: building helm $version from the Go module proxy (first time only, a few minutes on two cores)..." >&2
+    # The release's own stamp (`helm version` prints it, templates read it as .Capabilities.HelmVersion), as
+    # helm's Makefile sets it for a tagged build.
+    local ldflags="-X helm.sh/helm/v4/internal/version.version=$version -X helm.sh/helm/v4/internal/version.gitTreeState=clean"
+    # A directory of this process's own: parallel test workers may build at the same time.
+    tmp=$dir.tmp.$$
+    rm -rf "$tmp" && mkdir -p "$tmp"
+    (cd "$mod" && CGO_ENABLED=0 GOTOOLCHAIN=local go build -trimpath -ldflags "$ldflags" -o "$tmp/helm" helm.sh/helm/v4/cmd/helm) >&2 ||
+      { rm -rf "$tmp"; fail "building helm $version failed (see the Go errors above); check that the Go module proxy is reachable (go env GOPROXY)"; }
+    # The first finished build wins; a later one finds the directory there and is dropped.
+    mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp"
+  fi
+  printf '"helm":"%s"' "$dir/helm"
+}
+
 moto() {
   command -v python3 >/dev/null 2>&1 || fail "Python 3 is not installed, so the AWS emulator (moto) cannot run: apt-get install python3 python3-venv"
   local req=$root/test/env/requirements-moto.txt key dir
@@ -68,6 +90,7 @@ moto() {
 case ${1:-all} in
   cluster) c=$(cluster_binaries); echo "{$c}" ;;
   moto) m=$(moto); echo "{$m}" ;;
-  all) c=$(cluster_binaries); m=$(moto); echo "{$c,$m}" ;;
-  *) fail "unknown part '$1' (cluster, moto or all)" ;;
+  helm) h=$(helm_binary); echo "{$h}" ;;
+  all) c=$(cluster_binaries); m=$(moto); h=$(helm_binary); echo "{$c,$m,$h}" ;;
+  *) fail "unknown part '$1' (cluster, moto, helm or all)" ;;
 esac

@@ -214,3 +214,98 @@ export async function serviceAccountKubeConfig(
   });
   return kc;
 }
+
+// The Helm chart (manifests/charts/portico), rendered and installed by the real helm, built from the Go module
+// proxy by test/env/setup.sh (test/helm) and cached under .cache/.
+export const CHART = join(MANIFESTS, "charts", "portico");
+
+let helm: Promise<string> | undefined;
+
+/** The helm binary, built on first use (a few minutes cold; then cached under .cache/). */
+export function helmBinary(): Promise<string> {
+  helm ??= run(join(root, "test", "env", "setup.sh"), ["helm"], {
+    cwd: root,
+    maxBuffer: 1 << 20,
+    timeout: 30 * 60_000,
+  }).then(
+    ({ stdout }) => (JSON.parse(stdout) as { helm: string }).helm,
+    (err: { stderr?: string; message: string }) => {
+      throw new Error(`test/env/setup.sh helm failed: ${err.stderr?.trim() || err.message}`);
+    },
+  );
+  return helm;
+}
+
+export interface HelmResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs helm with `args`, its configuration, cache and data in a directory of the tests' own (never the
+ * user's), and returns how it exited instead of throwing: the tests look at helm's refusals too.
+ */
+export async function runHelm(args: string[], opts: { kubeconfig?: string } = {}): Promise<HelmResult> {
+  const home = join(tmpdir(), "portico-helm-home");
+  const env = {
+    PATH: process.env.PATH,
+    HOME: home,
+    HELM_CONFIG_HOME: join(home, "config"),
+    HELM_CACHE_HOME: join(home, "cache"),
+    HELM_DATA_HOME: join(home, "data"),
+    ...(opts.kubeconfig ? { KUBECONFIG: opts.kubeconfig } : {}),
+  };
+  try {
+    const { stdout, stderr } = await run(await helmBinary(), args, { env, maxBuffer: 16 << 20 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string; message: string };
+    if (typeof e.code !== "number") throw err;
+    return { code: e.code, stdout: e.stdout ?? "", stderr: e.stderr ?? e.message };
+  }
+}
+
+/**
+ * The chart's values that correspond to each overlay, as a user passes them on helm's command line: the
+ * provider, the overlay's placeholder cluster name, and the cloud identity and settings its patches carry.
+ */
+export function chartArgs(overlay: Overlay): string[] {
+  const common = ["--set", "clusterName=my-cluster"];
+  switch (overlay) {
+    case "eks":
+      return [
+        ...["--set", "provider=aws", ...common, "--set", "aws.region=us-east-1"],
+        ...["--set", "aws.roleArn=arn:aws:iam::111122223333:role/portico-controller"],
+      ];
+    case "aks":
+      return [
+        ...["--set", "provider=azure", ...common],
+        ...["--set", "azure.workloadIdentity.clientId=00000000-0000-0000-0000-000000000000"],
+        ...["--set-file", `azure.cloudConfig=${join(MANIFESTS, "overlays", "aks", "azure.json")}`],
+      ];
+    case "metal":
+      return ["--set", "provider=metal", ...common];
+  }
+}
+
+/**
+ * `helm template <release> manifests/charts/portico -n <namespace> <args>`: every object `helm install` would
+ * send (with `includeCrds`, the CRDs of crds/ too). Throws with helm's message when it refuses the values.
+ */
+export async function renderChart(
+  args: string[],
+  opts: { release?: string; namespace?: string; includeCrds?: boolean } = {},
+): Promise<KubernetesObject[]> {
+  const result = await runHelm([
+    "template",
+    opts.release ?? "portico",
+    CHART,
+    "--namespace",
+    opts.namespace ?? INSTALL_NAMESPACE,
+    ...(opts.includeCrds ? ["--include-crds"] : []),
+    ...args,
+  ]);
+  if (result.code !== 0) throw new Error(`helm template failed: ${result.stderr.trim()}`);
+  return (loadAllYaml(result.stdout) as (KubernetesObject | null)[]).filter((o) => o !== null);
+}

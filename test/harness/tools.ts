@@ -12,6 +12,8 @@ export interface Tools {
   kubectl: string;
   etcd: string;
   motoServer?: string;
+  /** Built with the `all` and `helm` parts. */
+  helm?: string;
 }
 
 const SETUP = fileURLToPath(new URL("../env/setup.sh", import.meta.url));
