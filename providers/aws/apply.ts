@@ -331,7 +331,11 @@ function permissions(rules: IngressRule[]): IpPermission[] {
     IpProtocol: r.protocol,
     FromPort: r.port,
     ToPort: r.port,
-    ...(r.cidr.includes(":") ? { Ipv6Ranges: [{ CidrIpv6: r.cidr }] } : { IpRanges: [{ CidrIp: r.cidr }] }),
+    ...(r.cidr.startsWith("pl-")
+      ? { PrefixListIds: [{ PrefixListId: r.cidr }] }
+      : r.cidr.includes(":")
+        ? { Ipv6Ranges: [{ CidrIpv6: r.cidr }] }
+        : { IpRanges: [{ CidrIp: r.cidr }] }),
   }));
 }
 

@@ -147,6 +147,7 @@ export function desiredLoadBalancer(
   });
   return {
     name,
+    ...(settings.name ? { nameFixed: true as const } : {}),
     scheme: settings.scheme,
     subnets: [...network.subnets].sort(),
     ipAddressType: settings.ipAddressType,

@@ -88,6 +88,8 @@ export interface SubnetMapping {
 
 export interface DesiredLoadBalancer {
   name: string;
+  /** Named by the user: what cannot change in place is then not part of the name, and must be checked. */
+  nameFixed?: true;
   scheme: "internal" | "internet-facing";
   subnets: string[];
   ipAddressType: "ipv4" | "dualstack";

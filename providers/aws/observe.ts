@@ -319,7 +319,9 @@ function rules(p: IpPermission): IngressRule[] {
   if (p.FromPort === undefined || p.FromPort !== p.ToPort) return [];
   const protocol = p.IpProtocol;
   const port = p.FromPort;
-  return [...(p.IpRanges ?? []).map((r) => r.CidrIp!), ...(p.Ipv6Ranges ?? []).map((r) => r.CidrIpv6!)].map(
-    (cidr) => ({ protocol, port, cidr }),
-  );
+  return [
+    ...(p.IpRanges ?? []).map((r) => r.CidrIp!),
+    ...(p.Ipv6Ranges ?? []).map((r) => r.CidrIpv6!),
+    ...(p.PrefixListIds ?? []).map((r) => r.PrefixListId!),
+  ].map((cidr) => ({ protocol, port, cidr }));
 }

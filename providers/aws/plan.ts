@@ -84,7 +84,7 @@ export function plan(desired: DesiredLoadBalancer, observed: Observed): Plan {
 
   if (!current) ops.push({ kind: "createLoadBalancer", loadBalancer: desired });
   else {
-    checkImmutable(desired, current);
+    if (desired.nameFixed) checkImmutable(desired, current);
     if (!sameSet(current.subnets, desired.subnets))
       ops.push({ kind: "setSubnets", subnets: desired.subnets });
     const wanted = own ? (group ? [group.id] : []) : desired.userSecurityGroups;

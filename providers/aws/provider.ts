@@ -229,7 +229,10 @@ function makeBeforeBreak(p: Plan): { operations: Operation[]; waitForActive: boo
   const operations = p.operations.filter(
     (op) =>
       !(op.kind === "deleteLoadBalancer" && replacedArns.has(op.loadBalancerArn)) &&
-      op.kind !== "deleteTargetGroup",
+      // What the old one still uses stays too: its target groups, its security group and the rules naming it.
+      op.kind !== "deleteTargetGroup" &&
+      op.kind !== "deleteSecurityGroup" &&
+      op.kind !== "revokeBackendRules",
   );
   return { operations, waitForActive: true };
 }

@@ -1,0 +1,94 @@
+import { describe, expect, test } from "vitest";
+import { parseAwsSettings } from "./annotations.ts";
+import { backendRules, planBackendRules, ruleKey } from "./backendRules.ts";
+import { desiredLoadBalancer } from "./desired.ts";
+import type { ObservedBackendRule } from "./model.ts";
+import { intent, NETWORK } from "../../test/unit/support/awsIntent.ts";
+
+const desired = (i = intent(), annotations: Record<string, string> = {}) =>
+  desiredLoadBalancer(i, parseAwsSettings(annotations, { scheme: "internal" }), NETWORK, "prod");
+const NODES = new Map([
+  ["i-0000000000000000a", "sg-nodes"],
+  ["i-0000000000000000b", "sg-nodes"],
+]);
+const keys = (rules: { groupId: string; protocol: string; port: number; source: string }[]) =>
+  rules.map(ruleKey);
+
+describe("backend rules", () => {
+  test("instance targets, Cluster: the node port over TCP, once per group however many nodes share it", () => {
+    expect(keys(backendRules(desired().targetGroups, NODES, "own"))).toEqual(["sg-nodes/tcp/30080/own"]);
+  });
+
+  test("Local: the health-check node port too", () => {
+    const lb = desired(intent({ externalTrafficPolicy: "Local", healthCheckNodePort: 32000 }));
+    expect(keys(backendRules(lb.targetGroups, NODES, "own"))).toEqual([
+      "sg-nodes/tcp/30080/own",
+      "sg-nodes/tcp/32000/own",
+    ]);
+  });
+
+  test("UDP: the node port over UDP and kube-proxy's health port over TCP; TCP_UDP: both protocols", () => {
+    const udp = desired(intent({ ports: [{ name: "dns", protocol: "UDP", port: 53, nodePort: 30053 }] }));
+    expect(keys(backendRules(udp.targetGroups, NODES, "own"))).toEqual([
+      "sg-nodes/tcp/10256/own",
+      "sg-nodes/udp/30053/own",
+    ]);
+    const both = desired(
+      intent({
+        ports: [
+          { name: "t", protocol: "TCP", port: 53, nodePort: 30053 },
+          { name: "u", protocol: "UDP", port: 53, nodePort: 30053 },
+        ],
+      }),
+    );
+    expect(keys(backendRules(both.targetGroups, NODES, "own"))).toEqual([
+      "sg-nodes/tcp/30053/own",
+      "sg-nodes/udp/30053/own",
+    ]);
+  });
+
+  test("ip targets: each pod's group, at its target port; targets without a group get no rule", () => {
+    const lb = desired(
+      intent({
+        endpoints: [
+          { ip: "10.0.1.5", ports: { http: 8080 } },
+          { ip: "10.0.1.6", ports: { http: 8081 } },
+          { ip: "10.0.1.7", ports: { http: 8080 } },
+        ],
+      }),
+      { "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip" },
+    );
+    const pods = new Map([
+      ["10.0.1.5", "sg-a"],
+      ["10.0.1.6", "sg-b"],
+    ]);
+    expect(keys(backendRules(lb.targetGroups, pods, "sg-user"))).toEqual([
+      "sg-a/tcp/8080/sg-user",
+      "sg-b/tcp/8081/sg-user",
+    ]);
+  });
+
+  test("plan: adds what is missing grouped by backend group, revokes only observed rules no longer wanted", () => {
+    const want = [
+      { groupId: "sg-a", protocol: "tcp" as const, port: 1, source: "own" },
+      { groupId: "sg-a", protocol: "tcp" as const, port: 2, source: "own" },
+      { groupId: "sg-b", protocol: "tcp" as const, port: 1, source: "own" },
+    ];
+    const have: ObservedBackendRule[] = [
+      { ruleId: "r1", groupId: "sg-a", protocol: "tcp", port: 1, source: "sg-lb" },
+      { ruleId: "r2", groupId: "sg-c", protocol: "udp", port: 9, source: "sg-lb" },
+    ];
+    const p = planBackendRules(want, have, "sg-lb");
+    expect([...p.authorize].map(([g, rs]) => [g, rs.map((r) => r.port)])).toEqual([
+      ["sg-a", [2]],
+      ["sg-b", [1]],
+    ]);
+    expect([...p.revoke].map(([g, rs]) => [g, rs.map((r) => r.ruleId)])).toEqual([["sg-c", ["r2"]]]);
+    // Before the Service's own group exists, every rule naming it is to be made.
+    expect([...planBackendRules(want, [], undefined).authorize.values()].flat()).toHaveLength(3);
+    // A rule naming an older group of the Service is revoked, its successor added.
+    const moved = planBackendRules(want.slice(0, 1), have.slice(0, 1), "sg-new");
+    expect([...moved.authorize.values()].flat().map((r) => r.port)).toEqual([1]);
+    expect([...moved.revoke.values()].flat().map((r) => r.ruleId)).toEqual(["r1"]);
+  });
+});

@@ -1,0 +1,90 @@
+import { describe, expect, test } from "vitest";
+import { intent, NETWORK } from "../../test/unit/support/awsIntent.ts";
+import { parseAwsSettings } from "./annotations.ts";
+import { desiredLoadBalancer } from "./desired.ts";
+import { awsTraffic, targetKey, type TargetStates } from "./traffic.ts";
+
+const TWO_PORTS = [
+  { name: "http", protocol: "TCP" as const, port: 80, nodePort: 30080 },
+  { name: "https", protocol: "TCP" as const, port: 443, nodePort: 30443 },
+];
+const desired = (over = {}) =>
+  desiredLoadBalancer(intent(over), parseAwsSettings({}, { scheme: "internal" }), NETWORK, "prod");
+
+/** ELBv2's states for every target of every target group of `lb`, as `pick` says per target group and target. */
+function states(
+  lb: ReturnType<typeof desired>,
+  pick: (tgIndex: number, targetIndex: number) => string | undefined,
+): TargetStates {
+  const out = new Map<string, { state: string; reason?: string }>();
+  lb.targetGroups.forEach((tg, i) =>
+    tg.targets.forEach((t, j) => {
+      const state = pick(i, j);
+      if (state) out.set(targetKey(tg.name, t.id, t.port), { state, reason: "Target.FailedHealthChecks" });
+    }),
+  );
+  return out;
+}
+
+describe("awsTraffic", () => {
+  test("flows when every port has a healthy target, and says how many", () => {
+    const lb = desired({ ports: TWO_PORTS });
+    const t = awsTraffic(
+      lb,
+      states(lb, (_, j) => (j === 0 ? "healthy" : "unhealthy")),
+    );
+    expect(t).toEqual({ flowing: true, reason: "TargetsHealthy", message: "2 of 4 targets healthy" });
+  });
+
+  test("does not flow with no target at all: no eligible node", () => {
+    const lb = desired({ nodes: [] });
+    expect(awsTraffic(lb, new Map())).toMatchObject({ flowing: false, reason: "NoTargets" });
+    expect(awsTraffic(lb, new Map()).message).toMatch(/^no target is registered for port 80/);
+  });
+
+  test("does not flow when one port's targets all fail, naming the port and a failing target", () => {
+    const lb = desired({ ports: TWO_PORTS });
+    const t = awsTraffic(
+      lb,
+      states(lb, (i) => (i === 0 ? "healthy" : "unhealthy")),
+    );
+    expect(t.flowing).toBe(false);
+    expect(t.reason).toBe("TargetsUnhealthy");
+    expect(t.message).toMatch(
+      /every target of port 443 fails its health check \(i-0000000000000000a:30443 unhealthy \(Target.FailedHealthChecks\)\)/,
+    );
+  });
+
+  test("is not known yet while targets are new or in initial, and flows once one passes", () => {
+    const lb = desired();
+    expect(awsTraffic(lb, new Map())).toMatchObject({ flowing: undefined, reason: "HealthChecksPending" });
+    expect(
+      awsTraffic(
+        lb,
+        states(lb, () => "initial"),
+      ).flowing,
+    ).toBeUndefined();
+    expect(
+      awsTraffic(
+        lb,
+        states(lb, (_, j) => (j ? "unhealthy" : "initial")),
+      ).flowing,
+    ).toBeUndefined();
+    expect(
+      awsTraffic(
+        lb,
+        states(lb, (_, j) => (j ? "initial" : "healthy")),
+      ).flowing,
+    ).toBe(true);
+  });
+
+  test("targets ELBv2 does not use count as failing", () => {
+    const lb = desired();
+    expect(
+      awsTraffic(
+        lb,
+        states(lb, () => "unused"),
+      ),
+    ).toMatchObject({ flowing: false, reason: "TargetsUnhealthy" });
+  });
+});
