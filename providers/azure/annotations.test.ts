@@ -140,7 +140,7 @@ describe("parseAzureSettings", () => {
     [{ [A.internal]: "true", [A.internalSubnet]: "-x" }, A.internalSubnet, "not a valid Azure resource name"],
     [{ [A.allowedServiceTags]: "Azure Cloud" }, A.allowedServiceTags, "not a service tag"],
     [{ [A.kubeProxyHealthCheck]: "1" }, A.kubeProxyHealthCheck, "not a boolean"],
-    [{ [`${P}azure-pip-prefix-id`]: "/x" }, `${P}azure-pip-prefix-id`, "not supported"],
+    [{ [`${P}azure-pip-prefix-id-ipv6`]: "/x" }, `${P}azure-pip-prefix-id-ipv6`, "not supported"],
     [{ [`${P}azure-load-balancer-ipv6`]: "fd00::1" }, `${P}azure-load-balancer-ipv6`, "IPv6"],
     [{ [`${P}port_80_health-probe_colour`]: "red" }, `${P}port_80_health-probe_colour`, "per-port setting"],
     [{ [`${P}port_80_health-probe_port`]: "Not_A_Port" }, `${P}port_80_health-probe_port`, "port name"],

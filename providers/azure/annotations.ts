@@ -54,7 +54,7 @@ const PORT_SETTINGS = [
 
 /** Annotations cloud-provider-azure knows whose feature Portico does not offer: refused, never ignored. */
 const UNSUPPORTED: Record<string, string> = {
-  [`${P}azure-pip-prefix-id`]: "public IP prefixes are not supported; remove it to get a single public IP",
+  [`${P}azure-pip-prefix-id-ipv6`]: "IPv6 frontends are not supported yet; remove it",
   [`${P}azure-load-balancer-ipv6`]: "IPv6 frontends are not supported yet; remove it",
   [`${P}azure-pip-name-ipv6`]: "IPv6 frontends are not supported yet; remove it",
   [`${P}azure-load-balancer-enable-high-availability-ports`]:

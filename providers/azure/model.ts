@@ -67,6 +67,8 @@ export type PublicIpChoice =
       dnsLabel?: string;
       /** Fixed when the public IP is created. */
       ipTags: IpTag[];
+      /** The public IP prefix the address comes from, fixed when the public IP is created. */
+      prefixId?: string;
     }
   | { kind: "user"; name: string; resourceGroup: string; id: string };
 

@@ -18,6 +18,7 @@ export type Operation =
       tags: Record<string, string>;
       dnsLabel?: string;
       ipTags: IpTag[];
+      prefixId?: string;
     }
   | { kind: "setPublicIpDnsLabel"; name: string; resourceGroup: string; dnsLabel?: string }
   | { kind: "tagPublicIp"; name: string; resourceGroup: string; tags: Record<string, string> }
@@ -58,6 +59,7 @@ export function plan(d: DesiredService, observed: Observed): Plan {
         tags: pip.tags,
         ...(pip.dnsLabel ? { dnsLabel: pip.dnsLabel } : {}),
         ipTags: pip.ipTags,
+        ...(pip.prefixId ? { prefixId: pip.prefixId } : {}),
       });
     else {
       if (Object.entries(pip.tags).some(([k, v]) => existing.tags?.[k] !== v))
@@ -198,7 +200,11 @@ function childKey(key: string, child: object): string {
 export function describeOperation(op: Operation): string {
   switch (op.kind) {
     case "createPublicIp":
-      return `create public IP ${op.name} in ${op.resourceGroup}${op.dnsLabel ? ` with DNS label ${op.dnsLabel}` : ""}`;
+      return (
+        `create public IP ${op.name} in ${op.resourceGroup}` +
+        (op.prefixId ? ` from prefix ${op.prefixId.split("/").pop()}` : "") +
+        (op.dnsLabel ? ` with DNS label ${op.dnsLabel}` : "")
+      );
     case "tagPublicIp":
       return `set the tags of public IP ${op.name}`;
     case "setPublicIpDnsLabel":

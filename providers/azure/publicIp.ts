@@ -60,7 +60,7 @@ export function choosePublicIp(
   const id = found?.id ?? resourceId(ctx.config.subscriptionId, rg, "publicIPAddresses", name);
   if (found) assertUsable(found, service, field);
   if (!found || ownedBy(found, ctx.cluster, service)) {
-    if (found) assertIpTagsKept(found, settings);
+    if (found) assertFixedAsMade(found, settings);
     return {
       kind: "managed",
       name,
@@ -69,11 +69,15 @@ export function choosePublicIp(
       tags: { ...settings.publicIpTags, ...ownershipTags(ctx.cluster, service, "publicip") },
       ...(settings.dnsLabel ? { dnsLabel: settings.dnsLabel } : {}),
       ipTags: settings.ipTags,
+      ...(settings.publicIpPrefixId ? { prefixId: settings.publicIpPrefixId } : {}),
     };
   }
   assertUserIpAsAsked(found, settings);
   return { kind: "user", name, resourceGroup: rg, id };
 }
+
+const sameOptionalId = (a: string | undefined, b: string | undefined): boolean =>
+  (a ?? "").toLowerCase() === (b ?? "").toLowerCase();
 
 /** The DNS label a public IP carries, if any. */
 export function dnsLabelOf(pip: PublicIPAddress): string | undefined {
@@ -90,7 +94,17 @@ export function ipTagsOf(pip: PublicIPAddress): IpTag[] {
  * then deletes the public IP and makes another, so the Service's address changes unasked; Portico refuses and
  * says how to get that on purpose.
  */
-function assertIpTagsKept(pip: PublicIPAddress, settings: AzureServiceSettings): void {
+function assertFixedAsMade(pip: PublicIPAddress, settings: AzureServiceSettings): void {
+  const prefix = pip.publicIPPrefix?.id;
+  if (!sameOptionalId(prefix, settings.publicIpPrefixId))
+    throw new ConfigurationError(
+      "PublicIPPrefixImmutable",
+      `metadata.annotations[${AZURE_ANNOTATIONS.pipPrefixId}]`,
+      `public IP ${pip.name} was made ${prefix ? `from prefix ${prefix}` : "without a prefix"}, and ARM cannot ` +
+        "change a public IP's prefix",
+      `restore the annotation${prefix ? ` to ${prefix}` : " (remove it)"}, or delete and re-create the Service ` +
+        "to get a new public IP (and a new address) from the new prefix",
+    );
   const current = ipTagsOf(pip);
   if (sameIpTags(current, settings.ipTags)) return;
   const shown = current.map((t) => `${t.ipTagType}=${t.tag}`).join(",") || "none";
@@ -116,6 +130,13 @@ function assertUserIpAsAsked(pip: PublicIPAddress, settings: AzureServiceSetting
       `asks for DNS label ${settings.dnsLabel}, but public IP ${pip.name} is the user's and has ` +
         `${label ? `label ${label}` : "no label"}; Portico does not change public IPs it did not make`,
       `set the label on the public IP yourself (az network public-ip update --dns-name ${settings.dnsLabel}), or remove the annotation`,
+    );
+  if (settings.publicIpPrefixId && !sameOptionalId(pip.publicIPPrefix?.id, settings.publicIpPrefixId))
+    throw new ConfigurationError(
+      "PublicIPNotPortico",
+      `metadata.annotations[${AZURE_ANNOTATIONS.pipPrefixId}]`,
+      `public IP ${pip.name} is the user's and is not from that prefix; a prefix applies to public IPs Portico makes`,
+      "remove the annotation, or name a public IP made from the prefix",
     );
   if (settings.ipTags.length && !sameIpTags(ipTagsOf(pip), settings.ipTags))
     throw new ConfigurationError(

@@ -8,7 +8,12 @@ export const PUBLIC_IP_ANNOTATIONS = {
   pipTags: `${P}azure-pip-tags`,
   dnsLabelName: `${P}azure-dns-label-name`,
   ipTags: `${P}azure-pip-ip-tags`,
+  pipPrefixId: `${P}azure-pip-prefix-id`,
 } as const;
+
+/** `/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Network/publicIPPrefixes/<name>`. */
+const PREFIX_ID =
+  /^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.Network\/publicIPPrefixes\/[^/]+$/i;
 
 /** ARM's rule for a domain name label, as its InvalidDomainNameLabel error states it. */
 export const DNS_LABEL = /^[a-z][a-z0-9-]{1,61}[a-z0-9]$/;
@@ -23,6 +28,8 @@ export interface PublicIpSettings {
   dnsLabel?: string;
   /** Sorted by type, then tag, so that equal sets compare equal. */
   ipTags: IpTag[];
+  /** The public IP prefix Portico's public IP is allocated from. */
+  publicIpPrefixId?: string;
 }
 
 export function parsePublicIpSettings(
@@ -47,9 +54,19 @@ export function parsePublicIpSettings(
       );
     settings.dnsLabel = label;
   }
+  const prefixId = get(a.pipPrefixId);
+  if (prefixId) {
+    if (!PREFIX_ID.test(prefixId))
+      fail(
+        a.pipPrefixId,
+        `"${prefixId}" is not a public IP prefix's resource ID`,
+        "give /subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.Network/publicIPPrefixes/<name>",
+      );
+    settings.publicIpPrefixId = prefixId;
+  }
   // An internal frontend has no public IP to carry these; cloud-provider-azure ignores them there.
   if (internal)
-    for (const key of [a.dnsLabelName, a.ipTags])
+    for (const key of [a.dnsLabelName, a.ipTags, a.pipPrefixId])
       if (get(key)) fail(key, "applies to a public IP, but the Service is internal", "remove it");
   return settings;
 }

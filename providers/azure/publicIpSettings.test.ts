@@ -10,6 +10,8 @@ import { CLUSTER, config, desired, intent, publicIp, UID, written } from "../../
 const A = "service.beta.kubernetes.io/";
 const DNS = `${A}azure-dns-label-name`;
 const IP_TAGS = `${A}azure-pip-ip-tags`;
+const PREFIX = `${A}azure-pip-prefix-id`;
+const PREFIX_ID = `/subscriptions/${"0".repeat(8)}-0000-0000-0000-000000000001/resourceGroups/ips/providers/Microsoft.Network/publicIPPrefixes/block`;
 const svc = { namespace: "shop", name: "web", uid: UID };
 const ctx = { cluster: CLUSTER, config: config() };
 const choose = (annotations: Record<string, string>, pips: PublicIPAddress[]) =>
@@ -59,6 +61,8 @@ describe("public IP annotations", () => {
     [{ [IP_TAGS]: "RoutingPreference" }, IP_TAGS, "type=tag"],
     [{ [IP_TAGS]: "RoutingPreference=Internet,routingpreference=Internet" }, IP_TAGS, "once"],
     [{ [DNS]: "shop-web", [`${A}azure-load-balancer-internal`]: "true" }, DNS, "internal"],
+    [{ [PREFIX]: "block" }, PREFIX, "resource ID"],
+    [{ [PREFIX]: PREFIX_ID, [`${A}azure-load-balancer-internal`]: "true" }, PREFIX, "internal"],
   ])("refuses %j, naming the annotation", (annotations, key, text) => {
     const err = refusal(() => parseAzureSettings(annotations));
     expect(err.field).toBe(`metadata.annotations[${key}]`);
@@ -101,6 +105,46 @@ describe("Portico's public IP", () => {
     expect(err.reason).toBe("PublicIPTagsImmutable");
     expect(err.message).toContain("RoutingPreference=Internet");
     expect(err.fix).toContain("re-create the Service");
+  });
+});
+
+describe("a public IP prefix", () => {
+  it("is where Portico's public IP is made from", () => {
+    const d = desired(intent({ annotations: { [PREFIX]: PREFIX_ID } }));
+    expect(plan(d, { loadBalancers: [], publicIps: [] }).operations[0]).toMatchObject({
+      kind: "createPublicIp",
+      prefixId: PREFIX_ID,
+    });
+  });
+
+  it("cannot be added to, changed on or taken from an existing public IP: refused with how to do it on purpose", () => {
+    expect(
+      choose({ [PREFIX]: PREFIX_ID }, [ours({ publicIPPrefix: { id: PREFIX_ID.toLowerCase() } })]),
+    ).toMatchObject({
+      kind: "managed",
+      prefixId: PREFIX_ID,
+    });
+    for (const [annotations, pip] of [
+      [{ [PREFIX]: PREFIX_ID }, ours()],
+      [{}, ours({ publicIPPrefix: { id: PREFIX_ID } })],
+      [{ [PREFIX]: PREFIX_ID.replace("block", "other") }, ours({ publicIPPrefix: { id: PREFIX_ID } })],
+    ] as const) {
+      const err = refusal(() => choose(annotations, [pip]));
+      expect(err.reason).toBe("PublicIPPrefixImmutable");
+      expect(err.fix).toContain("re-create the Service");
+    }
+  });
+
+  it("is not applied to a user's public IP that does not come from it", () => {
+    const err = refusal(() =>
+      choose({ [`${A}azure-pip-name`]: "users-ip", [PREFIX]: PREFIX_ID }, [publicIp("users-ip")]),
+    );
+    expect(err.field).toBe(`metadata.annotations[${PREFIX}]`);
+    expect(
+      choose({ [`${A}azure-pip-name`]: "users-ip", [PREFIX]: PREFIX_ID }, [
+        publicIp("users-ip", { publicIPPrefix: { id: PREFIX_ID } }),
+      ]),
+    ).toMatchObject({ kind: "user" });
   });
 });
 

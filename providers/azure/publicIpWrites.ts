@@ -1,5 +1,5 @@
 // Writes of the public IPs Portico makes: creating one with everything that is fixed at creation (SKU, version,
-// IP tags) and its DNS label, and changing the label later. Each is safe to repeat.
+// IP tags, prefix) and its DNS label, and changing the label later. Each is safe to repeat.
 import { call, type AzureClients } from "./clients.ts";
 import type { PublicIPAddress } from "./model.ts";
 import type { IpTag } from "./publicIpAnnotations.ts";
@@ -16,6 +16,7 @@ export async function createPublicIp(
     tags: Record<string, string>;
     dnsLabel?: string;
     ipTags: IpTag[];
+    prefixId?: string;
   },
 ): Promise<PublicIPAddress> {
   return await call("publicIPAddresses:createOrUpdate", () =>
@@ -30,6 +31,8 @@ export async function createPublicIp(
         tags: where.tags,
         ...(where.ipTags.length ? { ipTags: where.ipTags } : {}),
         ...(where.dnsLabel ? { dnsSettings: { domainNameLabel: where.dnsLabel } } : {}),
+        // ARM allocates the address from the prefix; the prefix's region must be the public IP's.
+        ...(where.prefixId ? { publicIPPrefix: { id: where.prefixId } } : {}),
       },
       // Create only: a public IP someone made meanwhile under this name is not Portico's to overwrite.
       {

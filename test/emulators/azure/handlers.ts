@@ -27,6 +27,7 @@ import { asyncOperationUrl, operationStatusBody, resultUrl } from "./operations.
 import { loadBalancers } from "./resources/loadBalancers.ts";
 import { networkSecurityGroups } from "./resources/networkSecurityGroups.ts";
 import { publicIpAddresses, reconcilePublicAddresses } from "./resources/publicIpAddresses.ts";
+import { publicIpPrefixes } from "./resources/publicIpPrefixes.ts";
 import { virtualNetworks } from "./resources/virtualNetworks.ts";
 import { newEtag } from "./store.ts";
 import type { Route } from "./routes.ts";
@@ -50,6 +51,7 @@ type AnyKind = ResourceKind<NetworkResource>;
 const KINDS = {
   loadBalancers,
   publicIPAddresses: publicIpAddresses,
+  publicIPPrefixes: publicIpPrefixes,
   virtualNetworks,
   networkSecurityGroups,
 } as unknown as Record<TopLevelType, AnyKind>;

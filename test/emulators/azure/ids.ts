@@ -8,6 +8,7 @@ export const NETWORK = "Microsoft.Network";
 export const TOP_LEVEL_TYPES = {
   loadbalancers: "loadBalancers",
   publicipaddresses: "publicIPAddresses",
+  publicipprefixes: "publicIPPrefixes",
   virtualnetworks: "virtualNetworks",
   networksecuritygroups: "networkSecurityGroups",
 } as const;

@@ -38,11 +38,23 @@ export interface PublicIpProperties {
   idleTimeoutInMinutes: number;
   domainNameLabel?: string;
   ipTags: { ipTagType: string; tag: string }[];
+  /** The public IP prefix the address is taken from, fixed at creation. */
+  publicIPPrefixId?: string;
   /** Assigned by the platform once the address is provisioned (Static) or first used (Dynamic). */
   ipAddress?: string;
 }
 
 export type PublicIpAddress = Base<"publicIPAddresses", PublicIpProperties>;
+
+export interface PublicIpPrefixProperties {
+  prefixLength: number;
+  publicIPAddressVersion: "IPv4" | "IPv6";
+  ipTags: { ipTagType: string; tag: string }[];
+  /** Assigned by the platform once the prefix is provisioned, e.g. `198.19.0.16/28`. */
+  ipPrefix?: string;
+}
+
+export type PublicIpPrefix = Base<"publicIPPrefixes", PublicIpPrefixProperties>;
 
 // --- load balancers ----------------------------------------------------------------------------------------------
 
@@ -162,7 +174,8 @@ export interface NetworkSecurityGroupProperties {
 
 export type NetworkSecurityGroup = Base<"networkSecurityGroups", NetworkSecurityGroupProperties>;
 
-export type NetworkResource = PublicIpAddress | LoadBalancer | VirtualNetwork | NetworkSecurityGroup;
+export type NetworkResource =
+  PublicIpAddress | PublicIpPrefix | LoadBalancer | VirtualNetwork | NetworkSecurityGroup;
 
 export interface ResourceGroup {
   id: string;

@@ -28,3 +28,35 @@ export const ipTagsCannotBeModified = (pipId: string): ArmError =>
     "PublicIPAddressIpTagsCannotBeModified",
     `IP tags of public IP address ${pipId} cannot be changed after it is created.`,
   );
+
+/** Seen in ARM's answers when a prefix has handed out every address it has. */
+export const publicIpPrefixOutOfIpAddresses = (prefixId: string, size: number): ArmError =>
+  badRequest(
+    "PublicIpPrefixOutOfIpAddresses",
+    `Public IP prefix ${prefixId} has no free IP address: all ${size} of its addresses are allocated to public IPs.`,
+  );
+
+/** A prefix length Azure does not offer for Microsoft-owned ranges (/28-/31 for IPv4, /124-/127 for IPv6). */
+export const invalidPublicIpPrefixLength = (prefixId: string, length: number | undefined): ArmError =>
+  badRequest(
+    "InvalidPublicIPPrefixLength",
+    `Public IP prefix ${prefixId} has prefix length ${length ?? "<none>"}; it must be 28 to 31 for IPv4 or 124 to 127 for IPv6.`,
+  );
+
+/** A prefix's length and version, and a public IP's prefix, are fixed when they are created. */
+export const publicIpPrefixCannotBeModified = (id: string, what: string): ArmError =>
+  badRequest("PublicIPPrefixCannotBeModified", `The ${what} of ${id} cannot be changed after it is created.`);
+
+/** Deleting a prefix public IPs still take their addresses from. */
+export const publicIpPrefixInUse = (prefixId: string, users: string[]): ArmError =>
+  badRequest(
+    "PublicIPPrefixInUseCannotBeDeleted",
+    `Public IP prefix ${prefixId} cannot be deleted since public IP addresses ${users.join(", ")} are allocated from it.`,
+  );
+
+/** A public IP from a prefix must match it: Standard, Static, the prefix's IP version and region. */
+export const publicIpPrefixMismatch = (pipId: string, prefixId: string, why: string): ArmError =>
+  badRequest(
+    "PublicIPPrefixMismatch",
+    `Public IP address ${pipId} cannot be allocated from ${prefixId}: ${why}.`,
+  );

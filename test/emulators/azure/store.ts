@@ -8,12 +8,17 @@ import type { NetworkResource, ResourceGroup } from "./model.ts";
 /** Public addresses come from ranges reserved for benchmarking and documentation, so they never route anywhere. */
 const PUBLIC_V4_BASE = ipToBigInt("198.18.0.0")!.value;
 const PUBLIC_V6_BASE = ipToBigInt("2001:db8:ac::")!.value;
+/** Public IP prefixes come from their own ranges, in blocks of the largest size Azure offers (16 addresses). */
+const PREFIX_V4_BASE = ipToBigInt("198.19.0.0")!.value;
+const PREFIX_V6_BASE = ipToBigInt("2001:db8:ad::")!.value;
+const PREFIX_BLOCK = 16n;
 
 export class Store {
   readonly resourceGroups = new Map<string, ResourceGroup>();
   readonly resources = new Map<string, NetworkResource>();
   private publicV4Next = 1n;
   private publicV6Next = 1n;
+  private prefixNext = 0n;
   private readonly releasedV4: string[] = [];
 
   reset(): void {
@@ -21,6 +26,7 @@ export class Store {
     this.resources.clear();
     this.publicV4Next = 1n;
     this.publicV6Next = 1n;
+    this.prefixNext = 0n;
     this.releasedV4.length = 0;
   }
 
@@ -73,6 +79,13 @@ export class Store {
     const reused = this.releasedV4.shift();
     if (reused) return reused;
     return bigIntToIp(PUBLIC_V4_BASE + this.publicV4Next++, 4);
+  }
+
+  /** A fresh block for a public IP prefix of `length` bits (/28-/31, /124-/127), aligned to its size. */
+  allocatePublicPrefix(version: "IPv4" | "IPv6", length: number): string {
+    const block = this.prefixNext++ * PREFIX_BLOCK;
+    if (version === "IPv6") return `${bigIntToIp(PREFIX_V6_BASE + block, 6)}/${length}`;
+    return `${bigIntToIp(PREFIX_V4_BASE + block, 4)}/${length}`;
   }
 
   releasePublicAddress(ip: string): void {

@@ -83,7 +83,7 @@ test.for([
     "120 seconds",
   ],
   [
-    "a public IP prefix",
+    "a public IP prefix that is not a resource ID",
     { [`${A}azure-pip-prefix-id`]: "/subscriptions/x/prefix" },
     "InvalidAnnotation",
     "azure-pip-prefix-id",

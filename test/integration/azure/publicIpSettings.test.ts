@@ -121,3 +121,55 @@ test("with floatingIPDefault the cluster's Services get floating IP as under clo
     (await inventory(azure)).securityRules.some((r) => r.destinations[0] === ip && r.port === "80"),
   );
 });
+
+test("a public IP prefix gives Portico's public IPs addresses inside it; a full prefix refuses the next Service with ARM's reason", async ({
+  cluster,
+  azure,
+}) => {
+  await azureWorld(cluster, azure, 1);
+  const prefix = await azure.network.publicIPPrefixes.createOrUpdate(
+    azure.resourceGroup,
+    "services",
+    {
+      location: AZURE_WORLD.location,
+      sku: { name: "Standard" },
+      prefixLength: 31,
+      publicIPAddressVersion: "IPv4",
+    },
+    { updateIntervalInMs: 20 },
+  );
+  const [base, length] = prefix.ipPrefix!.split("/");
+  expect(length).toBe("31");
+  const inside = (ip: string) =>
+    ip.split(".").slice(0, 3).join(".") === base!.split(".").slice(0, 3).join(".");
+  await startPortico(cluster, { provider: "azure" });
+  const annotations = { [`${A}azure-pip-prefix-id`]: prefix.id! };
+  await cluster.createService("one", lbService(), annotations);
+  await cluster.createService(
+    "two",
+    lbService([{ name: "http", port: 81, targetPort: 8080, protocol: "TCP" }]),
+    annotations,
+  );
+  const ips = [await waitForIP(cluster, "one"), await waitForIP(cluster, "two")];
+  expect(ips.every(inside)).toBe(true);
+  expect(new Set(ips).size).toBe(2);
+
+  await cluster.createService(
+    "three",
+    lbService([{ name: "http", port: 82, targetPort: 8080, protocol: "TCP" }]),
+    annotations,
+  );
+  const condition = await waitForNotReady(cluster, "three");
+  expect(condition).toMatchObject({ reason: "CloudRejected" });
+  expect(condition.message).toContain("PublicIpPrefixOutOfIpAddresses");
+  const inv = await inventory(azure);
+  expect(inv.publicIps.map((p) => p.address).sort()).toEqual([...ips].sort());
+  expect(inv.loadBalancers[0]!.frontends).toHaveLength(2);
+
+  // Deleting a Service returns its address to the prefix; the refused Service gets it on its next reconcile
+  // (ARM's refusal is not retried on a timer: a change to the Service, or the resync, brings it back).
+  await cluster.core.deleteNamespacedService({ name: "one", namespace: cluster.namespace });
+  await waitFor("the first public IP gone", async () => (await inventory(azure)).publicIps.length === 1);
+  await patchService(cluster, "three", { metadata: { annotations: { "example.com/retry": "1" } } });
+  expect(await waitForIP(cluster, "three")).toBe(ips[0]);
+});

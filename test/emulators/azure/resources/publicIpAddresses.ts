@@ -14,12 +14,51 @@ import {
   publicIpInUseCannotUpdate,
   standardSkuPublicIpMustBeStatic,
 } from "../networkErrors.ts";
-import { dnsRecordInUse, invalidDomainNameLabel, ipTagsCannotBeModified } from "../publicIpErrors.ts";
-import { frontendsUsingPublicIp } from "../references.ts";
+import { invalidResourceReference } from "../networkErrors.ts";
+import {
+  dnsRecordInUse,
+  invalidDomainNameLabel,
+  ipTagsCannotBeModified,
+  publicIpPrefixCannotBeModified,
+  publicIpPrefixMismatch,
+  publicIpPrefixOutOfIpAddresses,
+} from "../publicIpErrors.ts";
+import { assertReferenceProvisioned, frontendsUsingPublicIp } from "../references.ts";
+import { freeAddressIn, prefixSize, publicIpsFromPrefix } from "./publicIpPrefixes.ts";
 
 const DNS_LABEL = /^[a-z][a-z0-9-]{1,61}[a-z0-9]$/;
 const ipTagKey = (tags: { ipTagType: string; tag: string }[]): string =>
   JSON.stringify(tags.map((t) => [t.ipTagType.toLowerCase(), t.tag]).sort());
+
+/**
+ * A public IP from a prefix: the prefix exists in the region, matches it (Standard, Static, same version), has a
+ * free address for a new public IP, and stays the public IP's prefix for good.
+ */
+function admitPrefix(candidate: PublicIpAddress, existing: PublicIpAddress | undefined, ctx: Context): void {
+  const prefixId = candidate.properties.publicIPPrefixId;
+  if (existing && !sameIdOrBothUnset(existing.properties.publicIPPrefixId, prefixId))
+    throw publicIpPrefixCannotBeModified(candidate.id, "public IP prefix");
+  if (!prefixId) return;
+  const prefix = ctx.store.getOfType(prefixId, "publicIPPrefixes");
+  if (!prefix || prefix.location !== candidate.location)
+    throw invalidResourceReference(prefixId, candidate.id);
+  assertReferenceProvisioned(prefix, candidate.id, ctx.config.retryAfterSeconds);
+  if (candidate.sku?.name !== "Standard")
+    throw publicIpPrefixMismatch(candidate.id, prefixId, "only a Standard public IP can be");
+  if (candidate.properties.publicIPAddressVersion !== prefix.properties.publicIPAddressVersion)
+    throw publicIpPrefixMismatch(
+      candidate.id,
+      prefixId,
+      `the prefix is ${prefix.properties.publicIPAddressVersion}`,
+    );
+  // Counted on accepting the write (the address itself comes when the create completes), so that two creates
+  // cannot both count on the last free address.
+  if (!existing && publicIpsFromPrefix(ctx, prefixId).length >= prefixSize(prefix))
+    throw publicIpPrefixOutOfIpAddresses(prefixId, prefixSize(prefix));
+}
+
+const sameIdOrBothUnset = (a: string | undefined, b: string | undefined): boolean =>
+  a === undefined ? b === undefined : b !== undefined && a.toLowerCase() === b.toLowerCase();
 
 /** The FQDN `<label>.<region>.cloudapp.azure.com` is one DNS record per region, whoever owns the public IP. */
 function admitDnsLabel(candidate: PublicIpAddress, ctx: Context): void {
@@ -63,6 +102,8 @@ function parse(body: BodyObject): { properties: PublicIpProperties; sku: Sku; zo
   };
   const label = p.object("dnsSettings")?.string("domainNameLabel");
   if (label) properties.domainNameLabel = label;
+  const prefix = p.reference("publicIPPrefix");
+  if (prefix) properties.publicIPPrefixId = prefix;
   const zones = body.strings("zones");
   return zones ? { properties, sku: parseSku(body), zones } : { properties, sku: parseSku(body) };
 }
@@ -74,6 +115,7 @@ function admit(candidate: PublicIpAddress, existing: PublicIpAddress | undefined
   if (p.idleTimeoutInMinutes < 4 || p.idleTimeoutInMinutes > 30)
     throw publicIpIdleTimeoutOutOfRange(candidate.id);
   admitDnsLabel(candidate, ctx);
+  admitPrefix(candidate, existing, ctx);
   if (existing && ipTagKey(existing.properties.ipTags) !== ipTagKey(p.ipTags))
     throw ipTagsCannotBeModified(candidate.id);
   if (!existing) {
@@ -114,6 +156,7 @@ function render(r: PublicIpAddress, ctx: Context): Record<string, unknown> {
         : undefined,
       ipTags: p.ipTags,
       ipConfiguration: ref(user?.frontendId),
+      publicIPPrefix: ref(p.publicIPPrefixId),
       ddosSettings: { protectionMode: "VirtualNetworkInherited" },
     }),
   );
@@ -131,12 +174,19 @@ export function reconcilePublicAddresses(ctx: Context): void {
     const users = frontendsUsingPublicIp(ctx.store, pip.id);
     const assign =
       p.publicIPAllocationMethod === "Static" || users.some((u) => u.lb.provisioningState === "Succeeded");
-    if (assign && !p.ipAddress) p.ipAddress = ctx.store.allocatePublicAddress(p.publicIPAddressVersion);
+    if (assign && !p.ipAddress) p.ipAddress = newAddress(pip, ctx);
     if (p.publicIPAllocationMethod === "Dynamic" && p.ipAddress && users.length === 0) {
       ctx.store.releasePublicAddress(p.ipAddress);
       delete p.ipAddress;
     }
   }
+}
+
+function newAddress(pip: PublicIpAddress, ctx: Context): string | undefined {
+  const prefixId = pip.properties.publicIPPrefixId;
+  if (!prefixId) return ctx.store.allocatePublicAddress(pip.properties.publicIPAddressVersion);
+  const prefix = ctx.store.getOfType(prefixId, "publicIPPrefixes");
+  return prefix ? freeAddressIn(prefix, ctx) : undefined;
 }
 
 export const publicIpAddresses: ResourceKind<PublicIpAddress> = {
@@ -147,7 +197,9 @@ export const publicIpAddresses: ResourceKind<PublicIpAddress> = {
   render,
   onProvisioned: (_r, ctx) => reconcilePublicAddresses(ctx),
   onDeleted: (r, ctx) => {
-    if (r.properties.ipAddress) ctx.store.releasePublicAddress(r.properties.ipAddress);
+    // An address from a prefix goes back to the prefix (it is free once no public IP has it).
+    if (r.properties.ipAddress && !r.properties.publicIPPrefixId)
+      ctx.store.releasePublicAddress(r.properties.ipAddress);
   },
   checkDelete(r, ctx) {
     const user = frontendsUsingPublicIp(ctx.store, r.id)[0];
