@@ -8,8 +8,12 @@
 //    installs crds/ files verbatim, without templating, and the chart's files are the base's byte for byte.
 // The chart's CRDs are the same files as manifests/base/crds (a test fails when one is edited without the other).
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { readdirSync, readFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
+import { onTestFinished } from "vitest";
 import { loadAllYaml } from "@kubernetes/client-node";
 import { describe, expect, test } from "../../harness/index.ts";
 import {
@@ -52,6 +56,24 @@ test("the cached helm is the release test/helm/go.mod pins, stamped with its ver
   expect(pinned).toMatch(/^v4\.\d+\.\d+$/);
   const version = await runHelm(["version", "--template", "{{.Version}}"]);
   expect(version).toMatchObject({ code: 0, stdout: pinned });
+});
+
+test("without Go, setup.sh helm says so and how to install it, in one line", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "portico-no-go-"));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  // A PATH with only what the script needs before it looks for Go.
+  const bin = join(dir, "bin");
+  mkdirSync(bin);
+  for (const tool of ["bash", "dirname"]) symlinkSync(`/usr/bin/${tool}`, join(bin, tool));
+  const script = join(import.meta.dirname, "..", "..", "env", "setup.sh");
+  const failed = await promisify(execFile)(join(bin, "bash"), [script, "helm"], {
+    env: { PATH: bin, PORTICO_CACHE: join(dir, "cache") },
+  }).then(
+    () => undefined,
+    (err: { code: number; stderr: string }) => err,
+  );
+  expect(failed?.code).toBe(1);
+  expect(failed?.stderr).toMatch(/^portico: Go is not installed, so helm cannot be built: install Go .*\n$/);
 });
 
 test("the chart's crds/ holds exactly the CRDs of manifests/base/crds, byte for byte", () => {

@@ -1,0 +1,81 @@
+// `helm install`, `helm upgrade` and `helm uninstall` of the chart against the real apiserver: the release
+// creates every object `helm template` shows (each owned by the release), an upgrade keeps the speakers'
+// membership secret the chart made, and uninstalling removes every object of the release and Helm's own record
+// of it; only the CRDs stay, as Helm keeps crds/ by design (so no custom resource is lost with a release).
+import {
+  ApiextensionsV1Api,
+  KubernetesObjectApi,
+  loadAllYaml,
+  type KubernetesObject,
+} from "@kubernetes/client-node";
+import { randomBytes } from "node:crypto";
+import { inject } from "vitest";
+import { expect, test } from "../../harness/index.ts";
+import { CHART, chartArgs, runHelm, statusOf } from "../../harness/manifests.ts";
+
+test("a release installs the rendered objects, keeps its memberlist secret on upgrade, and uninstalls to nothing but the CRDs", async ({
+  cluster,
+}) => {
+  const kubeconfig = inject("kubeconfig");
+  const release = `r${randomBytes(3).toString("hex")}`;
+  const ns = cluster.namespace;
+  // Into the test's own namespace (made before, as `namespace.create=false` expects), with the Secret made by
+  // the chart so that the release holds every object the speakers need.
+  const args = [
+    ...chartArgs("metal"),
+    ...["--set", "namespace.create=false", "--set", "speaker.memberlist.createSecret=true"],
+  ];
+  const helm = (...a: string[]) => runHelm([...a, "--namespace", ns], { kubeconfig });
+
+  const install = await helm("install", release, CHART, ...args);
+  expect(install.stderr).not.toMatch(/Error/);
+  expect(install.code).toBe(0);
+  // NOTES.txt, with this release's names.
+  expect(install.stdout).toContain(`rollout status daemonset/${release}-portico-speaker`);
+
+  const manifest = await helm("get", "manifest", release);
+  const objects = (loadAllYaml(manifest.stdout) as (KubernetesObject | null)[]).filter((o) => o !== null);
+  expect(objects.map((o) => o.kind).sort()).toEqual(
+    [
+      ...["ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole"],
+      ...["ClusterRoleBinding", "ClusterRoleBinding", "ClusterRoleBinding", "ClusterRoleBinding"],
+      ...["DaemonSet", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Secret"],
+      ...["ServiceAccount", "ServiceAccount"],
+    ].sort(),
+  );
+  const api = KubernetesObjectApi.makeApiClient(cluster.kubeConfig);
+  for (const o of objects) {
+    const live = await api.read(o as KubernetesObject & { metadata: { name: string } });
+    expect(live.metadata?.annotations, `${o.kind}/${o.metadata?.name}`).toMatchObject({
+      "meta.helm.sh/release-name": release,
+      "meta.helm.sh/release-namespace": ns,
+    });
+  }
+  const crds = cluster.kubeConfig.makeApiClient(ApiextensionsV1Api);
+  for (const crd of ["ipaddresspools.portico.io", "l2advertisements.portico.io"])
+    expect(await statusOf(crds.readCustomResourceDefinition({ name: crd }))).toBe(0);
+
+  const secretName = `${release}-portico-memberlist`;
+  const secret = async () =>
+    (await cluster.core.readNamespacedSecret({ name: secretName, namespace: ns })).data;
+  const before = await secret();
+  expect(Buffer.from(before?.secret ?? "", "base64").toString()).toMatch(/^[A-Za-z0-9]{44}$/);
+  const upgrade = await helm("upgrade", release, CHART, ...args);
+  expect(upgrade.code, upgrade.stderr).toBe(0);
+  expect(await secret()).toEqual(before);
+
+  const uninstall = await helm("uninstall", release, "--wait", "--timeout", "60s");
+  expect(uninstall.code, uninstall.stderr).toBe(0);
+  for (const o of objects) {
+    const read = api.read(o as KubernetesObject & { metadata: { name: string } });
+    expect(await statusOf(read), `${o.kind}/${o.metadata?.name} after uninstall`).toBe(404);
+  }
+  // Helm's record of the release (a Secret of type helm.sh/release.v1) is gone too.
+  const records = await cluster.core.listNamespacedSecret({
+    namespace: ns,
+    labelSelector: `name=${release}`,
+  });
+  expect(records.items).toEqual([]);
+  for (const crd of ["ipaddresspools.portico.io", "l2advertisements.portico.io"])
+    expect(await statusOf(crds.readCustomResourceDefinition({ name: crd }))).toBe(0);
+});
