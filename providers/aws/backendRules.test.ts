@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { parseAwsSettings } from "./annotations.ts";
 import { backendRules, planBackendRules, ruleKey } from "./backendRules.ts";
 import { desiredLoadBalancer } from "./desired.ts";
-import type { ObservedBackendRule } from "./model.ts";
+import type { BackendRule, ObservedBackendRule } from "./model.ts";
 import { intent, NETWORK } from "../../test/unit/support/awsIntent.ts";
 
 const desired = (i = intent(), annotations: Record<string, string> = {}) =>
@@ -11,8 +11,7 @@ const NODES = new Map([
   ["i-0000000000000000a", "sg-nodes"],
   ["i-0000000000000000b", "sg-nodes"],
 ]);
-const keys = (rules: { groupId: string; protocol: string; port: number; source: string }[]) =>
-  rules.map(ruleKey);
+const keys = (rules: BackendRule[]) => rules.map(ruleKey);
 
 describe("backend rules", () => {
   test("instance targets, Cluster: the node port over TCP, once per group however many nodes share it", () => {

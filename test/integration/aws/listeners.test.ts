@@ -158,7 +158,7 @@ test("listener attributes, per-port target-group attributes and proxy protocol, 
   const lbAttrs = Object.fromEntries(
     (
       await aws.elbv2.send(new DescribeLoadBalancerAttributesCommand({ LoadBalancerArn: lb.arn }))
-    ).Attributes!.map((a) => [a.Key, a.Value]),
+    ).Attributes!.map((a): [string, string | undefined] => [a.Key!, a.Value]),
   );
   expect(lbAttrs).toMatchObject({
     "access_logs.s3.enabled": "true",
