@@ -8,7 +8,7 @@
 import type { InspectNode, ServiceRef } from "../provider.ts";
 import { nameOf, sameId } from "./ids.ts";
 import type { LoadBalancer, NetworkSecurityGroup, Observed, PublicIPAddress } from "./model.ts";
-import { frontendName, TAG } from "./names.ts";
+import { belongsTo, frontendName, TAG } from "./names.ts";
 import { isPorticoRule } from "./securityRulesEdit.ts";
 
 type Frontend = NonNullable<LoadBalancer["frontendIPConfigurations"]>[number];
@@ -21,10 +21,14 @@ export function inspectService(observed: Observed, service: ServiceRef): Inspect
   const nodes: InspectNode[] = [];
   const usedIps = new Set<string>();
   for (const lb of observed.loadBalancers) {
-    const frontend = lb.frontendIPConfigurations?.find((f) => f.name === fe);
+    // A Service sharing another's public IP uses that Service's frontend: found through its own rules.
+    const shared = lb.loadBalancingRules?.find((r) => belongsTo(r.name, fe))?.frontendIPConfiguration?.id;
+    const frontend =
+      lb.frontendIPConfigurations?.find((f) => f.name === fe) ??
+      lb.frontendIPConfigurations?.find((f) => f.name === nameOf(shared));
     if (!frontend) continue;
     if (frontend.publicIPAddress?.id) usedIps.add(frontend.publicIPAddress.id.toLowerCase());
-    nodes.push(loadBalancerNode(lb, frontend, observed.publicIps, service.uid));
+    nodes.push(loadBalancerNode(lb, frontend, observed.publicIps, service.uid, fe));
   }
   // Portico's public IP outlives a half-finished change or removal: show it even when no frontend uses it.
   for (const pip of observed.publicIps) {
@@ -50,10 +54,12 @@ function loadBalancerNode(
   frontend: Frontend,
   publicIps: PublicIPAddress[],
   uid: string,
+  fe: string,
 ): InspectNode {
-  // Frontend names are unique within a load balancer, and a rule can only name one of its own.
+  // Frontend names are unique within a load balancer, and a rule can only name one of its own; a shared
+  // frontend also carries other Services' rules, which are theirs to show.
   const rules = (lb.loadBalancingRules ?? [])
-    .filter((r) => nameOf(r.frontendIPConfiguration?.id) === frontend.name)
+    .filter((r) => nameOf(r.frontendIPConfiguration?.id) === frontend.name && belongsTo(r.name, fe))
     .sort(
       (a, b) => (a.frontendPort ?? 0) - (b.frontendPort ?? 0) || (a.name ?? "").localeCompare(b.name ?? ""),
     );

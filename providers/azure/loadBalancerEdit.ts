@@ -3,9 +3,10 @@
 // nothing else; an edit that changes nothing returns its input itself. They run again on a fresh read whenever a
 // write loses a race (412), so they must not depend on anything but their arguments.
 import { ConfigurationError } from "../errors.ts";
-import { childId, sameId } from "./ids.ts";
+import { childId, nameOf, sameId } from "./ids.ts";
 import type { DesiredService, LoadBalancer, PoolSpec, ProbeSpec, RuleSpec } from "./model.ts";
 import { belongsTo, MAX_TAGS, NODE_POOL, TAG } from "./names.ts";
+import { assertPortsFree, frontendIdOf, releaseFrontend, sharedFrontend } from "./sharedFrontends.ts";
 
 type Frontend = NonNullable<LoadBalancer["frontendIPConfigurations"]>[number];
 type Pool = NonNullable<LoadBalancer["backendAddressPools"]>[number];
@@ -28,10 +29,7 @@ export function withService(lb: LoadBalancer | undefined, d: DesiredService): Lo
   };
   const lbId = lb?.id ?? d.loadBalancer.id;
   const fe = d.frontendName;
-  const frontendId = childId(lbId, "frontendIPConfigurations", fe);
   const poolId = childId(lbId, "backendAddressPools", d.pool.name);
-  const current = base.frontendIPConfigurations?.find((f) => f.name === fe);
-  const pools = (base.backendAddressPools ?? []).filter((p) => p.name !== fe && p.name !== d.pool.name);
   const tags = { ...base.tags };
   if (d.recordOnLoadBalancer) tags[recordTag(fe)] = `${d.service.namespace}/${d.service.name}`;
   else delete tags[recordTag(fe)];
@@ -42,20 +40,35 @@ export function withService(lb: LoadBalancer | undefined, d: DesiredService): Lo
       `load balancer ${d.loadBalancer.name} already records ${MAX_TAGS - 2} Services in its tags, all ARM allows`,
       "configure the controller with loadBalancerPerService, or give the Service a public IP Portico makes",
     );
-  const next: LoadBalancer = {
+  // The Service's own rules go first, so that what remains on its frontend is other Services' (sharedFrontends.ts).
+  let rest: LoadBalancer = {
     ...base,
     tags,
+    loadBalancingRules: (base.loadBalancingRules ?? []).filter((r) => !belongsTo(r.name, fe)),
+  };
+  const shared = d.frontend.kind === "public" ? sharedFrontend(rest, fe, d.frontend.publicIpId) : undefined;
+  const current = rest.frontendIPConfigurations?.find((f) => f.name === fe);
+  const wanted = shared ? undefined : frontendBody(d, current);
+  // Leaving its frontend (for another Service's, or for another address) hands it to Services still using it.
+  if (current && (shared || canonicalFrontend(current) !== canonicalFrontend(wanted!)))
+    rest = releaseFrontend(rest, fe);
+  const frontendId = shared ? frontendIdOf(lbId, shared) : childId(lbId, "frontendIPConfigurations", fe);
+  const pools = (rest.backendAddressPools ?? []).filter((p) => p.name !== fe && p.name !== d.pool.name);
+  const next: LoadBalancer = {
+    ...rest,
     frontendIPConfigurations: [
-      ...(base.frontendIPConfigurations ?? []).filter((f) => f.name !== fe),
-      frontendBody(d, current),
+      ...(rest.frontendIPConfigurations ?? []).filter((f) => f.name !== fe),
+      ...(wanted ? [wanted] : []),
     ],
     backendAddressPools: [...pools, poolBody(d.pool, d.vnetId)],
-    probes: [...(base.probes ?? []).filter((p) => !belongsTo(p.name, fe)), ...d.probes.map(probeBody)],
+    probes: [...(rest.probes ?? []).filter((p) => !belongsTo(p.name, fe)), ...d.probes.map(probeBody)],
     loadBalancingRules: [
-      ...(base.loadBalancingRules ?? []).filter((r) => !belongsTo(r.name, fe)),
+      ...(rest.loadBalancingRules ?? []),
       ...d.rules.map((r) => ruleBody(r, { lbId, frontendId, poolId })),
     ],
   };
+  if (d.frontend.kind === "public")
+    assertPortsFree(next, fe, shared?.name ?? fe, d.publicIp?.name ?? nameOf(d.frontend.publicIpId) ?? "");
   const pruned = withoutUnusedNodePool(next);
   return lb && canonical(lb) === canonical(pruned) ? lb : pruned;
 }
@@ -65,14 +78,16 @@ export function withService(lb: LoadBalancer | undefined, d: DesiredService): Lo
  * itself should go. Returns `lb` itself when it holds nothing of the Service.
  */
 export function withoutService(lb: LoadBalancer, frontend: string): LoadBalancer | undefined {
-  const next: LoadBalancer = {
-    ...lb,
-    tags: Object.fromEntries(Object.entries(lb.tags ?? {}).filter(([k]) => k !== recordTag(frontend))),
-    frontendIPConfigurations: (lb.frontendIPConfigurations ?? []).filter((f) => f.name !== frontend),
-    backendAddressPools: (lb.backendAddressPools ?? []).filter((p) => p.name !== frontend),
-    probes: (lb.probes ?? []).filter((p) => !belongsTo(p.name, frontend)),
-    loadBalancingRules: (lb.loadBalancingRules ?? []).filter((r) => !belongsTo(r.name, frontend)),
-  };
+  const next: LoadBalancer = releaseFrontend(
+    {
+      ...lb,
+      tags: Object.fromEntries(Object.entries(lb.tags ?? {}).filter(([k]) => k !== recordTag(frontend))),
+      backendAddressPools: (lb.backendAddressPools ?? []).filter((p) => p.name !== frontend),
+      probes: (lb.probes ?? []).filter((p) => !belongsTo(p.name, frontend)),
+      loadBalancingRules: (lb.loadBalancingRules ?? []).filter((r) => !belongsTo(r.name, frontend)),
+    },
+    frontend,
+  );
   if (canonical(next) === canonical(lb)) return lb;
   if (!next.frontendIPConfigurations?.length) return undefined;
   return withoutUnusedNodePool(next);
@@ -175,6 +190,16 @@ const nameOfPool = (r: Rule): string | undefined =>
 const lc = (s: string | undefined): string => (s ?? "").toLowerCase();
 const byName = <T extends { name?: string }>(list: T[] | undefined): T[] =>
   [...(list ?? [])].sort((a, b) => lc(a.name).localeCompare(lc(b.name)));
+
+/** A frontend's address source, as canonical() compares frontends. */
+function canonicalFrontend(f: Frontend): string {
+  return JSON.stringify([
+    lc(f.publicIPAddress?.id),
+    lc(f.subnet?.id),
+    f.subnet ? (f.privateIPAllocationMethod ?? "Dynamic") : "",
+    f.privateIPAllocationMethod === "Static" ? f.privateIPAddress : "",
+  ]);
+}
 
 /** Everything a write would change, in a form that compares equal exactly when the writes would be the same. */
 export function canonical(lb: LoadBalancer): string {

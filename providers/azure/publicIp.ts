@@ -7,7 +7,14 @@ import { AZURE_ANNOTATIONS, type AzureServiceSettings } from "./annotations.ts";
 import type { AzureConfig } from "./config.ts";
 import { nameOf, resourceGroupOf, resourceId } from "./ids.ts";
 import type { PublicIPAddress, PublicIpChoice } from "./model.ts";
-import { frontendName, ownershipTags, publicIpName, TAG } from "./names.ts";
+import {
+  frontendName,
+  ownershipTags,
+  publicIpName,
+  sharedLoadBalancerName,
+  TAG,
+  uidOfFrontend,
+} from "./names.ts";
 import { sameIpTags, type IpTag } from "./publicIpAnnotations.ts";
 
 export function choosePublicIp(
@@ -58,7 +65,7 @@ export function choosePublicIp(
   }
   const name = found?.name ?? named ?? publicIpName(ctx.cluster, service.uid);
   const id = found?.id ?? resourceId(ctx.config.subscriptionId, rg, "publicIPAddresses", name);
-  if (found) assertUsable(found, service, field);
+  if (found) assertUsable(found, service, field, shareableOn(ctx));
   if (!found || ownedBy(found, ctx.cluster, service)) {
     if (found) assertFixedAsMade(found, settings);
     return {
@@ -152,17 +159,39 @@ export function ownedBy(pip: PublicIPAddress, cluster: string, service: { uid: s
   return pip.tags?.[TAG.cluster] === cluster && pip.tags[TAG.serviceUid] === service.uid;
 }
 
-function assertUsable(pip: PublicIPAddress, service: ServiceRef, field: string): void {
+/**
+ * The load balancer on which Services may share a user's public IP: the cluster's shared public one (one load
+ * balancer per Service cannot share a frontend).
+ */
+function shareableOn(ctx: { cluster: string; config: AzureConfig }): string | undefined {
+  if (ctx.config.loadBalancerPerService) return undefined;
+  return sharedLoadBalancerName(ctx.config.loadBalancerName ?? ctx.cluster, false);
+}
+
+function assertUsable(
+  pip: PublicIPAddress,
+  service: ServiceRef,
+  field: string,
+  shareable: string | undefined,
+): void {
   const otherService = pip.tags?.[TAG.serviceUid];
   if (otherService && otherService !== service.uid)
     throw new ConfigurationError(
       "PublicIPInUse",
       field,
-      `public IP ${pip.name} belongs to Service ${pip.tags?.[TAG.service] ?? otherService}`,
-      "use another public IP",
+      `public IP ${pip.name} is Portico's own for Service ${pip.tags?.[TAG.service] ?? otherService}, which ` +
+        "it deletes with that Service",
+      "to share an address between Services, create a Standard static public IP yourself and name it in each " +
+        `of them (${AZURE_ANNOTATIONS.pipName}); otherwise use another public IP`,
     );
   const user = pip.ipConfiguration?.id;
-  if (user && nameOf(user) !== frontendName(service.uid))
+  // Another Service's frontend on the cluster's load balancer: the Services share it (sharedFrontends.ts).
+  const sharedWithService =
+    user !== undefined &&
+    shareable !== undefined &&
+    uidOfFrontend(nameOf(user)) !== undefined &&
+    user.toLowerCase().includes(`/loadbalancers/${shareable.toLowerCase()}/frontendipconfigurations/`);
+  if (user && !sharedWithService && nameOf(user) !== frontendName(service.uid))
     throw new ConfigurationError(
       "PublicIPInUse",
       field,

@@ -1,0 +1,77 @@
+// One public IP shared by several Services, as cloud-provider-azure allows: Services naming the same public IP
+// of the user's (azure-pip-name, or its address) serve different ports of it through one frontend, which stays
+// while any of them uses it; the public IP itself is the user's and is never changed or deleted.
+import { expect, expectRefused, test, waitFor } from "../../harness/index.ts";
+import { startPortico } from "../../harness/controller.ts";
+import { azureWorld, lbService, waitForIP } from "./fixtures.ts";
+import { inventory } from "./inventory.ts";
+
+const PIP_NAME = "service.beta.kubernetes.io/azure-pip-name";
+const port = (n: number) => [{ name: "p", port: n, targetPort: 8080, protocol: "TCP" as const }];
+const feOf = (uid: string) => `a${uid.replace(/-/g, "")}`;
+
+test("Services naming the same public IP share its frontend on different ports; it stays until the last one goes", async ({
+  cluster,
+  azure,
+}) => {
+  await azureWorld(cluster, azure, 1);
+  const pip = await azure.createPublicIp("shared-ip", { team: "web" });
+  await startPortico(cluster, { provider: "azure" });
+  const web = await cluster.createService("web", lbService(port(80)), { [PIP_NAME]: "shared-ip" });
+  expect(await waitForIP(cluster, "web")).toBe(pip.ipAddress);
+  const api = await cluster.createService("api", lbService(port(443)), { [PIP_NAME]: "shared-ip" });
+  // The address named another way: spec.loadBalancerIP, as cloud-provider-azure also matches it.
+  const dns = await cluster.createService(
+    "dns",
+    lbService([{ name: "dns", port: 53, targetPort: 5353, protocol: "UDP" }], {
+      loadBalancerIP: pip.ipAddress!,
+    }),
+  );
+  expect(await waitForIP(cluster, "api")).toBe(pip.ipAddress);
+  expect(await waitForIP(cluster, "dns")).toBe(pip.ipAddress);
+  const [webFe, apiFe, dnsFe] = [web, api, dns].map((s) => feOf(s.metadata!.uid!));
+  let lb = (await inventory(azure)).loadBalancers[0]!;
+  expect(lb.frontends.map((f) => [f.name, f.publicIp])).toEqual([[webFe, "shared-ip"]]);
+  expect(lb.rules.map((r) => [r.name, r.frontend]).sort()).toEqual(
+    [
+      [`${webFe}-TCP-80`, webFe],
+      [`${apiFe}-TCP-443`, webFe],
+      [`${dnsFe}-UDP-53`, webFe],
+    ].sort(),
+  );
+
+  // The same port again is refused before anything is written, and the others keep serving.
+  await cluster.createService("clash", lbService(port(443)), { [PIP_NAME]: "shared-ip" });
+  await expectRefused(cluster, "clash", {
+    reason: "SharedIPPortInUse",
+    mentions: ["spec.ports", "TCP port 443"],
+  });
+  expect((await inventory(azure)).loadBalancers[0]!.rules).toHaveLength(3);
+  await cluster.core.deleteNamespacedService({ name: "clash", namespace: cluster.namespace });
+
+  // The first Service goes: its frontend is handed to a Service still using it, in the same write.
+  await cluster.core.deleteNamespacedService({ name: "web", namespace: cluster.namespace });
+  await waitFor("web's rule gone", async () => (await inventory(azure)).loadBalancers[0]?.rules.length === 2);
+  lb = (await inventory(azure)).loadBalancers[0]!;
+  expect(lb.frontends).toHaveLength(1);
+  const heir = lb.frontends[0]!.name;
+  expect([apiFe, dnsFe]).toContain(heir);
+  expect(lb.frontends[0]!.publicIp).toBe("shared-ip");
+  expect(lb.rules.every((r) => r.frontend === heir)).toBe(true);
+  for (const name of ["api", "dns"])
+    expect((await cluster.getService(name)).status?.loadBalancer?.ingress?.[0]?.ip).toBe(pip.ipAddress);
+
+  for (const name of ["api", "dns"])
+    await cluster.core.deleteNamespacedService({ name, namespace: cluster.namespace });
+  await waitFor("the load balancer gone", async () => (await inventory(azure)).loadBalancers.length === 0);
+  expect((await inventory(azure)).publicIps).toEqual([
+    {
+      name: "shared-ip",
+      address: pip.ipAddress,
+      tags: { team: "web" },
+      usedBy: undefined,
+      fqdn: undefined,
+      ipTags: [],
+    },
+  ]);
+});
