@@ -268,10 +268,12 @@ export async function runHelm(args: string[], opts: { kubeconfig?: string } = {}
 
 /**
  * The chart's values that correspond to each overlay, as a user passes them on helm's command line: the
- * provider, the overlay's placeholder cluster name, and the cloud identity and settings its patches carry.
+ * provider, the overlay's placeholder cluster name, its namespace, and the cloud identity and settings its
+ * patches carry.
  */
 export function chartArgs(overlay: Overlay): string[] {
-  const common = ["--set", "clusterName=my-cluster"];
+  // The overlays make their namespace; a release installs into the namespace Helm makes unless told to.
+  const common = ["--set", "clusterName=my-cluster", "--set", "namespace.create=true"];
   switch (overlay) {
     case "eks":
       return [

@@ -79,3 +79,27 @@ test("a release installs the rendered objects, keeps its memberlist secret on up
   for (const crd of ["ipaddresspools.portico.io", "l2advertisements.portico.io"])
     expect(await statusOf(crds.readCustomResourceDefinition({ name: crd }))).toBe(0);
 });
+
+test("with namespace.create, the namespace Helm 4 makes (--create-namespace) gets the chart's Pod Security labels and goes with the release", async ({
+  cluster,
+}) => {
+  const kubeconfig = inject("kubeconfig");
+  const release = `r${randomBytes(3).toString("hex")}`;
+  const ns = `${release}-system`;
+  const helm = (...a: string[]) => runHelm([...a, "--namespace", ns], { kubeconfig });
+  // Helm makes the namespace, then applies the chart's Namespace over it (server-side apply).
+  const install = await helm("install", release, CHART, "--create-namespace", ...chartArgs("eks"));
+  expect(install.code, install.stderr).toBe(0);
+  const made = await cluster.core.readNamespace({ name: ns });
+  expect(made.metadata?.labels).toMatchObject({
+    "pod-security.kubernetes.io/enforce": "restricted",
+    "app.kubernetes.io/instance": release,
+  });
+  expect(made.metadata?.annotations).toMatchObject({ "meta.helm.sh/release-name": release });
+
+  const uninstall = await helm("uninstall", release);
+  expect(uninstall.code, uninstall.stderr).toBe(0);
+  // Deleted (no namespace controller runs beside this apiserver to finish emptying it).
+  const gone = await cluster.core.readNamespace({ name: ns });
+  expect(gone.metadata?.deletionTimestamp).toBeDefined();
+});

@@ -276,8 +276,9 @@ describe("values that reach the objects", () => {
     expect(names[1]).not.toBe(names[0]);
   });
 
-  test("namespace.create=false leaves the namespace to the user", async () => {
-    const objects = await renderChart([...metal, ...set({ "namespace.create": false })]);
+  test("by default no Namespace: the release's namespace is Helm's to make (--create-namespace)", async () => {
+    const objects = await renderChart(set({ provider: "metal", clusterName: "c" }), { namespace: "lan-lb" });
     expect(objects.filter((o) => o.kind === "Namespace")).toEqual([]);
+    expect(objects.every((o) => ["lan-lb", undefined].includes(o.metadata!.namespace))).toBe(true);
   });
 });
