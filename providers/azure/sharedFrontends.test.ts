@@ -36,9 +36,12 @@ const api = (p = port(443, 30443)) =>
 
 const frontends = (lb: LoadBalancer | undefined) =>
   (lb?.frontendIPConfigurations ?? []).map((f) => `${f.name} ${f.publicIPAddress?.id?.split("/").pop()}`);
-const ruleFrontends = (lb: LoadBalancer | undefined) =>
+const ruleFrontends = (lb: LoadBalancer | undefined): Record<string, string | undefined> =>
   Object.fromEntries(
-    (lb?.loadBalancingRules ?? []).map((r) => [r.name, r.frontendIPConfiguration?.id?.split("/").pop()]),
+    (lb?.loadBalancingRules ?? []).map((r): [string, string | undefined] => [
+      r.name ?? "",
+      r.frontendIPConfiguration?.id?.split("/").pop(),
+    ]),
   );
 
 describe("Services sharing a user's public IP", () => {
