@@ -52,6 +52,8 @@ export class ClusterCache {
   /** The resourceVersion MetalLB's pools had when their list answered 404: none are installed until it moves. */
   private metallbMissingAt: string | undefined;
   private readonly metallbRequired: boolean;
+  /** Whether the absence of MetalLB's CRD was logged already (it is said once). */
+  private metallbTold = false;
   readonly namespaces: ListWatch<V1Namespace> | undefined;
   private readonly log: Logger;
   private readonly handlers: ChangeHandler[] = [];
@@ -139,13 +141,6 @@ export class ClusterCache {
     return this.metallbMissing() ? [] : (this.metallbPools?.list() ?? []);
   }
 
-  /** Whether MetalLB's IPAddressPool CRD answered 404 at the last list (undefined: not listed yet). */
-  metallbInstalled(): boolean | undefined {
-    if (!this.metallbPools) return false;
-    if (this.metallbMissing()) return false;
-    return this.metallbPools.latestResourceVersion() ? true : undefined;
-  }
-
   private metallbMissing(): boolean {
     return (
       this.metallbMissingAt !== undefined &&
@@ -181,6 +176,12 @@ export class ClusterCache {
     const listed = (lw: ListWatch<KubernetesObject>) =>
       lw.latestResourceVersion() !== "" || (lw === this.metallbPools && this.metallbMissing());
     while (!this.stopped && !all.every(listed)) await new Promise((r) => setTimeout(r, 100));
+    if (this.metallbPools && !this.metallbMissing()) {
+      this.log.info(
+        { kind: "ipaddresspools.metallb.io", pools: this.metallbPoolList().length },
+        "MetalLB's IPAddressPool CRD is installed: allocating from MetalLB's pools too",
+      );
+    }
   }
 
   async stop(): Promise<void> {
@@ -213,36 +214,7 @@ export class ClusterCache {
     lw.on("error", (err: unknown) => {
       if (this.stopped) return;
       const code = (err as { code?: unknown })?.code ?? (err as { statusCode?: unknown })?.statusCode;
-      const notFound = code === 404 || /HTTP-Code: 404/.test(String((err as Error)?.message));
-      let max = MAX_RESTART_DELAY_MS;
-      if (metallb && notFound && !this.metallbRequired) {
-        // Not installed: MetalLB's pools are none, and the CRD is looked for again now and then.
-        const told = this.metallbMissingAt !== undefined;
-        this.metallbMissingAt = lw.latestResourceVersion();
-        max = METALLB_RETRY_MS;
-        if (!told) {
-          this.log.info(
-            { kind: "ipaddresspools.metallb.io", retryInMs: Math.min(delay, max) },
-            "MetalLB's IPAddressPool CRD is not installed: allocating from Portico's pools only",
-          );
-        }
-      } else {
-        if (metallb && notFound) this.metallbMissingAt = lw.latestResourceVersion();
-        const missingCrd = kind === "ipaddresspool" && notFound;
-        this.log.warn(
-          {
-            kind: metallb ? "ipaddresspools.metallb.io" : kind,
-            err:
-              metallb && notFound
-                ? "MetalLB's IPAddressPool CRD (metallb.io/v1beta1) is not installed, but --metallb=on asks for it: install MetalLB's CRDs or kubectl apply -k manifests/metallb-compat"
-                : missingCrd
-                  ? "the IPAddressPool CRD is not installed: kubectl apply -k manifests/overlays/metal"
-                  : ((err as Error)?.message ?? String(err)),
-            retryInMs: delay,
-          },
-          "watch failed; restarting",
-        );
-      }
+      const max = metallb ? this.metallbFailed(lw, code, err, delay) : this.failed(kind, code, err, delay);
       setTimeout(
         () => {
           if (!this.stopped) lw.start().catch(() => undefined);
@@ -251,6 +223,50 @@ export class ClusterCache {
       ).unref();
       delay = Math.min(delay * 2, max);
     });
+  }
+
+  private failed(kind: Kind, code: unknown, err: unknown, delay: number): number {
+    const notFound = code === 404 || /HTTP-Code: 404/.test(String((err as Error)?.message));
+    this.log.warn(
+      {
+        kind,
+        err:
+          kind === "ipaddresspool" && notFound
+            ? "the IPAddressPool CRD is not installed: kubectl apply -k manifests/overlays/metal"
+            : ((err as Error)?.message ?? String(err)),
+        retryInMs: delay,
+      },
+      "watch failed; restarting",
+    );
+    return MAX_RESTART_DELAY_MS;
+  }
+
+  /**
+   * MetalLB's CRD not installed (404), or not readable (403): none of MetalLB's pools, rather than a controller
+   * that never starts. Returns the longest wait before looking again.
+   */
+  private metallbFailed(lw: ListWatch<KubernetesObject>, code: unknown, err: unknown, delay: number): number {
+    const kind = "ipaddresspools.metallb.io";
+    const notFound = code === 404 || /HTTP-Code: 404/.test(String((err as Error)?.message));
+    const forbidden = code === 403 || /HTTP-Code: 403/.test(String((err as Error)?.message));
+    if (notFound || forbidden) this.metallbMissingAt = lw.latestResourceVersion();
+    if (notFound && !this.metallbRequired) {
+      if (!this.metallbTold) {
+        this.log.info(
+          { kind, retryInMs: Math.min(delay, METALLB_RETRY_MS) },
+          "MetalLB's IPAddressPool CRD is not installed: allocating from Portico's pools only",
+        );
+      }
+      this.metallbTold = true;
+      return METALLB_RETRY_MS;
+    }
+    const why = notFound
+      ? "MetalLB's IPAddressPool CRD (metallb.io/v1beta1) is not installed, but --metallb=on asks for it: install MetalLB's CRDs or kubectl apply -k manifests/metallb-compat"
+      : forbidden
+        ? "may not list MetalLB's IPAddressPools: apply the metal overlay's RBAC (manifests/base/crds/controller-metallb-rbac.yaml) or run with --metallb=off; allocating from Portico's pools only meanwhile"
+        : ((err as Error)?.message ?? String(err));
+    this.log.warn({ kind, err: why, retryInMs: delay }, "watch failed; restarting");
+    return MAX_RESTART_DELAY_MS;
   }
 }
 
