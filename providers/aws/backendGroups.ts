@@ -191,6 +191,30 @@ export async function observeBackendRules(
     }));
 }
 
+/** The tags of every backend rule Portico made in this cluster: a Service may have nothing else left. */
+export async function backendRuleTags(
+  clients: AwsClients,
+  cluster: string,
+): Promise<Record<string, string>[]> {
+  const out: Record<string, string>[] = [];
+  let token: string | undefined;
+  do {
+    const page = await call("ec2:DescribeSecurityGroupRules", () =>
+      clients.ec2.send(
+        new DescribeSecurityGroupRulesCommand({
+          Filters: [{ Name: `tag:${TAG.cluster}`, Values: [cluster] }],
+          MaxResults: 1000,
+          ...(token ? { NextToken: token } : {}),
+        }),
+      ),
+    );
+    for (const r of page.SecurityGroupRules ?? [])
+      out.push(Object.fromEntries((r.Tags ?? []).map((t) => [t.Key!, t.Value ?? ""])));
+    token = page.NextToken || undefined;
+  } while (token);
+  return out;
+}
+
 /** Adds rules to one backend group, each tagged as the Service's and described for people reading the console. */
 export async function authorizeBackendRules(
   clients: AwsClients,

@@ -72,6 +72,17 @@ describe("security groups", () => {
   });
 });
 
+test("private-link inbound rules: set right after creation, refused without security groups", () => {
+  const lb = build({ [`${P}inbound-sg-rules-on-private-link-traffic`]: "on" });
+  const p = plan(lb, { loadBalancers: [], targetGroups: [], securityGroups: [], backendRules: [] });
+  const at = p.operations.findIndex((o) => o.kind === "createLoadBalancer");
+  expect(p.operations[at + 1]).toEqual({ kind: "setSecurityGroups", privateLink: "on" });
+  expect(() =>
+    build({ [`${P}inbound-sg-rules-on-private-link-traffic`]: "on", [`${P}disable-nlb-sg`]: "true" }),
+  ).toThrow(/inbound-sg-rules-on-private-link-traffic/);
+  expect(() => build({ [`${P}inbound-sg-rules-on-private-link-traffic`]: "yes" })).toThrow(/on, off/);
+});
+
 describe("listeners", () => {
   test("several certificates: the first is the default; the others are added, removed ones removed", () => {
     const two = build({ [`${P}ssl-cert`]: `${CERT(1)},${CERT(2)}`, [`${P}ssl-ports`]: "443" });

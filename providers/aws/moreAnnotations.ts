@@ -125,6 +125,12 @@ export function parseMoreAwsSettings(annotations: Record<string, string>): MoreA
   const privateLink = get(a.privateLinkInboundRules);
   if (privateLink)
     settings.privateLinkInboundRules = oneOf(a.privateLinkInboundRules, privateLink, ["on", "off"] as const);
+  if (settings.privateLinkInboundRules && settings.disableNlbSg)
+    fail(
+      a.privateLinkInboundRules,
+      "it applies to the NLB's security groups, and disable-nlb-sg leaves it none",
+      "remove one of the two",
+    );
   return settings;
 }
 

@@ -82,8 +82,16 @@ export function plan(desired: DesiredLoadBalancer, observed: Observed): Plan {
   for (const [groupId, rules] of backend.authorize)
     ops.push({ kind: "authorizeBackendRules", groupId, rules });
 
-  if (!current) ops.push({ kind: "createLoadBalancer", loadBalancer: desired });
-  else {
+  if (!current) {
+    ops.push({ kind: "createLoadBalancer", loadBalancer: desired });
+    // CreateLoadBalancer cannot say it; SetSecurityGroups can, right after.
+    if (desired.privateLinkInboundRules)
+      ops.push({
+        kind: "setSecurityGroups",
+        ...(own ? {} : { groupIds: desired.userSecurityGroups }),
+        privateLink: desired.privateLinkInboundRules,
+      });
+  } else {
     if (desired.nameFixed) checkImmutable(desired, current);
     if (!sameSet(current.subnets, desired.subnets))
       ops.push({ kind: "setSubnets", subnets: desired.subnets });

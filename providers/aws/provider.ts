@@ -9,7 +9,7 @@ import type {
   ServiceRef,
 } from "../provider.ts";
 import { parseAwsSettings } from "./annotations.ts";
-import { BackendGroupResolver } from "./backendGroups.ts";
+import { BackendGroupResolver, backendRuleTags } from "./backendGroups.ts";
 import { backendRules } from "./backendRules.ts";
 import { MORE_AWS_ANNOTATIONS } from "./moreAnnotations.ts";
 import { UserSecurityGroups } from "./userSecurityGroups.ts";
@@ -166,6 +166,8 @@ export class AwsProvider implements LoadBalancerProvider {
     );
     for (const g of groups.SecurityGroups ?? [])
       add(Object.fromEntries((g.Tags ?? []).map((t) => [t.Key!, t.Value])));
+    // A crash between deleting a Service's group and its last rules must not leave the rules for good.
+    for (const tags of await backendRuleTags(this.clients, this.cluster)) add(tags);
     return [...found.values()];
   }
 

@@ -1,6 +1,10 @@
 // The targets' own security groups let the NLB in (as the AWS Load Balancer Controller's backend rules do): only
 // Portico's rules are added and revoked, other rules of a shared group are never touched.
-import { AuthorizeSecurityGroupIngressCommand } from "@aws-sdk/client-ec2";
+import { AuthorizeSecurityGroupIngressCommand, DeleteSecurityGroupCommand } from "@aws-sdk/client-ec2";
+import {
+  DeleteLoadBalancerCommand,
+  DeleteTargetGroupCommand,
+} from "@aws-sdk/client-elastic-load-balancing-v2";
 import { expect, test, waitFor } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import type { AwsProvider } from "../../../providers/aws/provider.ts";
@@ -151,4 +155,27 @@ test("manage-backend-security-group-rules: false makes no rules, and turning it 
   expect(await writesDuring(provider, () => provider.delete(web.service))).not.toHaveProperty(
     "ec2:RevokeSecurityGroupIngress",
   );
+});
+
+test("a Service with nothing left but backend rules is still found as an owner, and deleting it revokes them", async ({
+  cluster,
+  aws,
+}) => {
+  let nodeGroup = "";
+  const world = await awsWorld(cluster, aws, 1, {
+    nodeSecurityGroups: async (vpcId) => [(nodeGroup = await aws.createSecurityGroup(vpcId, "nodes"))],
+  });
+  const provider = directProvider(cluster);
+  const web = intentFor(world, "web");
+  await provider.ensure(web);
+  // Everything else goes behind Portico's back.
+  const inv = await inventory(aws);
+  await aws.elbv2.send(new DeleteLoadBalancerCommand({ LoadBalancerArn: inv.loadBalancers[0]!.arn }));
+  await aws.elbv2.send(new DeleteTargetGroupCommand({ TargetGroupArn: inv.targetGroups[0]!.arn }));
+  await aws.ec2.send(new DeleteSecurityGroupCommand({ GroupId: inv.securityGroups[0]!.id }));
+  expect(await groupRules(aws, nodeGroup)).toHaveLength(1);
+  expect((await provider.ownedServices()).map((s) => s.uid)).toEqual([web.service.uid]);
+  await provider.delete(web.service);
+  expect(await groupRules(aws, nodeGroup)).toEqual([]);
+  expect(await provider.ownedServices()).toEqual([]);
 });

@@ -120,3 +120,33 @@ test("security-group-prefix-lists: the NLB's group admits the prefix lists inste
   expect((await groupRules(aws, group)).map((r) => r.rule)).toEqual([`tcp/80/${id}`]);
   expect(await writesDuring(provider, () => provider.ensure(web))).toEqual({});
 });
+
+test("inbound-sg-rules-on-private-link-traffic goes to SetSecurityGroups right after the NLB is made", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 1);
+  const provider = directProvider(cluster);
+  const sent: Record<string, unknown>[] = [];
+  provider.clients.elbv2.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === "SetSecurityGroupsCommand")
+        sent.push(args.input as Record<string, unknown>);
+      return next(args);
+    },
+    { step: "initialize", name: "recordSetSecurityGroups" },
+  );
+  await provider.ensure(
+    intentFor(world, "web", { annotations: { [`${A}inbound-sg-rules-on-private-link-traffic`]: "off" } }),
+  );
+  const inv = await inventory(aws);
+  // The emulator neither keeps nor reports the setting, so only the call can be checked here.
+  expect(sent).toEqual([
+    {
+      LoadBalancerArn: inv.loadBalancers[0]!.arn,
+      SecurityGroups: [inv.securityGroups[0]!.id],
+      EnforceSecurityGroupInboundRulesOnPrivateLinkTraffic: "off",
+    },
+  ]);
+  expect(inv.loadBalancers[0]!.securityGroups).toEqual([inv.securityGroups[0]!.id]);
+});
