@@ -33,6 +33,11 @@ describe("parseAzureConfig", () => {
     });
   });
 
+  it("takes floatingIPDefault, for clusters keeping cloud-provider-azure's floating IP default", () => {
+    expect(parseAzureConfig({ ...azureJson, floatingIPDefault: true }).floatingIPDefault).toBe(true);
+    expect(parseAzureConfig(azureJson).floatingIPDefault).toBeUndefined();
+  });
+
   it("lets the environment override single keys", () => {
     const config = parseAzureConfig(azureJson, {
       AZURE_SUBSCRIPTION_ID: "other",
@@ -74,6 +79,7 @@ describe("parseAzureConfig", () => {
     [{ ...azureJson, loadBalancerSku: "basic" }, "Standard load balancers only"],
     [{ ...azureJson, location: 5 }, '"location" must be a string'],
     [{ ...azureJson, loadBalancerPerService: "yes" }, "must be true or false"],
+    [{ ...azureJson, floatingIPDefault: "true" }, '"floatingIPDefault" must be true or false'],
     [{ ...azureJson, maxRetries: -1 }, "whole number"],
     [{ ...azureJson, aadClientSecret: "x" }, 'needs "aadClientId"'],
     [{ ...azureJson, limits: [] }, '"limits" must be an object'],
