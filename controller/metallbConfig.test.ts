@@ -1,0 +1,22 @@
+import { describe, expect, test } from "vitest";
+import { parseConfig, UsageError } from "./config.ts";
+
+const metal = ["--provider=metal", "--cluster-name=lab"];
+
+describe("the controller's MetalLB flags", () => {
+  test("MetalLB's pools are read when installed, in metallb-system, unless told otherwise", () => {
+    expect(parseConfig(metal, {}).metallb).toEqual({ mode: "auto", namespace: "metallb-system" });
+    expect(parseConfig([...metal, "--metallb=off", "--metallb-namespace=lb"], {}).metallb).toEqual({
+      mode: "off",
+      namespace: "lb",
+    });
+    expect(
+      parseConfig(metal, { PORTICO_METALLB: "on", PORTICO_METALLB_NAMESPACE: "metallb" }).metallb,
+    ).toEqual({ mode: "on", namespace: "metallb" });
+  });
+
+  test("anything but auto, on or off is a usage error that says so", () => {
+    expect(() => parseConfig([...metal, "--metallb=yes"], {})).toThrow(UsageError);
+    expect(() => parseConfig([...metal, "--metallb=yes"], {})).toThrow(/--metallb must be auto, on or off/);
+  });
+});
