@@ -60,7 +60,7 @@ export class MetallbPoolStatus {
       const key = `${namespace}/${name}`;
       const text = JSON.stringify(status);
       if (this.written.get(key) === text) continue;
-      const current = (pool.status ?? {});
+      const current = pool.status ?? {};
       if (COUNTS.some((count) => current[count] !== status[count])) {
         await this.custom.patchNamespacedCustomObjectStatus(
           {

@@ -168,9 +168,7 @@ export class KubeCache {
   }
 
   private customWatches(): CustomWatch<KubernetesObject>[] {
-    return [this.poolWatch, this.adWatch, this.metallbPools, this.metallbAds].filter(
-      (c) => c !== undefined,
-    );
+    return [this.poolWatch, this.adWatch, this.metallbPools, this.metallbAds].filter((c) => c !== undefined);
   }
 
   private all(): ListWatch<KubernetesObject>[] {

@@ -3,14 +3,8 @@
 // none (rather than "not yet listed") until a list or an event moves the resourceVersion on; the watch keeps
 // retrying, so a CRD installed later is picked up. Any other failure (403: the RBAC lacks the kind) leaves the
 // objects unknown, and the speaker stays unready rather than announce from nodes a selector excludes.
-import type {
-  Watch} from "@kubernetes/client-node";
-import {
-  CustomObjectsApi,
-  ListWatch,
-  type KubeConfig,
-  type KubernetesObject,
-} from "@kubernetes/client-node";
+import type { Watch } from "@kubernetes/client-node";
+import { CustomObjectsApi, ListWatch, type KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
 
 export interface CustomKind {
   readonly group: string;
