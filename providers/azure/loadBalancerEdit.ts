@@ -46,7 +46,7 @@ export function withService(lb: LoadBalancer | undefined, d: DesiredService): Lo
     tags,
     loadBalancingRules: (base.loadBalancingRules ?? []).filter((r) => !belongsTo(r.name, fe)),
   };
-  const shared = d.frontend.kind === "public" ? sharedFrontend(rest, fe, d.frontend.publicIpId) : undefined;
+  const shared = sharedFrontend(rest, fe, d.frontend);
   const current = rest.frontendIPConfigurations?.find((f) => f.name === fe);
   const wanted = shared ? undefined : frontendBody(d, current);
   // Leaving its frontend (for another Service's, or for another address) hands it to Services still using it.
@@ -67,8 +67,11 @@ export function withService(lb: LoadBalancer | undefined, d: DesiredService): Lo
       ...d.rules.map((r) => ruleBody(r, { lbId, frontendId, poolId })),
     ],
   };
-  if (d.frontend.kind === "public")
-    assertPortsFree(next, fe, shared?.name ?? fe, d.publicIp?.name ?? nameOf(d.frontend.publicIpId) ?? "");
+  const address =
+    d.frontend.kind === "public"
+      ? `public IP ${d.publicIp?.name ?? nameOf(d.frontend.publicIpId)}`
+      : `private address ${d.frontend.privateIp ?? "(dynamic)"}`;
+  assertPortsFree(next, fe, shared?.name ?? fe, address);
   const pruned = withoutUnusedNodePool(next);
   return lb && canonical(lb) === canonical(pruned) ? lb : pruned;
 }

@@ -92,6 +92,37 @@ describe("Services sharing a user's public IP", () => {
   });
 });
 
+describe("internal Services asking for the same static private address", () => {
+  const internal = (uid: string, name: string, p: ReturnType<typeof port>) =>
+    desired(
+      intent(
+        {
+          annotations: {
+            "service.beta.kubernetes.io/azure-load-balancer-internal": "true",
+            "service.beta.kubernetes.io/azure-load-balancer-ipv4": "10.0.1.50",
+          },
+          ports: p,
+        },
+        uid,
+        name,
+      ),
+    );
+
+  it("share one frontend with that address, on different ports", () => {
+    const lb = written(
+      internal(OTHER_UID, "api", port(443, 30443)),
+      written(internal(UID, "web", port(80, 30080))),
+    );
+    expect(lb.frontendIPConfigurations!.map((f) => [f.name, f.privateIPAddress])).toEqual([
+      [FE, "10.0.1.50"],
+    ]);
+    expect(ruleFrontends(lb)).toEqual({ [`${FE}-TCP-80`]: FE, [`${OTHER_FE}-TCP-443`]: FE });
+    expect(() => withService(lb, internal(OTHER_UID, "api", port(80, 30081)))).toThrow(
+      "TCP port 80 of private address 10.0.1.50 is already served by another Service",
+    );
+  });
+});
+
 describe("choosing a public IP another Service uses", () => {
   const svc = { namespace: "shop", name: "api", uid: OTHER_UID };
   const usedBy = (lb: string, fe: string) =>

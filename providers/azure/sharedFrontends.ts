@@ -1,6 +1,7 @@
-// One public IP shared by several Services, as cloud-provider-azure allows: Services that name the same public IP
-// (azure-pip-name, or its address through azure-load-balancer-ipv4 / spec.loadBalancerIP) serve different ports
-// of it. ARM lets a public IP be on one frontend of one load balancer only, so they share that frontend: the
+// One address shared by several Services, as cloud-provider-azure allows: Services that name the same public IP
+// (azure-pip-name, or its address through azure-load-balancer-ipv4 / spec.loadBalancerIP), or internal Services
+// asking for the same static private address, serve different ports of it. ARM lets a public IP be on one
+// frontend of one load balancer only, and a private address on one frontend, so they share that frontend: the
 // first Service's frontend carries the address, and the others' rules point at it. Pure edits on the load
 // balancer as read, like loadBalancerEdit.ts.
 //
@@ -10,15 +11,27 @@
 // user made are shared this way; Portico's own public IP belongs to one Service (publicIp.ts).
 import { ConfigurationError } from "../errors.ts";
 import { childId, nameOf, sameId } from "./ids.ts";
-import type { LoadBalancer } from "./model.ts";
+import type { FrontendSpec, LoadBalancer } from "./model.ts";
 import { belongsTo, uidOfFrontend } from "./names.ts";
 
 type Frontend = NonNullable<LoadBalancer["frontendIPConfigurations"]>[number];
 type Rule = NonNullable<LoadBalancer["loadBalancingRules"]>[number];
 
-/** Another Service's frontend on this load balancer that already carries the public IP, if any. */
-export function sharedFrontend(lb: LoadBalancer, fe: string, publicIpId: string): Frontend | undefined {
-  return lb.frontendIPConfigurations?.find((f) => f.name !== fe && sameId(f.publicIPAddress?.id, publicIpId));
+/**
+ * Another Service's frontend on this load balancer that already carries the address the Service asks for, if
+ * any: the same public IP, or (internal) the same static private address in the same subnet.
+ */
+export function sharedFrontend(lb: LoadBalancer, fe: string, want: FrontendSpec): Frontend | undefined {
+  return lb.frontendIPConfigurations?.find((f) => {
+    if (f.name === fe) return false;
+    if (want.kind === "public") return sameId(f.publicIPAddress?.id, want.publicIpId);
+    return (
+      want.privateIp !== undefined &&
+      sameId(f.subnet?.id, want.subnetId) &&
+      f.privateIPAllocationMethod === "Static" &&
+      f.privateIPAddress === want.privateIp
+    );
+  });
 }
 
 /** The Service frontend name a rule belongs to (`a<uid>` of `a<uid>-TCP-80`). */
@@ -65,12 +78,7 @@ export function frontendIdOf(lbId: string, frontend: Frontend): string {
  * Services sharing a frontend must use different ports: ARM refuses two rules of one frontend with the same
  * protocol and frontend port. Refused here, naming the port, before anything is written.
  */
-export function assertPortsFree(
-  lb: LoadBalancer,
-  fe: string,
-  frontendName: string,
-  publicIpName: string,
-): void {
+export function assertPortsFree(lb: LoadBalancer, fe: string, frontendName: string, address: string): void {
   const rules = (lb.loadBalancingRules ?? []).filter(
     (r) => nameOf(r.frontendIPConfiguration?.id) === frontendName,
   );
@@ -83,9 +91,9 @@ export function assertPortsFree(
       throw new ConfigurationError(
         "SharedIPPortInUse",
         "spec.ports",
-        `${(rule.protocol ?? "").toUpperCase()} port ${rule.frontendPort} of public IP ${publicIpName} is already ` +
+        `${(rule.protocol ?? "").toUpperCase()} port ${rule.frontendPort} of ${address} is already ` +
           `served by another Service (rule ${mine ? other.name : rule.name})`,
-        "give Services that share a public IP different ports, or use another public IP",
+        "give Services that share an address different ports, or use another address",
       );
     seen.set(key, rule);
   }

@@ -75,3 +75,26 @@ test("Services naming the same public IP share its frontend on different ports; 
     },
   ]);
 });
+
+test("internal Services asking for the same static private address share its frontend on different ports", async ({
+  cluster,
+  azure,
+}) => {
+  await azureWorld(cluster, azure, 1);
+  await startPortico(cluster, { provider: "azure" });
+  const annotations = {
+    "service.beta.kubernetes.io/azure-load-balancer-internal": "true",
+    "service.beta.kubernetes.io/azure-load-balancer-ipv4": "10.0.1.50",
+  };
+  const web = await cluster.createService("web", lbService(port(80)), annotations);
+  const api = await cluster.createService("api", lbService(port(443)), annotations);
+  expect(await waitForIP(cluster, "web")).toBe("10.0.1.50");
+  expect(await waitForIP(cluster, "api")).toBe("10.0.1.50");
+  const lb = (await inventory(azure)).loadBalancers[0]!;
+  expect(lb.name).toBe(`${cluster.namespace}-internal`);
+  expect(lb.frontends).toHaveLength(1);
+  expect(lb.frontends[0]).toMatchObject({ privateIp: "10.0.1.50", allocation: "Static" });
+  const owner = lb.frontends[0]!.name;
+  expect([web, api].map((s) => feOf(s.metadata!.uid!))).toContain(owner);
+  expect(lb.rules.map((r) => r.frontend)).toEqual([owner, owner]);
+});
