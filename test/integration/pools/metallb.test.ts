@@ -95,3 +95,22 @@ test("a pool name defined by both kinds is refused for the Services it concerns,
     "192.0.2.72",
   ]);
 });
+
+test("a Service holding an address keeps it when its pool's name becomes ambiguous, and says why it is not served", async ({
+  cluster,
+}) => {
+  await installPoolCrd(cluster);
+  await installAdvertisementCrds(cluster);
+  const name = `${cluster.namespace}-shared`;
+  await createMetallbPool(cluster, name, { addresses: ["198.51.100.32/30"] });
+  await metal(cluster);
+  await cluster.createService("held", lb());
+  expect(await waitFor("held's address", () => ips(cluster, "held"))).toEqual(["198.51.100.32"]);
+  // Another pool of the same name, of Portico's kind: the name no longer says which pool the address is from.
+  await createPool(cluster, "shared", { addresses: ["192.0.2.80/30"] });
+  await expectRefused(cluster, "held", {
+    reason: "DuplicatePoolName",
+    mentions: [`IPAddressPool name "${name}" is defined twice`],
+  });
+  expect(await ips(cluster, "held")).toEqual(["198.51.100.32"]);
+});
