@@ -80,3 +80,9 @@ test("a path needs an HTTP check", () => {
     "a path needs an HTTP or HTTPS health check",
   );
 });
+
+test('type: nlb-ip means ip targets unless nlb-target-type says otherwise; "external" changes nothing', () => {
+  expect(parse({ [`${P}type`]: "nlb-ip" }).targetType).toBe("ip");
+  expect(parse({ [`${P}type`]: "nlb-ip", [`${P}nlb-target-type`]: "instance" }).targetType).toBe("instance");
+  expect(parse({ [`${P}type`]: "external" }).targetType).toBe("instance");
+});

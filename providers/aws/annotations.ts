@@ -13,6 +13,7 @@ import { parseMoreAwsSettings, type MoreAwsSettings } from "./moreAnnotations.ts
 const P = "service.beta.kubernetes.io/aws-load-balancer-";
 export const AWS_ANNOTATIONS = {
   targetType: `${P}nlb-target-type`,
+  type: `${P}type`,
   scheme: `${P}scheme`,
   internal: `${P}internal`,
   subnets: `${P}subnets`,
@@ -104,7 +105,11 @@ export function parseAwsSettings(
   Object.assign(loadBalancerAttributes, more.accessLogAttributes);
   const settings: AwsServiceSettings = {
     ...more,
-    targetType: oneOf(a.targetType, get(a.targetType) ?? "instance", ["instance", "ip"] as const),
+    // The AWS Load Balancer Controller's legacy "nlb-ip" type means ip targets (nlb-target-type says it today).
+    targetType: oneOf(a.targetType, get(a.targetType) ?? (get(a.type) === "nlb-ip" ? "ip" : "instance"), [
+      "instance",
+      "ip",
+    ] as const),
     scheme: oneOf(a.scheme, scheme, ["internal", "internet-facing"] as const),
     subnets: list(get(a.subnets)),
     certificateArns: list(get(a.sslCert)),

@@ -198,6 +198,7 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<Applie
               Port: tg.port,
               VpcId: tg.vpcId,
               TargetType: tg.targetType,
+              ...(tg.ipAddressType ? { IpAddressType: tg.ipAddressType } : {}),
               ...healthCheckFields(tg.healthCheck),
               Tags: tags(tg.tags),
             }),

@@ -111,9 +111,13 @@ export class BackendGroupResolver {
     return out;
   }
 
-  private async podInterfaces(ips: string[], vpcId: string): Promise<Map<string, Interface>> {
+  private async podInterfaces(all: string[], vpcId: string): Promise<Map<string, Interface>> {
     const out = new Map<string, Interface>();
-    const wanted = new Set(ips);
+    const wanted = new Set(all);
+    // IPv4 and IPv6 pod addresses are looked up by different filters (one family per target group).
+    const ipv6 = all.some((ip) => ip.includes(":"));
+    const ips = all.filter((ip) => ip.includes(":") === ipv6);
+    const filter = ipv6 ? "ipv6-addresses.ipv6-address" : "addresses.private-ip-address";
     for (let i = 0; i < ips.length; i += FILTER_VALUES) {
       let token: string | undefined;
       do {
@@ -122,7 +126,7 @@ export class BackendGroupResolver {
             new DescribeNetworkInterfacesCommand({
               Filters: [
                 { Name: "vpc-id", Values: [vpcId] },
-                { Name: "addresses.private-ip-address", Values: ips.slice(i, i + FILTER_VALUES) },
+                { Name: filter, Values: ips.slice(i, i + FILTER_VALUES) },
               ],
               ...(token ? { NextToken: token } : {}),
             }),
@@ -130,9 +134,11 @@ export class BackendGroupResolver {
         );
         for (const eni of page.NetworkInterfaces ?? []) {
           const groups = (eni.Groups ?? []).map((g) => g.GroupId!);
-          for (const a of eni.PrivateIpAddresses ?? []) {
-            if (a.PrivateIpAddress && wanted.has(a.PrivateIpAddress)) out.set(a.PrivateIpAddress, { groups });
-          }
+          const addresses = [
+            ...(eni.PrivateIpAddresses ?? []).map((a) => a.PrivateIpAddress),
+            ...(eni.Ipv6Addresses ?? []).map((a) => a.Ipv6Address),
+          ];
+          for (const a of addresses) if (a && wanted.has(a)) out.set(a, { groups });
         }
         token = page.NextToken || undefined;
       } while (token);

@@ -81,6 +81,15 @@ export function desiredLoadBalancer(
     settings,
     groups.map((g) => g.ports[0]!.port),
   );
+  // As the AWS Load Balancer Controller: a Service with an IPv6 family gets IPv6 ip targets (a dualstack NLB's).
+  const ipv6 = settings.targetType === "ip" && intent.ipFamilies.includes("IPv6");
+  if (ipv6 && settings.ipAddressType !== "dualstack")
+    throw new ConfigurationError(
+      "IPv6NeedsDualstack",
+      `metadata.annotations[${AWS_ANNOTATIONS.ipAddressType}]`,
+      "this Service has an IPv6 family, so its ip targets are IPv6 addresses, which only a dualstack NLB reaches",
+      "set ip-address-type: dualstack, or make the Service IPv4 only",
+    );
   const userTags = settings.additionalTags;
   const listeners: DesiredListener[] = [];
   const targetGroups: DesiredTargetGroup[] = [];
@@ -98,9 +107,12 @@ export function desiredLoadBalancer(
       targetType: settings.targetType,
       vpcId: network.vpcId,
       listenerPort: port.port,
+      ...(ipv6 ? { ipAddressType: "ipv6" } : {}),
     });
     const targets =
-      settings.targetType === "instance" ? instanceTargets(intent, tgPort) : ipTargets(intent, group.ports);
+      settings.targetType === "instance"
+        ? instanceTargets(intent, tgPort)
+        : ipTargets(intent, group.ports, ipv6);
     if (targets.length > LIMITS.targetsPerTargetGroup) {
       throw new ConfigurationError(
         "TooManyTargets",
@@ -116,6 +128,7 @@ export function desiredLoadBalancer(
       protocol: tgProtocol,
       port: tgPort,
       targetType: settings.targetType,
+      ...(ipv6 ? { ipAddressType: "ipv6" as const } : {}),
       vpcId: network.vpcId,
       healthCheck: healthCheck(intent, settings, group.protocol),
       attributes: targetGroupAttributes(settings, port.port, {
@@ -229,14 +242,15 @@ function instanceTargets(intent: LoadBalancerIntent, port: number): Target[] {
     .sort(byTarget);
 }
 
-function ipTargets(intent: LoadBalancerIntent, ports: PortIntent[]): Target[] {
+function ipTargets(intent: LoadBalancerIntent, ports: PortIntent[], ipv6: boolean): Target[] {
   const targets: Target[] = [];
   for (const ep of intent.endpoints) {
     const resolved = ports.map((p) => ep.ports[p.name]);
     const port = resolved[0];
     // A TCP_UDP target group registers one port per target, so both protocols must land on the same one.
     if (port === undefined || resolved.some((r) => r !== port)) continue;
-    if (ep.ip.includes(":")) continue;
+    // A target group holds one family.
+    if (ep.ip.includes(":") !== ipv6) continue;
     targets.push({ id: ep.ip, port });
   }
   return targets.sort(byTarget);

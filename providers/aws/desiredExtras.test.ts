@@ -224,3 +224,26 @@ function observedOf(d: ReturnType<typeof build>, groups = ["sg-own"]): Observed 
     backendRules: [],
   };
 }
+
+test("an IPv6 Service's ip targets are its IPv6 endpoints in an ipv6 target group, on a dualstack NLB only", () => {
+  const v6 = {
+    ...TWO_PORTS,
+    ipFamilies: ["IPv6" as const, "IPv4" as const],
+    endpoints: [
+      { ip: "10.0.1.5", ports: { http: 8080, https: 8443 } },
+      { ip: "2600:1f18::5", ports: { http: 8080, https: 8443 } },
+    ],
+  };
+  const ip = { [`${P}nlb-target-type`]: "ip", [`${P}ip-address-type`]: "dualstack" };
+  const lb = build(ip, v6);
+  expect(lb.targetGroups.map((tg) => [tg.ipAddressType, tg.targets.map((t) => t.id)])).toEqual([
+    ["ipv6", ["2600:1f18::5"]],
+    ["ipv6", ["2600:1f18::5"]],
+  ]);
+  // Another family is another target group (it cannot change in place).
+  expect(lb.targetGroups[0]!.name).not.toBe(build(ip, { ...v6, ipFamilies: ["IPv4"] }).targetGroups[0]!.name);
+  expect(build(ip, { ...v6, ipFamilies: ["IPv4"] }).targetGroups[0]!.targets.map((t) => t.id)).toEqual([
+    "10.0.1.5",
+  ]);
+  expect(() => build({ [`${P}nlb-target-type`]: "ip" }, v6)).toThrow(/ip-address-type.*dualstack/);
+});

@@ -40,6 +40,8 @@ export interface DesiredTargetGroup {
   protocol: ListenerProtocol;
   port: number;
   targetType: "instance" | "ip";
+  /** Absent: IPv4 targets. */
+  ipAddressType?: "ipv6";
   vpcId: string;
   healthCheck: HealthCheck;
   attributes: Record<string, string>;

@@ -55,6 +55,8 @@ export function targetGroupName(
     targetType: string;
     vpcId: string;
     listenerPort: number;
+    /** Only when not IPv4, so that existing groups keep their names. */
+    ipAddressType?: string;
   },
 ): string {
   return shortName(
@@ -68,6 +70,7 @@ export function targetGroupName(
       parts.targetType,
       parts.vpcId,
       parts.listenerPort,
+      ...(parts.ipAddressType ? [parts.ipAddressType] : []),
     ),
   );
 }
