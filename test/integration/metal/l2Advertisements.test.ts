@@ -170,3 +170,38 @@ test(
   },
   E2E_TIMEOUT_MS,
 );
+
+test(
+  "serviceSelectors: an advertisement applies only to the Services it selects; a Service no advertisement selects is not answered",
+  async ({ cluster }) => {
+    const [SELECTED_IP, OTHER_IP] = ["192.0.2.174", "192.0.2.175"];
+    const metal = await setUp(cluster, [SELECTED_IP, OTHER_IP]);
+    await createMetallbPool(cluster, "shop", { addresses: [`${SELECTED_IP}/31`] });
+    const unrestricted = metal.electedFor(SELECTED_IP);
+    const labelled = metal.electedFor(
+      SELECTED_IP,
+      metal.nodes.filter((n) => n !== unrestricted),
+    );
+    await label(cluster, labelled);
+    await createMetallbAdvertisement(cluster, "frontends", {
+      ipAddressPools: ["shop"],
+      serviceSelectors: [{ matchLabels: { tier: "frontend" } }],
+      nodeSelectors: [{ matchLabels: { [EDGE]: "true" } }],
+    });
+    await metal.startSpeakers([`--metallb-namespace=${cluster.namespace}`]);
+    await metal.createService("front", [SELECTED_IP]);
+    await metal.createService("back", [OTHER_IP]);
+    await cluster.core.patchNamespacedService(
+      { name: "front", namespace: cluster.namespace, body: { metadata: { labels: { tier: "frontend" } } } },
+      mergePatch,
+    );
+    await waitFor("the selected Service's address on the advertised node", () => {
+      const announcers = metal.announcersOf(SELECTED_IP);
+      return announcers.length === 1 && announcers[0] === labelled;
+    });
+    expect(await answers(metal, SELECTED_IP)).toEqual([labelled.mac, labelled.mac, labelled.mac]);
+    expect(metal.announcersOf(OTHER_IP)).toEqual([]);
+    expect(await answers(metal, OTHER_IP)).toEqual([]);
+  },
+  E2E_TIMEOUT_MS,
+);
