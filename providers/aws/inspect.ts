@@ -40,7 +40,7 @@ export async function inspectService(clients: AwsClients, service: ServiceRef): 
         children.push({ label: "forwards to a target group Portico does not own", health: "warn" });
       }
       listeners.push({
-        label: `listener ${l.protocol}:${l.port}${l.certificateArns.length ? " (TLS certificate set)" : ""}`,
+        label: `listener ${l.protocol}:${l.port}${l.certificateArns.length ? ` (${l.certificateArns.length} TLS certificate${l.certificateArns.length > 1 ? "s" : ""})` : ""}`,
         children,
       });
     }
@@ -55,5 +55,10 @@ export async function inspectService(clients: AwsClients, service: ServiceRef): 
       label: `security group ${g.id} allows ${g.ingress.map((r) => `${r.protocol}/${r.port} from ${r.cidr}`).join(", ") || "nothing"}`,
     });
   }
+  const byGroup = new Map<string, string[]>();
+  for (const r of observed.backendRules)
+    byGroup.set(r.groupId, [...(byGroup.get(r.groupId) ?? []), `${r.protocol}/${r.port} from ${r.source}`]);
+  for (const [groupId, rules] of byGroup)
+    nodes.push({ label: `backend security group ${groupId} admits the NLB: ${rules.sort().join(", ")}` });
   return nodes;
 }

@@ -9,7 +9,7 @@ import type {
   ServiceRef,
 } from "../provider.ts";
 import { parseAwsSettings } from "./annotations.ts";
-import { BackendGroupResolver, backendRuleTags } from "./backendGroups.ts";
+import { BackendGroupResolver, backendRuleTags, type Unresolved } from "./backendGroups.ts";
 import { backendRules } from "./backendRules.ts";
 import { MORE_AWS_ANNOTATIONS } from "./moreAnnotations.ts";
 import { UserSecurityGroups } from "./userSecurityGroups.ts";
@@ -65,7 +65,7 @@ export class AwsProvider implements LoadBalancerProvider {
   async ensure(intent: LoadBalancerIntent): Promise<EnsureResult> {
     const uid = intent.service.uid;
     try {
-      const desired = await this.desire(intent);
+      const { desired } = await this.desire(intent);
       const reused = await this.reuse(uid, desired);
       if (reused) {
         const p = plan(desired, reused);
@@ -127,8 +127,14 @@ export class AwsProvider implements LoadBalancerProvider {
   }
 
   async plan(intent: LoadBalancerIntent): Promise<PlanDescription> {
-    const { plan: p } = await this.prepare(intent);
-    return { operations: p.operations.map(describeOperation) };
+    const { plan: p, unresolved } = await this.prepare(intent);
+    return {
+      operations: [
+        ...p.operations.map(describeOperation),
+        // Said here so that a missing backend rule is never a mystery; ensure goes on without it.
+        ...unresolved.map((u) => `no backend rule for target ${u.target}: ${u.reason}`),
+      ],
+    };
   }
 
   async delete(service: ServiceRef): Promise<void> {
@@ -171,7 +177,9 @@ export class AwsProvider implements LoadBalancerProvider {
     return [...found.values()];
   }
 
-  private async desire(intent: LoadBalancerIntent): Promise<DesiredLoadBalancer> {
+  private async desire(
+    intent: LoadBalancerIntent,
+  ): Promise<{ desired: DesiredLoadBalancer; unresolved: Unresolved[] }> {
     const settings = parseAwsSettings(intent.annotations, { scheme: this.defaultScheme });
     const network: Network = await this.subnets.resolve(settings.scheme, settings.subnets);
     if (settings.securityGroups.length)
@@ -191,10 +199,15 @@ export class AwsProvider implements LoadBalancerProvider {
     } else if (manage) {
       const source = desired.securityGroup ? OWN_SECURITY_GROUP : desired.userSecurityGroups[0]!;
       const targetIds = desired.targetGroups.flatMap((tg) => tg.targets.map((t) => t.id));
-      const { groups } = await this.backendGroups.resolve(settings.targetType, targetIds, network.vpcId);
+      const { groups, unresolved } = await this.backendGroups.resolve(
+        settings.targetType,
+        targetIds,
+        network.vpcId,
+      );
       desired.backendRules = backendRules(desired.targetGroups, groups, source);
+      return { desired, unresolved };
     }
-    return desired;
+    return { desired, unresolved: [] };
   }
 
   private observe(intent: LoadBalancerIntent, desired: DesiredLoadBalancer): Promise<Observed> {
@@ -204,10 +217,10 @@ export class AwsProvider implements LoadBalancerProvider {
 
   private async prepare(
     intent: LoadBalancerIntent,
-  ): Promise<{ desired: DesiredLoadBalancer; observed: Observed; plan: Plan }> {
-    const desired = await this.desire(intent);
+  ): Promise<{ desired: DesiredLoadBalancer; observed: Observed; plan: Plan; unresolved: Unresolved[] }> {
+    const { desired, unresolved } = await this.desire(intent);
     const observed = await this.observe(intent, desired);
-    return { desired, observed, plan: plan(desired, observed) };
+    return { desired, observed, plan: plan(desired, observed), unresolved };
   }
 }
 

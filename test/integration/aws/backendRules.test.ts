@@ -179,3 +179,23 @@ test("a Service with nothing left but backend rules is still found as an owner, 
   expect(await groupRules(aws, nodeGroup)).toEqual([]);
   expect(await provider.ownedServices()).toEqual([]);
 });
+
+test("a node with several security groups and none tagged for the cluster gets no rule, and the plan says why", async ({
+  cluster,
+  aws,
+}) => {
+  const groups: string[] = [];
+  const world = await awsWorld(cluster, aws, 1, {
+    nodeSecurityGroups: async (vpcId) => {
+      groups.push(await aws.createSecurityGroup(vpcId, "a"), await aws.createSecurityGroup(vpcId, "b"));
+      return groups;
+    },
+  });
+  const provider = directProvider(cluster);
+  const web = intentFor(world, "web");
+  await provider.ensure(web);
+  for (const g of groups) expect(await groupRules(aws, g)).toEqual([]);
+  expect((await provider.plan(web)).operations).toEqual([
+    `no backend rule for target ${world.instances[0]!.instanceId}: its network interface has 2 security groups and 0 of them are tagged kubernetes.io/cluster/${cluster.namespace} (exactly one must be)`,
+  ]);
+});
