@@ -13,7 +13,8 @@ import type {
   PublicIPAddress,
 } from "./model.ts";
 import { observedAddress, type Operation } from "./plan.ts";
-import { createPublicIp, setPublicIpDnsLabel } from "./publicIpWrites.ts";
+import { createPublicIp, editPublicIpTags, setPublicIpDnsLabel } from "./publicIpWrites.ts";
+import { tagsAfter } from "./sharedPublicIps.ts";
 import { withoutServiceRules, withServiceRules } from "./securityRulesEdit.ts";
 import type { EtagWriter, ResourceAccess } from "./writer.ts";
 
@@ -43,6 +44,10 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<string
         createdIps.push(await createPublicIp(clients, { ...where, location: ctx.location }));
         break;
       }
+      case "sharePublicIp":
+      case "handOverPublicIp":
+        await editPublicIpTags(clients, op, (tags) => tagsAfter(op, tags));
+        break;
       case "setPublicIpDnsLabel": {
         const { kind: _kind, ...where } = op;
         await setPublicIpDnsLabel(clients, where);

@@ -102,7 +102,9 @@ function frontendNode(frontend: Frontend, publicIps: PublicIPAddress[], uid: str
   const whose =
     pip.tags?.[TAG.serviceUid] === uid
       ? "Portico's, tagged for this Service"
-      : "the user's own; Portico only uses it";
+      : pip.tags?.[TAG.serviceUid]
+        ? `Portico's for Service ${pip.tags[TAG.service] ?? pip.tags[TAG.serviceUid]}, shared with this one`
+        : "the user's own; Portico only uses it";
   return {
     label: `frontend ${frontend.name} ${pip.ipAddress ?? "<no address yet>"}`,
     ...(pip.ipAddress ? {} : { health: "warn" }),

@@ -70,7 +70,9 @@ export type PublicIpChoice =
       /** The public IP prefix the address comes from, fixed when the public IP is created. */
       prefixId?: string;
     }
-  | { kind: "user"; name: string; resourceGroup: string; id: string };
+  | { kind: "user"; name: string; resourceGroup: string; id: string }
+  /** Another Service's public IP that Portico made, which this Service shares (recorded in its tags). */
+  | { kind: "shared"; name: string; resourceGroup: string; id: string };
 
 export interface DesiredSecurityRule {
   name: string;

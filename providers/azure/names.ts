@@ -15,6 +15,11 @@ export const TAG = {
   resource: "portico.io-resource",
   /** On a shared load balancer, one per frontend whose Service is recorded nowhere else: value `ns/name`. */
   frontendPrefix: "portico.io-frontend-",
+  /**
+   * On Portico's public IP, the UIDs of the other Services that use it, comma-separated (cloud-provider-azure
+   * keeps such a list in its k8s-azure-service tag): the public IP goes only when none is left.
+   */
+  sharedWith: "portico.io-shared-with",
 } as const;
 
 /** ARM allows at most 50 tags on a resource. */

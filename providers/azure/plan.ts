@@ -8,6 +8,7 @@ import type { DesiredService, LoadBalancer, Observed, PublicIPAddress } from "./
 import { belongsTo, NODE_POOL, TAG } from "./names.ts";
 import { dnsLabelOf, ownedBy } from "./publicIp.ts";
 import type { IpTag } from "./publicIpAnnotations.ts";
+import { leaving, sharersOf, type SharingOperation } from "./sharedPublicIps.ts";
 import { withoutServiceRules, withServiceRules } from "./securityRulesEdit.ts";
 
 export type Operation =
@@ -26,7 +27,8 @@ export type Operation =
   | { kind: "removeFromLoadBalancer"; loadBalancer: string; deletesIt: boolean; reason: string }
   | { kind: "updateSecurityRules"; securityGroup: string; count: number }
   | { kind: "removeSecurityRules"; securityGroup: string }
-  | { kind: "deletePublicIp"; name: string; resourceGroup: string };
+  | { kind: "deletePublicIp"; name: string; resourceGroup: string }
+  | SharingOperation;
 
 export interface Plan {
   operations: Operation[];
@@ -74,6 +76,19 @@ export function plan(d: DesiredService, observed: Observed): Plan {
     }
   }
 
+  if (pip?.kind === "shared") {
+    const existing = observed.publicIps.find((p) => sameId(p.id, pip.id));
+    // Recorded before the load balancer uses it, so that its owner leaving meanwhile hands it over, not deletes it.
+    if (existing && !sharersOf(existing).includes(d.service.uid))
+      ops.push({
+        kind: "sharePublicIp",
+        name: pip.name,
+        resourceGroup: pip.resourceGroup,
+        uid: d.service.uid,
+        join: true,
+      });
+  }
+
   const target = observed.loadBalancers.find(
     (lb) => lb.name?.toLowerCase() === d.loadBalancer.name.toLowerCase(),
   );
@@ -117,8 +132,8 @@ export function plan(d: DesiredService, observed: Observed): Plan {
   } else if (nsg && withoutServiceRules(nsg, fe) !== nsg)
     ops.push({ kind: "removeSecurityRules", securityGroup: nsg.name ?? "" });
 
-  for (const old of ownedPublicIps(observed.publicIps, d.cluster, d.service.uid))
-    if (!sameId(old.id, pip?.id)) ops.push(deletePublicIp(old));
+  for (const old of heldPublicIps(observed.publicIps, d.cluster, d.service.uid))
+    if (!sameId(old.id, pip?.id)) ops.push(...leave(old, d.service.uid, observed));
   return { operations: ops, notices };
 }
 
@@ -136,7 +151,8 @@ export function planDeletion(
   for (const lb of observed.loadBalancers)
     if (ownedLoadBalancer(lb, cluster) && holdsService(lb, frontend))
       ops.push(removal(lb, frontend, "the Service no longer needs it"));
-  for (const pip of ownedPublicIps(observed.publicIps, cluster, service.uid)) ops.push(deletePublicIp(pip));
+  for (const pip of heldPublicIps(observed.publicIps, cluster, service.uid))
+    ops.push(...leave(pip, service.uid, observed));
   return ops;
 }
 
@@ -144,8 +160,18 @@ export function ownedLoadBalancer(lb: LoadBalancer, cluster: string): boolean {
   return lb.tags?.[TAG.cluster] === cluster;
 }
 
-function ownedPublicIps(pips: PublicIPAddress[], cluster: string, uid: string): PublicIPAddress[] {
-  return pips.filter((p) => ownedBy(p, cluster, { uid }));
+/** This cluster's public IPs that the Service owns or shares. */
+function heldPublicIps(pips: PublicIPAddress[], cluster: string, uid: string): PublicIPAddress[] {
+  return pips.filter(
+    (p) => ownedBy(p, cluster, { uid }) || (p.tags?.[TAG.cluster] === cluster && sharersOf(p).includes(uid)),
+  );
+}
+
+/** A Service letting go of a public IP it holds: off its list, handed to a sharer, or deleted with nobody left. */
+function leave(pip: PublicIPAddress, uid: string, observed: Observed): Operation[] {
+  const op = leaving(pip, uid, observed);
+  if (op === "delete") return [deletePublicIp(pip)];
+  return op ? [op] : [];
 }
 
 function removal(lb: LoadBalancer, fe: string, reason: string): Operation {
@@ -221,5 +247,11 @@ export function describeOperation(op: Operation): string {
       return `remove the Service's rules from network security group ${op.securityGroup}`;
     case "deletePublicIp":
       return `delete public IP ${op.name}`;
+    case "sharePublicIp":
+      return op.join
+        ? `record the Service as sharing public IP ${op.name}`
+        : `take the Service off public IP ${op.name}'s list of sharing Services`;
+    case "handOverPublicIp":
+      return `hand public IP ${op.name} over to Service ${op.toService ?? op.to}, which still uses it`;
   }
 }

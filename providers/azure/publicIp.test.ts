@@ -98,11 +98,11 @@ describe("choosePublicIp", () => {
 
   it.each([
     [
-      "another Service's",
+      "another cluster's",
       { [`${A}azure-pip-name`]: "theirs" },
       [
         publicIp("theirs", {
-          tags: ownershipTags(CLUSTER, { namespace: "a", name: "b", uid: OTHER_UID }, "publicip"),
+          tags: ownershipTags("other-cluster", { namespace: "a", name: "b", uid: OTHER_UID }, "publicip"),
         }),
       ],
       "PublicIPInUse",

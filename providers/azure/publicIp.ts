@@ -16,6 +16,7 @@ import {
   uidOfFrontend,
 } from "./names.ts";
 import { sameIpTags, type IpTag } from "./publicIpAnnotations.ts";
+import { assertRoomToShare } from "./sharedPublicIps.ts";
 
 export function choosePublicIp(
   settings: AzureServiceSettings,
@@ -65,7 +66,13 @@ export function choosePublicIp(
   }
   const name = found?.name ?? named ?? publicIpName(ctx.cluster, service.uid);
   const id = found?.id ?? resourceId(ctx.config.subscriptionId, rg, "publicIPAddresses", name);
-  if (found) assertUsable(found, service, field, shareableOn(ctx));
+  const shareable = shareableOn(ctx);
+  if (found) assertUsable(found, service, field, ctx.cluster, shareable);
+  if (found && isSharedPorticoIp(found, ctx.cluster, service)) {
+    assertRoomToShare(found, service.uid, field);
+    assertUserIpAsAsked(found, settings);
+    return { kind: "shared", name, resourceGroup: rg, id };
+  }
   if (!found || ownedBy(found, ctx.cluster, service)) {
     if (found) assertFixedAsMade(found, settings);
     return {
@@ -125,31 +132,35 @@ function assertFixedAsMade(pip: PublicIPAddress, settings: AzureServiceSettings)
 }
 
 /**
- * A user's public IP is used as it is: Portico does not write to what it did not make. What the Service asks of
- * it must already be so; cloud-provider-azure would set the DNS label on it, Portico asks the owner to.
+ * A user's public IP is used as it is: Portico does not write to what it did not make; nor does a Service
+ * sharing another Service's public IP change it. What the Service asks of it must already be so;
+ * cloud-provider-azure would set the DNS label on a user's, Portico asks the owner to.
  */
 function assertUserIpAsAsked(pip: PublicIPAddress, settings: AzureServiceSettings): void {
+  const whose = pip.tags?.[TAG.serviceUid]
+    ? `Service ${pip.tags[TAG.service] ?? pip.tags[TAG.serviceUid]}'s, which this Service only shares`
+    : "the user's";
   const label = dnsLabelOf(pip);
   if (settings.dnsLabel && settings.dnsLabel !== label)
     throw new ConfigurationError(
       "PublicIPNotPortico",
       `metadata.annotations[${AZURE_ANNOTATIONS.dnsLabelName}]`,
-      `asks for DNS label ${settings.dnsLabel}, but public IP ${pip.name} is the user's and has ` +
-        `${label ? `label ${label}` : "no label"}; Portico does not change public IPs it did not make`,
-      `set the label on the public IP yourself (az network public-ip update --dns-name ${settings.dnsLabel}), or remove the annotation`,
+      `asks for DNS label ${settings.dnsLabel}, but public IP ${pip.name} is ${whose} and has ` +
+        `${label ? `label ${label}` : "no label"}`,
+      `set the label on the public IP's own Service, or on your public IP yourself (az network public-ip update --dns-name ${settings.dnsLabel}); or remove the annotation`,
     );
   if (settings.publicIpPrefixId && !sameOptionalId(pip.publicIPPrefix?.id, settings.publicIpPrefixId))
     throw new ConfigurationError(
       "PublicIPNotPortico",
       `metadata.annotations[${AZURE_ANNOTATIONS.pipPrefixId}]`,
-      `public IP ${pip.name} is the user's and is not from that prefix; a prefix applies to public IPs Portico makes`,
+      `public IP ${pip.name} is ${whose} and is not from that prefix; a prefix applies to a public IP as it is made`,
       "remove the annotation, or name a public IP made from the prefix",
     );
   if (settings.ipTags.length && !sameIpTags(ipTagsOf(pip), settings.ipTags))
     throw new ConfigurationError(
       "PublicIPNotPortico",
       `metadata.annotations[${AZURE_ANNOTATIONS.ipTags}]`,
-      `asks for IP tags public IP ${pip.name} does not have; it is the user's, and IP tags are fixed at creation`,
+      `asks for IP tags public IP ${pip.name} does not have; it is ${whose}, and IP tags are fixed at creation`,
       "remove the annotation, or name a public IP made with those IP tags",
     );
 }
@@ -168,21 +179,27 @@ function shareableOn(ctx: { cluster: string; config: AzureConfig }): string | un
   return sharedLoadBalancerName(ctx.config.loadBalancerName ?? ctx.cluster, false);
 }
 
+/** Portico's public IP of another Service of this cluster, which this Service may share (sharedPublicIps.ts). */
+function isSharedPorticoIp(pip: PublicIPAddress, cluster: string, service: ServiceRef): boolean {
+  const owner = pip.tags?.[TAG.serviceUid];
+  return pip.tags?.[TAG.cluster] === cluster && owner !== undefined && owner !== service.uid;
+}
+
 function assertUsable(
   pip: PublicIPAddress,
   service: ServiceRef,
   field: string,
+  cluster: string,
   shareable: string | undefined,
 ): void {
   const otherService = pip.tags?.[TAG.serviceUid];
-  if (otherService && otherService !== service.uid)
+  if (otherService && otherService !== service.uid && (pip.tags?.[TAG.cluster] !== cluster || !shareable))
     throw new ConfigurationError(
       "PublicIPInUse",
       field,
-      `public IP ${pip.name} is Portico's own for Service ${pip.tags?.[TAG.service] ?? otherService}, which ` +
-        "it deletes with that Service",
-      "to share an address between Services, create a Standard static public IP yourself and name it in each " +
-        `of them (${AZURE_ANNOTATIONS.pipName}); otherwise use another public IP`,
+      `public IP ${pip.name} is Portico's own for Service ${pip.tags?.[TAG.service] ?? otherService}` +
+        (shareable ? " of another cluster" : ", and with one load balancer per Service it cannot be shared"),
+      "use another public IP",
     );
   const user = pip.ipConfiguration?.id;
   // Another Service's frontend on the cluster's load balancer: the Services share it (sharedFrontends.ts).

@@ -1,5 +1,7 @@
 // Writes of the public IPs Portico makes: creating one with everything that is fixed at creation (SKU, version,
-// IP tags, prefix) and its DNS label, and changing the label later. Each is safe to repeat.
+// IP tags, prefix) and its DNS label, changing the label later, and editing the tags that record who shares it.
+// Each is safe to repeat.
+import { CloudError } from "../errors.ts";
 import { call, type AzureClients } from "./clients.ts";
 import type { PublicIPAddress } from "./model.ts";
 import type { IpTag } from "./publicIpAnnotations.ts";
@@ -65,4 +67,38 @@ export async function setPublicIpDnsLabel(
       requestOptions: { headers: { "If-Match": current.etag ?? "" } },
     }),
   );
+}
+
+/**
+ * Edits the tags of Portico's public IP from a fresh read, written only if nobody changed the public IP in
+ * between (If-Match); a lost race reads again, so that two Services joining or leaving at once both count.
+ */
+export async function editPublicIpTags(
+  clients: AzureClients,
+  where: PublicIpTarget,
+  edit: (tags: Record<string, string>) => Record<string, string>,
+): Promise<void> {
+  const pips = clients.network.publicIPAddresses;
+  for (let attempt = 1; ; attempt++) {
+    const current = await call("publicIPAddresses:get", () => pips.get(where.resourceGroup, where.name));
+    const tags = current.tags ?? {};
+    const next = edit(tags);
+    if (JSON.stringify(next) === JSON.stringify(tags)) return;
+    try {
+      await call("publicIPAddresses:createOrUpdate", () =>
+        pips.createOrUpdate(
+          where.resourceGroup,
+          where.name,
+          { ...current, tags: next },
+          {
+            updateIntervalInMs: clients.pollIntervalMs,
+            requestOptions: { headers: { "If-Match": current.etag ?? "" } },
+          },
+        ),
+      );
+      return;
+    } catch (err) {
+      if (attempt >= 3 || !(err instanceof CloudError) || err.code !== "PreconditionFailed") throw err;
+    }
+  }
 }

@@ -150,7 +150,7 @@ describe("choosing a public IP another Service uses", () => {
     expect(() => choose(pip, cfg)).toThrow(/already used by/);
   });
 
-  it("refuses Portico's own public IP of another Service, saying how to share an address", () => {
+  it("shares Portico's own public IP of another Service of the cluster, except with one load balancer per Service", () => {
     const theirs = publicIp("shared-ip", {
       tags: {
         "portico.io-cluster": CLUSTER,
@@ -158,11 +158,7 @@ describe("choosing a public IP another Service uses", () => {
         "portico.io-service": "shop/web",
       },
     });
-    expect(() => choose(theirs)).toThrow(ConfigurationError);
-    try {
-      choose(theirs);
-    } catch (err) {
-      expect((err as ConfigurationError).fix).toContain("create a Standard static public IP yourself");
-    }
+    expect(choose(theirs)).toMatchObject({ kind: "shared", name: "shared-ip" });
+    expect(() => choose(theirs, config({ loadBalancerPerService: true }))).toThrow(/cannot be shared/);
   });
 });

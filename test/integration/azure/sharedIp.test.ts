@@ -1,6 +1,7 @@
-// One public IP shared by several Services, as cloud-provider-azure allows: Services naming the same public IP
-// of the user's (azure-pip-name, or its address) serve different ports of it through one frontend, which stays
-// while any of them uses it; the public IP itself is the user's and is never changed or deleted.
+// One address shared by several Services, as cloud-provider-azure allows: Services naming the same public IP
+// (azure-pip-name, or its address) serve different ports of it through one frontend, which stays while any of
+// them uses it. A user's public IP is never changed or deleted; one Portico made for the name records who
+// shares it and goes with the last of them.
 import { expect, expectRefused, test, waitFor } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { azureWorld, lbService, waitForIP } from "./fixtures.ts";
@@ -97,4 +98,43 @@ test("internal Services asking for the same static private address share its fro
   const owner = lb.frontends[0]!.name;
   expect([web, api].map((s) => feOf(s.metadata!.uid!))).toContain(owner);
   expect(lb.rules.map((r) => r.frontend)).toEqual([owner, owner]);
+});
+
+test("a public IP Portico makes for a name is shared by the Services naming it, handed over when its first Service goes, and deleted with the last", async ({
+  cluster,
+  azure,
+}) => {
+  await azureWorld(cluster, azure, 1);
+  await startPortico(cluster, { provider: "azure" });
+  const web = await cluster.createService("web", lbService(port(80)), { [PIP_NAME]: "made-ip" });
+  const ip = await waitForIP(cluster, "web");
+  const api = await cluster.createService("api", lbService(port(443)), { [PIP_NAME]: "made-ip" });
+  expect(await waitForIP(cluster, "api")).toBe(ip);
+  const webUid = web.metadata!.uid!;
+  const apiUid = api.metadata!.uid!;
+  let pips = (await inventory(azure)).publicIps;
+  expect(pips).toHaveLength(1);
+  expect(pips[0]!.tags).toMatchObject({
+    "portico.io-service-uid": webUid,
+    "portico.io-service": `${cluster.namespace}/web`,
+    "portico.io-shared-with": apiUid,
+  });
+
+  await cluster.core.deleteNamespacedService({ name: "web", namespace: cluster.namespace });
+  await waitFor(
+    "the public IP handed to api",
+    async () => (await inventory(azure)).publicIps[0]?.tags["portico.io-service-uid"] === apiUid,
+  );
+  pips = (await inventory(azure)).publicIps;
+  expect(pips).toHaveLength(1);
+  expect(pips[0]).toMatchObject({ address: ip, usedBy: feOf(apiUid) });
+  expect(pips[0]!.tags["portico.io-service"]).toBe(`${cluster.namespace}/api`);
+  expect(pips[0]!.tags["portico.io-shared-with"]).toBeUndefined();
+  expect((await cluster.getService("api")).status?.loadBalancer?.ingress?.[0]?.ip).toBe(ip);
+
+  await cluster.core.deleteNamespacedService({ name: "api", namespace: cluster.namespace });
+  await waitFor("nothing left", async () => {
+    const inv = await inventory(azure);
+    return inv.publicIps.length === 0 && inv.loadBalancers.length === 0;
+  });
 });
