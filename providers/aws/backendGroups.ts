@@ -5,6 +5,7 @@
 // most one DescribeInstances or DescribeNetworkInterfaces call, and none while the answers are fresh.
 import {
   AuthorizeSecurityGroupIngressCommand,
+  DescribeVpcsCommand,
   DescribeInstancesCommand,
   DescribeNetworkInterfacesCommand,
   DescribeSecurityGroupRulesCommand,
@@ -36,6 +37,7 @@ export class BackendGroupResolver {
   private readonly clients: AwsClients;
   private readonly cluster: string;
   private readonly cache = new Map<string, { at: number; groupId?: string; reason?: string }>();
+  private readonly vpcs = new Map<string, { at: number; cidrs: { ipv4: string[]; ipv6: string[] } }>();
 
   constructor(clients: AwsClients, cluster: string) {
     this.clients = clients;
@@ -70,6 +72,26 @@ export class BackendGroupResolver {
       else unresolved.push({ target: id, reason: entry.reason ?? "no security group" });
     }
     return { groups, unresolved };
+  }
+
+  /** The VPC's IPv4 and IPv6 CIDRs (cached like the rest): where an internal NLB's clients are. */
+  async vpcCidrs(vpcId: string): Promise<{ ipv4: string[]; ipv6: string[] }> {
+    const hit = this.vpcs.get(vpcId);
+    if (hit && Date.now() - hit.at < CACHE_MS) return hit.cidrs;
+    const out = await call("ec2:DescribeVpcs", () =>
+      this.clients.ec2.send(new DescribeVpcsCommand({ VpcIds: [vpcId] })),
+    );
+    const vpc = out.Vpcs?.[0];
+    const cidrs = {
+      ipv4: (vpc?.CidrBlockAssociationSet ?? [])
+        .filter((a) => a.CidrBlockState?.State !== "disassociated")
+        .map((a) => a.CidrBlock!)
+        .filter(Boolean),
+      ipv6: (vpc?.Ipv6CidrBlockAssociationSet ?? []).map((a) => a.Ipv6CidrBlock!).filter(Boolean),
+    };
+    if (!cidrs.ipv4.length && vpc?.CidrBlock) cidrs.ipv4.push(vpc.CidrBlock);
+    this.vpcs.set(vpcId, { at: Date.now(), cidrs });
+    return cidrs;
   }
 
   private choose(
@@ -193,7 +215,7 @@ export async function observeBackendRules(
       groupId: r.GroupId!,
       protocol: r.IpProtocol as "tcp" | "udp",
       port: r.FromPort!,
-      source: r.ReferencedGroupInfo?.GroupId ?? "",
+      source: r.ReferencedGroupInfo?.GroupId ?? r.CidrIpv4 ?? r.CidrIpv6 ?? "",
     }));
 }
 
@@ -243,12 +265,20 @@ export async function authorizeBackendRules(
     clients.ec2.send(
       new AuthorizeSecurityGroupIngressCommand({
         GroupId: groupId,
-        IpPermissions: rules.map((r) => ({
-          IpProtocol: r.protocol,
-          FromPort: r.port,
-          ToPort: r.port,
-          UserIdGroupPairs: [{ GroupId: source(r)!, Description: description }],
-        })),
+        IpPermissions: rules.map((r) => {
+          const from = source(r)!;
+          return {
+            IpProtocol: r.protocol,
+            FromPort: r.port,
+            ToPort: r.port,
+            // A group (the NLB's), or a CIDR when the NLB has no group.
+            ...(!from.includes("/")
+              ? { UserIdGroupPairs: [{ GroupId: from, Description: description }] }
+              : from.includes(":")
+                ? { Ipv6Ranges: [{ CidrIpv6: from, Description: description }] }
+                : { IpRanges: [{ CidrIp: from, Description: description }] }),
+          };
+        }),
         TagSpecifications: [
           {
             ResourceType: "security-group-rule",

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { parseAwsSettings } from "./annotations.ts";
-import { backendRules, planBackendRules, ruleKey } from "./backendRules.ts";
+import { backendRules, cidrBackendRules, planBackendRules, ruleKey } from "./backendRules.ts";
 import { desiredLoadBalancer } from "./desired.ts";
 import type { BackendRule, ObservedBackendRule } from "./model.ts";
 import { intent, NETWORK } from "../../test/unit/support/awsIntent.ts";
@@ -89,5 +89,47 @@ describe("backend rules", () => {
     const moved = planBackendRules(want.slice(0, 1), have.slice(0, 1), "sg-new");
     expect([...moved.authorize.values()].flat().map((r) => r.port)).toEqual([1]);
     expect([...moved.revoke.values()].flat().map((r) => r.ruleId)).toEqual(["r1"]);
+  });
+});
+
+describe("backend rules without an NLB security group (addresses, as the AWS Load Balancer Controller writes them)", () => {
+  const from = {
+    scheme: "internal" as const,
+    subnetCidrs: { ipv4: ["10.0.0.0/24", "10.0.1.0/24"], ipv6: [] },
+    vpcCidrs: { ipv4: ["10.0.0.0/16"], ipv6: [] },
+    sourceRanges: [],
+  };
+  const ip = { "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip" };
+  const pods = new Map([["10.0.1.5", "sg-pods"]]);
+
+  test("instance targets keep client addresses: traffic from the VPC (internal) or everyone, or the source ranges", () => {
+    const tgs = desired().targetGroups;
+    expect(keys(cidrBackendRules(tgs, NODES, from))).toEqual(["sg-nodes/tcp/30080/10.0.0.0/16"]);
+    expect(keys(cidrBackendRules(tgs, NODES, { ...from, scheme: "internet-facing" }))).toEqual([
+      "sg-nodes/tcp/30080/0.0.0.0/0",
+    ]);
+    // Named clients do not cover the health checks, which come from the NLB's subnets.
+    expect(keys(cidrBackendRules(tgs, NODES, { ...from, sourceRanges: ["192.0.2.0/24"] }))).toEqual([
+      "sg-nodes/tcp/30080/10.0.0.0/24",
+      "sg-nodes/tcp/30080/10.0.1.0/24",
+      "sg-nodes/tcp/30080/192.0.2.0/24",
+    ]);
+  });
+
+  test("ip targets over TCP see the NLB: traffic and health checks from its subnets", () => {
+    const tgs = desired(intent(), ip).targetGroups;
+    expect(keys(cidrBackendRules(tgs, pods, from))).toEqual([
+      "sg-pods/tcp/8080/10.0.0.0/24",
+      "sg-pods/tcp/8080/10.0.1.0/24",
+    ]);
+  });
+
+  test("UDP: traffic from the clients, health checks from the subnets", () => {
+    const udp = desired(intent({ ports: [{ name: "dns", protocol: "UDP", port: 53, nodePort: 30053 }] }));
+    expect(keys(cidrBackendRules(udp.targetGroups, NODES, from))).toEqual([
+      "sg-nodes/tcp/10256/10.0.0.0/24",
+      "sg-nodes/tcp/10256/10.0.1.0/24",
+      "sg-nodes/udp/30053/10.0.0.0/16",
+    ]);
   });
 });

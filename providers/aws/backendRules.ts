@@ -36,6 +36,68 @@ export function backendRules(
   return [...rules.values()].sort((a, b) => ruleKey(a).localeCompare(ruleKey(b)));
 }
 
+/** Where an NLB without security groups sends from, for the AWS Load Balancer Controller's CIDR-based rules. */
+export interface CidrSources {
+  scheme: "internal" | "internet-facing";
+  /** The NLB's subnets' CIDRs: its own addresses, from which it health-checks (and proxies, without client IPs). */
+  subnetCidrs: { ipv4: string[]; ipv6: string[] };
+  /** The VPC's CIDRs: where an internal NLB's clients are, when none are named. */
+  vpcCidrs: { ipv4: string[]; ipv6: string[] };
+  /** The Service's loadBalancerSourceRanges. */
+  sourceRanges: string[];
+}
+
+/**
+ * Without a security group on the NLB, rules name addresses, as the AWS Load Balancer Controller writes them: traffic
+ * from the NLB's subnets, or from the clients themselves when the target sees them (UDP, or client IP preservation,
+ * on by default for instance targets); health checks from the NLB's subnets, unless the traffic rule covers them.
+ */
+export function cidrBackendRules(
+  targetGroups: DesiredTargetGroup[],
+  groupOf: ReadonlyMap<string, string>,
+  from: CidrSources,
+): BackendRule[] {
+  const rules = new Map<string, BackendRule>();
+  for (const tg of targetGroups) {
+    const family = tg.ipAddressType === "ipv6" ? "ipv6" : "ipv4";
+    const subnets = from.subnetCidrs[family];
+    const preserve =
+      (tg.attributes["preserve_client_ip.enabled"] ?? String(tg.targetType === "instance")) === "true";
+    const udp = tg.protocol === "UDP" || tg.protocol === "TCP_UDP";
+    let traffic = subnets;
+    let defaultUsed = false;
+    if (udp || preserve) {
+      traffic = from.sourceRanges.filter((c) => c.includes(":") === (family === "ipv6"));
+      if (!traffic.length) {
+        defaultUsed = true;
+        traffic =
+          from.scheme === "internal" ? from.vpcCidrs[family] : [family === "ipv6" ? "::/0" : "0.0.0.0/0"];
+      }
+    }
+    const hc = tg.healthCheck.port;
+    for (const target of tg.targets) {
+      const groupId = groupOf.get(target.id);
+      if (!groupId) continue;
+      const add = (protocol: BackendRule["protocol"], port: number, sources: string[]) => {
+        for (const source of sources) {
+          const rule = { groupId, protocol, port, source };
+          rules.set(ruleKey(rule), rule);
+        }
+      };
+      const protocols: BackendRule["protocol"][] =
+        tg.protocol === "TCP_UDP" ? ["tcp", "udp"] : udp ? ["udp"] : ["tcp"];
+      for (const protocol of protocols) add(protocol, target.port, traffic);
+      const hcPort = hc === "traffic-port" ? target.port : Number(hc);
+      const covered =
+        tg.protocol !== "UDP" &&
+        hcPort === target.port &&
+        (!preserve || defaultUsed || traffic.some((c) => c === "0.0.0.0/0" || c === "::/0"));
+      if (!covered) add("tcp", hcPort, subnets);
+    }
+  }
+  return [...rules.values()].sort((a, b) => ruleKey(a).localeCompare(ruleKey(b)));
+}
+
 /** What to authorize (grouped by backend group, one call each) and which of Portico's own rules to revoke. */
 export function planBackendRules(
   desired: BackendRule[],

@@ -10,15 +10,13 @@ import type {
 } from "../provider.ts";
 import { parseAwsSettings } from "./annotations.ts";
 import { BackendGroupResolver, backendRuleTags, type Unresolved } from "./backendGroups.ts";
-import { backendRules } from "./backendRules.ts";
-import { MORE_AWS_ANNOTATIONS } from "./moreAnnotations.ts";
+import { backendRules, cidrBackendRules } from "./backendRules.ts";
 import { UserSecurityGroups } from "./userSecurityGroups.ts";
 import { CertificateChecker } from "./certificates.ts";
 import { inspectService } from "./inspect.ts";
 import { call, createAwsClients, type AwsClientOptions, type AwsClients } from "./clients.ts";
 import { desiredLoadBalancer, type Network } from "./desired.ts";
 import { OWN_SECURITY_GROUP, type DesiredLoadBalancer, type Observed } from "./model.ts";
-import { ConfigurationError } from "../errors.ts";
 import { TAG } from "./names.ts";
 import { observe, refreshTargets, taggedResources } from "./observe.ts";
 import { apply } from "./apply.ts";
@@ -188,26 +186,27 @@ export class AwsProvider implements LoadBalancerProvider {
     await this.certificates.check(settings.certificateArns);
     // As the AWS Load Balancer Controller: on by default with Portico's own group, off with the user's.
     const manage = settings.manageBackendRules ?? !settings.securityGroups.length;
-    if (manage && settings.disableNlbSg) {
-      if (settings.manageBackendRules)
-        throw new ConfigurationError(
-          "InvalidAnnotation",
-          `metadata.annotations[${MORE_AWS_ANNOTATIONS.manageBackendRules}]`,
-          "backend rules refer to the NLB's security group, and disable-nlb-sg leaves it without one",
-          "remove one of the two annotations, and open the targets' security groups to the NLB's subnets yourself",
-        );
-    } else if (manage) {
+    if (!manage) return { desired, unresolved: [] };
+    const targetIds = desired.targetGroups.flatMap((tg) => tg.targets.map((t) => t.id));
+    const { groups, unresolved } = await this.backendGroups.resolve(
+      settings.targetType,
+      targetIds,
+      network.vpcId,
+    );
+    if (settings.disableNlbSg) {
+      // No group to name: the rules name the NLB's subnets and the clients' addresses instead.
+      const needsVpc = settings.scheme === "internal" && !intent.sourceRanges.length;
+      desired.backendRules = cidrBackendRules(desired.targetGroups, groups, {
+        scheme: settings.scheme,
+        subnetCidrs: subnetCidrs(network, desired.subnets),
+        vpcCidrs: needsVpc ? await this.backendGroups.vpcCidrs(network.vpcId) : { ipv4: [], ipv6: [] },
+        sourceRanges: intent.sourceRanges,
+      });
+    } else {
       const source = desired.securityGroup ? OWN_SECURITY_GROUP : desired.userSecurityGroups[0]!;
-      const targetIds = desired.targetGroups.flatMap((tg) => tg.targets.map((t) => t.id));
-      const { groups, unresolved } = await this.backendGroups.resolve(
-        settings.targetType,
-        targetIds,
-        network.vpcId,
-      );
       desired.backendRules = backendRules(desired.targetGroups, groups, source);
-      return { desired, unresolved };
     }
-    return { desired, unresolved: [] };
+    return { desired, unresolved };
   }
 
   private observe(intent: LoadBalancerIntent, desired: DesiredLoadBalancer): Promise<Observed> {
@@ -222,6 +221,13 @@ export class AwsProvider implements LoadBalancerProvider {
     const observed = await this.observe(intent, desired);
     return { desired, observed, plan: plan(desired, observed), unresolved };
   }
+}
+
+function subnetCidrs(network: Network, subnets: string[]): { ipv4: string[]; ipv6: string[] } {
+  return {
+    ipv4: subnets.flatMap((s) => network.cidrs?.[s]?.ipv4 ?? []),
+    ipv6: subnets.flatMap((s) => network.cidrs?.[s]?.ipv6 ?? []),
+  };
 }
 
 /** Nothing but targets to register or deregister: the load balancer itself is as desired. */

@@ -73,7 +73,7 @@ test("security-groups naming a group that does not exist is refused before anyth
   expect(await inventory(aws)).toEqual({ loadBalancers: [], targetGroups: [], securityGroups: [] });
 });
 
-test("disable-nlb-sg: a new NLB without security groups replaces the old one; no group and no backend rule of Portico's", async ({
+test("disable-nlb-sg: a new NLB without security groups replaces the old one; backend rules then name addresses", async ({
   cluster,
   aws,
 }) => {
@@ -82,7 +82,7 @@ test("disable-nlb-sg: a new NLB without security groups replaces the old one; no
     nodeSecurityGroups: async (vpcId) => [(nodeGroup = await aws.createSecurityGroup(vpcId, "nodes"))],
   });
   const provider = directProvider(cluster);
-  const web = intentFor(world, "web");
+  const web = intentFor(world, "web", { externalTrafficPolicy: "Local", healthCheckNodePort: 32000 });
   const before = await provider.ensure(web);
   const none = { ...web, annotations: { [`${A}disable-nlb-sg`]: "true" } };
   // The first pass makes the new NLB and keeps the old until the new one is active; the next finishes.
@@ -93,14 +93,20 @@ test("disable-nlb-sg: a new NLB without security groups replaces the old one; no
   expect(inv.loadBalancers[0]!.securityGroups).toEqual([]);
   expect(after.ingress[0]!.hostname).not.toBe(before.ingress[0]!.hostname);
   expect(inv.securityGroups).toEqual([]);
+  // As the AWS Load Balancer Controller writes them: instance targets see the clients' addresses, so traffic is
+  // admitted from the VPC (an internal NLB, no source ranges) and health checks from the NLB's subnets.
+  const subnets = ["10.0.0.0/24", "10.0.1.0/24"];
+  expect((await groupRules(aws, nodeGroup)).map((r) => r.rule)).toEqual(
+    ["tcp/30080/10.0.0.0/16", ...subnets.map((c) => `tcp/32000/${c}`)].sort(),
+  );
+  expect(await writesDuring(provider, () => provider.ensure(none))).toEqual({});
+  // Source ranges narrow the traffic rule.
+  await provider.ensure({ ...none, sourceRanges: ["192.0.2.0/24"] });
+  expect((await groupRules(aws, nodeGroup)).map((r) => r.rule)).toEqual(
+    ["tcp/30080/192.0.2.0/24", ...subnets.map((c) => `tcp/32000/${c}`)].sort(),
+  );
+  await provider.delete(web.service);
   expect(await groupRules(aws, nodeGroup)).toEqual([]);
-  // Asking for backend rules too is refused: they would have no group to refer to.
-  await expect(
-    provider.ensure({
-      ...none,
-      annotations: { ...none.annotations, [`${A}manage-backend-security-group-rules`]: "true" },
-    }),
-  ).rejects.toThrow(/manage-backend-security-group-rules.*disable-nlb-sg/);
 });
 
 test("security-group-prefix-lists: the NLB's group admits the prefix lists instead of everyone", async ({
