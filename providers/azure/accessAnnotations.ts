@@ -39,10 +39,29 @@ export function parseAccessSettings(get: (key: string) => string | undefined): A
       );
   // cloud-provider-azure only warns about a range it cannot read and then denies everything; Portico refuses
   // the Service instead, so that a typo is seen before the Service is exposed or cut off.
-  for (const range of settings.allowedIpRanges)
+  for (const range of settings.allowedIpRanges) {
     if (!range.includes("/") || !(Address4.isValid(range) || Address6.isValid(range)))
       fail(a.allowedIpRanges, `"${range}" is not a CIDR`, 'write CIDRs such as "203.0.113.0/24"');
+    // As for spec.loadBalancerSourceRanges: 10.0.0.1/8 may mean the network or the one address.
+    const host = hostBits(range);
+    if (host)
+      fail(
+        a.allowedIpRanges,
+        `"${range}" has host bits set`,
+        `write ${host.network} for the network, or ${host.single} for the one address`,
+      );
+  }
   return settings;
+}
+
+/** A CIDR whose address is not its network's first: the two ways it may have been meant. */
+function hostBits(range: string): { network: string; single: string } | undefined {
+  const [address, bits] = range.split("/") as [string, string];
+  const v4 = Address4.isValid(range);
+  const network = (v4 ? new Address4(range) : new Address6(range)).startAddress().correctForm();
+  const given = (v4 ? new Address4(address) : new Address6(address)).correctForm();
+  if (network === given) return undefined;
+  return { network: `${network}/${bits}`, single: `${given}/${v4 ? 32 : 128}` };
 }
 
 /**

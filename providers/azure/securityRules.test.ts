@@ -110,6 +110,12 @@ describe("security rules from cloud-provider-azure's access annotations", () => 
       RANGES,
     ],
     ["a range that is not a CIDR", intent({ annotations: { [RANGES]: "198.51.100.1" } }), RANGES, "CIDR"],
+    [
+      "a range with host bits set",
+      intent({ annotations: { [RANGES]: "10.0.0.1/8" } }),
+      RANGES,
+      "10.0.0.0/8 for the network, or 10.0.0.1/32",
+    ],
   ])("refuses %s, naming the annotation", (_what, i, field, text) => {
     const err = refusal(i);
     expect(err.field).toBe(`metadata.annotations[${field}]`);
