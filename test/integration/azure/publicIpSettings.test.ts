@@ -10,6 +10,9 @@ import { inventory } from "./inventory.ts";
 const A = "service.beta.kubernetes.io/";
 const DNS = `${A}azure-dns-label-name`;
 const IP_TAGS = `${A}azure-pip-ip-tags`;
+/** A DNS label unique to the test: ARM's rule allows 63 characters, not ending with "-". */
+const dnsLabel = (prefix: string, namespace: string) =>
+  `${prefix}-${namespace}`.slice(0, 60).toLowerCase().replace(/-+$/, "");
 const fqdnOf = (label: string) => `${label}.${AZURE_WORLD.location}.cloudapp.azure.com`;
 
 test("a DNS label is set on Portico's public IP, changed and removed with the annotation, the address kept and the status the address alone", async ({
@@ -18,7 +21,7 @@ test("a DNS label is set on Portico's public IP, changed and removed with the an
 }) => {
   await azureWorld(cluster, azure, 1);
   await startPortico(cluster, { provider: "azure" });
-  const label = `web-${cluster.namespace}`.slice(0, 60).toLowerCase();
+  const label = dnsLabel("web", cluster.namespace);
   await cluster.createService("web", lbService(), { [DNS]: label });
   const ip = await waitForIP(cluster, "web");
   let pips = (await inventory(azure)).publicIps;
@@ -44,7 +47,7 @@ test("a DNS label another public IP of the region holds is refused with ARM's re
 }) => {
   await azureWorld(cluster, azure, 1);
   await startPortico(cluster, { provider: "azure" });
-  const label = `shared-${cluster.namespace}`.slice(0, 60).toLowerCase();
+  const label = dnsLabel("shared", cluster.namespace);
   await cluster.createService("first", lbService(), { [DNS]: label });
   await waitForIP(cluster, "first");
   await cluster.createService("second", lbService(), { [DNS]: label });

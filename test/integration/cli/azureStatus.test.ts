@@ -134,13 +134,17 @@ test("a Service with nothing in ARM is a warning in the tree; an unreadable Azur
   expect(bad.out).toContain(`--azure-config ${file}: Azure config "resourceGroup" must be a string`);
 });
 
+/** A DNS label unique to the test: ARM's rule allows 63 characters, not ending with "-". */
+const dnsLabel = (prefix: string, namespace: string) =>
+  `${prefix}-${namespace}`.slice(0, 60).toLowerCase().replace(/-+$/, "");
+
 test("status -o wide shows the DNS name and the restricting rules of a Service that asks for them", async ({
   cluster,
   azure,
 }) => {
   await azureWorld(cluster, azure, 1);
   await startPortico(cluster, { provider: "azure" });
-  const label = `status-${cluster.namespace}`.slice(0, 60).toLowerCase();
+  const label = dnsLabel("status", cluster.namespace);
   const svc = await cluster.createService("web", lbService(), {
     "service.beta.kubernetes.io/azure-dns-label-name": label,
     "service.beta.kubernetes.io/azure-allowed-ip-ranges": "203.0.113.0/24",
