@@ -16,11 +16,23 @@ export interface ClassConfig {
   defaultForUnclassed: boolean;
 }
 
+/**
+ * The AWS Load Balancer Controller's NLB class. A controller started to take over from it (`--aws-take-over-lbc`)
+ * serves this class, and the unclassed Services that controller serves by their type annotation.
+ */
+export const LBC_NLB_CLASS = "service.k8s.aws/nlb";
+const LBC_TYPE_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-type";
+/** The type annotation's values the AWS Load Balancer Controller serves ("nlb" is the in-tree provider's). */
+const LBC_TYPES = ["external", "nlb-ip"];
+
 /** The Service should have a load balancer from this controller now. */
 export function wantsLoadBalancer(svc: V1Service, cfg: ClassConfig): boolean {
   if (svc.spec?.type !== "LoadBalancer" || svc.metadata?.deletionTimestamp) return false;
   const cls = svc.spec.loadBalancerClass;
-  return cls === cfg.loadBalancerClass || (!cls && cfg.defaultForUnclassed);
+  if (cls) return cls === cfg.loadBalancerClass;
+  if (cfg.defaultForUnclassed) return true;
+  const type = svc.metadata?.annotations?.[LBC_TYPE_ANNOTATION]?.trim();
+  return cfg.loadBalancerClass === LBC_NLB_CLASS && type !== undefined && LBC_TYPES.includes(type);
 }
 
 /** This controller took the Service on at some point and may still hold cloud resources and the finalizer. */

@@ -2,6 +2,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { AzureConfigError, parseAzureConfig, type AzureConfig } from "../providers/azure/config.ts";
+import { LBC_NLB_CLASS } from "./classes.ts";
 import {
   AWS_LOAD_BALANCER_CLASS,
   AZURE_LOAD_BALANCER_CLASS,
@@ -44,6 +45,8 @@ const USAGE = `portico-controller: reconciles LoadBalancer Services into cloud l
   --cluster-name NAME               names this cluster in ownership tags (env PORTICO_CLUSTER_NAME, required)
   --load-balancer-class CLASS       the class served (default portico.io/aws-nlb, azure-lb or metal)
   --default-load-balancer           also serve LoadBalancer Services without a class
+  --aws-take-over-lbc               aws: serve the AWS Load Balancer Controller's Services instead of it (class
+                                    service.k8s.aws/nlb, and unclassed ones of aws-load-balancer-type external or nlb-ip)
   --namespace NS                    serve one namespace only (default: all)
   --node-selector SELECTOR          only nodes matching this label selector are targets
   --workers N                       Services reconciled at once (default 4)
@@ -79,6 +82,7 @@ export function parseConfig(
       "cluster-name": { type: "string" },
       "load-balancer-class": { type: "string" },
       "default-load-balancer": { type: "boolean" },
+      "aws-take-over-lbc": { type: "boolean" },
       namespace: { type: "string" },
       "node-selector": { type: "string" },
       workers: { type: "string" },
@@ -130,11 +134,19 @@ export function parseConfig(
   if (metallb !== "auto" && metallb !== "on" && metallb !== "off")
     throw new UsageError(`--metallb must be auto, on or off (got ${metallb})`);
   const leaseDurationMs = seconds("--lease-duration", values["lease-duration"], 15);
-  const loadBalancerClass =
-    values["load-balancer-class"] ??
-    { aws: AWS_LOAD_BALANCER_CLASS, azure: AZURE_LOAD_BALANCER_CLASS, metal: METAL_LOAD_BALANCER_CLASS }[
-      provider
-    ];
+  const takeOver = values["aws-take-over-lbc"] ?? false;
+  if (takeOver && provider !== "aws") throw new UsageError("--aws-take-over-lbc needs --provider aws");
+  if (takeOver && values["load-balancer-class"] && values["load-balancer-class"] !== LBC_NLB_CLASS)
+    throw new UsageError(
+      `--aws-take-over-lbc serves the class ${LBC_NLB_CLASS}; drop --load-balancer-class ${values["load-balancer-class"]}`,
+    );
+  // Taking over, the controller serves the AWS Load Balancer Controller's class instead of its own.
+  const loadBalancerClass = takeOver
+    ? LBC_NLB_CLASS
+    : (values["load-balancer-class"] ??
+      { aws: AWS_LOAD_BALANCER_CLASS, azure: AZURE_LOAD_BALANCER_CLASS, metal: METAL_LOAD_BALANCER_CLASS }[
+        provider
+      ]);
   return {
     provider,
     clusterName,
