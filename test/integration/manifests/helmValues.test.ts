@@ -81,6 +81,28 @@ describe("values helm refuses, naming the key and the fix", () => {
       /azure.workloadIdentity.clientId and azure.cloudConfig apply to provider azure only \(provider is aws\)/,
     ],
     [
+      "an azure.json that is not JSON",
+      [
+        "--set",
+        "provider=azure",
+        "--set",
+        "clusterName=c",
+        "--set-string",
+        "azure.cloudConfig=location: westeurope",
+      ],
+      /azure.cloudConfig is not JSON \(.*\): give azure.json's text/,
+    ],
+    [
+      "a memberlist Secret for a speaker that does not run",
+      [...metal, ...set({ "speaker.enabled": false, "speaker.memberlist.createSecret": true })],
+      /speaker.memberlist.createSecret=true, but no speaker runs/,
+    ],
+    [
+      "speaker flags with a cloud provider",
+      ["--set", "provider=aws", "--set", "clusterName=c", "--set", "speaker.extraArgs={--interfaces=eth0}"],
+      /speaker.extraArgs is set, but no speaker runs/,
+    ],
+    [
       "the speaker with a cloud provider",
       set({ provider: "aws", clusterName: "c", "speaker.enabled": true }),
       /speaker.enabled=true needs provider metal \(provider is aws\)/,

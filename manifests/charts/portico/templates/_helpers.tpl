@@ -110,6 +110,20 @@ Settings that cannot work together, refused with the value to change, before any
 {{- if and (eq $p "azure") (not .Values.azure.cloudConfig) -}}
 {{- fail "azure.cloudConfig is required with provider azure: --set-file azure.cloudConfig=azure.json (cloud-provider-azure's cloud config: subscriptionId, resourceGroup, location, vnetName, subnetName, securityGroupName)" -}}
 {{- end -}}
+{{- if kindIs "string" .Values.azure.cloudConfig -}}
+{{- $parsed := fromJson (.Values.azure.cloudConfig | default "{}") -}}
+{{- if hasKey $parsed "Error" -}}
+{{- fail (printf "azure.cloudConfig is not JSON (%s): give azure.json's text (--set-file azure.cloudConfig=azure.json) or its keys as a map" (index $parsed "Error")) -}}
+{{- end -}}
+{{- end -}}
+{{- if not (include "portico.speakerEnabled" .) -}}
+{{- if .Values.speaker.memberlist.createSecret -}}
+{{- fail "speaker.memberlist.createSecret=true, but no speaker runs (provider metal with speaker.enabled unset or true runs one): remove speaker.memberlist.createSecret" -}}
+{{- end -}}
+{{- if .Values.speaker.extraArgs -}}
+{{- fail "speaker.extraArgs is set, but no speaker runs (provider metal with speaker.enabled unset or true runs one): remove speaker.extraArgs" -}}
+{{- end -}}
+{{- end -}}
 {{- if and (ne $p "metal") (eq .Values.speaker.enabled true) -}}
 {{- fail (printf "speaker.enabled=true needs provider metal (provider is %s): the speaker announces bare-metal addresses; remove speaker.enabled" $p) -}}
 {{- end -}}
