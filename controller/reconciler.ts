@@ -3,7 +3,7 @@
 // Service's status, a condition and Events. Run again at any time, it changes nothing that is already right.
 import type { CoreV1Api, V1Service } from "@kubernetes/client-node";
 import { CloudError, ConfigurationError } from "../providers/errors.ts";
-import type { LoadBalancerProvider, ServiceRef } from "../providers/provider.ts";
+import type { LoadBalancerProvider, ServiceRef, TrafficState } from "../providers/provider.ts";
 import type { ClusterCache } from "./cache.ts";
 import {
   FINALIZER,
@@ -17,7 +17,8 @@ import type { EventSink } from "./events.ts";
 import { buildIntent, type IntentConfig } from "./intent.ts";
 import type { Logger } from "./log.ts";
 import { mergePatch, strategicMergePatch } from "./patch.ts";
-import { statusPatch, type ConditionState } from "./status.ts";
+import { SERVING_CONDITION, statusPatch, type ConditionState } from "./status.ts";
+import { servingCondition, servingEvent, trafficPollDelay } from "./traffic.ts";
 
 /** Permanent cloud errors are looked at again only this often: no retry storm against the API. */
 export const PERMANENT_ERROR_RETRY_MS = 5 * 60_000;
@@ -41,6 +42,10 @@ export interface ReconcilerDeps {
 
 export class ServiceReconciler {
   private readonly d: ReconcilerDeps;
+  /** No-op annotations already told, per Service UID: one Normal Event each per controller run, not per reconcile. */
+  private readonly toldNoops = new Map<string, Set<string>>();
+  /** Looks at traffic that does not flow yet, per Service UID: the backoff's exponent. */
+  private readonly trafficPolls = new Map<string, number>();
 
   constructor(deps: ReconcilerDeps) {
     this.d = deps;
@@ -66,6 +71,7 @@ export class ServiceReconciler {
         ...this.d.intent,
         namespaceLabels: this.d.cache.namespaceLabels(svc.metadata!.namespace!),
       });
+      await this.tellNoops(svc, intent.acceptedNoops ?? []);
       if (firstTime)
         await this.d.events.record(
           svc,
@@ -97,16 +103,71 @@ export class ServiceReconciler {
         );
       }
       const where = result.ingress.map((i) => i.hostname ?? i.ip).join(", ");
-      await this.writeStatus(svc, result.ingress, {
-        status: "True",
-        reason: "Provisioned",
-        message: `Load balancer ${where || "(address pending)"} serves this Service`,
-      });
+      await this.writeStatus(
+        svc,
+        result.ingress,
+        {
+          status: "True",
+          reason: "Provisioned",
+          // Made as asked; whether traffic reaches a backend is the Serving condition's to say.
+          message: `Load balancer ${where || "(address pending)"} is in place for this Service`,
+        },
+        result.traffic ? servingCondition(result.traffic) : null,
+      );
+      await this.record(svc, result.recorded ?? {});
+      const lookAgain = await this.followTraffic(svc, result.traffic);
       this.d.onOutcome?.(result.changes.length ? "ensured" : "unchanged");
-      return result.requeueAfterMs ? { requeueAfterMs: result.requeueAfterMs } : {};
+      const requeueAfterMs = Math.min(result.requeueAfterMs ?? Infinity, lookAgain ?? Infinity);
+      return Number.isFinite(requeueAfterMs) ? { requeueAfterMs } : {};
     } catch (err) {
       return this.failed(svc, err, log);
     }
+  }
+
+  /** The provider's records on the Service, in one merge patch when one differs (none on a no-change resync). */
+  private async record(svc: V1Service, recorded: Record<string, string>): Promise<void> {
+    const current = svc.metadata?.annotations ?? {};
+    const changed = Object.entries(recorded).filter(([k, v]) => current[k] !== v);
+    if (!changed.length) return;
+    await this.d.core.patchNamespacedService(
+      {
+        name: svc.metadata!.name!,
+        namespace: svc.metadata!.namespace!,
+        body: { metadata: { annotations: Object.fromEntries(changed) } },
+      },
+      mergePatch,
+    );
+  }
+
+  /** Events when traffic stops or recovers, and when to look again while it does not flow (backing off). */
+  private async followTraffic(
+    svc: V1Service,
+    traffic: TrafficState | undefined,
+  ): Promise<number | undefined> {
+    const uid = svc.metadata!.uid!;
+    if (!traffic) {
+      this.trafficPolls.delete(uid);
+      return undefined;
+    }
+    const previous = svc.status?.conditions?.find((c) => c.type === SERVING_CONDITION);
+    const event = servingEvent(previous, traffic);
+    if (event) await this.d.events.record(svc, event.type, event.reason, event.message);
+    const attempt = this.trafficPolls.get(uid) ?? 0;
+    const delay = trafficPollDelay(traffic, attempt);
+    if (delay === undefined) this.trafficPolls.delete(uid);
+    else this.trafficPolls.set(uid, attempt + 1);
+    return delay;
+  }
+
+  private async tellNoops(svc: V1Service, noops: readonly string[]): Promise<void> {
+    const uid = svc.metadata!.uid!;
+    const told = this.toldNoops.get(uid) ?? new Set<string>();
+    for (const message of noops) {
+      if (told.has(message)) continue;
+      await this.d.events.record(svc, "Normal", "AnnotationAccepted", message);
+      told.add(message);
+    }
+    if (told.size) this.toldNoops.set(uid, told);
   }
 
   private async failed(svc: V1Service, err: unknown, log: Logger): Promise<ReconcileOutcome> {
@@ -158,13 +219,18 @@ export class ServiceReconciler {
           metadata: {
             resourceVersion: svc.metadata!.resourceVersion,
             finalizers: (svc.metadata!.finalizers ?? []).filter((f) => f !== FINALIZER),
-            annotations: { [MANAGED_BY_ANNOTATION]: null },
+            annotations: {
+              [MANAGED_BY_ANNOTATION]: null,
+              ...Object.fromEntries((this.d.provider.recordedAnnotations ?? []).map((k) => [k, null])),
+            },
           },
         },
       },
       mergePatch,
     );
     log.info("load balancer deleted");
+    this.toldNoops.delete(ref.uid);
+    this.trafficPolls.delete(ref.uid);
     this.d.onOutcome?.("deleted");
     await this.d.events.record(svc, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
     return { released: true };
@@ -193,8 +259,9 @@ export class ServiceReconciler {
     svc: V1Service,
     ingress: Parameters<typeof statusPatch>[1],
     condition: ConditionState | undefined,
+    serving?: ConditionState | null,
   ): Promise<void> {
-    const body = statusPatch(svc, ingress, condition);
+    const body = statusPatch(svc, ingress, condition, new Date(), serving);
     if (!body) return;
     await this.d.core.patchNamespacedServiceStatus(
       { name: svc.metadata!.name!, namespace: svc.metadata!.namespace!, body },

@@ -1,12 +1,14 @@
-// What Portico writes into a Service's status: the ingress points and one condition. Pure: it computes the
+// What Portico writes into a Service's status: the ingress points and two conditions — LoadBalancerReady (the
+// load balancer is made as asked) and Serving (traffic can reach a backend through it). Pure: it computes the
 // patch, or nothing when the status already says it, so a no-change resync writes nothing.
 import type { V1Condition, V1LoadBalancerIngress, V1Service } from "@kubernetes/client-node";
 import type { IngressPoint } from "../providers/provider.ts";
 
 export const READY_CONDITION = "portico.io/LoadBalancerReady";
+export const SERVING_CONDITION = "portico.io/Serving";
 
 export interface ConditionState {
-  status: "True" | "False";
+  status: "True" | "False" | "Unknown";
   reason: string;
   message: string;
 }
@@ -16,14 +18,16 @@ export interface StatusPatch {
 }
 
 /**
- * The status patch that makes `svc` show `ingress` (undefined: leave it as it is) and `condition`
- * (undefined: remove Portico's condition), or undefined when nothing would change.
+ * The status patch that makes `svc` show `ingress` (undefined: leave it as it is), `condition` as its Ready
+ * condition (undefined: remove it) and `serving` as its Serving condition (undefined: leave it; null: remove
+ * it), or undefined when nothing would change.
  */
 export function statusPatch(
   svc: V1Service,
   ingress: IngressPoint[] | undefined,
   condition: ConditionState | undefined,
   now = new Date(),
+  serving?: ConditionState | null,
 ): StatusPatch | undefined {
   const patch: StatusPatch = { status: {} };
   if (ingress) {
@@ -31,33 +35,42 @@ export function statusPatch(
     if (!sameIngress(svc.status?.loadBalancer?.ingress ?? [], wanted))
       patch.status.loadBalancer = { ingress: wanted };
   }
-  const existing = svc.status?.conditions?.find((c) => c.type === READY_CONDITION);
-  if (condition) {
-    const unchanged =
-      existing &&
-      existing.status === condition.status &&
-      existing.reason === condition.reason &&
-      existing.message === condition.message &&
-      existing.observedGeneration === svc.metadata?.generation;
-    if (!unchanged) {
-      patch.status.conditions = [
-        {
-          type: READY_CONDITION,
-          status: condition.status,
-          reason: condition.reason,
-          message: condition.message.slice(0, 32_768),
-          ...(svc.metadata?.generation ? { observedGeneration: svc.metadata.generation } : {}),
-          // The transition time moves only when the status flips, as the API conventions ask.
-          lastTransitionTime:
-            existing && existing.status === condition.status ? existing.lastTransitionTime : now,
-        },
-      ];
-    }
-  } else if (existing) {
-    // A strategic merge patch merges conditions by type; this directive deletes just Portico's.
-    patch.status.conditions = [{ type: READY_CONDITION, $patch: "delete" } as unknown as V1Condition];
-  }
+  const conditions = [
+    conditionChange(svc, READY_CONDITION, condition ?? null, now),
+    ...(serving === undefined ? [] : [conditionChange(svc, SERVING_CONDITION, serving, now)]),
+  ].filter((c): c is V1Condition => c !== undefined);
+  if (conditions.length) patch.status.conditions = conditions;
   return Object.keys(patch.status).length ? patch : undefined;
+}
+
+/** The entry that sets (or with null deletes) one condition, or undefined when it already says that. */
+function conditionChange(
+  svc: V1Service,
+  type: string,
+  state: ConditionState | null,
+  now: Date,
+): V1Condition | undefined {
+  const existing = svc.status?.conditions?.find((c) => c.type === type);
+  if (!state) {
+    // A strategic merge patch merges conditions by type; this directive deletes just this one.
+    return existing ? ({ type, $patch: "delete" } as unknown as V1Condition) : undefined;
+  }
+  const unchanged =
+    existing &&
+    existing.status === state.status &&
+    existing.reason === state.reason &&
+    existing.message === state.message &&
+    existing.observedGeneration === svc.metadata?.generation;
+  if (unchanged) return undefined;
+  return {
+    type,
+    status: state.status,
+    reason: state.reason,
+    message: state.message.slice(0, 32_768),
+    ...(svc.metadata?.generation ? { observedGeneration: svc.metadata.generation } : {}),
+    // The transition time moves only when the status flips, as the API conventions ask.
+    lastTransitionTime: existing && existing.status === state.status ? existing.lastTransitionTime : now,
+  };
 }
 
 function toIngress(p: IngressPoint): V1LoadBalancerIngress {

@@ -45,6 +45,8 @@ export interface LoadBalancerIntent {
   service: ServiceRef;
   loadBalancerClass: string;
   annotations: Record<string, string>;
+  /** Annotations accepted because Portico already behaves as they ask: told to the user once, changing nothing. */
+  acceptedNoops?: string[];
   ports: PortIntent[];
   externalTrafficPolicy: "Cluster" | "Local";
   /** Set by the apiserver for `externalTrafficPolicy: Local`. */
@@ -75,8 +77,28 @@ export interface IngressPoint {
   ipMode?: "VIP" | "Proxy";
 }
 
+/**
+ * Whether traffic sent to the load balancer can reach a backend now, as far as the provider can tell: from the
+ * targets and their health checks, or on bare metal from whether a node announces the address.
+ */
+export interface TrafficState {
+  /** true: a backend answers behind every port; false: some port's traffic goes nowhere; undefined: not known yet. */
+  flowing: boolean | undefined;
+  /** CamelCase, for the condition and Events: e.g. TargetsHealthy, NoTargets, TargetsUnhealthy, HealthChecksPending. */
+  reason: string;
+  /** For people: what is wrong and what to do. */
+  message: string;
+}
+
 export interface EnsureResult {
   ingress: IngressPoint[];
+  /** Whether traffic can flow; absent when the provider cannot tell (the Serving condition is then not shown). */
+  traffic?: TrafficState;
+  /**
+   * Annotations the provider keeps on the Service for others to read (e.g. the pool an address came from, for
+   * the speakers); written when they differ, removed with the load balancer. Keys must be the provider's own.
+   */
+  recorded?: Record<string, string>;
   /** The changes made, one line each (empty when the cloud already matched). */
   changes: string[];
   /** Things worth telling the user as Events (e.g. a replacement forced by a change the cloud cannot make in place). */
@@ -103,6 +125,8 @@ export interface LoadBalancerProvider {
   readonly name: string;
   /** Services compete for one pool of capacity (IP addresses): when one lets go, the others may proceed. */
   readonly capacityIsShared?: boolean;
+  /** The annotation keys `ensure` may record on a Service (EnsureResult.recorded), removed when it lets go. */
+  readonly recordedAnnotations?: readonly string[];
   /** Make the cloud match the intent; idempotent, safe to repeat after a crash at any point. */
   ensure(intent: LoadBalancerIntent): Promise<EnsureResult>;
   /** What `ensure` would do now, computed by the same pure planning code, without changing anything. */

@@ -6,7 +6,7 @@ import { CloudError, ConfigurationError } from "../../providers/errors.ts";
 import type { InspectNode } from "../../providers/provider.ts";
 import { FINALIZER, MANAGED_BY_ANNOTATION } from "../classes.ts";
 import { buildIntent, SERVICE_NAME_LABEL } from "../intent.ts";
-import { READY_CONDITION } from "../status.ts";
+import { READY_CONDITION, SERVING_CONDITION } from "../status.ts";
 import { controllerFor, runningControllers, type RunningController } from "./controllers.ts";
 import { trafficChecks } from "./doctorTraffic.ts";
 import type { Printer } from "./render.ts";
@@ -88,6 +88,8 @@ export async function diagnose(
   const serving = controllerFor(svc, controllers);
   findings.push(...classAndController(svc, controllers, serving, opts.controllerNamespace));
   findings.push(lastReconcile(svc));
+  const traffic = servingFinding(svc);
+  if (traffic) findings.push(traffic);
   const [nodes, slices, pods] = await Promise.all([
     api.core.listNode(),
     api.discovery.listNamespacedEndpointSlice({
@@ -169,6 +171,21 @@ function classAndController(
     });
   }
   return out;
+}
+
+/** What the controller last saw of traffic reaching backends (the Serving condition), when a provider reports it. */
+function servingFinding(svc: V1Service): Finding | undefined {
+  const c = svc.status?.conditions?.find((x) => x.type === SERVING_CONDITION);
+  if (!c) return undefined;
+  const detail = `${c.reason}: ${c.message}`;
+  if (c.status === "True") return { check: "traffic", result: "ok", detail };
+  if (c.status === "Unknown") return { check: "traffic", result: "warn", detail };
+  return {
+    check: "traffic",
+    result: "bad",
+    detail,
+    fix: "the node, endpoint and health-check findings below say why no backend takes the traffic",
+  };
 }
 
 function lastReconcile(svc: V1Service): Finding {

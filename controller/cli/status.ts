@@ -2,7 +2,7 @@
 // what exists in the cloud and how healthy each target is.
 import type { CoreV1Api, V1Service } from "@kubernetes/client-node";
 import type { InspectNode } from "../../providers/provider.ts";
-import { READY_CONDITION } from "../status.ts";
+import { READY_CONDITION, SERVING_CONDITION } from "../status.ts";
 import { controllerFor, type RunningController } from "./controllers.ts";
 import type { Printer } from "./render.ts";
 import { classOf, isPortico, key, PORTICO_CLASSES } from "./serviceClass.ts";
@@ -32,6 +32,7 @@ export async function status(core: CoreV1Api, printer: Printer, opts: StatusOpti
   const rows = [];
   for (const svc of services) {
     const condition = svc.status?.conditions?.find((c) => c.type === READY_CONDITION);
+    const serving = svc.status?.conditions?.find((c) => c.type === SERVING_CONDITION);
     const cls = classOf(svc);
     const ref = { namespace: svc.metadata!.namespace!, name: svc.metadata!.name!, uid: svc.metadata!.uid! };
     const where = lookFor(svc, opts);
@@ -53,6 +54,11 @@ export async function status(core: CoreV1Api, printer: Printer, opts: StatusOpti
       ready: condition?.status ?? "Unknown",
       reason: condition?.reason ?? "NotReconciled",
       message: condition?.message ?? "Portico has not reported on this Service yet",
+      ...(serving
+        ? {
+            serving: { status: serving.status, reason: serving.reason ?? "", message: serving.message ?? "" },
+          }
+        : {}),
       ports: (svc.spec?.ports ?? []).map(
         (p) => `${p.port}/${p.protocol ?? "TCP"}${p.nodePort ? `:${p.nodePort}` : ""}`,
       ),
@@ -70,15 +76,20 @@ export async function status(core: CoreV1Api, printer: Printer, opts: StatusOpti
   }
   for (const r of rows) {
     const health = r.ready === "True" ? "ok" : r.ready === "False" ? "bad" : "warn";
+    const traffic = r.serving
+      ? (({ True: "ok", False: "bad" }[r.serving.status] ?? "warn") as "ok" | "bad" | "warn")
+      : undefined;
     printer.line(
-      `${printer.paint(r.service, "bold")}  ${r.provider}  ${r.addresses.join(", ") || "<pending>"}  ${printer.paint(r.reason, health)}`,
+      `${printer.paint(r.service, "bold")}  ${r.provider}  ${r.addresses.join(", ") || "<pending>"}  ${printer.paint(r.reason, health)}${r.serving ? `  ${printer.paint(r.serving.reason, traffic)}` : ""}`,
     );
     const details: InspectNode[] = [{ label: `ports ${r.ports.join(", ")}` }];
     if (r.ready !== "True" || printer.format === "wide") details.push({ label: r.message, health });
+    if (r.serving && (r.serving.status !== "True" || printer.format === "wide"))
+      details.push({ label: `traffic: ${r.serving.message}`, health: traffic });
     // The hint is a neutral line: the Service may be fine; porticoctl just cannot see its cloud side.
     printer.tree([...details, ...r.cloud, ...(r.hint ? [{ label: r.hint }] : [])]);
   }
-  return rows.every((r) => r.ready === "True") ? 0 : 1;
+  return rows.every((r) => r.ready === "True" && r.serving?.status !== "False") ? 0 : 1;
 }
 
 async function listServices(core: CoreV1Api, opts: StatusOptions): Promise<V1Service[]> {

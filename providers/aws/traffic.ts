@@ -1,0 +1,62 @@
+// Whether an NLB can carry a Service's traffic: every listener's target group needs a target that passes its
+// health check. Pure: it reads the desired target groups (what is registered once the reconcile is done) and
+// the health ELBv2 last reported for the targets that were registered before (newly registered ones are in
+// ELBv2's "initial" state until their first checks pass).
+import type { TrafficState } from "../provider.ts";
+import type { DesiredLoadBalancer } from "./model.ts";
+
+/** ELBv2's target states: healthy, initial, unhealthy, unused, draining, unavailable, unhealthy.draining. */
+export type TargetStates = ReadonlyMap<string, { state: string; reason?: string }>;
+
+export const targetKey = (targetGroupName: string, id: string, port: number) =>
+  `${targetGroupName}|${id}:${port}`;
+
+interface PortHealth {
+  port: number;
+  total: number;
+  healthy: number;
+  pending: number;
+  /** ELBv2's description of one failing target, for the message. */
+  why?: string;
+}
+
+export function awsTraffic(desired: DesiredLoadBalancer, states: TargetStates): TrafficState {
+  const ports: PortHealth[] = desired.listeners.map((listener) => {
+    const tg = desired.targetGroups.find((t) => t.name === listener.targetGroupName);
+    const health: PortHealth = { port: listener.port, total: 0, healthy: 0, pending: 0 };
+    for (const target of tg?.targets ?? []) {
+      health.total++;
+      const seen = states.get(targetKey(tg!.name, target.id, target.port));
+      // Not seen before: registered by this reconcile, so ELBv2 holds it in "initial".
+      const state = seen?.state ?? "initial";
+      if (state === "healthy") health.healthy++;
+      else if (state === "initial" || state === "unavailable") health.pending++;
+      else health.why ??= `${target.id}:${target.port} ${state}${seen?.reason ? ` (${seen.reason})` : ""}`;
+    }
+    return health;
+  });
+  const empty = ports.filter((p) => p.total === 0);
+  if (empty.length)
+    return {
+      flowing: false,
+      reason: "NoTargets",
+      message: `no target is registered for port ${empty.map((p) => p.port).join(", ")}: no eligible node (or, for ip targets, no ready endpoint) — see porticoctl doctor`,
+    };
+  const failing = ports.filter((p) => p.healthy === 0 && p.pending === 0);
+  if (failing.length)
+    return {
+      flowing: false,
+      reason: "TargetsUnhealthy",
+      message: `every target of port ${failing.map((p) => p.port).join(", ")} fails its health check (${failing[0]!.why})`,
+    };
+  const waiting = ports.filter((p) => p.healthy === 0);
+  if (waiting.length)
+    return {
+      flowing: undefined,
+      reason: "HealthChecksPending",
+      message: `the targets of port ${waiting.map((p) => p.port).join(", ")} have not passed their first health checks yet`,
+    };
+  const healthy = ports.reduce((n, p) => n + p.healthy, 0);
+  const total = ports.reduce((n, p) => n + p.total, 0);
+  return { flowing: true, reason: "TargetsHealthy", message: `${healthy} of ${total} targets healthy` };
+}
