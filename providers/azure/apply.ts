@@ -53,15 +53,11 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<string
         await setPublicIpDnsLabel(clients, where);
         break;
       }
-      case "tagPublicIp": {
-        const current = observed.publicIps.find((p) => p.name === op.name);
-        await call("publicIPAddresses:updateTags", () =>
-          clients.network.publicIPAddresses.updateTags(op.resourceGroup, op.name, {
-            tags: { ...current?.tags, ...op.tags },
-          }),
-        );
+      case "tagPublicIp":
+        // From a fresh read: the tags also record who shares the public IP, which another Service may be
+        // changing right now (sharedPublicIps.ts).
+        await editPublicIpTags(clients, op, (tags) => ({ ...tags, ...op.tags }));
         break;
-      }
       case "updateLoadBalancer": {
         const desired = ctx.desired!;
         const before = observed.loadBalancers.find((lb) => lb.name === op.loadBalancer);

@@ -4,7 +4,7 @@
 // shares it and goes with the last of them.
 import { expect, expectRefused, test, waitFor } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
-import { azureWorld, lbService, waitForIP } from "./fixtures.ts";
+import { azureWorld, lbService, patchService, waitForIP } from "./fixtures.ts";
 import { inventory } from "./inventory.ts";
 
 const PIP_NAME = "service.beta.kubernetes.io/azure-pip-name";
@@ -119,6 +119,13 @@ test("a public IP Portico makes for a name is shared by the Services naming it, 
     "portico.io-service": `${cluster.namespace}/web`,
     "portico.io-shared-with": apiUid,
   });
+
+  // The owner's own tags change from a fresh read: the list of who shares the public IP is kept.
+  await patchService(cluster, "web", {
+    metadata: { annotations: { "service.beta.kubernetes.io/azure-pip-tags": "team=web" } },
+  });
+  await waitFor("the owner's tag", async () => (await inventory(azure)).publicIps[0]?.tags.team === "web");
+  expect((await inventory(azure)).publicIps[0]!.tags["portico.io-shared-with"]).toBe(apiUid);
 
   await cluster.core.deleteNamespacedService({ name: "web", namespace: cluster.namespace });
   await waitFor(
