@@ -261,36 +261,47 @@ export async function authorizeBackendRules(
       message: "the load balancer's security group was not created",
       retryable: true,
     });
-  await call("ec2:AuthorizeSecurityGroupIngress", () =>
-    clients.ec2.send(
-      new AuthorizeSecurityGroupIngressCommand({
-        GroupId: groupId,
-        IpPermissions: rules.map((r) => {
-          const from = source(r)!;
-          return {
-            IpProtocol: r.protocol,
-            FromPort: r.port,
-            ToPort: r.port,
-            // A group (the NLB's), or a CIDR when the NLB has no group.
-            ...(!from.includes("/")
-              ? { UserIdGroupPairs: [{ GroupId: from, Description: description }] }
-              : from.includes(":")
-                ? { Ipv6Ranges: [{ CidrIpv6: from, Description: description }] }
-                : { IpRanges: [{ CidrIp: from, Description: description }] }),
-          };
+  const permission = (r: BackendRule) => {
+    const from = source(r)!;
+    return {
+      IpProtocol: r.protocol,
+      FromPort: r.port,
+      ToPort: r.port,
+      // A group (the NLB's), or a CIDR when the NLB has no group.
+      ...(!from.includes("/")
+        ? { UserIdGroupPairs: [{ GroupId: from, Description: description }] }
+        : from.includes(":")
+          ? { Ipv6Ranges: [{ CidrIpv6: from, Description: description }] }
+          : { IpRanges: [{ CidrIp: from, Description: description }] }),
+    };
+  };
+  const tags = Object.entries(ownershipTags(cluster, service, "backend-rule")).map(([Key, Value]) => ({
+    Key,
+    Value,
+  }));
+  const send = (batch: BackendRule[]) =>
+    call("ec2:AuthorizeSecurityGroupIngress", () =>
+      clients.ec2.send(
+        new AuthorizeSecurityGroupIngressCommand({
+          GroupId: groupId,
+          IpPermissions: batch.map(permission),
+          TagSpecifications: [{ ResourceType: "security-group-rule", Tags: tags }],
         }),
-        TagSpecifications: [
-          {
-            ResourceType: "security-group-rule",
-            Tags: Object.entries(ownershipTags(cluster, service, "backend-rule")).map(([Key, Value]) => ({
-              Key,
-              Value,
-            })),
-          },
-        ],
-      }),
-    ),
-  );
+      ),
+    );
+  const duplicate = (err: unknown) => err instanceof CloudError && err.code === "InvalidPermission.Duplicate";
+  try {
+    await send(rules);
+  } catch (err) {
+    if (!duplicate(err)) throw err;
+    // An equal rule someone else made (another Service's, or a person's) already lets the NLB in: it is left
+    // alone, not taken over, and the other rules are added one by one.
+    for (const rule of rules) {
+      await send([rule]).catch((e: unknown) => {
+        if (!duplicate(e)) throw e;
+      });
+    }
+  }
 }
 
 /** Revokes Portico's own rules by their IDs, so an equal rule someone else made is never touched. */

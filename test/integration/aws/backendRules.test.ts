@@ -199,3 +199,39 @@ test("a node with several security groups and none tagged for the cluster gets n
     `no backend rule for target ${world.instances[0]!.instanceId}: its network interface has 2 security groups and 0 of them are tagged kubernetes.io/cluster/${cluster.namespace} (exactly one must be)`,
   ]);
 });
+
+test("an equal rule someone else made is left alone: the Service is served, and its deletion keeps that rule", async ({
+  cluster,
+  aws,
+}) => {
+  let nodeGroup = "";
+  const world = await awsWorld(cluster, aws, 1, {
+    nodeSecurityGroups: async (vpcId) => [(nodeGroup = await aws.createSecurityGroup(vpcId, "nodes"))],
+  });
+  // A person already admitted the VPC on the node port Portico is about to open. (Addresses, not a group: the
+  // emulator tells equal rules apart by their descriptions when they name a group, AWS never does.)
+  await aws.ec2.send(
+    new AuthorizeSecurityGroupIngressCommand({
+      GroupId: nodeGroup,
+      IpPermissions: [
+        { IpProtocol: "tcp", FromPort: 30080, ToPort: 30080, IpRanges: [{ CidrIp: "10.0.0.0/16" }] },
+      ],
+    }),
+  );
+  const provider = directProvider(cluster);
+  const web = intentFor(world, "web", {
+    externalTrafficPolicy: "Local",
+    healthCheckNodePort: 32000,
+    annotations: { [`${A}disable-nlb-sg`]: "true" },
+  });
+  const result = await provider.ensure(web);
+  expect(result.ingress).toHaveLength(1);
+  const rules = await groupRules(aws, nodeGroup);
+  expect(rules.map((r) => [r.rule, r.tags["portico.io/service-uid"]])).toEqual([
+    ["tcp/30080/10.0.0.0/16", undefined],
+    ["tcp/32000/10.0.0.0/24", web.service.uid],
+    ["tcp/32000/10.0.1.0/24", web.service.uid],
+  ]);
+  await provider.delete(web.service);
+  expect((await groupRules(aws, nodeGroup)).map((r) => r.rule)).toEqual(["tcp/30080/10.0.0.0/16"]);
+});
