@@ -263,7 +263,7 @@ export class ClusterCache {
     const why = notFound
       ? "MetalLB's IPAddressPool CRD (metallb.io/v1beta1) is not installed, but --metallb=on asks for it: install MetalLB's CRDs or kubectl apply -k manifests/metallb-compat"
       : forbidden
-        ? "may not list MetalLB's IPAddressPools: apply the metal overlay's RBAC (manifests/base/crds/controller-metallb-rbac.yaml) or run with --metallb=off; allocating from Portico's pools only meanwhile"
+        ? "may not list MetalLB's IPAddressPools: apply the metal overlay's RBAC (manifests/overlays/metal/controller-metallb-rbac.yaml) or run with --metallb=off; allocating from Portico's pools only meanwhile"
         : ((err as Error)?.message ?? String(err));
     this.log.warn({ kind, err: why, retryInMs: delay }, "watch failed; restarting");
     return MAX_RESTART_DELAY_MS;
