@@ -83,6 +83,18 @@ const CASES: Case[] = [
     mentions: ["healthcheck-timeout", "no longer than the interval"],
   },
   {
+    name: "a health-check port naming no port of the Service",
+    annotations: { [`${A}healthcheck-port`]: "metrics" },
+    reason: "InvalidHealthCheck",
+    mentions: ["healthcheck-port", 'no port named "metrics"', "name one of spec.ports"],
+  },
+  {
+    name: "a health-check port that is neither a number nor a name",
+    annotations: { [`${A}healthcheck-port`]: "Not_A_Port" },
+    reason: "InvalidAnnotation",
+    mentions: ["healthcheck-port", "traffic-port, or the name of a Service port"],
+  },
+  {
     name: "a healthy threshold too high",
     annotations: { [`${A}healthcheck-healthy-threshold`]: "11" },
     reason: "InvalidAnnotation",
