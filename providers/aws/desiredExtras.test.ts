@@ -180,6 +180,10 @@ test("access logs become the NLB's access_logs.s3 attributes; enabled without a 
   });
   expect(build({ [`${P}access-log-enabled`]: "false" }).attributes["access_logs.s3.enabled"]).toBe("false");
   expect(() => build({ [`${P}access-log-enabled`]: "true" })).toThrow(/access-log-s3-bucket-name/);
+  // Removing the annotations turns the logs off again.
+  expect(plan(build({}), observedOf(lb)).operations).toEqual([
+    { kind: "modifyLoadBalancerAttributes", attributes: { "access_logs.s3.enabled": "false" } },
+  ]);
 });
 
 /** The cloud once `d` has been applied exactly, with its security groups as given. */

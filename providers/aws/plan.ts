@@ -105,6 +105,12 @@ export function plan(desired: DesiredLoadBalancer, observed: Observed): Plan {
       ops.push({ kind: "setSecurityGroups", ...(own ? {} : { groupIds: wanted }), ...privateLink });
   }
   const lbAttributes = changed(desired.attributes, current?.attributes ?? {});
+  // Access logs left on by a removed annotation are turned off (not every API reports the key while it is off).
+  if (
+    current?.attributes["access_logs.s3.enabled"] === "true" &&
+    !("access_logs.s3.enabled" in desired.attributes)
+  )
+    lbAttributes["access_logs.s3.enabled"] = "false";
   if (Object.keys(lbAttributes).length) {
     ops.push({ kind: "modifyLoadBalancerAttributes", attributes: lbAttributes });
   }

@@ -174,4 +174,15 @@ test("listener attributes, per-port target-group attributes and proxy protocol, 
   expect(await writesDuring(provider, () => provider.ensure(longer))).toEqual({
     "elbv2:ModifyListenerAttributes": 1,
   });
+
+  // Without the access-log annotations the logs go off again.
+  const annotations = Object.fromEntries(
+    Object.entries(longer.annotations).filter(([k]) => !k.startsWith(`${A}access-log`)),
+  );
+  await provider.ensure({ ...longer, annotations });
+  const after = (
+    await aws.elbv2.send(new DescribeLoadBalancerAttributesCommand({ LoadBalancerArn: lb.arn }))
+  ).Attributes!.find((a) => a.Key === "access_logs.s3.enabled");
+  expect(after?.Value).toBe("false");
+  expect(await writesDuring(provider, () => provider.ensure({ ...longer, annotations }))).toEqual({});
 });
