@@ -362,7 +362,7 @@ function listenerFields(listener: DesiredListener, targetGroupArn: string) {
       ? { Certificates: [{ CertificateArn: listener.certificateArns[0] }] }
       : {}),
     ...(listener.sslPolicy ? { SslPolicy: listener.sslPolicy } : {}),
-    ...(listener.alpnPolicy ? { AlpnPolicy: [listener.alpnPolicy] } : {}),
+    ...(listener.protocol === "TLS" ? { AlpnPolicy: [listener.alpnPolicy ?? "None"] } : {}),
   };
 }
 

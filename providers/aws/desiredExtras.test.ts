@@ -110,6 +110,10 @@ describe("listeners", () => {
     });
     expect(lb.listeners.map((l) => l.alpnPolicy)).toEqual([undefined, "HTTP2Preferred"]);
     expect(() => build({ [`${P}alpn-policy`]: "HTTP2Preferred" })).toThrow(/alpn-policy.*TLS listeners/);
+    // Removed, the TLS listener goes back to None: a change; an unchanged one is not.
+    const without = build({ [`${P}ssl-cert`]: CERT(1), [`${P}ssl-ports`]: "443" });
+    expect(plan(without, observedOf(lb)).operations.map((o) => o.kind)).toEqual(["modifyListener"]);
+    expect(plan(lb, observedOf(lb)).operations).toEqual([]);
     expect(() => build({ [`${P}alpn-policy`]: "h2" })).toThrow(/HTTP1Only/);
   });
 

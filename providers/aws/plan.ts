@@ -226,7 +226,8 @@ function sameListener(
     observed.targetGroupArn === tg.arn &&
     observed.certificateArns[0] === desired.certificateArns[0] &&
     (desired.sslPolicy === undefined || observed.sslPolicy === desired.sslPolicy) &&
-    (desired.alpnPolicy === undefined || observed.alpnPolicy === desired.alpnPolicy)
+    // A TLS listener without the annotation goes back to no ALPN ("None"), as ELBv2 makes it.
+    (desired.protocol !== "TLS" || (observed.alpnPolicy ?? "None") === (desired.alpnPolicy ?? "None"))
   );
 }
 
