@@ -255,3 +255,33 @@ test("an IPv6 Service's ip targets are its IPv6 endpoints in an ipv6 target grou
   ]);
   expect(() => build({ [`${P}nlb-target-type`]: "ip" }, v6)).toThrow(/ip-address-type.*dualstack/);
 });
+
+test("with a fixed name, what cannot change in place is refused instead of replacing the NLB", () => {
+  const named = { [`${P}name`]: "web-nlb" };
+  const before = build(named);
+  expect(() => plan(build({ ...named, [`${P}disable-nlb-sg`]: "true" }), observedOf(before))).toThrow(
+    /disable-nlb-sg.*remove the name annotation/,
+  );
+  const network = {
+    vpcId: "vpc-1",
+    subnets: ["subnet-a", "subnet-b"],
+    cidrs: {
+      "subnet-a": { ipv4: ["10.0.0.0/24"], ipv6: [] },
+      "subnet-b": { ipv4: ["10.0.1.0/24"], ipv6: [] },
+    },
+  };
+  const fixed = (ips: string) =>
+    desiredLoadBalancer(
+      TWO_PORTS,
+      parseAwsSettings({ ...named, [`${P}private-ipv4-addresses`]: ips }, { scheme: "internal" }),
+      network,
+      "prod",
+    );
+  const observed = observedOf(fixed("10.0.0.5,10.0.1.5"));
+  observed.loadBalancers[0]!.subnetMappings = [
+    { subnetId: "subnet-a", privateIPv4Address: "10.0.0.5" },
+    { subnetId: "subnet-b", privateIPv4Address: "10.0.1.5" },
+  ];
+  expect(plan(fixed("10.0.0.5,10.0.1.5"), observed).operations).toEqual([]);
+  expect(() => plan(fixed("10.0.0.6,10.0.1.5"), observed)).toThrow(/other static addresses/);
+});
