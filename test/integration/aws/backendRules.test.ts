@@ -235,3 +235,40 @@ test("an equal rule someone else made is left alone: the Service is served, and 
   await provider.delete(web.service);
   expect((await groupRules(aws, nodeGroup)).map((r) => r.rule)).toEqual(["tcp/30080/10.0.0.0/16"]);
 });
+
+test("ip targets: as pods come and go, each pod group's rule follows them", async ({ cluster, aws }) => {
+  const world = await awsWorld(cluster, aws, 1);
+  const subnet = world.network.subnets[0]!.subnetId;
+  const groupA = await aws.createSecurityGroup(world.network.vpcId, "pods-a");
+  const groupB = await aws.createSecurityGroup(world.network.vpcId, "pods-b");
+  await aws.createPodInterface(subnet, "10.0.0.71", [groupA]);
+  await aws.createPodInterface(subnet, "10.0.0.72", [groupB]);
+  await startPortico(cluster);
+  const slice = await cluster.createEndpointSlice(
+    "web",
+    [{ ip: "10.0.0.71" }],
+    [{ name: "http", port: 8080 }],
+  );
+  await cluster.createService("web", lbService(), { [`${A}nlb-target-type`]: "ip" });
+  await waitForHostname(cluster, "web");
+  const nlbGroup = (await inventory(aws)).loadBalancers[0]!.securityGroups[0]!;
+  await waitFor("pod A's rule", async () => (await groupRules(aws, groupA)).length === 1);
+
+  const setEndpoints = async (ips: string[]) => {
+    const current = await cluster.discovery.readNamespacedEndpointSlice({
+      name: slice.metadata!.name!,
+      namespace: cluster.namespace,
+    });
+    await cluster.discovery.replaceNamespacedEndpointSlice({
+      name: slice.metadata!.name!,
+      namespace: cluster.namespace,
+      body: { ...current, endpoints: ips.map((ip) => ({ addresses: [ip], conditions: { ready: true } })) },
+    });
+  };
+  await setEndpoints(["10.0.0.71", "10.0.0.72"]);
+  await waitFor("pod B's rule", async () => (await groupRules(aws, groupB)).length === 1);
+  expect((await groupRules(aws, groupB)).map((r) => r.rule)).toEqual([`tcp/8080/${nlbGroup}`]);
+  await setEndpoints(["10.0.0.72"]);
+  await waitFor("pod A's rule to go", async () => (await groupRules(aws, groupA)).length === 0);
+  expect((await groupRules(aws, groupB)).map((r) => r.rule)).toEqual([`tcp/8080/${nlbGroup}`]);
+});
