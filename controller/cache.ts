@@ -14,6 +14,13 @@ import {
   type V1Node,
   type V1Service,
 } from "@kubernetes/client-node";
+import {
+  L2STATUS_GROUP,
+  L2STATUS_PLURAL,
+  L2STATUS_VERSION,
+  readL2Status,
+  type L2StatusFields,
+} from "../providers/metal/l2status.ts";
 import type { Logger } from "./log.ts";
 
 export type Kind = "service" | "node" | "endpointslice" | "ipaddresspool" | "namespace";
@@ -49,6 +56,10 @@ export class ClusterCache {
   readonly endpointSlices: ListWatch<V1EndpointSlice>;
   readonly pools: ListWatch<IPAddressPoolObject> | undefined;
   readonly metallbPools: ListWatch<IPAddressPoolObject> | undefined;
+  /** The speakers' ServiceL2Status records (bare metal): who announces which Service's addresses. */
+  readonly l2Statuses: ListWatch<KubernetesObject & { status?: unknown }> | undefined;
+  /** Like metallbMissingAt, for the records: none can be read (CRD missing, or no right to) until it moves. */
+  private l2StatusMissingAt: string | undefined;
   /** The resourceVersion MetalLB's pools had when their list answered 404: none are installed until it moves. */
   private metallbMissingAt: string | undefined;
   private readonly metallbRequired: boolean;
@@ -118,6 +129,22 @@ export class ClusterCache {
       );
       this.wire("ipaddresspool", this.pools);
       this.wire("namespace", this.namespaces);
+      const l2 = { group: L2STATUS_GROUP, version: L2STATUS_VERSION, plural: L2STATUS_PLURAL };
+      this.l2Statuses = new ListWatch<KubernetesObject & { status?: unknown }>(
+        ns
+          ? `/apis/${L2STATUS_GROUP}/${L2STATUS_VERSION}/namespaces/${ns}/${L2STATUS_PLURAL}`
+          : `/apis/${L2STATUS_GROUP}/${L2STATUS_VERSION}/${L2STATUS_PLURAL}`,
+        watch,
+        () =>
+          (ns
+            ? custom.listNamespacedCustomObject({ ...l2, namespace: ns })
+            : custom.listClusterCustomObject(l2)) as Promise<{
+            items: (KubernetesObject & { status?: unknown })[];
+            metadata?: { resourceVersion?: string };
+          }>,
+        false,
+      );
+      this.wireL2Statuses(this.l2Statuses);
       const metallbNs = opts.metallbNamespace;
       if (metallbNs !== undefined) {
         const group = { group: "metallb.io", version: "v1beta1", plural: "ipaddresspools" };
@@ -152,6 +179,26 @@ export class ClusterCache {
     return this.namespaces?.get(namespace)?.metadata?.labels ?? {};
   }
 
+  /**
+   * The speakers' records of the Service's announcement, reduced to their fields; undefined when they cannot be
+   * read (not bare metal, their CRD not installed, or no right to list them): nothing is then known of traffic.
+   */
+  announcements(namespace: string, name: string): L2StatusFields[] | undefined {
+    if (!this.l2Statuses || this.l2StatusMissing()) return undefined;
+    return this.l2Statuses
+      .list(namespace)
+      .flatMap((obj) => readL2Status(obj) ?? [])
+      .filter((r) => r.status.serviceName === name)
+      .map((r) => r.status);
+  }
+
+  private l2StatusMissing(): boolean {
+    return (
+      this.l2StatusMissingAt !== undefined &&
+      this.l2StatusMissingAt === this.l2Statuses?.latestResourceVersion()
+    );
+  }
+
   private all(): ListWatch<KubernetesObject>[] {
     return [
       this.services,
@@ -160,6 +207,7 @@ export class ClusterCache {
       this.pools,
       this.namespaces,
       this.metallbPools,
+      this.l2Statuses,
     ].filter((lw) => lw !== undefined);
   }
 
@@ -174,7 +222,9 @@ export class ClusterCache {
     await Promise.all(all.map((lw) => lw.start()));
     // A failed first list still resolves start(); the cache is complete only once each has listed.
     const listed = (lw: ListWatch<KubernetesObject>) =>
-      lw.latestResourceVersion() !== "" || (lw === this.metallbPools && this.metallbMissing());
+      lw.latestResourceVersion() !== "" ||
+      (lw === this.metallbPools && this.metallbMissing()) ||
+      (lw === this.l2Statuses && this.l2StatusMissing());
     while (!this.stopped && !all.every(listed)) await new Promise((r) => setTimeout(r, 100));
     if (this.metallbPools && !this.metallbMissing()) {
       this.log.info(
@@ -215,6 +265,63 @@ export class ClusterCache {
       if (this.stopped) return;
       const code = (err as { code?: unknown })?.code ?? (err as { statusCode?: unknown })?.statusCode;
       const max = metallb ? this.metallbFailed(lw, code, err, delay) : this.failed(kind, code, err, delay);
+      setTimeout(
+        () => {
+          if (!this.stopped) lw.start().catch(() => undefined);
+        },
+        Math.min(delay, max),
+      ).unref();
+      delay = Math.min(delay * 2, max);
+    });
+  }
+
+  /**
+   * A record's change brings its Service back at once, so the Serving condition follows a failover within the
+   * watch's latency. It reaches the manager as a change of the Service's endpoints (the manager requeues the
+   * Service a slice names): what changed is, likewise, where the Service's traffic enters.
+   */
+  private wireL2Statuses(lw: ListWatch<KubernetesObject & { status?: unknown }>): void {
+    for (const verb of ["add", "update", "delete"] as const) {
+      lw.on(verb, (obj) => {
+        const record = readL2Status(obj);
+        if (!record) return;
+        const slice = {
+          metadata: {
+            namespace: record.namespace,
+            labels: { "kubernetes.io/service-name": record.status.serviceName },
+          },
+        };
+        this.handlers.forEach((h) => h("endpointslice", verb, slice));
+      });
+    }
+    let delay = 500;
+    lw.on("connect", () => {
+      if (lw.latestResourceVersion()) delay = 500;
+    });
+    lw.on("error", (err: unknown) => {
+      if (this.stopped) return;
+      const code = (err as { code?: unknown })?.code ?? (err as { statusCode?: unknown })?.statusCode;
+      if (code === 404 || code === 403) {
+        const told = this.l2StatusMissingAt !== undefined;
+        this.l2StatusMissingAt = lw.latestResourceVersion();
+        if (!told)
+          this.log.warn(
+            {
+              kind: "servicel2statuses.portico.io",
+              err:
+                code === 404
+                  ? "the ServiceL2Status CRD is not installed (kubectl apply -k manifests/overlays/metal)"
+                  : "may not list ServiceL2Statuses: apply the metal overlay's RBAC (manifests/overlays/metal/controller-rbac.yaml)",
+            },
+            "the Serving condition is not reported until the speakers' records can be read",
+          );
+      } else {
+        this.log.warn(
+          { kind: "servicel2statuses.portico.io", err: (err as Error)?.message ?? String(err) },
+          "watch failed; restarting",
+        );
+      }
+      const max = MAX_RESTART_DELAY_MS;
       setTimeout(
         () => {
           if (!this.stopped) lw.start().catch(() => undefined);

@@ -33,6 +33,7 @@ export function metalInventory(cache: ClusterCache, classes: ClassConfig): Metal
           .filter((a) => a.type === "InternalIP" || a.type === "ExternalIP")
           .map((a) => a.address),
       })),
+    announcements: (namespace, name) => cache.announcements(namespace, name),
   };
 }
 

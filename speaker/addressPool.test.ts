@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { poolOfAddress, type ServiceFacts } from "./addressPool.ts";
+import { findPool, poolOfAddress, recordedPools, type ServiceFacts } from "./addressPool.ts";
 import { readPools, type AnnouncePool } from "./pools.ts";
 
 function pools(specs: Record<string, Record<string, unknown>>): AnnouncePool[] {
@@ -112,5 +112,39 @@ describe("the pool an address came from", () => {
       });
       expect(name("192.0.2.1", web, overlapping)).toBe("b");
     });
+  });
+});
+
+describe("the pool recorded on the Service decides between overlapping pools", () => {
+  const overlapping = pools({
+    a: { addresses: ["192.0.2.0/28"], serviceAllocation: { priority: 1 } },
+    b: { addresses: ["192.0.2.0/28", "2001:db8::/120"], serviceAllocation: { priority: 2 } },
+    v6: { addresses: ["2001:db8::/120"], serviceAllocation: { priority: 1 } },
+  });
+  const recorded = (annotations: Record<string, string>) => ({ ...web, annotations });
+
+  test("Portico's record names the pool, even against the guess (the most preferred pool)", () => {
+    const found = findPool("192.0.2.1", recorded({ "portico.io/ip-allocated-from-pool": "b" }), overlapping);
+    expect([found?.pool.name, found?.source]).toEqual(["b", "recorded"]);
+  });
+
+  test("MetalLB's spelling is read for Services MetalLB addressed", () => {
+    const found = findPool("192.0.2.1", recorded({ "metallb.io/ip-allocated-from-pool": "b" }), overlapping);
+    expect([found?.pool.name, found?.source]).toEqual(["b", "recorded"]);
+  });
+
+  test("dual-stack from two pools: each address takes the named pool that holds it", () => {
+    const both = recorded({ "portico.io/ip-allocated-from-pool": "a,v6" });
+    expect(findPool("192.0.2.1", both, overlapping)?.pool.name).toBe("a");
+    expect(findPool("2001:db8::1", both, overlapping)?.pool.name).toBe("v6");
+    expect(recordedPools({ "portico.io/ip-allocated-from-pool": " a , v6 ," })).toEqual(["a", "v6"]);
+  });
+
+  test("without a record the speaker guesses, and says so; a single pool needs no record", () => {
+    expect(findPool("192.0.2.1", web, overlapping)).toMatchObject({ pool: { name: "a" }, source: "guessed" });
+    const stale = recorded({ "portico.io/ip-allocated-from-pool": "gone" });
+    expect(findPool("192.0.2.1", stale, overlapping)?.source).toBe("guessed");
+    const single = pools({ only: { addresses: ["192.0.2.0/28"] } });
+    expect(findPool("192.0.2.1", web, single)).toMatchObject({ pool: { name: "only" }, source: "only" });
   });
 });

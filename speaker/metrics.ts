@@ -51,6 +51,17 @@ export class SpeakerMetrics {
     labelNames: ["pool", "reason"],
     registers: [this.registry],
   });
+  readonly poolsGuessed = new Gauge({
+    name: "portico_speaker_addresses_pool_guessed",
+    help: "Addresses in overlapping IPAddressPools whose Service records no pool (portico.io/ip-allocated-from-pool or metallb.io/ip-allocated-from-pool), so the speaker guessed which pool's node selectors apply",
+    registers: [this.registry],
+  });
+  readonly l2StatusWrites = new Counter({
+    name: "portico_speaker_l2status_writes_total",
+    help: "Writes of ServiceL2Status records (created, updated, deleted, failed)",
+    labelNames: ["outcome"],
+    registers: [this.registry],
+  });
   readonly liveMembers = new Gauge({
     name: "portico_speaker_live_members",
     help: "Speakers this node believes alive, itself included",

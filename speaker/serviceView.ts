@@ -3,7 +3,7 @@
 // all. Pure functions over the API objects, so the rules are unit-tested without an apiserver.
 import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import { canonicalIP } from "../providers/metal/address.ts";
-import { poolOfAddress } from "./addressPool.ts";
+import { findPool } from "./addressPool.ts";
 import type { AnnouncePool } from "./pools.ts";
 
 /** Nodes with this label (any value) never announce, as for every external load balancer. */
@@ -31,6 +31,8 @@ export interface AnnouncedService {
   readonly pools: ReadonlyMap<string, string>;
   /** What advertisements' serviceSelectors match. */
   readonly labels: Readonly<Record<string, string>>;
+  /** Addresses in overlapping pools whose pool the Service does not record, so the speaker guessed it. */
+  readonly guessedPools?: readonly string[];
 }
 
 export function serviceKey(obj: { metadata?: { namespace?: string; name?: string } }): string {
@@ -89,13 +91,15 @@ export function announcedServices(
     const addresses = ingressAddresses(service);
     if (addresses.length === 0) continue;
     const key = serviceKey(service);
+    const found = addressPools(service, addresses, pools);
     result.push({
       key,
       addresses,
       local: service.spec?.externalTrafficPolicy === "Local",
       ...readyEndpoints(slicesByService.get(key) ?? []),
-      pools: addressPools(service, addresses, pools),
+      pools: found.pools,
       labels: service.metadata?.labels ?? {},
+      ...(found.guessed.length ? { guessedPools: found.guessed } : {}),
     });
   }
   return result.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -105,19 +109,22 @@ function addressPools(
   service: V1Service,
   addresses: readonly string[],
   pools: readonly AnnouncePool[],
-): Map<string, string> {
+): { pools: Map<string, string>; guessed: string[] } {
   const result = new Map<string, string>();
-  if (pools.length === 0) return result;
+  const guessed: string[] = [];
+  if (pools.length === 0) return { pools: result, guessed };
   const facts = {
     namespace: service.metadata?.namespace ?? "",
     labels: service.metadata?.labels ?? {},
     annotations: service.metadata?.annotations ?? {},
   };
   for (const address of addresses) {
-    const pool = poolOfAddress(address, facts, pools);
-    if (pool) result.set(address, pool.key);
+    const found = findPool(address, facts, pools);
+    if (!found) continue;
+    result.set(address, found.pool.key);
+    if (found.source === "guessed") guessed.push(address);
   }
-  return result;
+  return { pools: result, guessed };
 }
 
 /** Ready Nodes not excluded from load balancers; liveness of their speakers is checked separately. */

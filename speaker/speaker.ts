@@ -14,6 +14,8 @@ import { ipv6MulticastGroups, type MulticastGroups } from "./io/multicastGroups.
 import { selectInterfaces } from "./io/interfaces.ts";
 import { TakeoverAnnouncements } from "./io/takeover.ts";
 import { KubeCache } from "./kube/cache.ts";
+import { L2StatusWriter } from "./kube/l2statusWriter.ts";
+import { planL2Statuses, type AnnouncedHere, type ReportedHere } from "./l2statusPlan.ts";
 import { recordNodeAssigned, recordNoMatchingNode, type Unmatched } from "./kube/events.ts";
 import { Memberlist } from "./membership/memberlist.ts";
 import { formatMac } from "./packets/mac.ts";
@@ -49,6 +51,9 @@ export class Speaker {
   /** Likewise for Services this node reports as unannounced for want of a node matching their pool. */
   private servicesUnmatched = new Map<string, string>();
   private readonly announceConfig: AnnounceConfig;
+  private readonly l2Statuses: L2StatusWriter;
+  /** How many addresses' pools were last guessed, to log only when that changes. */
+  private guessedSeen = "";
   private recomputePending = false;
   private synced = false;
   private stopped = false;
@@ -74,6 +79,12 @@ export class Speaker {
         : { metallbNamespace: config.metallb.namespace, metallbRequired: config.metallb.mode === "on" }),
     });
     this.announceConfig = new AnnounceConfig(this.cache, log);
+    this.l2Statuses = new L2StatusWriter(
+      kc,
+      log,
+      (outcome) => this.metrics.l2StatusWrites.inc({ outcome }),
+      () => this.scheduleRecompute(),
+    );
     this.memberlist = new Memberlist({
       self: config.nodeName,
       ...config.memberlist,
@@ -194,6 +205,56 @@ export class Speaker {
     this.apply(owned);
     this.reportAssigned(assignments, byKey);
     this.reportUnmatched(assignments, byKey, rules);
+    this.reportGuessedPools(announced);
+    this.writeRecords(assignments, byKey, rules, live);
+  }
+
+  /** Addresses in overlapping pools without a recorded pool: counted, and logged when that changes. */
+  private reportGuessedPools(announced: readonly AnnouncedService[]): void {
+    const guessed = announced.flatMap((s) => (s.guessedPools ?? []).map((address) => `${s.key}@${address}`));
+    this.metrics.poolsGuessed.set(guessed.length);
+    const summary = guessed.join(",");
+    if (summary === this.guessedSeen) return;
+    this.guessedSeen = summary;
+    if (guessed.length > 0)
+      this.log.info(
+        { addresses: guessed },
+        "addresses in overlapping pools whose Service records no pool (portico.io/ip-allocated-from-pool): the pool was guessed",
+      );
+  }
+
+  /** The ServiceL2Status records: where this node announces, and why addresses it reports are not announced. */
+  private writeRecords(
+    assignments: ReadonlyMap<string, AddressAssignment>,
+    byKey: ReadonlyMap<string, V1Service>,
+    rules: AnnounceRules,
+    live: ReadonlySet<string>,
+  ): void {
+    if (!this.cache.l2StatusesInstalled()) return;
+    const self = this.config.nodeName;
+    const announced: AnnouncedHere[] = [];
+    const reported: ReportedHere[] = [];
+    for (const { address, pool = "", services, announcer, unmatched } of assignments.values()) {
+      for (const key of services) {
+        const service = byKey.get(key);
+        const uid = service?.metadata?.uid;
+        if (!uid) continue;
+        if (announcer === self)
+          announced.push({ service: key, uid, address, interfaces: this.openOn(address) });
+        else if (unmatched?.reporter === self) {
+          const reason = rules.reason(pool, service.metadata?.labels ?? {});
+          reported.push({ service: key, uid, notAnnounced: { address, reason } });
+        }
+      }
+    }
+    this.l2Statuses.apply(
+      planL2Statuses({ node: self, announced, reported, existing: this.cache.l2Statuses(), live }),
+    );
+  }
+
+  /** The interfaces this node answers `address` on now: the ones it opened that its advertisements allow. */
+  private openOn(address: string): string[] {
+    return [...this.announcers.keys()].filter((name) => this.answersOn(address, name)).sort();
   }
 
   /**
@@ -339,6 +400,7 @@ export class Speaker {
         announcer.close();
         this.announcers.delete(name);
         this.log.info({ interface: name }, "stopped announcing on interface");
+        this.scheduleRecompute();
       }
     }
     for (const [name, mac] of wanted) {
@@ -350,6 +412,7 @@ export class Speaker {
         announcer.setOwned(owned);
         this.takeover.announceOn(announcer, owned);
         this.log.info({ interface: name, mac }, "announcing on interface");
+        this.scheduleRecompute();
       } catch (err) {
         this.log.warn({ interface: name, err: (err as Error).message }, "could not open packet socket");
       }

@@ -27,9 +27,12 @@ import {
   type PoolGroup,
   type PoolObject,
 } from "./poolSources.ts";
-import { requestFromService } from "./request.ts";
+import { POOL_RECORD_ANNOTATION, requestFromService } from "./request.ts";
+import type { L2StatusFields } from "./l2status.ts";
+import { metalTraffic, poolRecord } from "./traffic.ts";
 
 export { METAL_LOAD_BALANCER_CLASS } from "../classes.ts";
+export { POOL_RECORD_ANNOTATION } from "./request.ts";
 export type { PoolObject } from "./poolSources.ts";
 
 /** What the controller knows that the allocator needs: the pools, and what each Service holds now. */
@@ -39,6 +42,11 @@ export interface MetalInventory {
   assignments(): Assignment[];
   /** The nodes' own addresses: a pool containing one must never hand it out (a speaker would answer for it). */
   nodeAddresses(): NodeAddresses[];
+  /**
+   * The speakers' records of who announces the Service's addresses (ServiceL2Status); undefined (or absent)
+   * when the controller cannot read them, and then the provider reports nothing about traffic.
+   */
+  announcements?(namespace: string, name: string): L2StatusFields[] | undefined;
 }
 
 export interface PoolState {
@@ -53,6 +61,7 @@ export class MetalProvider implements LoadBalancerProvider {
   readonly name = "metal";
   /** Releasing an address can let a waiting Service through: the controller looks at all again. */
   readonly capacityIsShared = true;
+  readonly recordedAnnotations = [POOL_RECORD_ANNOTATION] as const;
   private readonly inventory: MetalInventory;
   private allocator: Allocator | undefined;
   private poolsSeen = "";
@@ -72,8 +81,13 @@ export class MetalProvider implements LoadBalancerProvider {
     const result = allocator.assign(service, asked);
     if (!result.ok) throw allocationError(result.error);
     const addresses = result.addresses.map((a) => a.address);
+    const pools = poolRecord(result.addresses);
+    const records = this.inventory.announcements?.(intent.service.namespace, intent.service.name);
+    const traffic = records && metalTraffic(addresses, records, intent.endpoints.length > 0);
     return Promise.resolve({
       ingress: addresses.map((ip) => ({ ip, ipMode: "VIP" as const })),
+      ...(pools ? { recorded: { [POOL_RECORD_ANNOTATION]: pools } } : {}),
+      ...(traffic ? { traffic } : {}),
       changes: result.changed
         ? [`assigned ${result.addresses.map((a) => `${a.address} from pool ${a.pool}`).join(", ")}`]
         : [],

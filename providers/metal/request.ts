@@ -8,6 +8,10 @@ const PREFIXES = ["portico.io", "metallb.io", "metallb.universe.tf"] as const;
 export const ADDRESSES_ANNOTATIONS = PREFIXES.map((prefix) => `${prefix}/loadBalancerIPs`);
 export const POOL_ANNOTATIONS = PREFIXES.map((prefix) => `${prefix}/address-pool`);
 export const SHARING_ANNOTATIONS = PREFIXES.map((prefix) => `${prefix}/allow-shared-ip`);
+/** Where the controller records the pool an address came from (providers/metal/traffic.ts poolRecord). */
+export const POOL_RECORD_ANNOTATION = "portico.io/ip-allocated-from-pool";
+/** MetalLB's spelling of that record, read (never written) on Services MetalLB addressed. */
+export const METALLB_POOL_RECORD_ANNOTATION = "metallb.io/ip-allocated-from-pool";
 
 export interface ServiceRequestSource {
   /** spec.loadBalancerIP (deprecated in Kubernetes but still widely used). */

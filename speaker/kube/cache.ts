@@ -16,6 +16,13 @@ import {
 import type { Logger } from "pino";
 import type { AdvertisementObject } from "../advertisements.ts";
 import type { PoolObject } from "../pools.ts";
+import {
+  L2STATUS_GROUP,
+  L2STATUS_PLURAL,
+  L2STATUS_VERSION,
+  readL2Status,
+  type L2StatusRecord,
+} from "../../providers/metal/l2status.ts";
 import { CustomWatch } from "./customWatch.ts";
 
 const MAX_RESTART_DELAY_MS = 30_000;
@@ -35,6 +42,7 @@ export interface KubeCacheOptions {
 
 type Pools = CustomWatch<PoolObject & KubernetesObject>;
 type Ads = CustomWatch<AdvertisementObject & KubernetesObject>;
+type L2Statuses = CustomWatch<KubernetesObject & { status?: unknown }>;
 
 export class KubeCache {
   readonly services: ListWatch<V1Service>;
@@ -42,6 +50,7 @@ export class KubeCache {
   readonly nodes: ListWatch<V1Node>;
   private readonly poolWatch: Pools;
   private readonly adWatch: Ads;
+  private readonly l2StatusWatch: L2Statuses;
   private readonly metallbPools: Pools | undefined;
   private readonly metallbAds: Ads | undefined;
   private readonly log: Logger;
@@ -93,6 +102,16 @@ export class KubeCache {
         "the portico.io L2Advertisement CRD is not installed; Portico's pools are announced by their own nodeSelectors",
       quietWhenMissing: true,
     });
+    this.l2StatusWatch = new CustomWatch(kc, watch, {
+      group: L2STATUS_GROUP,
+      version: L2STATUS_VERSION,
+      plural: L2STATUS_PLURAL,
+      ...(ns ? { namespace: ns } : {}),
+      missingRetryMs: MAX_RESTART_DELAY_MS,
+      whenMissing:
+        "the ServiceL2Status CRD is not installed; announcing without recording where (apply manifests/base/crds)",
+      quietWhenMissing: false,
+    });
     const metallbNs = options.metallbNamespace;
     if (metallbNs !== undefined) {
       const metallb = {
@@ -135,6 +154,16 @@ export class KubeCache {
     return this.adWatch.list();
   }
 
+  /** The announcement records, reduced to the fields the speaker compares; none while the CRD is missing. */
+  l2Statuses(): L2StatusRecord[] {
+    return this.l2StatusWatch.list().flatMap((obj) => readL2Status(obj) ?? []);
+  }
+
+  /** Whether records can be written at all (their CRD is installed). */
+  l2StatusesInstalled(): boolean {
+    return this.l2StatusWatch.listed() && !this.l2StatusWatch.missing();
+  }
+
   /** MetalLB's IPAddressPools in its namespace; none when not read or not installed. */
   metallbPoolObjects(): readonly PoolObject[] {
     return this.metallbPools?.list() ?? [];
@@ -152,7 +181,9 @@ export class KubeCache {
 
   /** Lists everything and starts watching; resolves once each list has completed. */
   async start(): Promise<void> {
-    const custom = this.customWatches();
+    // The records are written, not read for the decision: announcing never waits for them (nor for their
+    // RBAC), they are written once they have been listed.
+    const custom = this.customWatches().filter((c) => c !== this.l2StatusWatch);
     await Promise.all(this.all().map((lw) => lw.start()));
     const listed = () =>
       [this.services, this.endpointSlices, this.nodes].every((lw) => lw.latestResourceVersion() !== "") &&
@@ -168,7 +199,9 @@ export class KubeCache {
   }
 
   private customWatches(): CustomWatch<KubernetesObject>[] {
-    return [this.poolWatch, this.adWatch, this.metallbPools, this.metallbAds].filter((c) => c !== undefined);
+    return [this.poolWatch, this.adWatch, this.l2StatusWatch, this.metallbPools, this.metallbAds].filter(
+      (c) => c !== undefined,
+    );
   }
 
   private all(): ListWatch<KubernetesObject>[] {

@@ -202,6 +202,7 @@ test("the controller's RBAC grants exactly the verbs it calls", async ({ cluster
     { group: "", resource: "pods", verbs: [] },
     { group: "", resource: "namespaces", verbs: [] },
     { group: "portico.io", resource: "ipaddresspools", verbs: [] },
+    { group: "portico.io", resource: "servicel2statuses", verbs: [] },
     { group: "metallb.io", resource: "ipaddresspools", verbs: [] },
     { group: "apiextensions.k8s.io", resource: "customresourcedefinitions", verbs: [] },
   ];
@@ -218,6 +219,7 @@ test("on bare metal the controller also reads IPAddressPools and namespaces and 
     { group: "portico.io", resource: "ipaddresspools", verbs: ["get", "list", "watch"] },
     { group: "portico.io", resource: "ipaddresspools", subresource: "status", verbs: ["patch"] },
     { group: "", resource: "namespaces", verbs: ["list", "watch"] },
+    { group: "portico.io", resource: "servicel2statuses", verbs: ["list", "watch"] },
     {
       group: "metallb.io",
       resource: "ipaddresspools",
@@ -253,6 +255,8 @@ test("on bare metal the controller also reads IPAddressPools and namespaces and 
   cluster.defer(() => cache.stop());
   await cache.start();
   expect(cache.namespaceLabels(ns)).toEqual({ "kubernetes.io/metadata.name": ns });
+  // The speakers' records are read (none yet: an empty list, not "cannot read").
+  expect(cache.announcements(ns, "web")).toEqual([]);
 
   // And it writes a pool's status the way controller/poolStatus.ts does; the spec stays the user's.
   const pools = { group: "portico.io", version: "v1alpha1", plural: "ipaddresspools" } as const;

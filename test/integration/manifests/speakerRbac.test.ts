@@ -10,7 +10,9 @@ import {
   recordNodeAssigned,
 } from "../../../speaker/kube/events.ts";
 import { expect, mergePatch, test, waitFor } from "../../harness/index.ts";
-import { statusOf } from "../../harness/manifests.ts";
+import { installCrds, renderOverlay, statusOf } from "../../harness/manifests.ts";
+import { L2StatusWriter } from "../../../speaker/kube/l2statusWriter.ts";
+import { planL2Statuses } from "../../../speaker/l2statusPlan.ts";
 import { createPool, installPoolCrd } from "../../harness/pools.ts";
 import { allowedVerbs, installRbac, type Grant } from "./access.ts";
 
@@ -20,6 +22,7 @@ test("under its own ServiceAccount the speaker watches Services, EndpointSlices,
   cluster,
 }) => {
   await installPoolCrd(cluster);
+  await installCrds(cluster.kubeConfig, await renderOverlay("metal"));
   const pool = await createPool(cluster, "edge", {
     addresses: ["192.0.2.224/30"],
     nodeSelectors: [{ matchLabels: { edge: "true" } }],
@@ -61,6 +64,38 @@ test("under its own ServiceAccount the speaker watches Services, EndpointSlices,
     ["Normal", NODE_ASSIGNED, "portico-speaker"],
     ["Warning", NO_MATCHING_NODE, "portico-speaker"],
   ]);
+
+  // Its ServiceL2Status record: created, overwritten when the announcement changes, deleted when it ends.
+  const records = () => cache.l2Statuses().filter((r) => r.namespace === cluster.namespace);
+  const writer = new L2StatusWriter(
+    kc,
+    pino({ level: "silent" }),
+    () => undefined,
+    () => undefined,
+  );
+  const plan = (addresses: string[]) =>
+    planL2Statuses({
+      node,
+      announced: addresses.map((address) => ({
+        service: `${cluster.namespace}/web`,
+        uid: svc.metadata!.uid!,
+        address,
+        interfaces: ["eth0"],
+      })),
+      reported: [],
+      existing: records(),
+      live: new Set([node]),
+    });
+  writer.apply(plan(["192.0.2.50"]));
+  await waitFor("the record in the speaker's cache", () =>
+    records().find((r) => r.status.addresses.join() === "192.0.2.50"),
+  );
+  writer.apply(plan(["192.0.2.50", "192.0.2.51"]));
+  await waitFor("the record overwritten", () =>
+    records().find((r) => r.status.addresses.join() === "192.0.2.50,192.0.2.51"),
+  );
+  writer.apply(plan([]));
+  await waitFor("the record deleted", () => records().length === 0);
 });
 
 test("the speaker's ServiceAccount may only read what it watches and create Events", async ({ cluster }) => {
@@ -76,6 +111,17 @@ test("the speaker's ServiceAccount may only read what it watches and create Even
     { group: "portico.io", resource: "ipaddresspools", verbs: ["list", "watch"] },
     { group: "portico.io", resource: "ipaddresspools", subresource: "status", verbs: [] },
     { group: "portico.io", resource: "l2advertisements", verbs: ["list", "watch"] },
+    {
+      group: "portico.io",
+      resource: "servicel2statuses",
+      namespace: ns,
+      verbs: ["list", "watch", "create", "patch", "delete"],
+    },
+    {
+      group: "portico.io",
+      resource: "servicel2statuses",
+      verbs: ["list", "watch", "create", "patch", "delete"],
+    },
     {
       group: "metallb.io",
       resource: "ipaddresspools",

@@ -1,0 +1,136 @@
+// Which ServiceL2Status records this speaker writes and deletes (see providers/metal/l2status.ts): pure, from
+// the announce decision every speaker computes alike and the records already in the cache.
+//
+// - This node keeps one record per Service it announces an address of (the addresses, and the interfaces it
+//   answers them on), and per Service whose unannounced addresses it reports (noMatchingNode,
+//   noAdvertisement); every other record of its own it deletes.
+// - The announcer of an address deletes other nodes' records claiming it: after a failover the new announcer
+//   replaces the dead one's claim at once, without waiting for the dead node to come back.
+// - Records of nodes whose speaker is not alive (a node gone for good, or whose addresses nobody took over)
+//   are deleted by one live speaker, the first by name, so none stays claiming a node that answers nothing.
+import type { L2StatusFields, L2StatusRecord, NotAnnounced } from "../providers/metal/l2status.ts";
+import { l2StatusName } from "../providers/metal/l2status.ts";
+
+export interface AnnouncedHere {
+  /** namespace/name */
+  readonly service: string;
+  readonly uid: string;
+  readonly address: string;
+  /** The interfaces this node answers the address on. */
+  readonly interfaces: readonly string[];
+}
+
+export interface ReportedHere {
+  readonly service: string;
+  readonly uid: string;
+  readonly notAnnounced: NotAnnounced;
+}
+
+export interface L2StatusInput {
+  readonly node: string;
+  readonly announced: readonly AnnouncedHere[];
+  readonly reported: readonly ReportedHere[];
+  readonly existing: readonly L2StatusRecord[];
+  /** Speakers alive now, this one included. */
+  readonly live: ReadonlySet<string>;
+}
+
+export interface DesiredRecord {
+  readonly name: string;
+  readonly namespace: string;
+  /** The Service owns its records: they go with it. */
+  readonly serviceUid: string;
+  readonly status: L2StatusFields;
+}
+
+export interface L2StatusPlan {
+  /** Records to create or overwrite (absent or different in the cache). */
+  readonly write: DesiredRecord[];
+  readonly remove: { readonly name: string; readonly namespace: string }[];
+}
+
+export function planL2Statuses(input: L2StatusInput): L2StatusPlan {
+  interface Draft {
+    uid: string;
+    interfaces: Set<string>;
+    addresses: Set<string>;
+    notAnnounced: NotAnnounced[];
+  }
+  const drafts = new Map<string, Draft>();
+  const draft = (service: string, uid: string): Draft => {
+    let d = drafts.get(service);
+    if (!d) {
+      d = { uid, interfaces: new Set(), addresses: new Set(), notAnnounced: [] };
+      drafts.set(service, d);
+    }
+    return d;
+  };
+  for (const a of input.announced) {
+    const d = draft(a.service, a.uid);
+    d.addresses.add(a.address);
+    a.interfaces.forEach((name) => d.interfaces.add(name));
+  }
+  for (const r of input.reported) draft(r.service, r.uid).notAnnounced.push(r.notAnnounced);
+  const desired = new Map<string, DesiredRecord>();
+  for (const [service, d] of drafts) {
+    const [namespace, serviceName] = splitKey(service);
+    const name = l2StatusName(serviceName, input.node);
+    const notAnnounced = [...d.notAnnounced].sort(byAddress);
+    desired.set(`${namespace}/${name}`, {
+      name,
+      namespace,
+      serviceUid: d.uid,
+      status: {
+        node: input.node,
+        serviceName,
+        serviceNamespace: namespace,
+        interfaces: [...d.interfaces].sort().map((n) => ({ name: n })),
+        addresses: [...d.addresses].sort(),
+        ...(notAnnounced.length ? { notAnnounced } : {}),
+      },
+    });
+  }
+
+  const existing = new Map<string, L2StatusRecord>(
+    input.existing.map((r) => [`${r.namespace}/${r.name}`, r]),
+  );
+  const write = [...desired.entries()]
+    .filter(([key, record]) => {
+      const have = existing.get(key);
+      return !have || fingerprint(have.status) !== fingerprint(record.status);
+    })
+    .map(([, record]) => record);
+
+  const mine = new Set(input.announced.map((a) => `${a.service}\u0000${a.address}`));
+  const janitor = [...input.live].sort()[0] === input.node;
+  const remove = input.existing
+    .filter((r) => {
+      if (desired.has(`${r.namespace}/${r.name}`)) return false;
+      if (r.status.node === input.node) return true;
+      const service = `${r.namespace}/${r.status.serviceName}`;
+      if (r.status.addresses.some((address) => mine.has(`${service}\u0000${address}`))) return true;
+      return janitor && !input.live.has(r.status.node);
+    })
+    .map((r) => ({ name: r.name, namespace: r.namespace }));
+  return { write, remove };
+}
+
+function splitKey(key: string): [string, string] {
+  const i = key.indexOf("/");
+  return [key.slice(0, i), key.slice(i + 1)];
+}
+
+function byAddress(a: NotAnnounced, b: NotAnnounced): number {
+  return a.address < b.address ? -1 : a.address > b.address ? 1 : 0;
+}
+
+/** What decides whether a record must be written again. */
+export function fingerprint(status: L2StatusFields): string {
+  return JSON.stringify([
+    status.node,
+    status.serviceName,
+    status.addresses,
+    status.interfaces.map((i) => i.name),
+    (status.notAnnounced ?? []).map((n) => [n.address, n.reason]),
+  ]);
+}
