@@ -1,5 +1,6 @@
 // Which Services this controller serves, and how it remembers which ones it took on.
 import type { V1Service } from "@kubernetes/client-node";
+import { LBC_NLB_CLASS } from "../providers/classes.ts";
 
 export const FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 /**
@@ -20,7 +21,7 @@ export interface ClassConfig {
  * The AWS Load Balancer Controller's NLB class. A controller started to take over from it (`--aws-take-over-lbc`)
  * serves this class, and the unclassed Services that controller serves by their type annotation.
  */
-export const LBC_NLB_CLASS = "service.k8s.aws/nlb";
+export { LBC_NLB_CLASS };
 const LBC_TYPE_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-type";
 /** The type annotation's values the AWS Load Balancer Controller serves ("nlb" is the in-tree provider's). */
 const LBC_TYPES = ["external", "nlb-ip"];

@@ -161,6 +161,52 @@ describe("the Service", () => {
   });
 });
 
+describe("annotations checked against the catalog", () => {
+  test("a refused key stops the intent with the key named as the field", () => {
+    const svc = service({}, { "service.beta.kubernetes.io/aws-load-balancer-quic-enabled-ports": "443" });
+    expect(() => buildIntent(svc, [], [], CLASS)).toThrow(ConfigurationError);
+    try {
+      buildIntent(svc, [], [], CLASS);
+    } catch (err) {
+      expect((err as ConfigurationError).reason).toBe("UnsupportedAnnotation");
+      expect((err as ConfigurationError).field).toBe(
+        "metadata.annotations[service.beta.kubernetes.io/aws-load-balancer-quic-enabled-ports]",
+      );
+    }
+  });
+
+  test("a typo in Portico's own prefix is refused on every class", () => {
+    for (const cls of ["portico.io/aws-nlb", "portico.io/azure-lb", "portico.io/metal"]) {
+      const svc = service({}, { "portico.io/adress-pool": "a" });
+      expect(() => buildIntent(svc, [], [], cls)).toThrow(/did you mean portico.io\/address-pool/);
+    }
+  });
+
+  test("another cloud's keys are not read, and a no-op is carried to be told", () => {
+    const svc = service(
+      {},
+      {
+        "service.beta.kubernetes.io/azure-pls-create": "true",
+        "metallb.io/ip-allocated-from-pool": "old",
+      },
+    );
+    expect(buildIntent(svc, [], [], "portico.io/metal").acceptedNoops).toEqual([
+      expect.stringContaining("metallb.io/ip-allocated-from-pool: MetalLB's record"),
+    ]);
+    expect(buildIntent(svc, [], [], CLASS).acceptedNoops).toEqual([]);
+  });
+
+  test("the AWS Load Balancer Controller's class is read with the AWS family", () => {
+    const svc = service({}, { "service.beta.kubernetes.io/aws-load-balancer-quic-enabled-ports": "443" });
+    expect(() => buildIntent(svc, [], [], "service.k8s.aws/nlb")).toThrow(/QUIC listeners are not offered/);
+  });
+
+  test("a class Portico does not know reads no family", () => {
+    const svc = service({}, { "portico.io/nonsense": "x" });
+    expect(buildIntent(svc, [], [], "example.com/lb").acceptedNoops).toEqual([]);
+  });
+});
+
 describe("source ranges", () => {
   test("a CIDR with host bits set is refused with both readings offered", () => {
     const svc = service({ loadBalancerSourceRanges: ["10.0.0.1/8"] });

@@ -1,5 +1,7 @@
 import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import { Address4, Address6 } from "ip-address";
+import { refusalError, reviewAnnotations } from "../providers/annotationKeys/review.ts";
+import { providerOfClass } from "../providers/classes.ts";
 import { ConfigurationError } from "../providers/errors.ts";
 import type {
   EndpointTarget,
@@ -40,6 +42,10 @@ export function buildIntent(
   const meta = svc.metadata!;
   const spec = svc.spec ?? {};
   const annotations = meta.annotations ?? {};
+  const provider = providerOfClass(loadBalancerClass);
+  const review = provider ? reviewAnnotations(annotations, provider) : { refused: [], noops: [] };
+  const refusal = refusalError(review);
+  if (refusal) throw refusal;
   const ports = servicePorts(svc);
   const selectors = [
     ...(config.nodeSelector ? [config.nodeSelector] : []),
@@ -50,6 +56,7 @@ export function buildIntent(
     service: { namespace: meta.namespace!, name: meta.name!, uid: meta.uid! },
     loadBalancerClass,
     annotations,
+    acceptedNoops: review.noops.map((f) => `${f.key}: ${f.message}`),
     ports,
     externalTrafficPolicy: spec.externalTrafficPolicy === "Local" ? "Local" : "Cluster",
     ...(spec.healthCheckNodePort ? { healthCheckNodePort: spec.healthCheckNodePort } : {}),

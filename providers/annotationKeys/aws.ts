@@ -14,16 +14,15 @@ const refused = (suffix: string, summary: string): KeyEntry => ({
   status: "refused",
   summary,
 });
-const noop = (suffix: string, summary: string): KeyEntry => ({ key: P + suffix, status: "noop", summary });
 
 export const AWS_KEYS: KeyFamily = {
   anchor: "AWS Load Balancer Controller",
   prefixes: [P],
   providers: ["aws"],
   entries: [
-    noop(
+    implemented(
       "type",
-      'Portico makes an NLB for every Service it serves; "external" and "nlb" ask for just that (use nlb-target-type for ip targets)',
+      "external and nlb change nothing (Portico makes an NLB); nlb-ip means ip targets; with --aws-take-over-lbc, unclassed Services of type external or nlb-ip are served",
     ),
     implemented("nlb-target-type", "instance (node ports, the default) or ip (pod IPs) targets"),
     implemented(
@@ -33,7 +32,10 @@ export const AWS_KEYS: KeyFamily = {
     implemented("internal", "the legacy spelling of scheme: true is internal, false internet-facing"),
     implemented("subnets", "the NLB's subnets, by ID or Name tag (otherwise discovered by role tags)"),
     implemented("name", "the NLB's name"),
-    implemented("ssl-cert", "the TLS listeners' certificate ARN"),
+    implemented(
+      "ssl-cert",
+      "one or more certificate ARNs: the first is the TLS listeners' default, the others are served by SNI",
+    ),
     implemented(
       "ssl-ports",
       "which ports get TLS listeners (all, when a certificate is set and this is not)",
@@ -45,9 +47,15 @@ export const AWS_KEYS: KeyFamily = {
     implemented("target-group-attributes", "key=value attributes on every target group"),
     implemented("attributes", "key=value attributes on the NLB"),
     implemented("additional-resource-tags", "extra tags on everything Portico makes for the Service"),
-    implemented("ip-address-type", "ipv4 or dualstack"),
+    implemented(
+      "ip-address-type",
+      "ipv4 or dualstack; a Service with an IPv6 family and ip targets needs dualstack and gets IPv6 targets",
+    ),
     implemented("healthcheck-protocol", "TCP, HTTP or HTTPS health checks"),
-    implemented("healthcheck-port", "the health-check port: a number or traffic-port"),
+    implemented(
+      "healthcheck-port",
+      "the health-check port: a number, traffic-port, or a Service port's name",
+    ),
     implemented("healthcheck-path", "the HTTP(S) health-check path"),
     implemented("healthcheck-interval", "seconds between health checks"),
     implemented("healthcheck-timeout", "seconds a health check may take"),
@@ -55,53 +63,59 @@ export const AWS_KEYS: KeyFamily = {
     implemented("healthcheck-unhealthy-threshold", "checks failed before a target is unhealthy"),
     implemented("healthcheck-success-codes", "the HTTP codes that pass a health check"),
     implemented("target-node-labels", "only nodes matching this label selector are targets"),
-    refused(
+    implemented(
       "manage-backend-security-group-rules",
-      "not implemented yet: open the nodes' (or pods') security groups to the NLB yourself, and remove the annotation",
+      "opens the targets' own security groups (the nodes' or the pods' interfaces') to the NLB on the traffic and health-check ports; on by default, off by default with security-groups",
     ),
-    refused(
+    implemented(
       "security-groups",
-      "bring-your-own NLB security groups are not implemented yet; remove the annotation",
+      "the NLB uses these security groups (IDs or Name tags); Portico makes none and never changes or deletes them",
     ),
-    refused("disable-nlb-sg", "NLBs without a security group are not implemented yet; remove the annotation"),
-    refused(
+    implemented(
+      "disable-nlb-sg",
+      "an NLB without security groups (a change replaces the NLB make-before-break); backend rules then name addresses",
+    ),
+    implemented(
       "eip-allocations",
-      "static addresses through subnet mappings are not implemented yet; remove the annotation",
+      "one Elastic IP per subnet (internet-facing only); a change replaces the NLB make-before-break",
     ),
-    refused(
+    implemented(
       "private-ipv4-addresses",
-      "static addresses through subnet mappings are not implemented yet; remove the annotation",
+      "one private address per subnet, inside its CIDR (internal only); a change replaces the NLB make-before-break",
     ),
-    refused(
+    implemented(
       "ipv6-addresses",
-      "static addresses through subnet mappings are not implemented yet; remove the annotation",
+      "one IPv6 address per subnet (dualstack only); a change replaces the NLB make-before-break",
     ),
-    refused(
+    implemented(
       "target-group-attributes.<port>",
-      "per-port target group attributes are not implemented yet; use target-group-attributes for every port",
+      "attributes of that port's target group, over the unsuffixed ones (an empty value keeps them)",
     ),
-    refused(
+    implemented(
       "proxy-protocol-per-target-group",
-      'per-port proxy protocol is not implemented yet; use proxy-protocol: "*" for every port',
+      'proxy protocol v2 on the listed ports\' target groups only (proxy-protocol: "*" still covers all)',
     ),
-    refused("alpn-policy", "ALPN policies are not implemented yet; remove the annotation"),
-    refused(
+    implemented(
+      "alpn-policy",
+      "HTTP1Only, HTTP2Only, HTTP2Optional, HTTP2Preferred or None on the TLS listeners (refused without one)",
+    ),
+    implemented(
       "listener-attributes.<proto>-<port>",
-      "listener attributes are not implemented yet; remove the annotation",
+      "attributes of that listener, e.g. tcp.idle_timeout.seconds (removing the annotation leaves the value as it was)",
     ),
-    refused(
+    implemented(
       "security-group-prefix-lists",
-      "prefix lists are not implemented yet; use spec.loadBalancerSourceRanges with the CIDRs",
+      "the NLB's security group admits these managed prefix lists instead of everyone",
     ),
-    refused(
+    implemented(
       "access-log-enabled",
-      "use attributes: access_logs.s3.enabled=true,access_logs.s3.bucket=...,access_logs.s3.prefix=...",
+      "NLB access logs to S3 (needs the bucket name); removing it turns them off",
     ),
-    refused("access-log-s3-bucket-name", "use attributes: access_logs.s3.bucket=..."),
-    refused("access-log-s3-bucket-prefix", "use attributes: access_logs.s3.prefix=..."),
-    refused(
+    implemented("access-log-s3-bucket-name", "the access logs' S3 bucket"),
+    implemented("access-log-s3-bucket-prefix", "the access logs' prefix in the bucket"),
+    implemented(
       "inbound-sg-rules-on-private-link-traffic",
-      "Portico does not change how PrivateLink traffic meets the NLB's security group; remove the annotation",
+      "on or off: whether PrivateLink traffic meets the NLB's security-group rules",
     ),
     refused(
       "multi-cluster-target-group",

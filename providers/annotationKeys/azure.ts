@@ -46,32 +46,35 @@ export const AZURE_KEYS: KeyFamily = {
     implemented("port_<port>_health-probe_num-of-probe", "the probe count of one port"),
     implemented("port_<port>_no_lb_rule", "no rule and no probe for the port"),
     implemented("port_<port>_no_probe_rule", "a rule without a probe for the port"),
-    refused(
+    implemented(
       "azure-allowed-ip-ranges",
-      "not implemented yet: use spec.loadBalancerSourceRanges, which Portico turns into security rules",
+      "allow rules for exactly these CIDRs and no rule for Internet (not together with spec.loadBalancerSourceRanges, as cloud-provider-azure)",
     ),
-    refused(
+    implemented(
       "azure-deny-all-except-load-balancer-source-ranges",
-      "not implemented yet: spec.loadBalancerSourceRanges already allows only the listed ranges",
+      "a Deny rule for every other source, the virtual network included, below the Service's allows",
     ),
-    refused(
+    implemented(
       "azure-dns-label-name",
-      "DNS labels on the public IP are not implemented yet; remove the annotation",
+      "the DNS label <label>.<region>.cloudapp.azure.com of Portico's public IP (a user's public IP must carry it already)",
     ),
-    refused("azure-pip-ip-tags", "IP tags on the public IP are not implemented yet; remove the annotation"),
-    refused(
+    implemented(
+      "azure-pip-ip-tags",
+      "IP tags (e.g. RoutingPreference=Internet) of the public IP Portico makes; fixed once made",
+    ),
+    implemented(
       "azure-load-balancer-disable-tcp-reset",
-      "Portico's rules always send TCP resets; remove the annotation",
+      "true: no TCP reset on idle timeout (Portico's rules send them otherwise)",
     ),
-    refused(
+    implemented(
       "azure-disable-load-balancer-nsg-rule",
-      "Portico always writes the Service's security rules; remove the annotation",
+      "no security rules for the Service (refused together with restrictions it could not enforce)",
     ),
-    refused(
+    implemented(
       "azure-pip-prefix-id",
-      "public IP prefixes are not supported; remove it to get a single public IP",
+      "Portico's public IP is made from this public IP prefix; fixed once made",
     ),
-    refused("azure-pip-prefix-id-ipv6", "public IP prefixes are not supported; remove the annotation"),
+    refused("azure-pip-prefix-id-ipv6", "IPv6 frontends are not supported yet; remove the annotation"),
     refused("azure-load-balancer-ipv6", "IPv6 frontends are not supported yet; remove the annotation"),
     refused("azure-pip-name-ipv6", "IPv6 frontends are not supported yet; remove the annotation"),
     refused(

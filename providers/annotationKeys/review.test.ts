@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { TARGET_NODE_LABEL_ANNOTATIONS, SOURCE_RANGES_ANNOTATION } from "../../controller/intent.ts";
 import { AWS_ANNOTATIONS } from "../aws/annotations.ts";
+import { MORE_AWS_ANNOTATIONS } from "../aws/moreAnnotations.ts";
 import { AZURE_ANNOTATIONS } from "../azure/annotations.ts";
 import { ADDRESSES_ANNOTATIONS, POOL_ANNOTATIONS, SHARING_ANNOTATIONS } from "../metal/request.ts";
 import { entryFor, familyOf, KEY_FAMILIES, refusalError, reviewAnnotations } from "./review.ts";
@@ -61,6 +62,14 @@ describe("the catalog agrees with the parsers", () => {
   const implemented = (key: string) => entryFor(key)?.status === "implemented";
   it.each([
     ...Object.values(AWS_ANNOTATIONS),
+    ...Object.values(MORE_AWS_ANNOTATIONS).map((key) =>
+      // The per-port prefixes, completed as a user writes them.
+      key.endsWith("target-group-attributes.")
+        ? `${key}443`
+        : key.endsWith("listener-attributes.")
+          ? `${key}TCP-443`
+          : key,
+    ),
     ...Object.values(AZURE_ANNOTATIONS),
     ...ADDRESSES_ANNOTATIONS,
     ...POOL_ANNOTATIONS,
@@ -103,6 +112,16 @@ describe("keys nobody knows", () => {
   it("says to remove a key that resembles nothing", () => {
     const review = reviewAnnotations({ "metallb.io/zzzzzzzzzzzzzzzzzzzz": "x" }, "metal");
     expect(review.refused[0]!.message).toMatch(/knows; remove it$/);
+  });
+
+  it("suggests a per-port key with the key's own port", () => {
+    const review = reviewAnnotations(
+      { "service.beta.kubernetes.io/port_80_health-probe_protcol": "Http" },
+      "azure",
+    );
+    expect(review.refused[0]!.message).toContain(
+      "did you mean service.beta.kubernetes.io/port_80_health-probe_protocol?",
+    );
   });
 
   it("matches templates only with the placeholder's shape", () => {

@@ -61,7 +61,11 @@ export function reviewAnnotations(
     if (!family?.providers.includes(provider)) continue;
     const entry = entryFor(key);
     if (!entry) {
-      const known = family.entries.map((e) => e.key).filter((k) => !HAS_PLACEHOLDER.test(k));
+      // Templates are offered with the key's own port filled in, so a misspelt per-port key finds its match.
+      const port = key.match(/\d+/)?.[0];
+      const known = family.entries
+        .map((e) => (port ? e.key.replaceAll("<port>", port) : e.key))
+        .filter((k) => !HAS_PLACEHOLDER.test(k));
       const near = closestMatch(key, known, { maxDistance: 4 });
       refused.push({
         key,

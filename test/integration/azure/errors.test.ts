@@ -127,7 +127,7 @@ test.for([
   [
     "a per-port setting that does not exist",
     { [`${A}port_80_health-probe_colour`]: "red" },
-    "InvalidAnnotation",
+    "UnsupportedAnnotation",
     "port_80_health-probe_colour",
   ],
 ] as const)(

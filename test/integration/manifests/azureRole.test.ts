@@ -23,6 +23,7 @@ const ACTION_OF_METHOD: Record<string, string> = {
 /** ARM checks these on the referenced resource when a load balancer refers to it. */
 const JOINS: { reference: RegExp; action: string }[] = [
   { reference: /publicIPAddress: \{ id:/, action: "Microsoft.Network/publicIPAddresses/join/action" },
+  { reference: /publicIPPrefix: \{ id:/, action: "Microsoft.Network/publicIPPrefixes/join/action" },
   { reference: /subnet: \{ id:/, action: "Microsoft.Network/virtualNetworks/subnets/join/action" },
   {
     reference: /virtualNetwork: \{ id:/,
