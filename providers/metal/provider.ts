@@ -1,6 +1,7 @@
 // The bare-metal provider: no cloud, just addresses. It hands out addresses from IPAddressPools with the
 // allocator and publishes them in the Service's status; the speakers announce them. The controller is the
 // only allocator, and its state is read back from the Services' status when it starts, never re-guessed.
+import { entryFor } from "../annotationKeys/review.ts";
 import { ConfigurationError } from "../errors.ts";
 import type {
   EnsureResult,
@@ -57,11 +58,17 @@ export interface PoolState {
   findings: PoolFinding[];
 }
 
+/**
+ * The pool is recorded only once the annotation catalog knows the key: the controller refuses a Service carrying
+ * a portico.io/ key the catalog does not know, so recording it before would refuse every Service it addressed.
+ */
+const RECORDS_POOL = entryFor(POOL_RECORD_ANNOTATION) !== undefined;
+
 export class MetalProvider implements LoadBalancerProvider {
   readonly name = "metal";
   /** Releasing an address can let a waiting Service through: the controller looks at all again. */
   readonly capacityIsShared = true;
-  readonly recordedAnnotations = [POOL_RECORD_ANNOTATION] as const;
+  readonly recordedAnnotations = RECORDS_POOL ? [POOL_RECORD_ANNOTATION] : [];
   private readonly inventory: MetalInventory;
   private allocator: Allocator | undefined;
   private poolsSeen = "";
@@ -81,7 +88,7 @@ export class MetalProvider implements LoadBalancerProvider {
     const result = allocator.assign(service, asked);
     if (!result.ok) throw allocationError(result.error);
     const addresses = result.addresses.map((a) => a.address);
-    const pools = poolRecord(result.addresses);
+    const pools = RECORDS_POOL ? poolRecord(result.addresses) : undefined;
     const records = this.inventory.announcements?.(intent.service.namespace, intent.service.name);
     const traffic = records && metalTraffic(addresses, records, intent.endpoints.length > 0);
     return Promise.resolve({
