@@ -46,6 +46,8 @@ export class ServiceReconciler {
   private readonly toldNoops = new Map<string, Set<string>>();
   /** Looks at traffic that does not flow yet, per Service UID: the backoff's exponent. */
   private readonly trafficPolls = new Map<string, number>();
+  /** Services whose traffic was last seen not flowing, so their recovery is told even when it passed through Unknown. */
+  private readonly trafficDown = new Set<string>();
 
   constructor(deps: ReconcilerDeps) {
     this.d = deps;
@@ -150,8 +152,10 @@ export class ServiceReconciler {
       return undefined;
     }
     const previous = svc.status?.conditions?.find((c) => c.type === SERVING_CONDITION);
-    const event = servingEvent(previous, traffic);
+    const event = servingEvent(previous, traffic, this.trafficDown.has(uid));
     if (event) await this.d.events.record(svc, event.type, event.reason, event.message);
+    if (traffic.flowing === false) this.trafficDown.add(uid);
+    else if (traffic.flowing === true) this.trafficDown.delete(uid);
     const attempt = this.trafficPolls.get(uid) ?? 0;
     const delay = trafficPollDelay(traffic, attempt);
     if (delay === undefined) this.trafficPolls.delete(uid);
@@ -231,6 +235,7 @@ export class ServiceReconciler {
     log.info("load balancer deleted");
     this.toldNoops.delete(ref.uid);
     this.trafficPolls.delete(ref.uid);
+    this.trafficDown.delete(ref.uid);
     this.d.onOutcome?.("deleted");
     await this.d.events.record(svc, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
     return { released: true };

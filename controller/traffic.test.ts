@@ -35,6 +35,8 @@ describe("Events on the way", () => {
     });
     expect(servingEvent(undefined, healthy)).toBeUndefined();
     expect(servingEvent({ status: "Unknown" }, healthy)).toBeUndefined();
+    // Back through Unknown (new targets in their first checks) after being down: still a recovery.
+    expect(servingEvent({ status: "Unknown" }, healthy, true)?.type).toBe("Normal");
     expect(servingEvent(undefined, pending)).toBeUndefined();
   });
 });

@@ -19,15 +19,17 @@ export function servingCondition(traffic: TrafficState): ConditionState {
 
 /**
  * The Event a change of the Serving condition deserves: a Warning when traffic stops reaching backends (or
- * never started), a Normal one when it recovers from that; none while it is unknown or unchanged.
+ * never started), a Normal one when it recovers from that — also when the way back went through Unknown
+ * (`wasDown`: new targets wait for their first health checks); none while it is unknown or unchanged.
  */
 export function servingEvent(
   previous: { status?: string; reason?: string } | undefined,
   traffic: TrafficState,
+  wasDown = false,
 ): { type: EventType; reason: string; message: string } | undefined {
   if (traffic.flowing === false && (previous?.status !== "False" || previous.reason !== traffic.reason))
     return { type: "Warning", reason: traffic.reason, message: traffic.message };
-  if (traffic.flowing === true && previous?.status === "False")
+  if (traffic.flowing === true && (previous?.status === "False" || wasDown))
     return {
       type: "Normal",
       reason: traffic.reason,

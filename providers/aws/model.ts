@@ -149,6 +149,8 @@ export interface ObservedTargetGroup {
   attributes: Record<string, string>;
   /** Registered targets that are not already draining. */
   targets: Target[];
+  /** ELBv2's health of each of those targets, by `id:port` (state and, when failing, its reason). */
+  health?: Record<string, { state: string; reason?: string }>;
   loadBalancerArns: string[];
 }
 

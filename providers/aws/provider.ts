@@ -14,6 +14,7 @@ import { backendRules, cidrBackendRules } from "./backendRules.ts";
 import { UserSecurityGroups } from "./userSecurityGroups.ts";
 import { CertificateChecker } from "./certificates.ts";
 import { inspectService } from "./inspect.ts";
+import { awsTraffic, statesOf } from "./traffic.ts";
 import { call, createAwsClients, type AwsClientOptions, type AwsClients } from "./clients.ts";
 import { desiredLoadBalancer, type Network } from "./desired.ts";
 import { OWN_SECURITY_GROUP, type DesiredLoadBalancer, type Observed } from "./model.ts";
@@ -120,6 +121,7 @@ export class AwsProvider implements LoadBalancerProvider {
       ingress: lb?.dnsName ? [{ hostname: lb.dnsName }] : [],
       changes: operations.map(describeOperation),
       notices,
+      traffic: awsTraffic(desired, statesOf(observed)),
       ...(waitForActive ? { requeueAfterMs: REPLACEMENT_POLL_MS } : {}),
     };
   }

@@ -3,13 +3,21 @@
 // the health ELBv2 last reported for the targets that were registered before (newly registered ones are in
 // ELBv2's "initial" state until their first checks pass).
 import type { TrafficState } from "../provider.ts";
-import type { DesiredLoadBalancer } from "./model.ts";
+import type { DesiredLoadBalancer, Observed } from "./model.ts";
 
 /** ELBv2's target states: healthy, initial, unhealthy, unused, draining, unavailable, unhealthy.draining. */
 export type TargetStates = ReadonlyMap<string, { state: string; reason?: string }>;
 
 export const targetKey = (targetGroupName: string, id: string, port: number) =>
   `${targetGroupName}|${id}:${port}`;
+
+/** The health ELBv2 reported for every target of the observed target groups, by target group name. */
+export function statesOf(observed: Observed): TargetStates {
+  const out = new Map<string, { state: string; reason?: string }>();
+  for (const tg of observed.targetGroups)
+    for (const [target, health] of Object.entries(tg.health ?? {})) out.set(`${tg.name}|${target}`, health);
+  return out;
+}
 
 interface PortHealth {
   port: number;

@@ -2,7 +2,7 @@
 // to say that the Service could not be served and why, and checking a refusal the way users see it.
 import type { V1Condition } from "@kubernetes/client-node";
 import { expect } from "vitest";
-import { READY_CONDITION } from "../../controller/status.ts";
+import { READY_CONDITION, SERVING_CONDITION } from "../../controller/status.ts";
 import type { TestCluster } from "./kube.ts";
 import { waitFor, type WaitOptions } from "./wait.ts";
 
@@ -52,4 +52,22 @@ export async function expectRefused(
     message: condition.message,
   });
   return condition;
+}
+
+/**
+ * Waits until Service `name`'s Serving condition is True: its targets passed their health checks, so the
+ * controller has stopped looking again and the status holds still.
+ */
+export async function waitForServing(
+  cluster: TestCluster,
+  name: string,
+  options?: WaitOptions,
+): Promise<void> {
+  await waitFor(
+    `Service ${name} to report Serving True`,
+    async () =>
+      (await cluster.getService(name)).status?.conditions?.find((c) => c.type === SERVING_CONDITION)
+        ?.status === "True",
+    options,
+  );
 }

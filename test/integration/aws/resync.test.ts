@@ -1,5 +1,5 @@
 // A level-triggered controller looks again and again; when nothing changed, it must change nothing.
-import { expect, test, waitFor } from "../../harness/index.ts";
+import { expect, test, waitFor, waitForServing } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import type { AwsProvider } from "../../../providers/aws/provider.ts";
 import { awsWorld, lbService, serviceEvents, waitForHostname } from "./fixtures.ts";
@@ -19,6 +19,9 @@ test("a no-change resync makes no mutating cloud call, writes no status and reco
   });
   await waitForHostname(cluster, "instance");
   await waitForHostname(cluster, "ip");
+  // Until their targets pass their first health checks the controller looks again (Serving Unknown).
+  await waitForServing(cluster, "instance");
+  await waitForServing(cluster, "ip");
   await waitFor("the queue to settle", () => controller.manager.queue.length === 0);
   const before = new Map((controller.provider as AwsProvider).clients.calls);
   const versions = await Promise.all(

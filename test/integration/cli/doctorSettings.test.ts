@@ -5,7 +5,7 @@ import { main } from "../../../controller/cli/porticoctl.ts";
 import { SETTINGS_ANNOTATION } from "../../../controller/publishedSettings.ts";
 import { mergePatch } from "../../../controller/patch.ts";
 import { READY_CONDITION } from "../../../controller/status.ts";
-import { expect, test, waitFor, type TestCluster } from "../../harness/index.ts";
+import { expect, test, waitFor, waitForServing, type TestCluster } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { awsWorld, lbService, waitForHostname } from "../aws/fixtures.ts";
 
@@ -67,6 +67,7 @@ test("the leader publishes its settings; status and doctor need no --cluster-nam
   );
   await cluster.createService("web", lbService());
   await waitForHostname(cluster, "web");
+  await waitForServing(cluster, "web");
 
   const doctor = await ctl("doctor", `${cluster.namespace}/web`);
   expect(doctor.out).not.toContain("✗");

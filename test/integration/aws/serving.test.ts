@@ -1,0 +1,70 @@
+// The Serving condition on AWS: an NLB that is made but has no target, or whose targets all fail, is not shown
+// as serving; a Warning says so, a Normal Event says when it recovers; once traffic flows, nothing more is asked.
+import { setTimeout as sleep } from "node:timers/promises";
+import { SERVING_CONDITION } from "../../../controller/status.ts";
+import { expect, mergePatch, test, waitFor, type TestCluster } from "../../harness/index.ts";
+import { startPortico } from "../../harness/controller.ts";
+import { awsWorld, lbService, serviceEvents, waitForHostname } from "./fixtures.ts";
+
+async function serving(cluster: TestCluster, name: string) {
+  const svc = await cluster.getService(name);
+  return svc.status?.conditions?.find((c) => c.type === SERVING_CONDITION);
+}
+
+test("a Service whose target-node labels match no node is made but not serving, and serves once a node matches", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 2);
+  await startPortico(cluster);
+  await cluster.createService("nowhere", lbService(), {
+    "service.beta.kubernetes.io/aws-load-balancer-target-node-labels": "role=edge",
+  });
+  await waitForHostname(cluster, "nowhere");
+  const none = await waitFor("Serving False", async () => {
+    const c = await serving(cluster, "nowhere");
+    return c?.status === "False" ? c : undefined;
+  });
+  expect(none.reason).toBe("NoTargets");
+  expect(none.message).toMatch(/no target is registered for port 80/);
+  const ready = (await cluster.getService("nowhere")).status?.conditions?.find(
+    (c) => c.type === "portico.io/LoadBalancerReady",
+  );
+  expect(ready).toMatchObject({ status: "True", reason: "Provisioned" });
+  expect(ready?.message).not.toMatch(/serves/);
+  expect(await serviceEvents(cluster, "nowhere")).toContainEqual({
+    type: "Warning",
+    reason: "NoTargets",
+    message: none.message,
+  });
+
+  await cluster.core.patchNode(
+    { name: world.nodes[0]!, body: { metadata: { labels: { role: "edge" } } } },
+    mergePatch,
+  );
+  const flowing = await waitFor("Serving True", async () => {
+    const c = await serving(cluster, "nowhere");
+    return c?.status === "True" ? c : undefined;
+  });
+  expect(flowing.reason).toBe("TargetsHealthy");
+  expect(flowing.message).toBe("1 of 1 targets healthy");
+  const recovered = (await serviceEvents(cluster, "nowhere")).find(
+    (e) => e.type === "Normal" && e.reason === "TargetsHealthy",
+  );
+  expect(recovered?.message).toMatch(/^Traffic reaches backends again/);
+});
+
+test("once traffic flows and nothing changes, target health is not polled", async ({ cluster, aws }) => {
+  await awsWorld(cluster, aws, 2);
+  const controller = await startPortico(cluster);
+  await cluster.createService("web", lbService());
+  await waitForHostname(cluster, "web");
+  await waitFor("Serving True", async () => (await serving(cluster, "web"))?.status === "True");
+  const calls = async () =>
+    ((await controller.metrics.cloudCalls.get()).values ?? [])
+      .filter((v) => v.labels.operation === "elbv2:DescribeTargetHealth")
+      .reduce((n, v) => n + v.value, 0);
+  const before = await calls();
+  await sleep(12_000);
+  expect(await calls()).toBe(before);
+});
