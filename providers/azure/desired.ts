@@ -165,7 +165,7 @@ export function desiredService(
   return desired;
 }
 
-function chooseTargetType(
+export function chooseTargetType(
   intent: LoadBalancerIntent,
   settings: AzureServiceSettings,
   floatingDefault: boolean,

@@ -14,7 +14,8 @@ import { apply, type ApplyContext } from "./apply.ts";
 import { createAzureClients, type AzureClients } from "./clients.ts";
 import { resourceGroups, type AzureConfig } from "./config.ts";
 import { createCredential } from "./credentials.ts";
-import { desiredService } from "./desired.ts";
+import { chooseTargetType, desiredService } from "./desired.ts";
+import { azureTraffic } from "./traffic.ts";
 import { resourceGroupOf } from "./ids.ts";
 import { inspectService } from "./inspect.ts";
 import { assertWithinLimits } from "./limits.ts";
@@ -38,7 +39,12 @@ export interface AzureProviderOptions extends AzureConfig {
   clients?: AzureClients;
 }
 
-type Prepared = { desired: DesiredService; observed: Observed & { at: number }; plan: Plan };
+type Prepared = {
+  desired: DesiredService;
+  observed: Observed & { at: number };
+  plan: Plan;
+  targetType: "instance" | "ip";
+};
 
 export class AzureProvider implements LoadBalancerProvider {
   readonly name = "azure";
@@ -66,12 +72,13 @@ export class AzureProvider implements LoadBalancerProvider {
   }
 
   async ensure(intent: LoadBalancerIntent): Promise<EnsureResult> {
-    const { desired, observed, plan: p } = await this.prepare(intent);
+    const { desired, observed, plan: p, targetType } = await this.prepare(intent);
     const address = await apply(p.operations, this.context(desired.frontendName, observed, desired));
     return {
       ingress: address ? [{ ip: address, ipMode: "VIP" }] : [],
       changes: p.operations.map(describeOperation),
       notices: p.notices,
+      traffic: azureTraffic(intent, desired, targetType),
       ...(address ? {} : { requeueAfterMs: ADDRESS_PENDING_RETRY_MS }),
     };
   }
@@ -108,7 +115,8 @@ export class AzureProvider implements LoadBalancerProvider {
     // Before the first write: a Service that would take a shared resource past Azure's limits is refused while
     // nothing of it exists, rather than half-made when ARM refuses a later write.
     assertWithinLimits(desired, observed, this.config.limits);
-    return { desired, observed, plan: plan(desired, observed) };
+    const targetType = chooseTargetType(intent, settings, this.config.floatingIPDefault ?? false);
+    return { desired, observed, plan: plan(desired, observed), targetType };
   }
 
   /** Observes, and also lists the public IPs in any other resource group the Service's frontends point into. */

@@ -54,6 +54,12 @@ test("status -o wide shows an Azure Service's frontend IP, rule, probe, pool add
 }) => {
   const world = await azureWorld(cluster, azure, 2);
   await startPortico(cluster, { provider: "azure" });
+  // A ready endpoint, so the Service serves (status exits 0 only for Services that are ready and serving).
+  await cluster.createEndpointSlice(
+    "web",
+    [{ ip: "10.0.64.10", nodeName: world.nodes[0] }],
+    [{ name: "http", port: 8080 }],
+  );
   const svc = await cluster.createService("web", lbService());
   const fe = `a${svc.metadata!.uid!.replace(/-/g, "")}`;
   const nodePort = svc.spec!.ports![0]!.nodePort!;

@@ -1,0 +1,50 @@
+// Whether a Service's Azure load balancer rules can carry traffic. ARM reports no per-backend probe result, so
+// this is judged from what decides the probes: the backend pool's live members, and the cluster's endpoints —
+// with instance backends and `Local`, only nodes holding a ready endpoint pass kube-proxy's health check; with
+// `Cluster`, any node forwards, but only if some endpoint is ready; ip backends are ready endpoints themselves.
+import type { LoadBalancerIntent, TrafficState } from "../provider.ts";
+import type { DesiredService } from "./model.ts";
+
+export function azureTraffic(
+  intent: LoadBalancerIntent,
+  desired: DesiredService,
+  targetType: "instance" | "ip",
+): TrafficState {
+  if (desired.rules.length === 0)
+    return {
+      flowing: false,
+      reason: "NoRules",
+      message: "no port has a load-balancing rule (every port is marked port_N_no_lb_rule)",
+    };
+  const live = desired.pool.addresses.filter((a) => a.adminState !== "Down");
+  if (live.length === 0)
+    return {
+      flowing: false,
+      reason: "NoBackends",
+      message: `the backend pool has no member: ${targetType === "ip" ? "no ready endpoint" : "no eligible node"} — see porticoctl doctor`,
+    };
+  if (intent.endpoints.length === 0)
+    return {
+      flowing: false,
+      reason: "NoReadyEndpoints",
+      message: "the Service has no ready endpoint, so every backend refuses the traffic",
+    };
+  let passing = live.length;
+  if (targetType === "instance" && intent.externalTrafficPolicy === "Local") {
+    const withEndpoint = new Set(intent.endpoints.map((e) => e.nodeName).filter(Boolean));
+    const nodeByIp = new Map(intent.nodes.map((n) => [n.internalIP, n.name]));
+    passing = live.filter((a) => withEndpoint.has(nodeByIp.get(a.ip))).length;
+    if (passing === 0)
+      return {
+        flowing: false,
+        reason: "NoLocalEndpoints",
+        message:
+          "externalTrafficPolicy Local: no backend node holds a ready endpoint, so every node fails its health probe",
+      };
+  }
+  return {
+    flowing: true,
+    reason: "BackendsReady",
+    message: `${passing} of ${live.length} backends should pass their probes (judged from the cluster's endpoints: Azure reports no per-backend health)`,
+  };
+}
