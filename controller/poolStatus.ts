@@ -150,6 +150,11 @@ export class PoolStatusWriter {
             "NodeAddressInPool",
             findings.filter((f) => f.kind === "NodeAddressInPool" && f.pool === name),
           ),
+          finding(
+            "AddressesInUse",
+            "AddressInUse",
+            findings.filter((f) => f.kind === "AddressInUse" && f.pool === name),
+          ),
         ],
       };
       const key = JSON.stringify(status);

@@ -137,10 +137,28 @@ describe("records as read back", () => {
         interfaces: [{ name: "eth0" }],
         addresses: ["192.0.2.1"],
         notAnnounced: [],
+        inUse: [],
       },
     });
     expect(readL2Status({ metadata: { name: "x", namespace: "apps" }, status: {} })).toBeUndefined();
     expect(l2StatusName("web", "n1")).toMatch(/^web-[0-9a-f]{10}$/);
     expect(l2StatusName("web", "n1")).not.toBe(l2StatusName("web", "n2"));
+  });
+});
+
+describe("addresses found in use", () => {
+  test("are recorded by the node that probed them, beside what it announces", () => {
+    const plan = planL2Statuses(
+      input({
+        announced: [announcing("192.0.2.1")],
+        inUse: [
+          { service: "apps/web", uid: "uid-web", inUse: { address: "192.0.2.3", mac: "02:00:00:00:00:99" } },
+        ],
+      }),
+    );
+    expect(plan.write[0]?.status).toMatchObject({
+      addresses: ["192.0.2.1"],
+      inUse: [{ address: "192.0.2.3", mac: "02:00:00:00:00:99" }],
+    });
   });
 });

@@ -8,7 +8,7 @@
 //   replaces the dead one's claim at once, without waiting for the dead node to come back.
 // - Records of nodes whose speaker is not alive (a node gone for good, or whose addresses nobody took over)
 //   are deleted by one live speaker, the first by name, so none stays claiming a node that answers nothing.
-import type { L2StatusFields, L2StatusRecord, NotAnnounced } from "../providers/metal/l2status.ts";
+import type { InUse, L2StatusFields, L2StatusRecord, NotAnnounced } from "../providers/metal/l2status.ts";
 import { l2StatusName } from "../providers/metal/l2status.ts";
 
 export interface AnnouncedHere {
@@ -26,10 +26,18 @@ export interface ReportedHere {
   readonly notAnnounced: NotAnnounced;
 }
 
+export interface FoundInUse {
+  readonly service: string;
+  readonly uid: string;
+  readonly inUse: InUse;
+}
+
 export interface L2StatusInput {
   readonly node: string;
   readonly announced: readonly AnnouncedHere[];
   readonly reported: readonly ReportedHere[];
+  /** Addresses elected here that another host answered this node's ARP probe for. */
+  readonly inUse?: readonly FoundInUse[];
   readonly existing: readonly L2StatusRecord[];
   /** Speakers alive now, this one included. */
   readonly live: ReadonlySet<string>;
@@ -55,12 +63,13 @@ export function planL2Statuses(input: L2StatusInput): L2StatusPlan {
     interfaces: Set<string>;
     addresses: Set<string>;
     notAnnounced: NotAnnounced[];
+    inUse: InUse[];
   }
   const drafts = new Map<string, Draft>();
   const draft = (service: string, uid: string): Draft => {
     let d = drafts.get(service);
     if (!d) {
-      d = { uid, interfaces: new Set(), addresses: new Set(), notAnnounced: [] };
+      d = { uid, interfaces: new Set(), addresses: new Set(), notAnnounced: [], inUse: [] };
       drafts.set(service, d);
     }
     return d;
@@ -71,11 +80,13 @@ export function planL2Statuses(input: L2StatusInput): L2StatusPlan {
     a.interfaces.forEach((name) => d.interfaces.add(name));
   }
   for (const r of input.reported) draft(r.service, r.uid).notAnnounced.push(r.notAnnounced);
+  for (const f of input.inUse ?? []) draft(f.service, f.uid).inUse.push(f.inUse);
   const desired = new Map<string, DesiredRecord>();
   for (const [service, d] of drafts) {
     const [namespace, serviceName] = splitKey(service);
     const name = l2StatusName(serviceName, input.node);
     const notAnnounced = [...d.notAnnounced].sort(byAddress);
+    const inUse = [...d.inUse].sort(byAddress);
     desired.set(`${namespace}/${name}`, {
       name,
       namespace,
@@ -87,6 +98,7 @@ export function planL2Statuses(input: L2StatusInput): L2StatusPlan {
         interfaces: [...d.interfaces].sort().map((n) => ({ name: n })),
         addresses: [...d.addresses].sort(),
         ...(notAnnounced.length ? { notAnnounced } : {}),
+        ...(inUse.length ? { inUse } : {}),
       },
     });
   }
@@ -120,7 +132,7 @@ function splitKey(key: string): [string, string] {
   return [key.slice(0, i), key.slice(i + 1)];
 }
 
-function byAddress(a: NotAnnounced, b: NotAnnounced): number {
+function byAddress(a: { address: string }, b: { address: string }): number {
   return a.address < b.address ? -1 : a.address > b.address ? 1 : 0;
 }
 
@@ -132,5 +144,6 @@ export function fingerprint(status: L2StatusFields): string {
     status.addresses,
     status.interfaces.map((i) => i.name),
     (status.notAnnounced ?? []).map((n) => [n.address, n.reason]),
+    (status.inUse ?? []).map((n) => [n.address, n.mac]),
   ]);
 }

@@ -62,6 +62,12 @@ export class SpeakerMetrics {
     labelNames: ["outcome"],
     registers: [this.registry],
   });
+  readonly probes = new Counter({
+    name: "portico_speaker_address_probes_total",
+    help: "ARP probes of addresses before (or, on a takeover, while) announcing them: free, or inUse by another host on the LAN",
+    labelNames: ["outcome"],
+    registers: [this.registry],
+  });
   readonly liveMembers = new Gauge({
     name: "portico_speaker_live_members",
     help: "Speakers this node believes alive, itself included",

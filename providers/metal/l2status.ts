@@ -31,6 +31,16 @@ export interface L2StatusFields {
   readonly addresses: readonly string[];
   /** On the record of the node that reports them (one per Service): addresses no node may announce. */
   readonly notAnnounced?: readonly NotAnnounced[];
+  /**
+   * Addresses another host on the LAN answered an ARP probe for (its MAC): one not in `addresses` was never
+   * announced (a new address; the controller hands out another), one in it was taken over while in use.
+   */
+  readonly inUse?: readonly InUse[];
+}
+
+export interface InUse {
+  readonly address: string;
+  readonly mac: string;
 }
 
 /**
@@ -86,6 +96,11 @@ export function readL2Status(obj: {
       notAnnounced: objects(raw.notAnnounced).flatMap((n) =>
         typeof n.address === "string" && typeof n.reason === "string"
           ? [{ address: n.address, reason: n.reason }]
+          : [],
+      ),
+      inUse: objects(raw.inUse).flatMap((n) =>
+        typeof n.address === "string" && typeof n.mac === "string"
+          ? [{ address: n.address, mac: n.mac }]
           : [],
       ),
     },

@@ -20,7 +20,38 @@ export type PoolFinding =
       readonly node: string;
       readonly address: string;
       readonly message: string;
+    }
+  | {
+      /** Another host on the LAN answered a speaker's ARP probe for the address. */
+      readonly kind: "AddressInUse";
+      readonly pool: string;
+      readonly address: string;
+      readonly mac: string;
+      readonly message: string;
     };
+
+/** The pools holding each address another host on the LAN was found to use. */
+export function findAddressesInUse(
+  pools: readonly Pool[],
+  inUse: readonly { readonly address: string; readonly mac: string; readonly since: string }[],
+): PoolFinding[] {
+  const findings: PoolFinding[] = [];
+  for (const { address, mac, since } of inUse) {
+    const parsed = parseIP(address);
+    if (!parsed.ok) continue;
+    for (const pool of pools) {
+      if (!poolContains(pool, parsed.value)) continue;
+      findings.push({
+        kind: "AddressInUse",
+        pool: pool.name,
+        address,
+        mac,
+        message: `${address} is in use on the LAN by ${mac}, which is not a speaker (found ${since}): not handed out; remove it from that host or from the pool`,
+      });
+    }
+  }
+  return findings;
+}
 
 /** Every pair of pools sharing addresses, one finding per overlapping pair of ranges. */
 export function findOverlappingPools(pools: readonly Pool[]): PoolFinding[] {

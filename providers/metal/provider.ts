@@ -15,6 +15,7 @@ import { Allocator } from "./allocator.ts";
 import { parseIP } from "./address.ts";
 import { parsePool, type Pool, type PoolProblem } from "./pool.ts";
 import {
+  findAddressesInUse,
   findNodeAddressesInPools,
   findOverlappingPools,
   type NodeAddresses,
@@ -64,6 +65,17 @@ export interface PoolState {
  */
 const RECORDS_POOL = entryFor(POOL_RECORD_ANNOTATION) !== undefined;
 
+/**
+ * How long an address another host answered for stays out of use. Then it may be handed out again, and the
+ * speaker that would announce it probes it again first: a host that left the LAN gives its address back.
+ */
+export const IN_USE_TTL_MS = 60 * 60_000;
+
+interface InUseAddress {
+  readonly mac: string;
+  readonly since: number;
+}
+
 export class MetalProvider implements LoadBalancerProvider {
   readonly name = "metal";
   /** Releasing an address can let a waiting Service through: the controller looks at all again. */
@@ -74,14 +86,20 @@ export class MetalProvider implements LoadBalancerProvider {
   private poolsSeen = "";
   private invalid: PoolState["invalid"] = [];
   private duplicates: DuplicatePool[] = [];
+  /** Addresses the speakers found in use by another host, from their records, kept for IN_USE_TTL_MS. */
+  private readonly inUse = new Map<string, InUseAddress>();
+  private readonly now: () => number;
 
-  constructor(inventory: MetalInventory) {
+  constructor(inventory: MetalInventory, now: () => number = Date.now) {
     this.inventory = inventory;
+    this.now = now;
   }
 
   ensure(intent: LoadBalancerIntent): Promise<EnsureResult> {
-    const allocator = this.current();
     const service = forAllocation(intent);
+    const records = this.inventory.announcements?.(intent.service.namespace, intent.service.name);
+    const moved = this.learnInUse(service.key, records ?? []);
+    const allocator = this.current();
     const asked = request(intent);
     this.refuseAmbiguous(service, asked, allocator.addressesOf(service.key));
     // A failed assignment changes nothing: what the Service held (and its status shows) stays its own.
@@ -89,7 +107,6 @@ export class MetalProvider implements LoadBalancerProvider {
     if (!result.ok) throw allocationError(result.error);
     const addresses = result.addresses.map((a) => a.address);
     const pools = RECORDS_POOL ? poolRecord(result.addresses) : undefined;
-    const records = this.inventory.announcements?.(intent.service.namespace, intent.service.name);
     const traffic = records && metalTraffic(addresses, records, intent.endpoints.length > 0);
     return Promise.resolve({
       ingress: addresses.map((ip) => ({ ip, ipMode: "VIP" as const })),
@@ -98,8 +115,34 @@ export class MetalProvider implements LoadBalancerProvider {
       changes: result.changed
         ? [`assigned ${result.addresses.map((a) => `${a.address} from pool ${a.pool}`).join(", ")}`]
         : [],
-      notices: result.skipped.map((s) => `no ${s.family} address: ${s.error.message}`),
+      notices: [
+        ...moved.map(
+          (m) =>
+            `${m.address} is in use on the LAN by ${m.mac}, which is not a speaker: handed out ${addresses.join(", ") || "no other address"} instead`,
+        ),
+        ...result.skipped.map((s) => `no ${s.family} address: ${s.error.message}`),
+      ],
     });
+  }
+
+  /**
+   * Takes in what the Service's records say another host uses. A new address (none announces it) is let go, so
+   * the Service gets the next free one; an address already announced stays, reported (a takeover found it in
+   * use: moving a serving address would cut its traffic as well). Returns the addresses let go.
+   */
+  private learnInUse(key: string, records: readonly L2StatusFields[]): { address: string; mac: string }[] {
+    const found = records.flatMap((r) => r.inUse ?? []);
+    if (found.length === 0) return [];
+    const held = this.current().addressesOf(key);
+    const moved: { address: string; mac: string }[] = [];
+    for (const { address, mac } of found) {
+      if (!this.inUse.has(address) || this.inUse.get(address)!.mac !== mac)
+        this.inUse.set(address, { mac, since: this.now() });
+      const announced = records.some((r) => r.addresses.includes(address));
+      if (!announced && held.includes(address)) moved.push({ address, mac });
+    }
+    if (moved.length) this.allocator?.release(key);
+    return moved;
   }
 
   plan(intent: LoadBalancerIntent): Promise<PlanDescription> {
@@ -138,6 +181,14 @@ export class MetalProvider implements LoadBalancerProvider {
       findings: [
         ...findOverlappingPools(pools),
         ...findNodeAddressesInPools(pools, this.inventory.nodeAddresses()),
+        ...findAddressesInUse(
+          pools,
+          [...this.inUse].map(([address, u]) => ({
+            address,
+            mac: u.mac,
+            since: new Date(u.since).toISOString(),
+          })),
+        ),
       ],
     };
   }
@@ -145,7 +196,9 @@ export class MetalProvider implements LoadBalancerProvider {
   private current(): Allocator {
     const pools = this.pools();
     const nodes = this.inventory.nodeAddresses();
-    const seen = JSON.stringify([this.inventory.pools(), nodes]);
+    for (const [address, u] of this.inUse)
+      if (this.now() - u.since > IN_USE_TTL_MS) this.inUse.delete(address);
+    const seen = JSON.stringify([this.inventory.pools(), nodes, [...this.inUse.keys()].sort()]);
     if (!this.allocator || seen !== this.poolsSeen) {
       // A node's own address inside a pool is held by the node ("~" cannot begin a namespace, so the key is
       // never a Service's), and the allocator never gives it to a Service.
@@ -155,9 +208,14 @@ export class MetalProvider implements LoadBalancerProvider {
           : [],
       );
       const held = this.allocator
-        ? this.allocator.assignments().filter((a) => !a.serviceKey.startsWith("~node/"))
+        ? this.allocator.assignments().filter((a) => !a.serviceKey.startsWith("~"))
         : this.inventory.assignments();
-      this.allocator = Allocator.fromAssignments(pools, [...reserved, ...held]);
+      // An address another host uses is held by that host, unless a Service announces it already.
+      const taken = new Set(held.flatMap((a) => a.addresses));
+      const inUse: Assignment[] = [...this.inUse.keys()]
+        .filter((address) => !taken.has(address))
+        .map((address) => ({ serviceKey: `~inuse/${address}`, addresses: [address], ports: [] }));
+      this.allocator = Allocator.fromAssignments(pools, [...reserved, ...inUse, ...held]);
     }
     this.poolsSeen = seen;
     return this.allocator;

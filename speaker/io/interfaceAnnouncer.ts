@@ -18,6 +18,8 @@ export interface AnnouncerHooks {
   groupFailed(group: string, err: Error): void;
   /** The socket failed (the interface went away); the announcer has closed itself. */
   failed(errno: number): void;
+  /** Every frame, while conflict probes are under way (see io/prober.ts); absent: nobody listens. */
+  frame?(frame: Buffer): void;
 }
 
 export interface AnnouncerOptions {
@@ -111,6 +113,7 @@ export class InterfaceAnnouncer {
     if (this.closed) return;
     if (frames.length > 0) this.hooks.received(frames.length);
     for (const frame of frames) {
+      this.hooks.frame?.(frame);
       const response = respond(frame, this.owned, this.mac);
       if (response.action === "drop") this.hooks.dropped(response.reason);
       if (response.action !== "reply") continue;

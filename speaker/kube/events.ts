@@ -53,6 +53,22 @@ export function recordNoMatchingNode(
   return record(core, log, service, node, { type: "Warning", reason, message });
 }
 
+export const ADDRESS_IN_USE = "AddressInUse";
+
+/** Another host on the LAN answered this node's ARP probe for the Service's address. */
+export function recordAddressInUse(
+  core: CoreV1Api,
+  log: Logger,
+  service: V1Service,
+  node: string,
+  found: { address: string; mac: string; announced: boolean },
+): Promise<void> {
+  const message = found.announced
+    ? `${found.address} is in use on the LAN by ${found.mac}, which is not a speaker, and node "${node}" took it over: two hosts answer for it; remove it from that host, or from the pool`
+    : `${found.address} is in use on the LAN by ${found.mac}, which is not a speaker: not announced; the controller hands out another address`;
+  return record(core, log, service, node, { type: "Warning", reason: ADDRESS_IN_USE, message });
+}
+
 async function record(
   core: CoreV1Api,
   log: Logger,

@@ -83,7 +83,19 @@ export class L2StatusWriter {
       try {
         // It exists (the cache had not seen it yet, or it holds something else): overwrite the status.
         await this.custom.patchNamespacedCustomObject(
-          { ...api, namespace: record.namespace, name: record.name, body: { status: record.status } },
+          {
+            ...api,
+            namespace: record.namespace,
+            name: record.name,
+            // A merge patch keeps fields it does not name: the optional lists are cleared explicitly.
+            body: {
+              status: {
+                ...record.status,
+                notAnnounced: record.status.notAnnounced ?? null,
+                inUse: record.status.inUse ?? null,
+              },
+            },
+          },
           mergePatch,
         );
         this.counted("updated");

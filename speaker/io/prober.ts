@@ -1,0 +1,56 @@
+// Probes the LAN for an address before this node answers for it (RFC 5227's ARP Probe): three probes 150 ms
+// apart, then half a second for late answers, about 0.8 s in all, ended early by the first answer. An ARP
+// frame from the address by a MAC that is none of this node's interfaces means another host holds it. IPv4
+// only: IPv6 duplicate address detection needs Neighbor Advertisements, which the packet socket's filter does
+// not pass.
+import { setTimeout as sleep } from "node:timers/promises";
+import { arpProbeFrame, arpSender } from "../packets/probe.ts";
+
+export interface ProbeTarget {
+  readonly mac: string;
+  send(frames: readonly Buffer[]): number;
+}
+
+export interface ProbeTiming {
+  readonly count: number;
+  readonly intervalMs: number;
+  readonly waitMs: number;
+}
+
+export const DEFAULT_PROBE_TIMING: ProbeTiming = { count: 3, intervalMs: 150, waitMs: 500 };
+
+export class AddressProber {
+  private readonly pending = new Map<string, { found?: string }>();
+  private readonly ownMacs: () => ReadonlySet<string>;
+  private readonly timing: ProbeTiming;
+
+  constructor(ownMacs: () => ReadonlySet<string>, timing: ProbeTiming = DEFAULT_PROBE_TIMING) {
+    this.ownMacs = ownMacs;
+    this.timing = timing;
+  }
+
+  /** Every received frame goes through here; it costs a size check while no probe is under way. */
+  seen(frame: Buffer): void {
+    if (this.pending.size === 0) return;
+    const sender = arpSender(frame);
+    if (!sender) return;
+    const entry = this.pending.get(sender.ip);
+    if (entry && entry.found === undefined && !this.ownMacs().has(sender.mac)) entry.found = sender.mac;
+  }
+
+  /** The MAC of another host holding `address`, or undefined when nobody answered. */
+  async probe(address: string, targets: () => readonly ProbeTarget[]): Promise<string | undefined> {
+    const entry: { found?: string } = {};
+    this.pending.set(address, entry);
+    try {
+      for (let i = 0; i < this.timing.count && entry.found === undefined; i++) {
+        for (const target of targets()) target.send([arpProbeFrame(address, target.mac)]);
+        await sleep(this.timing.intervalMs);
+      }
+      if (entry.found === undefined) await sleep(this.timing.waitMs);
+      return entry.found;
+    } finally {
+      if (this.pending.get(address) === entry) this.pending.delete(address);
+    }
+  }
+}
