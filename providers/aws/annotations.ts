@@ -8,7 +8,13 @@ import {
   splitList as list,
   wholeNumber as int,
 } from "../annotationValues.ts";
-import { parseMoreAwsSettings, type MoreAwsSettings } from "./moreAnnotations.ts";
+import {
+  checkAttributes,
+  checkTags,
+  LOAD_BALANCER_ATTRIBUTES,
+  TARGET_GROUP_ATTRIBUTES,
+} from "./attributeRules.ts";
+import { MORE_AWS_ANNOTATIONS, parseMoreAwsSettings, type MoreAwsSettings } from "./moreAnnotations.ts";
 
 const P = "service.beta.kubernetes.io/aws-load-balancer-";
 export const AWS_ANNOTATIONS = {
@@ -141,6 +147,17 @@ export function parseAwsSettings(
     }
     settings.name = name;
   }
+  checkAttributes(a.loadBalancerAttributes, settings.loadBalancerAttributes, LOAD_BALANCER_ATTRIBUTES);
+  checkAttributes(a.targetGroupAttributes, settings.targetGroupAttributes, TARGET_GROUP_ATTRIBUTES);
+  for (const [port, attributes] of Object.entries(settings.perPortTargetGroupAttributes))
+    checkAttributes(
+      `${MORE_AWS_ANNOTATIONS.targetGroupAttributesPrefix}${port}`,
+      // An empty value keeps the unsuffixed annotation's (the AWS Load Balancer Controller's rule).
+      Object.fromEntries(Object.entries(attributes).filter(([, v]) => v !== "")),
+      TARGET_GROUP_ATTRIBUTES,
+    );
+  // Portico's own ownership tags (cluster, Service, UID, resource, listener) share each resource's 50.
+  checkTags(a.additionalTags, settings.additionalTags, 5);
   if (get(a.sslPorts)) settings.sslPorts = list(get(a.sslPorts));
   if (get(a.sslPolicy)) settings.sslPolicy = get(a.sslPolicy)!;
   for (const arn of settings.certificateArns) {

@@ -13,6 +13,7 @@ import type {
 } from "./model.ts";
 import {
   checkPortSettings,
+  checkTlsPorts,
   listenerExtras,
   securityGroupChoice,
   targetGroupAttributes,
@@ -81,6 +82,7 @@ export function desiredLoadBalancer(
     settings,
     groups.map((g) => g.ports[0]!.port),
   );
+  checkTlsPorts(settings, intent.ports);
   // As the AWS Load Balancer Controller: a Service with an IPv6 family gets IPv6 ip targets (a dualstack NLB's).
   const ipv6 = settings.targetType === "ip" && intent.ipFamilies.includes("IPv6");
   if (ipv6 && settings.ipAddressType !== "dualstack")

@@ -156,7 +156,9 @@ describe("target groups", () => {
       ["300", "true"],
       ["300", "true"],
     ]);
-    expect(() => build({ [`${P}target-group-attributes.8080`]: "a=b" })).toThrow(/no port 8080/);
+    expect(() =>
+      build({ [`${P}target-group-attributes.8080`]: "deregistration_delay.timeout_seconds=5" }),
+    ).toThrow(/no port 8080/);
     expect(() => build({ [`${P}proxy-protocol-per-target-group`]: "80,x" })).toThrow(/not a port number/);
   });
 

@@ -2,8 +2,8 @@
 // the NLB wears and what its own group lets in, per-listener ALPN and attributes, per-port target-group attributes.
 // Pure, like desired.ts, which calls them.
 import { ConfigurationError } from "../errors.ts";
-import type { LoadBalancerIntent } from "../provider.ts";
-import type { AwsServiceSettings } from "./annotations.ts";
+import type { LoadBalancerIntent, PortIntent } from "../provider.ts";
+import { AWS_ANNOTATIONS, type AwsServiceSettings } from "./annotations.ts";
 import type { DesiredListener, DesiredSecurityGroup, IngressRule } from "./model.ts";
 import { MORE_AWS_ANNOTATIONS as M } from "./moreAnnotations.ts";
 
@@ -101,6 +101,26 @@ export function targetGroupAttributes(
     out["proxy_protocol_v2.enabled"] = String(settings.proxyProtocolPorts.includes(port));
   if (settings.proxyProtocolAll) out["proxy_protocol_v2.enabled"] = "true";
   return out;
+}
+
+/** TLS ports must be ports of the Service, by number or name: one it lacks would leave the certificate unused. */
+export function checkTlsPorts(settings: AwsServiceSettings, ports: readonly PortIntent[]): void {
+  for (const wanted of settings.sslPorts ?? []) {
+    if (ports.some((p) => String(p.port) === wanted || (p.name !== "" && p.name === wanted))) continue;
+    throw new ConfigurationError(
+      "InvalidAnnotation",
+      `metadata.annotations[${AWS_ANNOTATIONS.sslPorts}]`,
+      `the Service has no port "${wanted}"`,
+      `name its ports by number or name (${ports.map((p) => (p.name ? `${p.port}/${p.name}` : String(p.port))).join(", ")})`,
+    );
+  }
+  if (settings.sslPorts && settings.certificateArns.length === 0)
+    throw new ConfigurationError(
+      "InvalidAnnotation",
+      `metadata.annotations[${AWS_ANNOTATIONS.sslPorts}]`,
+      "TLS ports are named but no certificate is given",
+      `set ${AWS_ANNOTATIONS.sslCert}, or remove ${AWS_ANNOTATIONS.sslPorts}`,
+    );
 }
 
 /** Per-port settings must name ports the Service has: a typo would otherwise do nothing. */

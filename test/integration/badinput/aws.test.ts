@@ -221,6 +221,39 @@ const CASES: Case[] = [
     reason: "LoadBalancerNameTaken",
     mentions: [`${A}name`, "choose another name"],
   },
+  {
+    name: "a TLS port the Service does not have",
+    annotations: {
+      [`${A}ssl-cert`]: "arn:aws:acm:us-east-1:123456789012:certificate/abc",
+      [`${A}ssl-ports`]: "8443",
+    },
+    reason: "InvalidAnnotation",
+    mentions: [`${A}ssl-ports`, 'no port "8443"'],
+  },
+  {
+    name: "extra tags using Portico's own tag keys",
+    annotations: { [`${A}additional-resource-tags`]: "portico.io/service-uid=mine" },
+    reason: "InvalidAnnotation",
+    mentions: ["additional-resource-tags", "reserved prefix portico.io/"],
+  },
+  {
+    name: "a load balancer attribute value ELBv2 would refuse",
+    annotations: { [`${A}attributes`]: "deletion_protection.enabled=yes" },
+    reason: "InvalidAnnotation",
+    mentions: [`${A}attributes`, "would be refused by ELBv2"],
+  },
+  {
+    name: "a target group attribute NLBs do not have",
+    annotations: { [`${A}target-group-attributes`]: "load_balancing.algorithm.type=round_robin" },
+    reason: "InvalidAnnotation",
+    mentions: ["target-group-attributes", "not an attribute ELBv2 has here"],
+  },
+  {
+    name: "a source range with host bits set",
+    spec: { loadBalancerSourceRanges: ["10.0.0.1/8"] },
+    reason: "InvalidSourceRange",
+    mentions: ["spec.loadBalancerSourceRanges", "10.0.0.0/8", "10.0.0.1/32"],
+  },
 ];
 
 describe("bad input, AWS", () => {
