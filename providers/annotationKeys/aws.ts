@@ -3,6 +3,8 @@
 import type { KeyEntry, KeyFamily } from "./types.ts";
 
 const P = "service.beta.kubernetes.io/aws-load-balancer-";
+/** The AWS Load Balancer Controller's listener actions, under a prefix of their own. */
+const ACTIONS = "service.beta.kubernetes.io/actions.";
 
 const implemented = (suffix: string, summary: string): KeyEntry => ({
   key: P + suffix,
@@ -17,7 +19,7 @@ const refused = (suffix: string, summary: string): KeyEntry => ({
 
 export const AWS_KEYS: KeyFamily = {
   anchor: "AWS Load Balancer Controller",
-  prefixes: [P],
+  prefixes: [P, ACTIONS],
   providers: ["aws"],
   entries: [
     implemented(
@@ -134,11 +136,17 @@ export const AWS_KEYS: KeyFamily = {
       "enable-icmp-for-path-mtu-discovery",
       "Portico does not open ICMP on the NLB's security group; remove the annotation",
     ),
-    refused(
-      "enable-tcp-udp-listener",
-      "TCP_UDP listeners are not offered: give the TCP and UDP ports different port numbers, or remove the annotation",
-    ),
+    {
+      key: `${P}enable-tcp-udp-listener`,
+      status: "noop",
+      summary: "Portico always makes one TCP_UDP listener for a port the Service has in both TCP and UDP",
+    },
     refused("quic-enabled-ports", "QUIC listeners are not offered; remove the annotation"),
+    {
+      key: `${ACTIONS}<proto>-<port>`,
+      status: "refused",
+      summary: "listener actions (weighted target groups) are not offered; remove the annotation",
+    },
     // The in-tree cloud provider's Classic Load Balancer keys.
     refused(
       "connection-draining-enabled",

@@ -34,7 +34,7 @@ function matcher(entry: KeyEntry): RegExp {
     const parts = entry.key.split(PLACEHOLDER).map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"));
     const holes = entry.key.match(PLACEHOLDER) ?? [];
     const source = parts
-      .map((part, i) => part + (i < holes.length ? (holes[i] === "<port>" ? "\\d+" : "[A-Za-z0-9]+") : ""))
+      .map((part, i) => part + (i < holes.length ? (holes[i] === "<port>" ? "\\d+" : "[A-Za-z0-9_]+") : ""))
       .join("");
     re = new RegExp(`^${source}$`);
     matchers.set(entry, re);
