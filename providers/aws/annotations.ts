@@ -107,6 +107,9 @@ export function parseAwsSettings(
         ? "internal"
         : "internet-facing"
       : defaults.scheme);
+  const type = get(a.type);
+  // The AWS Load Balancer Controller's types that mean an NLB; Portico makes nothing else.
+  if (type !== undefined) oneOf(a.type, type, ["external", "nlb", "nlb-ip"] as const);
   const more = parseMoreAwsSettings(annotations);
   Object.assign(loadBalancerAttributes, more.accessLogAttributes);
   const settings: AwsServiceSettings = {

@@ -114,6 +114,17 @@ export function parseMoreAwsSettings(annotations: Record<string, string>): MoreA
     const bucket = get(a.accessLogBucket);
     if (!bucket)
       fail(a.accessLogBucket, "access logs are enabled but no bucket is named", "name the S3 bucket");
+    // S3's bucket naming rules: ELBv2 would refuse the attribute only after the NLB exists.
+    if (
+      !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket) ||
+      bucket.includes("..") ||
+      /^\d+\.\d+\.\d+\.\d+$/.test(bucket)
+    )
+      fail(
+        a.accessLogBucket,
+        `"${bucket}" is not an S3 bucket name`,
+        "use 3-63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit",
+      );
     settings.accessLogAttributes = {
       "access_logs.s3.enabled": "true",
       "access_logs.s3.bucket": bucket,
