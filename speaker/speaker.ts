@@ -60,7 +60,7 @@ export class Speaker {
   private readonly announceConfig: AnnounceConfig;
   private readonly l2Statuses: L2StatusWriter;
   /**
-   * Conflict probes of IPv4 addresses elected here: a new address (no record claims it) is withheld until its
+   * Conflict probes of addresses elected here: a new address (no record claims it) is withheld until its
    * probe is done and announced only if nobody answered; one taken over is announced at once and probed
    * alongside. Forgotten when the address is no longer elected here, so a later election probes again.
    */
@@ -236,8 +236,7 @@ export class Speaker {
       let probe = this.probes.get(address);
       if (!probe) {
         if (this.owned.has(address)) continue;
-        const parsed = parseIP(address);
-        if (!parsed.ok || parsed.value.family !== "IPv4") continue;
+        if (!parseIP(address).ok) continue;
         // Without records nothing tells a new address from a takeover: never delay a takeover.
         const claimed = !records || records.some((r) => r.status.addresses.includes(address));
         probe = { announced: claimed, done: false };

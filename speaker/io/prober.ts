@@ -1,10 +1,9 @@
-// Probes the LAN for an address before this node answers for it (RFC 5227's ARP Probe): three probes 150 ms
-// apart, then half a second for late answers, about 0.8 s in all, ended early by the first answer. An ARP
-// frame from the address by a MAC that is none of this node's interfaces means another host holds it. IPv4
-// only: IPv6 duplicate address detection needs Neighbor Advertisements, which the packet socket's filter does
-// not pass.
+// Probes the LAN for an address before this node answers for it (RFC 5227's ARP Probe; for IPv6 duplicate
+// address detection, RFC 4862): three probes 150 ms apart, then half a second for late answers, about 0.8 s
+// in all, ended early by the first answer. An ARP frame from the address, or a Neighbor Advertisement for it,
+// by a MAC that is none of this node's interfaces means another host holds it.
 import { setTimeout as sleep } from "node:timers/promises";
-import { arpProbeFrame, arpSender } from "../packets/probe.ts";
+import { addressHolder, probeFrame } from "../packets/probe.ts";
 
 export interface ProbeTarget {
   readonly mac: string;
@@ -32,7 +31,7 @@ export class AddressProber {
   /** Every received frame goes through here; it costs a size check while no probe is under way. */
   seen(frame: Buffer): void {
     if (this.pending.size === 0) return;
-    const sender = arpSender(frame);
+    const sender = addressHolder(frame);
     if (!sender) return;
     const entry = this.pending.get(sender.ip);
     if (entry && entry.found === undefined && !this.ownMacs().has(sender.mac)) entry.found = sender.mac;
@@ -44,7 +43,7 @@ export class AddressProber {
     this.pending.set(address, entry);
     try {
       for (let i = 0; i < this.timing.count && entry.found === undefined; i++) {
-        for (const target of targets()) target.send([arpProbeFrame(address, target.mac)]);
+        for (const target of targets()) target.send([probeFrame(address, target.mac)]);
         await sleep(this.timing.intervalMs);
       }
       if (entry.found === undefined) await sleep(this.timing.waitMs);

@@ -48,17 +48,19 @@ typedef struct {
   unsigned char buffer[FRAME_BUFFER];
 } packet_socket;
 
-// Accepts ARP (any frame with EtherType 0x0806) and IPv6 ICMPv6 Neighbor Solicitations (next header 58 at
-// byte 20, ICMPv6 type 135 at byte 54); everything else stays in the kernel. Malformed frames that pass
-// are dropped and counted by the decoders, not here.
+// Accepts ARP (any frame with EtherType 0x0806) and IPv6 ICMPv6 Neighbor Solicitations and Advertisements
+// (next header 58 at byte 20, ICMPv6 type 135 or 136 at byte 54); everything else stays in the kernel.
+// Advertisements answer the speaker's duplicate address detection (speaker/io/prober.ts). Malformed frames
+// that pass are dropped and counted by the decoders, not here.
 static struct sock_filter arp_and_ns_filter[] = {
     BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x0806, 5, 0),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x86dd, 0, 5),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x0806, 6, 0),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x86dd, 0, 6),
     BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 20),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 58, 0, 3),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 58, 0, 4),
     BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 54),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 135, 0, 1),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 135, 1, 0),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 136, 0, 1),
     BPF_STMT(BPF_RET | BPF_K, 0x40000),
     BPF_STMT(BPF_RET | BPF_K, 0),
 };

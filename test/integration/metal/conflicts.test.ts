@@ -102,3 +102,63 @@ test(
   },
   E2E_TIMEOUT_MS,
 );
+
+const TAKEN6 = "2001:db8:180::";
+const FREE6 = "2001:db8:180::1";
+
+test(
+  "IPv6: duplicate address detection finds the foreign host's address, and the Service gets the next one",
+  async ({ cluster }) => {
+    const metal = await MetalCluster.create(cluster, {
+      nodes: 3,
+      addresses: [TAKEN6, FREE6],
+      onCleanup: onTestFinished,
+    });
+    await installCrds(cluster.kubeConfig, await renderOverlay("metal"));
+    const foreign = metal.lan.client;
+    await metal.lan.exec(foreign, "ip", [
+      "-6",
+      "addr",
+      "add",
+      `${TAKEN6}/128`,
+      "dev",
+      foreign.iface,
+      "nodad",
+    ]);
+    const pool = await createPool(cluster, "lan6", { addresses: [`${TAKEN6}/127`] });
+    await startPortico(cluster, { provider: "metal", loadBalancerClass: METAL_CLASS });
+    await metal.startSpeakers();
+    await cluster.createService("web6", {
+      type: "LoadBalancer",
+      loadBalancerClass: METAL_CLASS,
+      ipFamilies: ["IPv6"],
+      ipFamilyPolicy: "SingleStack",
+      ports: [{ port: SERVICE_PORT, targetPort: SERVICE_PORT, protocol: "TCP" }],
+    });
+    const node = metal.nodes[0]!;
+    await cluster.createEndpointSlice(
+      "web6",
+      [{ ip: node.host.ipv6, nodeName: node.name }],
+      [{ port: SERVICE_PORT }],
+    );
+    const moved = await waitFor("the Service to get the next free IPv6 address", async () => {
+      const ips = (await cluster.getService("web6")).status?.loadBalancer?.ingress?.map((i) => i.ip);
+      return ips?.join() === FREE6 && ips;
+    });
+    expect(moved).toEqual([FREE6]);
+    await waitFor("the free address to be announced", () => metal.announcersOf(FREE6).length === 1);
+    expect(metal.nodes.filter((n) => n.owned.includes(TAKEN6))).toEqual([]);
+    const condition = await waitFor("the pool's AddressesInUse condition", async () => {
+      const status = (await pool.status()) as {
+        conditions?: { type: string; status: string; message: string }[];
+      };
+      const c = status?.conditions?.find((x) => x.type === "AddressesInUse");
+      return c?.status === "True" && c;
+    });
+    expect(condition.message).toContain(`${TAKEN6} is in use on the LAN by ${foreign.mac}`);
+    expect(await metal.lan.exec(foreign, "ip", ["-6", "addr", "show", "dev", foreign.iface])).toContain(
+      TAKEN6,
+    );
+  },
+  E2E_TIMEOUT_MS,
+);
