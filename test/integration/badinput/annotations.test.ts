@@ -117,6 +117,12 @@ test("bare metal: MetalLB's own record is a no-op, a Portico key for another pro
     "the no-op told",
     async () => (await eventCount(cluster, "moved", "AnnotationAccepted")) === 1,
   );
+  const told = (await serviceEvents(cluster, "moved")).find((e) => e.reason === "AnnotationAccepted");
+  expect(told?.type).toBe("Normal");
+  expect(told?.message).toContain("metallb.io/ip-allocated-from-pool");
+  // Told once, not on every reconcile.
+  await reconcileAgain(cluster, "moved");
+  expect(await eventCount(cluster, "moved", "AnnotationAccepted")).toBe(1);
 
   await cluster.createService("floating", spec(), { "portico.io/floating-ip": "true" });
   await expectRefused(cluster, "floating", {
