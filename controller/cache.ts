@@ -19,6 +19,7 @@ import {
   L2STATUS_PLURAL,
   L2STATUS_VERSION,
   readL2Status,
+  trimL2Status,
   type L2StatusFields,
 } from "../providers/metal/l2status.ts";
 import type { Logger } from "./log.ts";
@@ -281,6 +282,8 @@ export class ClusterCache {
    * Service a slice names): what changed is, likewise, where the Service's traffic enters.
    */
   private wireL2Statuses(lw: ListWatch<KubernetesObject & { status?: unknown }>): void {
+    // Before any other handler: the cache keeps the object its handlers get, and needs little of it.
+    for (const verb of ["add", "update"] as const) lw.on(verb, trimL2Status);
     for (const verb of ["add", "update", "delete"] as const) {
       lw.on(verb, (obj) => {
         const record = readL2Status(obj);

@@ -1,5 +1,10 @@
 import { describe, expect, test } from "vitest";
-import { l2StatusName, readL2Status, type L2StatusRecord } from "../providers/metal/l2status.ts";
+import {
+  l2StatusName,
+  readL2Status,
+  trimL2Status,
+  type L2StatusRecord,
+} from "../providers/metal/l2status.ts";
 import { planL2Statuses, type L2StatusInput } from "./l2statusPlan.ts";
 
 const existing = (node: string, addresses: string[], service = "web"): L2StatusRecord => ({
@@ -160,5 +165,25 @@ describe("addresses found in use", () => {
       addresses: ["192.0.2.1"],
       inUse: [{ address: "192.0.2.3", mac: "02:00:00:00:00:99" }],
     });
+  });
+});
+
+test("a cached record keeps only what its readers use", () => {
+  const obj = {
+    metadata: {
+      name: "web-x",
+      namespace: "apps",
+      resourceVersion: "7",
+      labels: { "portico.io/node": "n1" },
+      managedFields: [{ manager: "speaker" }],
+      ownerReferences: [{ kind: "Service" }],
+    },
+    spec: {},
+    status: { node: "n1", serviceName: "web", addresses: ["192.0.2.1"] },
+  };
+  trimL2Status(obj);
+  expect(obj).toEqual({
+    metadata: { name: "web-x", namespace: "apps", resourceVersion: "7", labels: { "portico.io/node": "n1" } },
+    status: { node: "n1", serviceName: "web", addresses: ["192.0.2.1"] },
   });
 });

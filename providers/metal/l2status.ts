@@ -106,3 +106,18 @@ export function readL2Status(obj: {
     },
   };
 }
+
+/**
+ * Drops, in place, what no reader of a record needs (managedFields above all, most of an object's size), so a
+ * cache holding a record per Service stays small. Register it before any other handler of the list-watch: the
+ * cache keeps the very object its handlers receive.
+ */
+export function trimL2Status(obj: { metadata?: object; spec?: unknown }): void {
+  const metadata = obj.metadata as Record<string, unknown> | undefined;
+  if (metadata) {
+    for (const key of Object.keys(metadata)) {
+      if (!["name", "namespace", "resourceVersion", "labels", "uid"].includes(key)) delete metadata[key];
+    }
+  }
+  delete obj.spec;
+}

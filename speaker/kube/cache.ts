@@ -21,6 +21,7 @@ import {
   L2STATUS_PLURAL,
   L2STATUS_VERSION,
   readL2Status,
+  trimL2Status,
   type L2StatusRecord,
 } from "../../providers/metal/l2status.ts";
 import { CustomWatch } from "./customWatch.ts";
@@ -112,6 +113,8 @@ export class KubeCache {
         "the ServiceL2Status CRD is not installed; announcing without recording where (apply manifests/base/crds)",
       quietWhenMissing: false,
     });
+    // Before any other handler: the cache keeps the object its handlers get.
+    for (const verb of ["add", "update"] as const) this.l2StatusWatch.lw.on(verb, trimL2Status);
     const metallbNs = options.metallbNamespace;
     if (metallbNs !== undefined) {
       const metallb = {
