@@ -6,11 +6,12 @@ import { CloudError, ConfigurationError } from "../../providers/errors.ts";
 import type { InspectNode } from "../../providers/provider.ts";
 import { FINALIZER, MANAGED_BY_ANNOTATION } from "../classes.ts";
 import { buildIntent, SERVICE_NAME_LABEL } from "../intent.ts";
+import { parseLabelSelector } from "../labels.ts";
 import { READY_CONDITION, SERVING_CONDITION } from "../status.ts";
 import { controllerFor, runningControllers, type RunningController } from "./controllers.ts";
 import { trafficChecks } from "./doctorTraffic.ts";
 import type { Printer } from "./render.ts";
-import { classOf, PORTICO_CLASSES } from "./serviceClass.ts";
+import { classOf, PORTICO_CLASSES, providerOf } from "./serviceClass.ts";
 import { inspectionHint, inspectorFor, type CloudAccess } from "./services.ts";
 
 export interface Finding {
@@ -105,7 +106,13 @@ export async function diagnose(
   const access: CloudAccess = {
     ...(opts.access?.azure ? { azure: opts.access.azure } : settings?.azure ? { azure: settings.azure } : {}),
   };
-  findings.push(...(await providerCheck(svc, nodes.items, slices.items, clusterName, access)));
+  findings.push(
+    ...(await providerCheck(svc, nodes.items, slices.items, {
+      clusterName,
+      access,
+      ...(settings?.nodeSelector ? { nodeSelector: settings.nodeSelector } : {}),
+    })),
+  );
   findings.push(
     ...trafficChecks({
       svc,
@@ -125,7 +132,7 @@ function classAndController(
   controllerNamespace: string,
 ): Finding[] {
   const cls = classOf(svc);
-  const provider = cls ? PORTICO_CLASSES[cls] : undefined;
+  const provider = providerOf(svc);
   const out: Finding[] = [];
   if (cls && !provider) {
     return [
@@ -221,12 +228,12 @@ async function providerCheck(
   svc: V1Service,
   nodes: Parameters<typeof buildIntent>[1],
   slices: Parameters<typeof buildIntent>[2],
-  clusterName: string | undefined,
-  access: CloudAccess = {},
+  where: { clusterName: string | undefined; access: CloudAccess; nodeSelector?: string },
 ): Promise<Finding[]> {
   const cls = classOf(svc);
   // Inspection finds the Service's resources by its UID tag; only the plan needs the cluster name (names,
   // subnet discovery), and a guessed one would report differences that are not there.
+  const { clusterName, access } = where;
   const inspector = inspectorFor(cls, clusterName ?? "", access);
   const hint = inspectionHint(cls, access);
   if (!inspector && hint) return [{ check: "provider", result: "warn", detail: `not checked: ${hint}` }];
@@ -234,7 +241,11 @@ async function providerCheck(
   try {
     const out: Finding[] = [];
     if (clusterName) {
-      const plan = await inspector.plan(buildIntent(svc, nodes, slices, cls));
+      // The intent the controller builds: its node selector decides the targets as much as the Service does.
+      const nodeSelector = where.nodeSelector ? parseLabelSelector(where.nodeSelector) : undefined;
+      const plan = await inspector.plan(
+        buildIntent(svc, nodes, slices, cls, nodeSelector ? { nodeSelector } : {}),
+      );
       out.push({
         check: "provider",
         result: plan.operations.length ? "warn" : "ok",

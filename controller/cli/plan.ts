@@ -16,6 +16,8 @@ import type { LoadBalancerProvider } from "../../providers/provider.ts";
 import type { ClusterCache } from "../cache.ts";
 import { buildIntent, SERVICE_NAME_LABEL } from "../intent.ts";
 import { metalInventory } from "../metalInventory.ts";
+import { parseLabelSelector } from "../labels.ts";
+import { controllerFor, type RunningController } from "./controllers.ts";
 import type { Printer } from "./render.ts";
 import { inspectorFor } from "./services.ts";
 
@@ -23,7 +25,14 @@ export async function plan(
   kc: KubeConfig,
   api: { core: CoreV1Api; discovery: DiscoveryV1Api },
   printer: Printer,
-  opts: { file: string; namespace?: string; clusterName: string },
+  opts: {
+    file: string;
+    namespace?: string;
+    /** From --cluster-name; otherwise the serving controller's published one. */
+    clusterName?: string;
+    /** The running controllers (controllers.ts): their cluster name and node selector, as they plan. */
+    controllers?: readonly RunningController[];
+  },
 ): Promise<number> {
   const docs = loadAllYaml(
     await readFile(opts.file === "-" ? "/dev/stdin" : opts.file, "utf8"),
@@ -38,11 +47,21 @@ export async function plan(
     const namespace = doc.metadata?.namespace ?? opts.namespace ?? "default";
     const svc = await live(api.core, { ...doc, metadata: { ...doc.metadata, namespace } });
     const cls = svc.spec?.loadBalancerClass;
+    const name = `${namespace}/${svc.metadata?.name}`;
+    const settings = controllerFor(svc, opts.controllers ?? [])?.settings;
+    const clusterName = opts.clusterName || settings?.clusterName;
+    if (!clusterName && cls !== METAL_LOAD_BALANCER_CLASS) {
+      results.push({
+        service: name,
+        error:
+          "no running controller of its class publishes its cluster name, on which names depend: give --cluster-name",
+      });
+      continue;
+    }
     const provider =
       cls === METAL_LOAD_BALANCER_CLASS
         ? await metalPlanner(kc, api.core)
-        : inspectorFor(cls, opts.clusterName);
-    const name = `${namespace}/${svc.metadata?.name}`;
+        : inspectorFor(cls, clusterName ?? "");
     if (!provider || !cls) {
       results.push({
         service: name,
@@ -58,7 +77,11 @@ export async function plan(
       }),
     ]);
     try {
-      const planned = await provider.plan(buildIntent(svc, nodes.items, slices.items, cls));
+      // The controller's node selector decides the targets as much as the Service does.
+      const nodeSelector = settings?.nodeSelector ? parseLabelSelector(settings.nodeSelector) : undefined;
+      const planned = await provider.plan(
+        buildIntent(svc, nodes.items, slices.items, cls, nodeSelector ? { nodeSelector } : {}),
+      );
       results.push({ service: name, operations: planned.operations });
     } catch (err) {
       if (!(err instanceof ConfigurationError)) throw err;

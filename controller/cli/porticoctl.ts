@@ -23,9 +23,9 @@ const USAGE = `porticoctl: look at Portico's load balancers
   -A, --all-namespaces      status: every namespace
   -o, --output FORMAT       text (default), wide, json or yaml
       --kubeconfig FILE     kubeconfig (default: KUBECONFIG, ~/.kube/config or in-cluster)
-  status and doctor read the cluster name, node selector and Azure location from the settings the leading
+  status, plan and doctor read the cluster name, node selector and Azure location from the settings the leading
   controller publishes on its Lease; the flags below are needed only where that cannot be read, and win over it.
-      --cluster-name NAME   cluster name used in ownership tags (env PORTICO_CLUSTER_NAME); plan needs it
+      --cluster-name NAME   cluster name used in ownership tags (env PORTICO_CLUSTER_NAME)
       --controller-namespace NS   where to look for the controller's Lease when Leases cannot be listed in
                             every namespace (default portico-system)
       --azure-config FILE   the controller's Azure cloud-config (azure.json), so status and doctor can read the
@@ -124,14 +124,11 @@ export async function main(
         write("plan needs -f FILE (a Service manifest; - for standard input)\n");
         return 2;
       }
-      if (!clusterName) {
-        write("plan needs --cluster-name (or PORTICO_CLUSTER_NAME): names depend on it\n");
-        return 2;
-      }
       return plan(kc, { core, discovery }, printer, {
         file: values.filename,
         ...(values.namespace ? { namespace: values.namespace } : {}),
-        clusterName,
+        ...(clusterName ? { clusterName } : {}),
+        controllers: await runningControllers(kc.makeApiClient(CoordinationV1Api), controllerNamespace),
       });
     case "doctor":
       if (!target) {

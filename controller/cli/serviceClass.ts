@@ -4,6 +4,7 @@ import type { V1Service } from "@kubernetes/client-node";
 import {
   AWS_LOAD_BALANCER_CLASS,
   AZURE_LOAD_BALANCER_CLASS,
+  LBC_NLB_CLASS,
   METAL_LOAD_BALANCER_CLASS,
 } from "../../providers/classes.ts";
 import { MANAGED_BY_ANNOTATION } from "../classes.ts";
@@ -13,6 +14,17 @@ export const PORTICO_CLASSES: Record<string, string> = {
   [AZURE_LOAD_BALANCER_CLASS]: "azure",
   [METAL_LOAD_BALANCER_CLASS]: "metal",
 };
+
+/**
+ * The provider serving a class: Portico's own classes, and the AWS Load Balancer Controller's when Portico took
+ * the Service on under it (`--aws-take-over-lbc`); undefined for another controller's class.
+ */
+export function providerOf(svc: V1Service): string | undefined {
+  const cls = classOf(svc);
+  if (!cls) return undefined;
+  const tookOver = cls === LBC_NLB_CLASS && svc.metadata?.annotations?.[MANAGED_BY_ANNOTATION] === cls;
+  return PORTICO_CLASSES[cls] ?? (tookOver ? "aws" : undefined);
+}
 
 /** The class a Service is served under: the one Portico recorded when it took it on, else the spec's. */
 export function classOf(svc: V1Service): string | undefined {

@@ -1,5 +1,6 @@
 // The providers porticoctl reads the clouds through, per class.
 import { AWS_LOAD_BALANCER_CLASS, AwsProvider } from "../../providers/aws/provider.ts";
+import { LBC_NLB_CLASS } from "../../providers/classes.ts";
 import type { AzureConfig } from "../../providers/azure/config.ts";
 import { AZURE_LOAD_BALANCER_CLASS, AzureProvider } from "../../providers/azure/provider.ts";
 import type { LoadBalancerProvider } from "../../providers/provider.ts";
@@ -23,7 +24,8 @@ export function inspectorFor(
   clusterName: string,
   access: CloudAccess = {},
 ): LoadBalancerProvider | undefined {
-  if (cls === AWS_LOAD_BALANCER_CLASS) return new AwsProvider({ clusterName, maxAttempts: 3 });
+  if (cls === AWS_LOAD_BALANCER_CLASS || cls === LBC_NLB_CLASS)
+    return new AwsProvider({ clusterName, maxAttempts: 3 });
   if (cls === AZURE_LOAD_BALANCER_CLASS && access.azure)
     return new AzureProvider({ ...access.azure, clusterName, maxRetries: AZURE_INSPECT_RETRIES });
   return undefined;

@@ -5,7 +5,7 @@ import type { InspectNode } from "../../providers/provider.ts";
 import { READY_CONDITION, SERVING_CONDITION } from "../status.ts";
 import { controllerFor, type RunningController } from "./controllers.ts";
 import type { Printer } from "./render.ts";
-import { classOf, isPortico, key, PORTICO_CLASSES } from "./serviceClass.ts";
+import { classOf, isPortico, key, providerOf } from "./serviceClass.ts";
 import { inspectionHint, inspectorFor, type CloudAccess } from "./services.ts";
 
 export interface StatusOptions {
@@ -49,7 +49,7 @@ export async function status(core: CoreV1Api, printer: Printer, opts: StatusOpti
     }
     rows.push({
       service: key(svc),
-      provider: cls ? (PORTICO_CLASSES[cls] ?? cls) : "default",
+      provider: cls ? (providerOf(svc) ?? cls) : "default",
       addresses: (svc.status?.loadBalancer?.ingress ?? []).map((i) => i.hostname ?? i.ip ?? ""),
       ready: condition?.status ?? "Unknown",
       reason: condition?.reason ?? "NotReconciled",

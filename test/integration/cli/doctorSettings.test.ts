@@ -1,5 +1,9 @@
 // porticoctl without flags: the leading controller publishes its settings on its Lease, and status and doctor
 // read the cluster name and node selector from there — judging targets exactly as the controller does.
+import { dumpYaml } from "@kubernetes/client-node";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { inject } from "vitest";
 import { main } from "../../../controller/cli/porticoctl.ts";
 import { SETTINGS_ANNOTATION } from "../../../controller/publishedSettings.ts";
@@ -76,6 +80,14 @@ test("the leader publishes its settings; status and doctor need no --cluster-nam
   expect(doctor.out).toMatch(/✓ nodes: 2 of \d+ nodes are targets/);
   expect(doctor.out).toMatch(/✓ provider: credentials work and the cloud matches the Service/);
   expect(doctor.code).toBe(0);
+
+  // plan, too, plans as the controller does: its cluster name and node selector, so nothing is left to do.
+  const dir = await mkdtemp(join(tmpdir(), "portico-plan-"));
+  const file = join(dir, "web.yaml");
+  await writeFile(file, dumpYaml(await cluster.getService("web")));
+  const plan = await ctl("plan", "-f", file);
+  expect(plan.out).toContain("nothing to do");
+  expect(plan.code).toBe(0);
 
   const status = await ctl("status", `${cluster.namespace}/web`);
   expect(status.out).toMatch(/NLB k8s-\S+ internal active/);
