@@ -325,8 +325,10 @@ export class Speaker {
         }
       }
     }
+    const existing = this.cache.l2Statuses();
     this.l2Statuses.apply(
-      planL2Statuses({ node: self, announced, reported, inUse, existing: this.cache.l2Statuses(), live }),
+      planL2Statuses({ node: self, announced, reported, inUse, existing, live }),
+      new Set(existing.map((r) => `${r.namespace}/${r.name}`)),
     );
   }
 

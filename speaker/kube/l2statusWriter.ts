@@ -14,6 +14,7 @@ import {
 } from "../../providers/metal/l2status.ts";
 import { fingerprint, type DesiredRecord, type L2StatusPlan } from "../l2statusPlan.ts";
 
+const REWRITE_AFTER_MS = 30_000;
 const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 const api = { group: L2STATUS_GROUP, version: L2STATUS_VERSION, plural: L2STATUS_PLURAL };
 
@@ -23,6 +24,12 @@ export class L2StatusWriter {
   private readonly counted: (outcome: "created" | "updated" | "deleted" | "failed") => void;
   /** Record key → what is being written ("" for a delete). */
   private readonly inFlight = new Map<string, string>();
+  /**
+   * Record key → what was last written and when. The same again within REWRITE_AFTER_MS is skipped: should the
+   * apiserver keep a record different from what was written (an older CRD pruning a field), the speaker would
+   * otherwise rewrite it at every event its own write causes.
+   */
+  private readonly written = new Map<string, { what: string; at: number }>();
   /** Called when a write failed, so the loop looks again later. */
   private readonly retry: () => void;
 
@@ -38,27 +45,36 @@ export class L2StatusWriter {
     this.retry = retry;
   }
 
-  apply(plan: L2StatusPlan): void {
+  /** `cached`: the keys (namespace/name) of the records the cache holds; one missing there is always written. */
+  apply(plan: L2StatusPlan, cached: ReadonlySet<string> = new Set()): void {
     for (const record of plan.write) {
       const key = `${record.namespace}/${record.name}`;
       const what = fingerprint(record.status);
       if (this.inFlight.get(key) === what) continue;
+      const last = this.written.get(key);
+      if (cached.has(key) && last?.what === what && Date.now() - last.at < REWRITE_AFTER_MS) continue;
       this.inFlight.set(key, what);
-      void this.put(record).finally(() => {
-        if (this.inFlight.get(key) === what) this.inFlight.delete(key);
-      });
+      void this.put(record)
+        .then((ok) => {
+          if (ok) this.written.set(key, { what, at: Date.now() });
+        })
+        .finally(() => {
+          if (this.inFlight.get(key) === what) this.inFlight.delete(key);
+        });
     }
     for (const { name, namespace } of plan.remove) {
       const key = `${namespace}/${name}`;
       if (this.inFlight.get(key) === "") continue;
       this.inFlight.set(key, "");
+      this.written.delete(key);
       void this.remove(name, namespace).finally(() => {
         if (this.inFlight.get(key) === "") this.inFlight.delete(key);
       });
     }
   }
 
-  private async put(record: DesiredRecord): Promise<void> {
+  /** Whether the record now holds what was asked. */
+  private async put(record: DesiredRecord): Promise<boolean> {
     const body = {
       apiVersion: `${L2STATUS_GROUP}/${L2STATUS_VERSION}`,
       kind: L2STATUS_KIND,
@@ -78,8 +94,12 @@ export class L2StatusWriter {
     try {
       await this.custom.createNamespacedCustomObject({ ...api, namespace: record.namespace, body });
       this.counted("created");
+      return true;
     } catch (err) {
-      if (code(err) !== 409) return this.failed("write", record, err);
+      if (code(err) !== 409) {
+        this.failed("write", record, err);
+        return false;
+      }
       try {
         // It exists (the cache had not seen it yet, or it holds something else): overwrite the status.
         await this.custom.patchNamespacedCustomObject(
@@ -99,8 +119,10 @@ export class L2StatusWriter {
           mergePatch,
         );
         this.counted("updated");
+        return true;
       } catch (err2) {
         this.failed("update", record, err2);
+        return false;
       }
     }
   }
