@@ -121,11 +121,15 @@ function targetNodeSelectors(annotations: Record<string, string>): LabelMatcher[
 
 function nodeTarget(node: V1Node): NodeTarget {
   const internalIP = node.status?.addresses?.find((a) => a.type === "InternalIP")?.address;
+  const internalIPv6 = node.status?.addresses?.find(
+    (a) => a.type === "InternalIP" && a.address.includes(":") && a.address !== internalIP,
+  )?.address;
   const zone = node.metadata?.labels?.[ZONE_LABEL];
   return {
     name: node.metadata!.name!,
     ...(node.spec?.providerID ? { providerID: node.spec.providerID } : {}),
     ...(internalIP ? { internalIP } : {}),
+    ...(internalIPv6 ? { internalIPv6 } : {}),
     ...(zone ? { zone } : {}),
   };
 }

@@ -25,6 +25,8 @@ export interface NodeTarget {
   name: string;
   providerID?: string;
   internalIP?: string;
+  /** The node's IPv6 InternalIP when internalIP is IPv4 (dual-stack nodes): IPv6 frontends' backends. */
+  internalIPv6?: string;
   zone?: string;
 }
 

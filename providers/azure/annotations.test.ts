@@ -28,6 +28,22 @@ describe("parseAzureSettings", () => {
       disableSecurityRules: false,
       publicIpTags: {},
       ipTags: [],
+      ipv6: {},
+    });
+  });
+
+  it("reads the -ipv6 annotations into the IPv6 side's settings, the address in its canonical form", () => {
+    const prefix = "/subscriptions/s/resourceGroups/ips/providers/Microsoft.Network/publicIPPrefixes/v6";
+    expect(
+      parseAzureSettings({
+        [A.ipv6]: "2001:DB8:AC:0:0:0:0:7",
+        [A.pipNameIpv6]: "my-v6",
+        [A.pipPrefixIdIpv6]: prefix,
+      }).ipv6,
+    ).toEqual({
+      requestedAddress: { address: "2001:db8:ac::7", field: `metadata.annotations[${A.ipv6}]` },
+      publicIpName: "my-v6",
+      publicIpPrefixId: prefix,
     });
   });
 
@@ -140,8 +156,15 @@ describe("parseAzureSettings", () => {
     [{ [A.internal]: "true", [A.internalSubnet]: "-x" }, A.internalSubnet, "not a valid Azure resource name"],
     [{ [A.allowedServiceTags]: "Azure Cloud" }, A.allowedServiceTags, "not a service tag"],
     [{ [A.kubeProxyHealthCheck]: "1" }, A.kubeProxyHealthCheck, "not a boolean"],
-    [{ [`${P}azure-pip-prefix-id-ipv6`]: "/x" }, `${P}azure-pip-prefix-id-ipv6`, "not supported"],
-    [{ [`${P}azure-load-balancer-ipv6`]: "fd00::1" }, `${P}azure-load-balancer-ipv6`, "IPv6"],
+    [{ [`${P}azure-pip-prefix-id-ipv6`]: "/x" }, `${P}azure-pip-prefix-id-ipv6`, "not a public IP prefix"],
+    [{ [`${P}azure-load-balancer-ipv6`]: "10.0.0.1" }, `${P}azure-load-balancer-ipv6`, "not an IPv6 address"],
+    [
+      { [`${P}azure-load-balancer-ipv6`]: "fd00::/64" },
+      `${P}azure-load-balancer-ipv6`,
+      "not an IPv6 address",
+    ],
+    [{ [`${P}azure-pip-name-ipv6`]: "bad name!" }, `${P}azure-pip-name-ipv6`, "not a public IP name"],
+    [{ [A.internal]: "true", [A.pipNameIpv6]: "v6" }, A.pipNameIpv6, "the Service is internal"],
     [{ [`${P}port_80_health-probe_colour`]: "red" }, `${P}port_80_health-probe_colour`, "per-port setting"],
     [{ [`${P}port_80_health-probe_port`]: "Not_A_Port" }, `${P}port_80_health-probe_port`, "port name"],
     [{ [`${P}port_80_no_lb_rule`]: "maybe" }, `${P}port_80_no_lb_rule`, "not a boolean"],

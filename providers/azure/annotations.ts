@@ -14,6 +14,7 @@ import {
   PUBLIC_IP_ANNOTATIONS,
   type PublicIpSettings,
 } from "./publicIpAnnotations.ts";
+import { IPV6_ANNOTATIONS, parseIpv6Settings, type Ipv6Settings } from "./ipFamilies.ts";
 
 const P = "service.beta.kubernetes.io/";
 export const AZURE_ANNOTATIONS = {
@@ -31,6 +32,7 @@ export const AZURE_ANNOTATIONS = {
   disableTcpReset: `${P}azure-load-balancer-disable-tcp-reset`,
   ...ACCESS_ANNOTATIONS,
   ...PUBLIC_IP_ANNOTATIONS,
+  ...IPV6_ANNOTATIONS,
   /** Portico's: `instance` (node IPs, the default) or `ip` (pod IPs; the default without node ports). */
   targetType: "portico.io/target-type",
   /** Portico's: floating IP (direct server return) on the Service's rules. */
@@ -54,9 +56,6 @@ const PORT_SETTINGS = [
 
 /** Annotations cloud-provider-azure knows whose feature Portico does not offer: refused, never ignored. */
 const UNSUPPORTED: Record<string, string> = {
-  [`${P}azure-pip-prefix-id-ipv6`]: "IPv6 frontends are not supported yet; remove it",
-  [`${P}azure-load-balancer-ipv6`]: "IPv6 frontends are not supported yet; remove it",
-  [`${P}azure-pip-name-ipv6`]: "IPv6 frontends are not supported yet; remove it",
   [`${P}azure-load-balancer-enable-high-availability-ports`]:
     "HA ports are not supported; list the ports in spec.ports instead",
 };
@@ -80,6 +79,8 @@ export interface PortSettings extends ProbeOverrides {
 export interface AzureServiceSettings extends AccessSettings, PublicIpSettings {
   internal: boolean;
   internalSubnet?: string;
+  /** What the `-ipv6` annotations ask of the Service's IPv6 frontend (ipFamilies.ts). */
+  ipv6: Ipv6Settings;
   publicIpName?: string;
   /** An address asked for: an existing public IP's address, or a static private address for internal ones. */
   requestedAddress?: { address: string; field: string };
@@ -119,6 +120,7 @@ export function parseAzureSettings(
     kubeProxyHealthCheck: bool(a.kubeProxyHealthCheck, get(a.kubeProxyHealthCheck)) ?? false,
     ...parseAccessSettings(get),
     ...parsePublicIpSettings(get, internal),
+    ipv6: parseIpv6Settings(get, internal),
   };
   const floating = floatingIP(get);
   if (floating !== undefined) settings.floatingIP = floating;

@@ -360,7 +360,12 @@ describe("desiredService", () => {
       "UnsupportedProtocol",
       "spec.ports[0].protocol",
     ],
-    ["IPv6 only", intent({ ipFamilies: ["IPv6"] }), "IPv6NotSupported", "spec.ipFamilies"],
+    [
+      "an internal IPv6 frontend in a subnet without an IPv6 range",
+      intent({ ipFamilies: ["IPv6"], annotations: { [`${A}azure-load-balancer-internal`]: "true" } }),
+      "SubnetHasNoRangeOfFamily",
+      "subnetName (controller Azure config)",
+    ],
     [
       "floating IP to pods",
       intent({ annotations: { [TARGET]: "ip", "portico.io/floating-ip": "true" } }),

@@ -19,7 +19,8 @@ import type {
 import {
   clusterDigest,
   frontendName,
-  NODE_POOL,
+  nodePoolName,
+  type IpFamily,
   ownershipTags,
   ruleName,
   serviceLoadBalancerName,
@@ -29,6 +30,7 @@ import {
 import { probeFor } from "./probes.ts";
 import { assertAccessCoherent } from "./accessAnnotations.ts";
 import { inPrefix, securityRules } from "./securityRules.ts";
+import { isOfFamily } from "./ipFamilies.ts";
 
 /** Per-Service node selectors: a Service that narrows its nodes cannot share the cluster's node pool. */
 const TARGET_NODE_ANNOTATIONS = [
@@ -44,6 +46,8 @@ export interface DesiredContext {
   network: Network;
   /** The public IP chosen for a public Service (see publicIp.ts); undefined for internal ones. */
   publicIp?: PublicIpChoice;
+  /** The side of the Service being described (ipFamilies.ts); IPv4 when not said. */
+  family?: IpFamily;
 }
 
 export function desiredService(
@@ -53,13 +57,7 @@ export function desiredService(
 ): DesiredService {
   const svc = intent.service;
   const { config, network, cluster } = ctx;
-  if (!intent.ipFamilies.includes("IPv4"))
-    throw new ConfigurationError(
-      "IPv6NotSupported",
-      "spec.ipFamilies",
-      "the Service is IPv6-only and Portico's Azure load balancers have IPv4 frontends only",
-      "add IPv4 to spec.ipFamilies",
-    );
+  const family = ctx.family ?? "IPv4";
   const targetType = chooseTargetType(intent, settings, config.floatingIPDefault ?? false);
   // Floating IP is off unless asked for (cloud-provider-azure has it on unless disabled). Off, the rules send
   // to node ports, which every dataplane serves; on, each node must accept packets for the frontend's address,
@@ -70,7 +68,7 @@ export function desiredService(
   const floatingIP =
     settings.floatingIP ?? (targetType === "instance" && (config.floatingIPDefault ?? false));
   assertAccessCoherent(settings, intent.sourceRanges);
-  const fe = frontendName(svc.uid);
+  const fe = frontendName(svc.uid, family);
   const perService = config.loadBalancerPerService ?? false;
   const lbName = perService
     ? serviceLoadBalancerName(cluster, svc.uid, settings.internal)
@@ -91,9 +89,12 @@ export function desiredService(
   const sharedPool =
     targetType === "instance" && !perService && !TARGET_NODE_ANNOTATIONS.some((a) => intent.annotations[a]);
   const pool: PoolSpec = {
-    name: sharedPool ? NODE_POOL : fe,
+    name: sharedPool ? nodePoolName(family) : fe,
     shared: sharedPool,
-    addresses: targetType === "instance" ? nodeAddresses(intent, network) : podAddresses(intent, network),
+    addresses:
+      targetType === "instance"
+        ? nodeAddresses(intent, network, family)
+        : podAddresses(intent, network, family),
   };
   // Every Service port, with or without a rule: a probe may name one that has none (an istio status port).
   const backendPorts = new Map(
@@ -125,9 +126,10 @@ export function desiredService(
     });
   }
   assertDistinctBackendPorts(rules);
-  const frontend = frontendSpec(settings, ctx);
+  const frontend = frontendSpec(settings, ctx, family);
   const desired: DesiredService = {
     service: svc,
+    family,
     cluster,
     location: config.location,
     vnetId: network.vnetId,
@@ -152,7 +154,7 @@ export function desiredService(
   if (ctx.publicIp) desired.publicIp = ctx.publicIp;
   const restricted = intent.sourceRanges.length || settings.allowedIpRanges.length;
   if (config.securityGroupName && !settings.disableSecurityRules)
-    desired.securityRules = securityRules(intent, settings, rules, pool, network);
+    desired.securityRules = securityRules(intent, settings, rules, pool, network, family);
   else if (!config.securityGroupName && (restricted || settings.allowedServiceTags.length))
     throw new ConfigurationError(
       "SourceRangesUnsupported",
@@ -228,7 +230,7 @@ function assertDistinctBackendPorts(rules: RuleSpec[]): void {
   }
 }
 
-function frontendSpec(settings: AzureServiceSettings, ctx: DesiredContext): FrontendSpec {
+function frontendSpec(settings: AzureServiceSettings, ctx: DesiredContext, family: IpFamily): FrontendSpec {
   if (!settings.internal) {
     if (!ctx.publicIp) throw new Error("a public Service needs a public IP chosen before its desired state");
     return { kind: "public", publicIpId: ctx.publicIp.id };
@@ -245,8 +247,17 @@ function frontendSpec(settings: AzureServiceSettings, ctx: DesiredContext): Fron
       `virtual network ${ctx.config.vnetName} has no subnet ${subnetName}`,
       `name one of ${Object.keys(ctx.network.subnets).join(", ") || "its subnets"}`,
     );
+  // ARM takes a private frontend's address from the subnet's range of the frontend's family.
+  if (!subnet.addressPrefixes.some((prefix) => isOfFamily(prefix, family)))
+    throw new ConfigurationError(
+      "SubnetHasNoRangeOfFamily",
+      field,
+      `subnet ${subnetName} has no ${family} range (${subnet.addressPrefixes.join(", ")}), so it cannot hold the Service's ${family} frontend`,
+      `add an ${family} address prefix to the subnet, name a dual-stack subnet, or drop ${family} from spec.ipFamilies`,
+    );
   const requested = settings.requestedAddress;
-  if (!requested) return { kind: "internal", subnetId: subnet.id };
+  const v6 = family === "IPv6" ? { family } : {};
+  if (!requested) return { kind: "internal", subnetId: subnet.id, ...v6 };
   if (!subnet.addressPrefixes.some((prefix) => inPrefix(requested.address, prefix)))
     throw new ConfigurationError(
       "AddressNotInSubnet",
@@ -254,31 +265,32 @@ function frontendSpec(settings: AzureServiceSettings, ctx: DesiredContext): Fron
       `${requested.address} is not in subnet ${subnetName} (${subnet.addressPrefixes.join(", ")})`,
       "ask for an address of the subnet, or name the subnet it belongs to",
     );
-  return { kind: "internal", subnetId: subnet.id, privateIp: requested.address };
+  return { kind: "internal", subnetId: subnet.id, privateIp: requested.address, ...v6 };
 }
 
-function nodeAddresses(intent: LoadBalancerIntent, network: Network): BackendAddress[] {
+function nodeAddresses(intent: LoadBalancerIntent, network: Network, family: IpFamily): BackendAddress[] {
   const byIp = new Map<string, BackendAddress>();
   for (const node of intent.nodes) {
-    const ip = node.internalIP;
+    const ip = [node.internalIP, node.internalIPv6].find((a) => a !== undefined && isOfFamily(a, family));
     if (!ip || !inNetwork(ip, network) || byIp.has(ip)) continue;
     byIp.set(ip, { name: node.name, ip });
   }
   return [...byIp.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
-function podAddresses(intent: LoadBalancerIntent, network: Network): BackendAddress[] {
+function podAddresses(intent: LoadBalancerIntent, network: Network, family: IpFamily): BackendAddress[] {
   const byIp = new Map<string, BackendAddress>();
-  for (const ep of intent.endpoints)
-    if (inNetwork(ep.ip, network)) byIp.set(ep.ip, { name: ep.ip, ip: ep.ip });
+  // A dual-stack Service's EndpointSlices hold each family's pod addresses; each side takes its own.
+  const endpoints = intent.endpoints.filter((ep) => isOfFamily(ep.ip, family));
+  for (const ep of endpoints) if (inNetwork(ep.ip, network)) byIp.set(ep.ip, { name: ep.ip, ip: ep.ip });
   for (const ep of intent.drainingEndpoints)
-    if (inNetwork(ep.ip, network) && !byIp.has(ep.ip))
+    if (isOfFamily(ep.ip, family) && inNetwork(ep.ip, network) && !byIp.has(ep.ip))
       byIp.set(ep.ip, { name: ep.ip, ip: ep.ip, adminState: "Down" });
-  if (byIp.size === 0 && intent.endpoints.length > 0)
+  if (byIp.size === 0 && endpoints.length > 0)
     throw new ConfigurationError(
       "PodsOutsideVirtualNetwork",
       `metadata.annotations[${AZURE_ANNOTATIONS.targetType}]`,
-      `no endpoint address (${intent.endpoints[0]!.ip}, ...) is in the virtual network, so pods cannot be targets`,
+      `no endpoint address (${endpoints[0]!.ip}, ...) is in the virtual network, so pods cannot be targets`,
       "use instance targets, or a network plugin that gives pods VNet addresses (Azure CNI)",
     );
   return [...byIp.values()].sort((a, b) => a.ip.localeCompare(b.ip, undefined, { numeric: true }));

@@ -17,7 +17,7 @@ import { AZURE_ANNOTATIONS } from "./annotations.ts";
 import { holdsService, withoutService, withService } from "./loadBalancerEdit.ts";
 import type { DesiredService, LoadBalancer, NetworkSecurityGroup, Observed } from "./model.ts";
 import { ownedLoadBalancer } from "./plan.ts";
-import { isPorticoRule } from "./securityRulesEdit.ts";
+import { isPorticoRule, withServiceRules } from "./securityRulesEdit.ts";
 import { AZURE_LIMITS, type AzureLimits } from "./limitValues.ts";
 
 export { AZURE_LIMITS, type AzureLimits } from "./limitValues.ts";
@@ -39,6 +39,41 @@ export function assertWithinLimits(
   const l = { ...AZURE_LIMITS, ...limits };
   checkLoadBalancers(d, observed.loadBalancers, l);
   if (d.securityRules && observed.securityGroup) checkSecurityGroup(d, observed.securityGroup, l);
+}
+
+/**
+ * The same for every family's side of a Service, each counted over what the sides before it add: a dual-stack
+ * Service adds two frontends and a rule per port and family.
+ */
+export function assertSidesWithinLimits(
+  sides: DesiredService[],
+  observed: Observed,
+  limits: Partial<AzureLimits> = {},
+): void {
+  let now = observed;
+  for (const d of sides) {
+    assertWithinLimits(d, now, limits);
+    const name = d.loadBalancer.name.toLowerCase();
+    const target = now.loadBalancers.find((lb) => lb.name?.toLowerCase() === name);
+    // Named as ARM names it, so that the next side finds it.
+    const changed = { ...withService(target, d), name: target?.name ?? d.loadBalancer.name };
+    const nsg = now.securityGroup;
+    now = {
+      ...now,
+      loadBalancers: [...now.loadBalancers.filter((lb) => lb !== target), changed],
+      ...(nsg && d.securityRules
+        ? {
+            securityGroup: withServiceRules(nsg, {
+              frontend: d.frontendName,
+              description: d.securityRuleDescription,
+              rules: d.securityRules,
+              // Counted as one address whether known or not (checkSecurityGroup); a stand-in keeps the rule.
+              frontendAddress: d.family === "IPv6" ? "::" : "0.0.0.0",
+            }),
+          }
+        : {}),
+    };
+  }
 }
 
 function checkLoadBalancers(d: DesiredService, before: LoadBalancer[], l: AzureLimits): void {

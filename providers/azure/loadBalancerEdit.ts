@@ -5,7 +5,7 @@
 import { ConfigurationError } from "../errors.ts";
 import { childId, nameOf, sameId } from "./ids.ts";
 import type { DesiredService, LoadBalancer, PoolSpec, ProbeSpec, RuleSpec } from "./model.ts";
-import { belongsTo, MAX_TAGS, NODE_POOL, TAG } from "./names.ts";
+import { belongsTo, isNodePool, MAX_TAGS, TAG } from "./names.ts";
 import { assertPortsFree, frontendIdOf, releaseFrontend, sharedFrontend } from "./sharedFrontends.ts";
 
 type Frontend = NonNullable<LoadBalancer["frontendIPConfigurations"]>[number];
@@ -130,7 +130,7 @@ function frontendBody(d: DesiredService, current: Frontend | undefined): Fronten
     name: d.frontendName,
     subnet: { id: f.subnetId },
     privateIPAllocationMethod: f.privateIp ? "Static" : "Dynamic",
-    privateIPAddressVersion: "IPv4",
+    privateIPAddressVersion: f.family ?? "IPv4",
     // A dynamic address is ARM's to choose; sending back the one it chose keeps it.
     ...(f.privateIp ? { privateIPAddress: f.privateIp } : keep ? { privateIPAddress: keep } : {}),
   };
@@ -178,13 +178,12 @@ function ruleBody(r: RuleSpec, ids: { lbId: string; frontendId: string; poolId: 
   };
 }
 
-/** The shared node pool goes once no rule uses it (the last instance-target Service left or changed). */
+/** A shared node pool (of either family) goes once no rule uses it (the last instance-target Service left or changed). */
 function withoutUnusedNodePool(lb: LoadBalancer): LoadBalancer {
   const pools = lb.backendAddressPools ?? [];
-  const nodePool = pools.find((p) => p.name === NODE_POOL);
-  if (!nodePool) return lb;
-  const used = (lb.loadBalancingRules ?? []).some((r) => nameOfPool(r) === NODE_POOL);
-  return used ? lb : { ...lb, backendAddressPools: pools.filter((p) => p !== nodePool) };
+  const rules = lb.loadBalancingRules ?? [];
+  const unused = pools.filter((p) => isNodePool(p.name) && !rules.some((r) => nameOfPool(r) === p.name));
+  return unused.length ? { ...lb, backendAddressPools: pools.filter((p) => !unused.includes(p)) } : lb;
 }
 
 const nameOfPool = (r: Rule): string | undefined =>

@@ -1,6 +1,7 @@
 // The shapes Portico compares: what one Service should have in ARM (desired) and what ARM holds (observed).
 import type { LoadBalancer, NetworkSecurityGroup, PublicIPAddress } from "@azure/arm-network";
 import type { ServiceRef } from "../provider.ts";
+import type { IpFamily } from "./names.ts";
 import type { IpTag } from "./publicIpAnnotations.ts";
 
 export type { LoadBalancer, NetworkSecurityGroup, PublicIPAddress };
@@ -53,7 +54,9 @@ export interface PoolSpec {
 }
 
 export type FrontendSpec =
-  { kind: "public"; publicIpId: string } | { kind: "internal"; subnetId: string; privateIp?: string };
+  | { kind: "public"; publicIpId: string }
+  /** Family absent: IPv4. */
+  | { kind: "internal"; subnetId: string; privateIp?: string; family?: IpFamily };
 
 /** The public IP a Service's frontend uses: one Portico makes and owns, or one of the user's that it only uses. */
 export type PublicIpChoice =
@@ -69,6 +72,8 @@ export type PublicIpChoice =
       ipTags: IpTag[];
       /** The public IP prefix the address comes from, fixed when the public IP is created. */
       prefixId?: string;
+      /** Absent: IPv4. */
+      version?: IpFamily;
     }
   | { kind: "user"; name: string; resourceGroup: string; id: string }
   /** Another Service's public IP that Portico made, which this Service shares (recorded in its tags). */
@@ -96,8 +101,10 @@ export interface DesiredLoadBalancer {
   perService: boolean;
 }
 
+/** One family's side of a Service (a dual-stack Service has two, on the same load balancer). */
 export interface DesiredService {
   service: ServiceRef;
+  family: IpFamily;
   cluster: string;
   location: string;
   vnetId: string;

@@ -35,14 +35,20 @@ export function ownershipTags(
   return sharedOwnershipTags(TAG, cluster, service, resource);
 }
 
-/** `a` + the UID without dashes, as cloud-provider-azure names a Service's frontend: unique in any load balancer. */
-export function frontendName(uid: string): string {
-  return `a${uid.replace(/-/g, "").toLowerCase()}`;
+export type IpFamily = "IPv4" | "IPv6";
+
+/**
+ * `a` + the UID without dashes, as cloud-provider-azure names a Service's frontend: unique in any load balancer.
+ * The IPv6 side of a Service is `a<uid>v6`: not `a<uid>-…`, so that no child of one family is ever taken for a
+ * child of the other's (belongsTo), and the IPv4 side keeps the names it always had.
+ */
+export function frontendName(uid: string, family: IpFamily = "IPv4"): string {
+  return `a${uid.replace(/-/g, "").toLowerCase()}${family === "IPv6" ? "v6" : ""}`;
 }
 
-/** The UID a frontend name was made from, or undefined for frontends Portico did not name. */
+/** The UID a frontend name was made from (either family's), or undefined for frontends Portico did not name. */
 export function uidOfFrontend(name: string | undefined): string | undefined {
-  const hex = name?.match(/^a([0-9a-f]{32})$/)?.[1];
+  const hex = name?.match(/^a([0-9a-f]{32})(?:v6)?$/)?.[1];
   if (!hex) return undefined;
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
@@ -79,14 +85,18 @@ export function serviceLoadBalancerName(cluster: string, uid: string, internal: 
   return `${armName(cluster, MAX_NAME - suffix.length)}${suffix}`;
 }
 
-/** The public IP Portico creates for a Service when none is named: `<cluster>-<frontend>`. */
-export function publicIpName(cluster: string, uid: string): string {
-  const suffix = `-${frontendName(uid)}`;
+/** The public IP Portico creates for a Service when none is named: `<cluster>-<frontend>` (per family). */
+export function publicIpName(cluster: string, uid: string, family: IpFamily = "IPv4"): string {
+  const suffix = `-${frontendName(uid, family)}`;
   return `${armName(cluster, MAX_NAME - suffix.length)}${suffix}`;
 }
 
 /** The backend pool every instance-target Service on a shared load balancer uses: the cluster's nodes. */
 export const NODE_POOL = "portico-nodes";
+/** Its IPv6 counterpart: a pool holds addresses of one family, as a rule's frontend and pool must match. */
+export const NODE_POOL_V6 = "portico-nodes-ipv6";
+export const nodePoolName = (family: IpFamily): string => (family === "IPv6" ? NODE_POOL_V6 : NODE_POOL);
+export const isNodePool = (name: string | undefined): boolean => name === NODE_POOL || name === NODE_POOL_V6;
 
 /** Short, stable stand-in for the cluster name where space is tight (security rule descriptions). */
 export function clusterDigest(cluster: string): string {

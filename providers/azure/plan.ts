@@ -5,8 +5,8 @@
 import { sameId } from "./ids.ts";
 import { canonical, holdsService, withoutService, withService } from "./loadBalancerEdit.ts";
 import type { DesiredService, LoadBalancer, Observed, PublicIPAddress } from "./model.ts";
-import { belongsTo, NODE_POOL, TAG } from "./names.ts";
-import { dnsLabelOf, ownedBy } from "./publicIp.ts";
+import { belongsTo, isNodePool, TAG, type IpFamily } from "./names.ts";
+import { dnsLabelOf, familyOf, ownedBy } from "./publicIp.ts";
 import type { IpTag } from "./publicIpAnnotations.ts";
 import { leaving, sharersOf, type SharingOperation } from "./sharedPublicIps.ts";
 import { withoutServiceRules, withServiceRules } from "./securityRulesEdit.ts";
@@ -20,6 +20,8 @@ export type Operation =
       dnsLabel?: string;
       ipTags: IpTag[];
       prefixId?: string;
+      /** Absent: IPv4. */
+      version?: IpFamily;
     }
   | { kind: "setPublicIpDnsLabel"; name: string; resourceGroup: string; dnsLabel?: string }
   | { kind: "tagPublicIp"; name: string; resourceGroup: string; tags: Record<string, string> }
@@ -62,6 +64,7 @@ export function plan(d: DesiredService, observed: Observed): Plan {
         ...(pip.dnsLabel ? { dnsLabel: pip.dnsLabel } : {}),
         ipTags: pip.ipTags,
         ...(pip.prefixId ? { prefixId: pip.prefixId } : {}),
+        ...(pip.version ? { version: pip.version } : {}),
       });
     else {
       if (Object.entries(pip.tags).some(([k, v]) => existing.tags?.[k] !== v))
@@ -132,17 +135,23 @@ export function plan(d: DesiredService, observed: Observed): Plan {
   } else if (nsg && withoutServiceRules(nsg, fe) !== nsg)
     ops.push({ kind: "removeSecurityRules", securityGroup: nsg.name ?? "" });
 
+  // Only this side's family: the other family's public IP is the other side's to keep or let go.
   for (const old of heldPublicIps(observed.publicIps, d.cluster, d.service.uid))
-    if (!sameId(old.id, pip?.id)) ops.push(...leave(old, d.service.uid, observed));
+    if (!sameId(old.id, pip?.id) && familyOf(old) === d.family)
+      ops.push(...leave(old, d.service.uid, observed));
   return { operations: ops, notices };
 }
 
-/** Everything that removes a Service: rules and frontends first, then the public IPs they used. */
+/**
+ * Everything that removes a Service, or one family's side of it: rules and frontends first, then the public IPs
+ * they used. Each operation carries the frontend it removes.
+ */
 export function planDeletion(
   service: { uid: string },
   frontend: string,
   cluster: string,
   observed: Observed,
+  family?: IpFamily,
 ): Operation[] {
   const ops: Operation[] = [];
   const nsg = observed.securityGroup;
@@ -150,9 +159,15 @@ export function planDeletion(
     ops.push({ kind: "removeSecurityRules", securityGroup: nsg.name ?? "" });
   for (const lb of observed.loadBalancers)
     if (ownedLoadBalancer(lb, cluster) && holdsService(lb, frontend))
-      ops.push(removal(lb, frontend, "the Service no longer needs it"));
+      ops.push(
+        removal(
+          lb,
+          frontend,
+          family ? `the Service no longer has ${family}` : "the Service no longer needs it",
+        ),
+      );
   for (const pip of heldPublicIps(observed.publicIps, cluster, service.uid))
-    ops.push(...leave(pip, service.uid, observed));
+    if (!family || familyOf(pip) === family) ops.push(...leave(pip, service.uid, observed));
   return ops;
 }
 
@@ -201,7 +216,7 @@ export function describeChanges(before: LoadBalancer | undefined, after: LoadBal
     const mine = (lb: LoadBalancer | undefined) =>
       new Map(
         ((lb?.[key] ?? []) as { name?: string }[])
-          .filter((c) => belongsTo(c.name, fe) || (label === "pool" && c.name === NODE_POOL))
+          .filter((c) => belongsTo(c.name, fe) || (label === "pool" && isNodePool(c.name)))
           .map((c) => [c.name ?? "", c]),
       );
     const was = mine(before);
@@ -227,7 +242,7 @@ export function describeOperation(op: Operation): string {
   switch (op.kind) {
     case "createPublicIp":
       return (
-        `create public IP ${op.name} in ${op.resourceGroup}` +
+        `create ${op.version === "IPv6" ? "IPv6 " : ""}public IP ${op.name} in ${op.resourceGroup}` +
         (op.prefixId ? ` from prefix ${op.prefixId.split("/").pop()}` : "") +
         (op.dnsLabel ? ` with DNS label ${op.dnsLabel}` : "")
       );

@@ -14,18 +14,18 @@ import { apply, type ApplyContext } from "./apply.ts";
 import { createAzureClients, type AzureClients } from "./clients.ts";
 import { resourceGroups, type AzureConfig } from "./config.ts";
 import { createCredential } from "./credentials.ts";
-import { chooseTargetType, desiredService } from "./desired.ts";
-import { azureTraffic } from "./traffic.ts";
+import { chooseTargetType } from "./desired.ts";
+import { trafficOfSides } from "./traffic.ts";
 import { resourceGroupOf } from "./ids.ts";
 import { inspectService } from "./inspect.ts";
-import { assertWithinLimits } from "./limits.ts";
+import { assertSidesWithinLimits } from "./limits.ts";
 import type { DesiredService, Observed } from "./model.ts";
 import { frontendName } from "./names.ts";
+import { desiredSides, droppedFamilies, FAMILIES } from "./sides.ts";
 import { NetworkCache } from "./network.ts";
 import { listPublicIps, observe, type Where } from "./observe.ts";
 import { ownedServiceRefs } from "./owned.ts";
-import { describeOperation, plan, planDeletion, type Plan } from "./plan.ts";
-import { choosePublicIp } from "./publicIp.ts";
+import { describeOperation, plan, planDeletion, type Operation, type Plan } from "./plan.ts";
 import { EtagWriter } from "./writer.ts";
 
 export { AZURE_LOAD_BALANCER_CLASS } from "../classes.ts";
@@ -39,10 +39,14 @@ export interface AzureProviderOptions extends AzureConfig {
   clients?: AzureClients;
 }
 
+/** One family's side of the Service: what it should be and the plan that makes it so. */
+type Side = { desired: DesiredService; plan: Plan };
+
 type Prepared = {
-  desired: DesiredService;
+  sides: Side[];
+  /** Operations removing the side of a family the Service no longer has (its frontend, rules, public IP). */
+  removals: { frontend: string; operations: Operation[] }[];
   observed: Observed & { at: number };
-  plan: Plan;
   targetType: "instance" | "ip";
 };
 
@@ -72,31 +76,50 @@ export class AzureProvider implements LoadBalancerProvider {
   }
 
   async ensure(intent: LoadBalancerIntent): Promise<EnsureResult> {
-    const { desired, observed, plan: p, targetType } = await this.prepare(intent);
-    const address = await apply(p.operations, this.context(desired.frontendName, observed, desired));
+    const { sides, removals, observed, targetType } = await this.prepare(intent);
+    // The sides one after the other, in the Service's family order: each edits the load balancer from a fresh
+    // read (the writer), so the second sees the first's frontend. The family the Service dropped goes last.
+    const addresses: string[] = [];
+    for (const { desired, plan: p } of sides) {
+      const address = await apply(p.operations, this.context(desired.frontendName, observed, desired));
+      if (address) addresses.push(address);
+    }
+    for (const r of removals) await apply(r.operations, this.context(r.frontend, observed));
+    const complete = addresses.length === sides.length;
     return {
-      ingress: address ? [{ ip: address, ipMode: "VIP" }] : [],
-      changes: p.operations.map(describeOperation),
-      notices: p.notices,
-      traffic: azureTraffic(intent, desired, targetType),
-      ...(address ? {} : { requeueAfterMs: ADDRESS_PENDING_RETRY_MS }),
+      ingress: addresses.map((ip) => ({ ip, ipMode: "VIP" as const })),
+      changes: [...sides.flatMap((s) => s.plan.operations), ...removals.flatMap((r) => r.operations)].map(
+        describeOperation,
+      ),
+      notices: sides.flatMap((s) => s.plan.notices),
+      traffic: trafficOfSides(intent, sides, targetType),
+      ...(complete ? {} : { requeueAfterMs: ADDRESS_PENDING_RETRY_MS }),
     };
   }
 
   async plan(intent: LoadBalancerIntent): Promise<PlanDescription> {
-    const { plan: p } = await this.prepare(intent);
-    return { operations: p.operations.map(describeOperation) };
+    const { sides, removals } = await this.prepare(intent);
+    const ops = [...sides.flatMap((s) => s.plan.operations), ...removals.flatMap((r) => r.operations)];
+    return { operations: ops.map(describeOperation) };
   }
 
   async delete(service: ServiceRef): Promise<void> {
-    const fe = frontendName(service.uid);
-    const observed = await this.observe(undefined, fe);
-    await apply(planDeletion(service, fe, this.cluster, observed), this.context(fe, observed));
+    const observed = await this.observe(
+      undefined,
+      frontendName(service.uid),
+      frontendName(service.uid, "IPv6"),
+    );
+    for (const family of FAMILIES) {
+      const fe = frontendName(service.uid, family);
+      const ops = planDeletion(service, fe, this.cluster, observed, family);
+      await apply(ops, this.context(fe, observed));
+    }
   }
 
   /** Reads only: the same observation a reconcile starts from, pictured for `porticoctl`. */
   async inspect(service: ServiceRef): Promise<InspectNode[]> {
-    return inspectService(await this.observe(undefined, frontendName(service.uid)), service);
+    const frontends = FAMILIES.map((f) => frontendName(service.uid, f));
+    return inspectService(await this.observe(undefined, ...frontends), service);
   }
 
   async ownedServices(): Promise<ServiceRef[]> {
@@ -108,21 +131,30 @@ export class AzureProvider implements LoadBalancerProvider {
     const network = await this.network.get(
       settings.internal ? (settings.internalSubnet ?? this.config.subnetName) : undefined,
     );
-    const observed = await this.observe(settings, frontendName(intent.service.uid));
+    const uid = intent.service.uid;
+    const observed = await this.observe(settings, frontendName(uid), frontendName(uid, "IPv6"));
     const ctx = { cluster: this.cluster, config: this.config };
-    const publicIp = choosePublicIp(settings, intent.service, ctx, observed.publicIps);
-    const desired = desiredService(intent, settings, { ...ctx, network, ...(publicIp ? { publicIp } : {}) });
+    const desired = desiredSides(intent, settings, { ...ctx, network }, observed.publicIps);
     // Before the first write: a Service that would take a shared resource past Azure's limits is refused while
     // nothing of it exists, rather than half-made when ARM refuses a later write.
-    assertWithinLimits(desired, observed, this.config.limits);
+    assertSidesWithinLimits(desired, observed, this.config.limits);
     const targetType = chooseTargetType(intent, settings, this.config.floatingIPDefault ?? false);
-    return { desired, observed, plan: plan(desired, observed), targetType };
+    const removals = droppedFamilies(desired).map((family) => {
+      const frontend = frontendName(uid, family);
+      return { frontend, operations: planDeletion(intent.service, frontend, this.cluster, observed, family) };
+    });
+    return {
+      sides: desired.map((d) => ({ desired: d, plan: plan(d, observed) })),
+      removals: removals.filter((r) => r.operations.length),
+      observed,
+      targetType,
+    };
   }
 
   /** Observes, and also lists the public IPs in any other resource group the Service's frontends point into. */
   private async observe(
     settings: AzureServiceSettings | undefined,
-    fe: string,
+    ...frontends: string[]
   ): Promise<Observed & { at: number }> {
     const where = this.where(settings);
     const observed = await observe(this.clients, where);
@@ -130,7 +162,7 @@ export class AzureProvider implements LoadBalancerProvider {
     const more = new Set<string>();
     for (const lb of observed.loadBalancers)
       for (const f of lb.frontendIPConfigurations ?? []) {
-        const rg = f.name === fe ? resourceGroupOf(f.publicIPAddress?.id) : undefined;
+        const rg = frontends.includes(f.name ?? "") ? resourceGroupOf(f.publicIPAddress?.id) : undefined;
         if (rg && !listed.has(rg.toLowerCase())) more.add(rg);
       }
     for (const rg of more) observed.publicIps.push(...(await listPublicIps(this.clients, rg)));

@@ -14,6 +14,7 @@ import {
   sharedLoadBalancerName,
   TAG,
   uidOfFrontend,
+  type IpFamily,
 } from "./names.ts";
 import { sameIpTags, type IpTag } from "./publicIpAnnotations.ts";
 import { assertRoomToShare } from "./sharedPublicIps.ts";
@@ -23,6 +24,7 @@ export function choosePublicIp(
   service: ServiceRef,
   ctx: { cluster: string; config: AzureConfig },
   publicIps: PublicIPAddress[],
+  family: IpFamily = "IPv4",
 ): PublicIpChoice | undefined {
   if (settings.internal) return undefined;
   const rg = settings.publicIpResourceGroup ?? ctx.config.resourceGroup;
@@ -45,16 +47,16 @@ export function choosePublicIp(
     if (named && found.name?.toLowerCase() !== named.toLowerCase())
       throw new ConfigurationError(
         "PublicIPConflict",
-        `metadata.annotations[${AZURE_ANNOTATIONS.pipName}]`,
+        `metadata.annotations[${keys(family).pipName}]`,
         `names ${named}, but ${requested.address} belongs to public IP ${found.name}`,
         "keep only one of the two",
       );
   } else if (named) {
-    field = `metadata.annotations[${AZURE_ANNOTATIONS.pipName}]`;
+    field = `metadata.annotations[${keys(family).pipName}]`;
     found = candidates.find((p) => p.name?.toLowerCase() === named.toLowerCase());
   } else {
     field = "metadata.uid";
-    const name = publicIpName(ctx.cluster, service.uid);
+    const name = publicIpName(ctx.cluster, service.uid, family);
     found = candidates.find((p) => p.name?.toLowerCase() === name.toLowerCase());
     if (found && !ownedBy(found, ctx.cluster, service))
       throw new ConfigurationError(
@@ -64,17 +66,18 @@ export function choosePublicIp(
         `name a public IP to use with ${AZURE_ANNOTATIONS.pipName}; Portico never adopts what it did not create`,
       );
   }
-  const name = found?.name ?? named ?? publicIpName(ctx.cluster, service.uid);
+  const name = found?.name ?? named ?? publicIpName(ctx.cluster, service.uid, family);
   const id = found?.id ?? resourceId(ctx.config.subscriptionId, rg, "publicIPAddresses", name);
   const shareable = shareableOn(ctx);
-  if (found) assertUsable(found, service, field, ctx.cluster, shareable);
+  if (found) assertOfFamily(found, family, field);
+  if (found) assertUsable(found, service, field, ctx.cluster, shareable, family);
   if (found && isSharedPorticoIp(found, ctx.cluster, service)) {
     assertRoomToShare(found, service.uid, field);
-    assertUserIpAsAsked(found, settings);
+    assertUserIpAsAsked(found, settings, family);
     return { kind: "shared", name, resourceGroup: rg, id };
   }
   if (!found || ownedBy(found, ctx.cluster, service)) {
-    if (found) assertFixedAsMade(found, settings);
+    if (found) assertFixedAsMade(found, settings, family);
     return {
       kind: "managed",
       name,
@@ -84,11 +87,18 @@ export function choosePublicIp(
       ...(settings.dnsLabel ? { dnsLabel: settings.dnsLabel } : {}),
       ipTags: settings.ipTags,
       ...(settings.publicIpPrefixId ? { prefixId: settings.publicIpPrefixId } : {}),
+      ...(family === "IPv6" ? { version: family } : {}),
     };
   }
-  assertUserIpAsAsked(found, settings);
+  assertUserIpAsAsked(found, settings, family);
   return { kind: "user", name, resourceGroup: rg, id };
 }
+
+/** The annotations that name one family's public IP and prefix. */
+const keys = (family: IpFamily) =>
+  family === "IPv6"
+    ? { pipName: AZURE_ANNOTATIONS.pipNameIpv6, pipPrefixId: AZURE_ANNOTATIONS.pipPrefixIdIpv6 }
+    : { pipName: AZURE_ANNOTATIONS.pipName, pipPrefixId: AZURE_ANNOTATIONS.pipPrefixId };
 
 const sameOptionalId = (a: string | undefined, b: string | undefined): boolean =>
   (a ?? "").toLowerCase() === (b ?? "").toLowerCase();
@@ -108,12 +118,12 @@ export function ipTagsOf(pip: PublicIPAddress): IpTag[] {
  * then deletes the public IP and makes another, so the Service's address changes unasked; Portico refuses and
  * says how to get that on purpose.
  */
-function assertFixedAsMade(pip: PublicIPAddress, settings: AzureServiceSettings): void {
+function assertFixedAsMade(pip: PublicIPAddress, settings: AzureServiceSettings, family: IpFamily): void {
   const prefix = pip.publicIPPrefix?.id;
   if (!sameOptionalId(prefix, settings.publicIpPrefixId))
     throw new ConfigurationError(
       "PublicIPPrefixImmutable",
-      `metadata.annotations[${AZURE_ANNOTATIONS.pipPrefixId}]`,
+      `metadata.annotations[${keys(family).pipPrefixId}]`,
       `public IP ${pip.name} was made ${prefix ? `from prefix ${prefix}` : "without a prefix"}, and ARM cannot ` +
         "change a public IP's prefix",
       `restore the annotation${prefix ? ` to ${prefix}` : " (remove it)"}, or delete and re-create the Service ` +
@@ -136,7 +146,7 @@ function assertFixedAsMade(pip: PublicIPAddress, settings: AzureServiceSettings)
  * sharing another Service's public IP change it. What the Service asks of it must already be so;
  * cloud-provider-azure would set the DNS label on a user's, Portico asks the owner to.
  */
-function assertUserIpAsAsked(pip: PublicIPAddress, settings: AzureServiceSettings): void {
+function assertUserIpAsAsked(pip: PublicIPAddress, settings: AzureServiceSettings, family: IpFamily): void {
   const whose = pip.tags?.[TAG.serviceUid]
     ? `Service ${pip.tags[TAG.service] ?? pip.tags[TAG.serviceUid]}'s, which this Service only shares`
     : "the user's";
@@ -152,7 +162,7 @@ function assertUserIpAsAsked(pip: PublicIPAddress, settings: AzureServiceSetting
   if (settings.publicIpPrefixId && !sameOptionalId(pip.publicIPPrefix?.id, settings.publicIpPrefixId))
     throw new ConfigurationError(
       "PublicIPNotPortico",
-      `metadata.annotations[${AZURE_ANNOTATIONS.pipPrefixId}]`,
+      `metadata.annotations[${keys(family).pipPrefixId}]`,
       `public IP ${pip.name} is ${whose} and is not from that prefix; a prefix applies to a public IP as it is made`,
       "remove the annotation, or name a public IP made from the prefix",
     );
@@ -163,6 +173,25 @@ function assertUserIpAsAsked(pip: PublicIPAddress, settings: AzureServiceSetting
       `asks for IP tags public IP ${pip.name} does not have; it is ${whose}, and IP tags are fixed at creation`,
       "remove the annotation, or name a public IP made with those IP tags",
     );
+}
+
+/** The version of a public IP (ARM's default is IPv4). */
+export function familyOf(pip: PublicIPAddress): IpFamily {
+  return pip.publicIPAddressVersion === "IPv6" ? "IPv6" : "IPv4";
+}
+
+/** A frontend of one family takes a public IP of the same family; ARM refuses any other. */
+function assertOfFamily(pip: PublicIPAddress, family: IpFamily, field: string): void {
+  if (familyOf(pip) === family) return;
+  const v6 = family === "IPv6";
+  throw new ConfigurationError(
+    "PublicIPWrongFamily",
+    field,
+    `public IP ${pip.name} is ${familyOf(pip)}, and it is asked for the Service's ${family} frontend`,
+    v6
+      ? `name an IPv6 public IP with ${AZURE_ANNOTATIONS.pipNameIpv6} (or ask for its address with ${AZURE_ANNOTATIONS.ipv6})`
+      : `name an IPv4 public IP with ${AZURE_ANNOTATIONS.pipName}; an IPv6 one goes in ${AZURE_ANNOTATIONS.pipNameIpv6}`,
+  );
 }
 
 /** Portico made this public IP for this Service in this cluster. */
@@ -191,6 +220,7 @@ function assertUsable(
   field: string,
   cluster: string,
   shareable: string | undefined,
+  family: IpFamily,
 ): void {
   const otherService = pip.tags?.[TAG.serviceUid];
   if (otherService && otherService !== service.uid && (pip.tags?.[TAG.cluster] !== cluster || !shareable))
@@ -208,7 +238,7 @@ function assertUsable(
     shareable !== undefined &&
     uidOfFrontend(nameOf(user)) !== undefined &&
     user.toLowerCase().includes(`/loadbalancers/${shareable.toLowerCase()}/frontendipconfigurations/`);
-  if (user && !sharedWithService && nameOf(user) !== frontendName(service.uid))
+  if (user && !sharedWithService && nameOf(user) !== frontendName(service.uid, family))
     throw new ConfigurationError(
       "PublicIPInUse",
       field,

@@ -19,6 +19,7 @@ export async function createPublicIp(
     dnsLabel?: string;
     ipTags: IpTag[];
     prefixId?: string;
+    version?: "IPv4" | "IPv6";
   },
 ): Promise<PublicIPAddress> {
   return await call("publicIPAddresses:createOrUpdate", () =>
@@ -29,7 +30,7 @@ export async function createPublicIp(
         location: where.location,
         sku: { name: "Standard", tier: "Regional" },
         publicIPAllocationMethod: "Static",
-        publicIPAddressVersion: "IPv4",
+        publicIPAddressVersion: where.version ?? "IPv4",
         tags: where.tags,
         ...(where.ipTags.length ? { ipTags: where.ipTags } : {}),
         ...(where.dnsLabel ? { dnsSettings: { domainNameLabel: where.dnsLabel } } : {}),

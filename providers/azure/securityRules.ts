@@ -12,10 +12,12 @@
 // every port of the address (which a shared address's other Services use); and without floating IP the rules
 // name the backends, where Azure's health probes arrive on the same ports, so an allow for `AzureLoadBalancer`
 // keeps the probes in when the Deny rule would otherwise drop them.
-import { Address4 } from "ip-address";
+import { Address4, Address6 } from "ip-address";
 import type { LoadBalancerIntent } from "../provider.ts";
 import type { AzureServiceSettings } from "./annotations.ts";
+import { isOfFamily } from "./ipFamilies.ts";
 import type { DesiredSecurityRule, Network, PoolSpec, RuleSpec } from "./model.ts";
+import type { IpFamily } from "./names.ts";
 
 const PROBE_SOURCE = "AzureLoadBalancer";
 
@@ -26,10 +28,12 @@ export function securityRules(
   rules: RuleSpec[],
   pool: PoolSpec,
   network: Network,
+  family: IpFamily = "IPv4",
 ): DesiredSecurityRule[] {
   const given = [...intent.sourceRanges, ...settings.allowedIpRanges];
-  // Portico's frontends are IPv4: an IPv6 range cannot reach them and allows nothing.
-  const ranges = [...new Set(given.filter((r) => !r.includes(":")))].sort();
+  // Each family's frontend is reached from sources of its family only: the other family's ranges allow nothing
+  // there. A dual-stack Service's IPv6 side with only IPv4 ranges is then reachable by service tags alone.
+  const ranges = [...new Set(given.filter((r) => isOfFamily(r, family)))].sort();
   const tags = [...new Set(settings.allowedServiceTags)];
   const sourceSets: { suffix: string; sources: string[] }[] = [];
   if (ranges.length) sourceSets.push({ suffix: "", sources: ranges });
@@ -81,6 +85,9 @@ function backendDestinations(ips: string[], network: Network): string[] {
 }
 
 export function inPrefix(ip: string, prefix: string): boolean {
-  if (!Address4.isValid(ip) || !Address4.isValid(prefix)) return false;
-  return new Address4(ip).isInSubnet(new Address4(prefix));
+  if (Address4.isValid(ip) && Address4.isValid(prefix))
+    return new Address4(ip).isInSubnet(new Address4(prefix));
+  if (ip.includes(":") && prefix.includes(":") && Address6.isValid(ip) && Address6.isValid(prefix))
+    return new Address6(ip).isInSubnet(new Address6(prefix));
+  return false;
 }

@@ -32,7 +32,9 @@ export function azureTraffic(
   let passing = live.length;
   if (targetType === "instance" && intent.externalTrafficPolicy === "Local") {
     const withEndpoint = new Set(intent.endpoints.map((e) => e.nodeName).filter(Boolean));
-    const nodeByIp = new Map(intent.nodes.map((n) => [n.internalIP, n.name]));
+    const nodeByIp = new Map(
+      intent.nodes.flatMap((n) => [n.internalIP, n.internalIPv6].map((ip) => [ip, n.name] as const)),
+    );
     passing = live.filter((a) => withEndpoint.has(nodeByIp.get(a.ip))).length;
     if (passing === 0)
       return {
@@ -47,4 +49,19 @@ export function azureTraffic(
     reason: "BackendsReady",
     message: `${passing} of ${live.length} backends should pass their probes (judged from the cluster's endpoints: Azure reports no per-backend health)`,
   };
+}
+
+/** A dual-stack Service serves when both families do; the first family that does not is told. */
+export function trafficOfSides(
+  intent: LoadBalancerIntent,
+  sides: { desired: DesiredService }[],
+  targetType: "instance" | "ip",
+): TrafficState {
+  const states = sides.map(({ desired }) => ({
+    family: desired.family,
+    state: azureTraffic(intent, desired, targetType),
+  }));
+  const failing = states.find((s) => s.state.flowing !== true);
+  if (sides.length === 1 || !failing) return states[0]!.state;
+  return { ...failing.state, message: `${failing.family}: ${failing.state.message}` };
 }

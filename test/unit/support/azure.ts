@@ -3,7 +3,7 @@
 import type { LoadBalancerIntent } from "../../../providers/provider.ts";
 import { parseAzureSettings } from "../../../providers/azure/annotations.ts";
 import type { AzureConfig } from "../../../providers/azure/config.ts";
-import { desiredService } from "../../../providers/azure/desired.ts";
+import { desiredSides } from "../../../providers/azure/sides.ts";
 import { resourceId } from "../../../providers/azure/ids.ts";
 import { withService } from "../../../providers/azure/loadBalancerEdit.ts";
 import type {
@@ -13,7 +13,6 @@ import type {
   PublicIPAddress,
 } from "../../../providers/azure/model.ts";
 import { frontendName } from "../../../providers/azure/names.ts";
-import { choosePublicIp } from "../../../providers/azure/publicIp.ts";
 
 export const SUB = "00000000-0000-0000-0000-000000000001";
 export const RG = "cluster-rg";
@@ -76,16 +75,44 @@ export function intent(
   };
 }
 
-/** The desired state of `i`, with the public IP chosen from `publicIps` as the provider chooses it. */
+/** The desired state of `i`'s first (primary) family, with its public IP chosen as the provider chooses it. */
 export function desired(
   i: LoadBalancerIntent = intent(),
-  opts: { config?: AzureConfig; publicIps?: PublicIPAddress[] } = {},
+  opts: { config?: AzureConfig; publicIps?: PublicIPAddress[]; network?: Network } = {},
 ): DesiredService {
-  const cfg = opts.config ?? config();
-  const settings = parseAzureSettings(i.annotations);
-  const ctx = { cluster: CLUSTER, config: cfg };
-  const publicIp = choosePublicIp(settings, i.service, ctx, opts.publicIps ?? []);
-  return desiredService(i, settings, { ...ctx, network, ...(publicIp ? { publicIp } : {}) });
+  return sides(i, opts)[0]!;
+}
+
+/** Every family's side of `i`, as the provider describes them. */
+export function sides(
+  i: LoadBalancerIntent = intent(),
+  opts: { config?: AzureConfig; publicIps?: PublicIPAddress[]; network?: Network } = {},
+): DesiredService[] {
+  const ctx = { cluster: CLUSTER, config: opts.config ?? config(), network: opts.network ?? network };
+  return desiredSides(i, parseAzureSettings(i.annotations), ctx, opts.publicIps ?? []);
+}
+
+/** A dual-stack virtual network: every subnet has an IPv6 /64 besides its IPv4 range. */
+export const dualStackNetwork: Network = {
+  ...network,
+  addressPrefixes: ["10.0.0.0/16", "fd00:10::/48"],
+  subnets: {
+    nodes: { ...network.subnets.nodes!, addressPrefixes: ["10.0.1.0/24", "fd00:10:0:1::/64"] },
+    frontends: { ...network.subnets.frontends!, addressPrefixes: ["10.0.2.0/24", "fd00:10:0:2::/64"] },
+  },
+};
+
+/** A dual-stack Service (RequireDualStack, IPv4 first) on dual-stack nodes. */
+export function dualStackIntent(overrides: Partial<LoadBalancerIntent> = {}): LoadBalancerIntent {
+  return intent({
+    ipFamilies: ["IPv4", "IPv6"],
+    ipFamilyPolicy: "RequireDualStack",
+    nodes: [
+      { name: "node-a", internalIP: "10.0.1.10", internalIPv6: "fd00:10:0:1::10" },
+      { name: "node-b", internalIP: "10.0.1.11", internalIPv6: "fd00:10:0:1::11" },
+    ],
+    ...overrides,
+  });
 }
 
 /** A load balancer as ARM returns it after Portico wrote `d` into `lb`: with an id and an etag. */

@@ -1,0 +1,126 @@
+// The IP families of a Service's frontends, and what each family's side of the Service asks for. As
+// cloud-provider-azure does, a dual-stack Service has one frontend per family on the same load balancer, each with
+// its own address (public IP, or private address of the subnet's range of that family), backend pool, probes and
+// rules; the `-ipv6` annotations name the IPv6 side's address, public IP and prefix, the unsuffixed ones the IPv4
+// side's. Pure.
+import { Address4, Address6 } from "ip-address";
+import { invalidAnnotation as fail } from "../annotationValues.ts";
+import { ConfigurationError } from "../errors.ts";
+import type { LoadBalancerIntent } from "../provider.ts";
+import type { AzureServiceSettings } from "./annotations.ts";
+import type { IpFamily } from "./names.ts";
+
+const P = "service.beta.kubernetes.io/";
+export const IPV6_ANNOTATIONS = {
+  ipv6: `${P}azure-load-balancer-ipv6`,
+  pipNameIpv6: `${P}azure-pip-name-ipv6`,
+  pipPrefixIdIpv6: `${P}azure-pip-prefix-id-ipv6`,
+} as const;
+
+const PREFIX_ID =
+  /^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.Network\/publicIPPrefixes\/[^/]+$/i;
+/** ARM's child names: letters, digits, `.`, `-`, `_`, starting with a letter or digit, at most 80. */
+const ARM_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$/;
+
+export interface Ipv6Settings {
+  requestedAddress?: { address: string; field: string };
+  publicIpName?: string;
+  publicIpPrefixId?: string;
+}
+
+export function parseIpv6Settings(get: (key: string) => string | undefined, internal: boolean): Ipv6Settings {
+  const a = IPV6_ANNOTATIONS;
+  const out: Ipv6Settings = {};
+  const address = get(a.ipv6);
+  if (address) {
+    if (!Address6.isValid(address) || address.includes("/") || Address4.isValid(address))
+      fail(a.ipv6, `"${address}" is not an IPv6 address`, "give one IPv6 address");
+    out.requestedAddress = {
+      address: new Address6(address).correctForm(),
+      field: `metadata.annotations[${a.ipv6}]`,
+    };
+  }
+  const name = get(a.pipNameIpv6);
+  if (name) {
+    if (internal) fail(a.pipNameIpv6, "names a public IP, but the Service is internal", "remove it");
+    if (!ARM_NAME.test(name))
+      fail(a.pipNameIpv6, `"${name}" is not a public IP name ARM allows`, "give the public IP's name");
+    out.publicIpName = name;
+  }
+  const prefix = get(a.pipPrefixIdIpv6);
+  if (prefix) {
+    if (internal) fail(a.pipPrefixIdIpv6, "applies to a public IP, but the Service is internal", "remove it");
+    if (!PREFIX_ID.test(prefix))
+      fail(
+        a.pipPrefixIdIpv6,
+        `"${prefix}" is not a public IP prefix's resource ID`,
+        "give /subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.Network/publicIPPrefixes/<name>",
+      );
+    out.publicIpPrefixId = prefix;
+  }
+  return out;
+}
+
+/**
+ * The families the Service's frontends have: spec.ipFamilies as the apiserver resolved them from ipFamilyPolicy
+ * (PreferDualStack in a dual-stack cluster, RequireDualStack: both; SingleStack: one). The first is primary.
+ * An `-ipv6` annotation on a Service without IPv6 asks for something it would not get, and is refused.
+ */
+export function frontendFamilies(intent: LoadBalancerIntent, settings: AzureServiceSettings): IpFamily[] {
+  const families = [...new Set(intent.ipFamilies)];
+  if (!families.length) families.push("IPv4");
+  const v6 = settings.ipv6;
+  const named = v6.requestedAddress
+    ? IPV6_ANNOTATIONS.ipv6
+    : v6.publicIpName
+      ? IPV6_ANNOTATIONS.pipNameIpv6
+      : v6.publicIpPrefixId
+        ? IPV6_ANNOTATIONS.pipPrefixIdIpv6
+        : undefined;
+  if (named && !families.includes("IPv6"))
+    throw new ConfigurationError(
+      "IPv6NotRequested",
+      `metadata.annotations[${named}]`,
+      "names the IPv6 frontend, but the Service's spec.ipFamilies has no IPv6",
+      "add IPv6 to spec.ipFamilies (ipFamilyPolicy PreferDualStack or RequireDualStack), or remove the annotation",
+    );
+  const v4Named = settings.requestedAddress ?? undefined;
+  if (v4Named && !families.includes("IPv4"))
+    throw new ConfigurationError(
+      "IPv4NotRequested",
+      v4Named.field,
+      "asks for an IPv4 address, but the Service is IPv6-only",
+      `ask for the IPv6 address with ${IPV6_ANNOTATIONS.ipv6}, or add IPv4 to spec.ipFamilies`,
+    );
+  return families;
+}
+
+/**
+ * The settings one family's side reads: for IPv6, the `-ipv6` annotations stand where the IPv4 ones are. The DNS
+ * label goes to the primary family's public IP only: ARM gives a label to one public IP of the region.
+ */
+export function settingsForFamily(
+  settings: AzureServiceSettings,
+  family: IpFamily,
+  primary: IpFamily,
+): AzureServiceSettings {
+  const { requestedAddress: _a, publicIpName: _n, publicIpPrefixId: _p, dnsLabel: _d, ...rest } = settings;
+  const own =
+    family === "IPv4"
+      ? {
+          ...(settings.requestedAddress ? { requestedAddress: settings.requestedAddress } : {}),
+          ...(settings.publicIpName ? { publicIpName: settings.publicIpName } : {}),
+          ...(settings.publicIpPrefixId ? { publicIpPrefixId: settings.publicIpPrefixId } : {}),
+        }
+      : settings.ipv6;
+  return {
+    ...rest,
+    ...own,
+    ...(settings.dnsLabel && family === primary ? { dnsLabel: settings.dnsLabel } : {}),
+  };
+}
+
+/** Whether an address is of the family. */
+export function isOfFamily(ip: string, family: IpFamily): boolean {
+  return family === "IPv6" ? ip.includes(":") : !ip.includes(":");
+}

@@ -1,0 +1,31 @@
+// A Service's sides: one desired state per IP family of its frontends (ipFamilies.ts), each with the public IP
+// chosen for it. Pure, and every side is described (and any refused) before anything is written for any of them.
+import type { LoadBalancerIntent } from "../provider.ts";
+import type { AzureServiceSettings } from "./annotations.ts";
+import type { AzureConfig } from "./config.ts";
+import { desiredService } from "./desired.ts";
+import { frontendFamilies, settingsForFamily } from "./ipFamilies.ts";
+import type { DesiredService, Network, PublicIPAddress } from "./model.ts";
+import type { IpFamily } from "./names.ts";
+import { choosePublicIp } from "./publicIp.ts";
+
+export const FAMILIES: readonly IpFamily[] = ["IPv4", "IPv6"];
+
+export function desiredSides(
+  intent: LoadBalancerIntent,
+  settings: AzureServiceSettings,
+  ctx: { cluster: string; config: AzureConfig; network: Network },
+  publicIps: PublicIPAddress[],
+): DesiredService[] {
+  const families = frontendFamilies(intent, settings);
+  return families.map((family) => {
+    const own = settingsForFamily(settings, family, families[0]!);
+    const publicIp = choosePublicIp(own, intent.service, ctx, publicIps, family);
+    return desiredService(intent, own, { ...ctx, family, ...(publicIp ? { publicIp } : {}) });
+  });
+}
+
+/** The families a Service with these sides does not have: what is left of them is removed. */
+export function droppedFamilies(sides: DesiredService[]): IpFamily[] {
+  return FAMILIES.filter((f) => !sides.some((d) => d.family === f));
+}
