@@ -32,6 +32,7 @@ import {
   subnetFull,
 } from "../networkErrors.ts";
 import { assertReferenceProvisioned, frontendsInSubnet, frontendsUsingPublicIp } from "../references.ts";
+import { admitIpVersions } from "./ipVersions.ts";
 import { admitLoadBalancerLimits } from "./loadBalancerLimits.ts";
 import { findSubnet } from "./virtualNetworks.ts";
 
@@ -259,5 +260,6 @@ export function admitLoadBalancer(lb: LoadBalancer, existing: LoadBalancer | und
   for (const pool of lb.properties.backendAddressPools) admitPool(lb, pool, ctx);
   admitProbes(lb);
   admitRules(lb);
+  admitIpVersions(lb, ctx);
   admitLoadBalancerLimits(lb, ctx);
 }
