@@ -15,15 +15,10 @@ import { selectInterfaces } from "./io/interfaces.ts";
 import { TakeoverAnnouncements } from "./io/takeover.ts";
 import { KubeCache } from "./kube/cache.ts";
 import { L2StatusWriter } from "./kube/l2statusWriter.ts";
-import { planL2Statuses, type AnnouncedHere, type FoundInUse, type ReportedHere } from "./l2statusPlan.ts";
-import {
-  recordAddressInUse,
-  recordNodeAssigned,
-  recordNoMatchingNode,
-  type Unmatched,
-} from "./kube/events.ts";
-import { AddressProber } from "./io/prober.ts";
-import { parseIP } from "../providers/metal/address.ts";
+import { planL2Statuses } from "./l2statusPlan.ts";
+import { recordFacts } from "./recordFacts.ts";
+import { ConflictProbes } from "./conflictProbes.ts";
+import { recordNodeAssigned, recordNoMatchingNode, type Unmatched } from "./kube/events.ts";
 import { Memberlist } from "./membership/memberlist.ts";
 import { formatMac } from "./packets/mac.ts";
 import { RankingCache } from "./ranking.ts";
@@ -59,13 +54,7 @@ export class Speaker {
   private servicesUnmatched = new Map<string, string>();
   private readonly announceConfig: AnnounceConfig;
   private readonly l2Statuses: L2StatusWriter;
-  /**
-   * Conflict probes of addresses elected here: a new address (no record claims it) is withheld until its
-   * probe is done and announced only if nobody answered; one taken over is announced at once and probed
-   * alongside. Forgotten when the address is no longer elected here, so a later election probes again.
-   */
-  private readonly probes = new Map<string, { announced: boolean; done: boolean; mac?: string }>();
-  private readonly prober = new AddressProber(() => new Set([...this.announcers.values()].map((a) => a.mac)));
+  private readonly conflicts: ConflictProbes;
   /** How many addresses' pools were last guessed, to log only when that changes. */
   private guessedSeen = "";
   private recomputePending = false;
@@ -99,6 +88,15 @@ export class Speaker {
       (outcome) => this.metrics.l2StatusWrites.inc({ outcome }),
       () => this.scheduleRecompute(),
     );
+    this.conflicts = new ConflictProbes({
+      node: config.nodeName,
+      log,
+      metrics,
+      core: this.core,
+      interfaces: () => [...this.announcers.values()],
+      answersOn: (address, name) => this.answersOn(address, name),
+      changed: () => this.scheduleRecompute(),
+    });
     this.memberlist = new Memberlist({
       self: config.nodeName,
       ...config.memberlist,
@@ -216,71 +214,17 @@ export class Speaker {
     for (const address of addressesOf(this.config.nodeName, assignments)) {
       owned.set(address, this.interfacesOf(assignments.get(address)!, announced, rules));
     }
-    this.probeNew(owned, byKey, assignments);
+    this.conflicts.withhold(
+      owned,
+      this.owned,
+      this.cache.l2StatusesInstalled() ? this.cache.l2Statuses() : undefined,
+      (address) => (assignments.get(address)?.services ?? []).flatMap((key) => byKey.get(key) ?? []),
+    );
     this.apply(owned);
     this.reportAssigned(assignments, byKey);
     this.reportUnmatched(assignments, byKey, rules);
     this.reportGuessedPools(announced);
     this.writeRecords(assignments, byKey, rules, live);
-  }
-
-  /** Withholds from `owned` the new addresses still being probed and those another host answered for. */
-  private probeNew(
-    owned: Map<string, readonly string[] | undefined>,
-    byKey: ReadonlyMap<string, V1Service>,
-    assignments: ReadonlyMap<string, AddressAssignment>,
-  ): void {
-    for (const address of this.probes.keys()) if (!owned.has(address)) this.probes.delete(address);
-    const records = this.cache.l2StatusesInstalled() ? this.cache.l2Statuses() : undefined;
-    for (const address of [...owned.keys()]) {
-      let probe = this.probes.get(address);
-      if (!probe) {
-        if (this.owned.has(address)) continue;
-        if (!parseIP(address).ok) continue;
-        // Without records nothing tells a new address from a takeover: never delay a takeover.
-        const claimed = !records || records.some((r) => r.status.addresses.includes(address));
-        probe = { announced: claimed, done: false };
-        this.probes.set(address, probe);
-        this.startProbe(address, probe, assignments.get(address)?.services ?? [], byKey);
-      }
-      if (!probe.announced && (!probe.done || probe.mac !== undefined)) owned.delete(address);
-    }
-  }
-
-  private startProbe(
-    address: string,
-    probe: { announced: boolean; done: boolean; mac?: string },
-    services: readonly string[],
-    byKey: ReadonlyMap<string, V1Service>,
-  ): void {
-    const started = performance.now();
-    void this.prober
-      .probe(address, () => [...this.announcers.values()].filter((a) => this.answersOn(address, a.name)))
-      .then((mac) => {
-        probe.done = true;
-        this.metrics.probes.inc({ outcome: mac ? "inUse" : "free" });
-        if (mac === undefined) {
-          this.log.debug({ address, ms: Math.round(performance.now() - started) }, "address probed: free");
-        } else {
-          probe.mac = mac;
-          this.log.warn(
-            { address, mac, announced: probe.announced, services },
-            probe.announced
-              ? "address taken over is in use by another host on the LAN"
-              : "address is in use by another host on the LAN: not announced",
-          );
-          for (const key of services) {
-            const service = byKey.get(key);
-            if (service)
-              void recordAddressInUse(this.core, this.log, service, this.config.nodeName, {
-                address,
-                mac,
-                announced: probe.announced,
-              });
-          }
-        }
-        if (this.probes.get(address) === probe) this.scheduleRecompute();
-      });
   }
 
   /** Addresses in overlapping pools without a recorded pool: counted, and logged when that changes. */
@@ -306,28 +250,18 @@ export class Speaker {
   ): void {
     if (!this.cache.l2StatusesInstalled()) return;
     const self = this.config.nodeName;
-    const announced: AnnouncedHere[] = [];
-    const reported: ReportedHere[] = [];
-    const inUse: FoundInUse[] = [];
-    for (const { address, pool = "", services, announcer, unmatched } of assignments.values()) {
-      for (const key of services) {
-        const service = byKey.get(key);
-        const uid = service?.metadata?.uid;
-        if (!uid) continue;
-        const probe = announcer === self ? this.probes.get(address) : undefined;
-        if (probe?.mac !== undefined) inUse.push({ service: key, uid, inUse: { address, mac: probe.mac } });
-        // Only what this node answers for now: not an address still being probed, or found in use.
-        if (announcer === self && this.owned.has(address))
-          announced.push({ service: key, uid, address, interfaces: this.openOn(address) });
-        else if (unmatched?.reporter === self) {
-          const reason = rules.reason(pool, service.metadata?.labels ?? {});
-          reported.push({ service: key, uid, notAnnounced: { address, reason } });
-        }
-      }
-    }
+    const facts = recordFacts({
+      node: self,
+      assignments,
+      services: byKey,
+      rules,
+      answering: this.owned,
+      interfaces: (address) => this.openOn(address),
+      inUse: (address) => this.conflicts.inUse(address),
+    });
     const existing = this.cache.l2Statuses();
     this.l2Statuses.apply(
-      planL2Statuses({ node: self, announced, reported, inUse, existing, live }),
+      planL2Statuses({ node: self, ...facts, existing, live }),
       new Set(existing.map((r) => `${r.namespace}/${r.name}`)),
     );
   }
@@ -518,7 +452,7 @@ export class Speaker {
         sendFailed: () => m.sendErrors.inc({ interface: name }),
         groupFailed: (group, err) =>
           this.log.warn({ interface: name, group, err: err.message }, "multicast group membership failed"),
-        frame: (frame) => this.prober.seen(frame),
+        frame: (frame) => this.conflicts.seen(frame),
         failed: (errno) => {
           this.announcers.delete(name);
           this.log.warn({ interface: name, errno }, "packet socket failed; reopening at the next rescan");
