@@ -59,6 +59,11 @@ export const AZURE_WORLD = {
   /** Pod addresses (Azure CNI): in the VNet, so pods can be backends. */
   podSubnetName: "pods",
   podSubnetPrefix: "10.0.64.0/18",
+  /** The virtual network and its subnets are dual-stack, as AKS makes them for dual-stack clusters. */
+  vnetPrefixV6: "fd00:10::/48",
+  subnetPrefixV6: "fd00:10:0:1::/64",
+  internalSubnetPrefixV6: "fd00:10:0:2::/64",
+  podSubnetPrefixV6: "fd00:10:0:40::/64",
   securityGroupName: "cluster-nsg",
 } as const;
 
@@ -198,11 +203,11 @@ export class TestAzure {
       w.vnetName,
       {
         location: w.location,
-        addressSpace: { addressPrefixes: [w.vnetPrefix] },
+        addressSpace: { addressPrefixes: [w.vnetPrefix, w.vnetPrefixV6] },
         subnets: [
-          { name: w.subnetName, addressPrefix: w.subnetPrefix },
-          { name: w.internalSubnetName, addressPrefix: w.internalSubnetPrefix },
-          { name: w.podSubnetName, addressPrefix: w.podSubnetPrefix },
+          { name: w.subnetName, addressPrefixes: [w.subnetPrefix, w.subnetPrefixV6] },
+          { name: w.internalSubnetName, addressPrefixes: [w.internalSubnetPrefix, w.internalSubnetPrefixV6] },
+          { name: w.podSubnetName, addressPrefixes: [w.podSubnetPrefix, w.podSubnetPrefixV6] },
         ],
       },
       poll,
