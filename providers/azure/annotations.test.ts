@@ -87,7 +87,9 @@ describe("parseAzureSettings", () => {
     );
     expect(refusal({ [A.ipv4]: "20.1.2.3" }, "20.1.2.4").message).toContain("keep one");
     expect(refusal({ [A.ipv4]: "20.1.2.0/24" }).message).toContain("not an IPv4 address");
-    expect(refusal({}, "fd00::1").field).toBe("spec.loadBalancerIP");
+    // An IPv6 spec.loadBalancerIP is the IPv6 frontend's (refused later for a Service without IPv6: ipFamilies.ts).
+    expect(parseAzureSettings({}, "fd00::1").ipv6.requestedAddress?.field).toBe("spec.loadBalancerIP");
+    expect(refusal({}, "fd00::/64").field).toBe("spec.loadBalancerIP");
   });
 
   describe("floating IP", () => {

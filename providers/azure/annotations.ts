@@ -1,6 +1,6 @@
 // The Service annotations users already write for cloud-provider-azure (AKS), and Portico's own, parsed and
 // validated into settings. Every error names the annotation and how to fix it.
-import { Address4 } from "ip-address";
+import { Address4, Address6 } from "ip-address";
 import {
   invalidAnnotation as fail,
   oneOf,
@@ -132,8 +132,12 @@ export function parseAzureSettings(
       fail(a.pipName, "names a public IP, but the Service is internal", `remove it or ${a.internal}`);
     settings.publicIpName = armChildName(a.pipName, pipName);
   }
-  const requested = requestedAddress(get(a.ipv4), loadBalancerIP?.trim() || undefined);
+  const spec = loadBalancerIP?.trim() || undefined;
+  // spec.loadBalancerIP names one address of either family; an IPv6 one is the IPv6 frontend's.
+  const specV6 = spec?.includes(":") ? spec : undefined;
+  const requested = requestedAddress(get(a.ipv4), specV6 ? undefined : spec);
   if (requested) settings.requestedAddress = requested;
+  if (specV6) settings.ipv6.requestedAddress = requestedV6(settings.ipv6.requestedAddress, specV6);
   const rg = get(a.resourceGroup);
   if (rg) settings.publicIpResourceGroup = rg;
   const targetType = get(a.targetType);
@@ -173,6 +177,26 @@ function requestedAddress(annotation: string | undefined, spec: string | undefin
       "give one address",
     );
   return { address, field };
+}
+
+/** spec.loadBalancerIP holding an IPv6 address: the IPv6 frontend's, unless the annotation asks for another. */
+function requestedV6(annotation: { address: string; field: string } | undefined, spec: string) {
+  const a = AZURE_ANNOTATIONS;
+  if (!Address6.isValid(spec) || spec.includes("/"))
+    throw new ConfigurationError(
+      "InvalidAnnotation",
+      "spec.loadBalancerIP",
+      `"${spec}" is not an IP address`,
+      "give one address",
+    );
+  const address = new Address6(spec).correctForm();
+  if (annotation && annotation.address !== address)
+    fail(
+      a.ipv6,
+      `asks for ${annotation.address} and spec.loadBalancerIP for ${address}`,
+      "keep one, or make them equal",
+    );
+  return annotation ?? { address, field: "spec.loadBalancerIP" };
 }
 
 type Raw = [annotation: string, value: string | undefined];

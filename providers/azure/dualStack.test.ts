@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigurationError } from "../errors.ts";
+import { parseAzureSettings } from "./annotations.ts";
+import { inspectService } from "./inspect.ts";
 import { withService, withoutService } from "./loadBalancerEdit.ts";
 import { assertSidesWithinLimits } from "./limits.ts";
 import type { DesiredService, Observed, PublicIPAddress } from "./model.ts";
@@ -253,5 +255,40 @@ describe("dual-stack and IPv6 sides", () => {
       assertSidesWithinLimits(ds, { loadBalancers: [], publicIps: [] }, { rulesPerLoadBalancer: 1 }),
     );
     expect(rules.reason).toBe("TooManyRules");
+  });
+});
+
+describe("dual-stack extras", () => {
+  it("spec.loadBalancerIP with an IPv6 address asks for the IPv6 frontend's address", () => {
+    const i = dualStackIntent({ annotations: INTERNAL, loadBalancerIP: "fd00:10:0:1::77" });
+    const settings = parseAzureSettings(i.annotations, i.loadBalancerIP);
+    expect(settings.requestedAddress).toBeUndefined();
+    expect(settings.ipv6.requestedAddress).toEqual({
+      address: "fd00:10:0:1::77",
+      field: "spec.loadBalancerIP",
+    });
+    const clash = refusal(() =>
+      parseAzureSettings({ [`${A}azure-load-balancer-ipv6`]: "fd00:10:0:1::78" }, "fd00:10:0:1::77"),
+    );
+    expect(clash.field).toBe(`metadata.annotations[${A}azure-load-balancer-ipv6]`);
+  });
+
+  it("porticoctl status shows each family's frontend with its rules, and each family's security rules", () => {
+    const [v4, v6] = dual();
+    const observed: Observed = {
+      loadBalancers: [bothWritten([v4!, v6!])],
+      publicIps: [
+        ourPip(`${CLUSTER}-${FE}`, "IPv4", "20.0.0.1"),
+        ourPip(`${CLUSTER}-${FE6}`, "IPv6", "2001:db8:ac::1"),
+      ],
+      securityGroup: { name: "nsg", securityRules: [] },
+    };
+    const tree = inspectService(observed, svc);
+    const frontends = tree.flatMap((n) => n.children ?? []).filter((c) => c.label.startsWith("frontend "));
+    expect(frontends.map((f) => f.label)).toEqual([
+      `frontend ${FE} 20.0.0.1`,
+      `frontend ${FE6} 2001:db8:ac::1`,
+    ]);
+    expect(tree.filter((n) => n.label.startsWith("security group")).length).toBe(2);
   });
 });

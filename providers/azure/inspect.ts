@@ -17,19 +17,23 @@ type Pool = NonNullable<LoadBalancer["backendAddressPools"]>[number];
 type SecurityRule = NonNullable<NetworkSecurityGroup["securityRules"]>[number];
 
 export function inspectService(observed: Observed, service: ServiceRef): InspectNode[] {
-  const fe = frontendName(service.uid);
+  // A dual-stack Service has a frontend per family (names.ts); each is shown with its own rules and pools.
+  const frontends = [frontendName(service.uid), frontendName(service.uid, "IPv6")];
   const nodes: InspectNode[] = [];
   const usedIps = new Set<string>();
-  for (const lb of observed.loadBalancers) {
-    // A Service sharing another's public IP uses that Service's frontend: found through its own rules.
-    const shared = lb.loadBalancingRules?.find((r) => belongsTo(r.name, fe))?.frontendIPConfiguration?.id;
-    const frontend =
-      lb.frontendIPConfigurations?.find((f) => f.name === fe) ??
-      lb.frontendIPConfigurations?.find((f) => f.name === nameOf(shared));
-    if (!frontend) continue;
-    if (frontend.publicIPAddress?.id) usedIps.add(frontend.publicIPAddress.id.toLowerCase());
-    nodes.push(loadBalancerNode(lb, frontend, observed.publicIps, service.uid, fe));
-  }
+  const found = new Set<string>();
+  for (const lb of observed.loadBalancers)
+    for (const fe of frontends) {
+      // A Service sharing another's public IP uses that Service's frontend: found through its own rules.
+      const shared = lb.loadBalancingRules?.find((r) => belongsTo(r.name, fe))?.frontendIPConfiguration?.id;
+      const frontend =
+        lb.frontendIPConfigurations?.find((f) => f.name === fe) ??
+        lb.frontendIPConfigurations?.find((f) => f.name === nameOf(shared));
+      if (!frontend) continue;
+      found.add(fe);
+      if (frontend.publicIPAddress?.id) usedIps.add(frontend.publicIPAddress.id.toLowerCase());
+      nodes.push(loadBalancerNode(lb, frontend, observed.publicIps, service.uid, fe));
+    }
   // Portico's public IP outlives a half-finished change or removal: show it even when no frontend uses it.
   for (const pip of observed.publicIps) {
     if (pip.tags?.[TAG.serviceUid] !== service.uid || usedIps.has(pip.id?.toLowerCase() ?? "")) continue;
@@ -41,11 +45,14 @@ export function inspectService(observed: Observed, service: ServiceRef): Inspect
   if (!nodes.length)
     return [
       {
-        label: `no Azure load balancer has frontend ${fe} and no public IP is tagged for this Service`,
+        label: `no Azure load balancer has frontend ${frontends[0]} and no public IP is tagged for this Service`,
         health: "warn",
       },
     ];
-  if (observed.securityGroup) nodes.push(securityGroupNode(observed.securityGroup, fe));
+  const nsg = observed.securityGroup;
+  if (nsg)
+    for (const fe of found.size ? frontends.filter((f) => found.has(f)) : [frontends[0]!])
+      nodes.push(securityGroupNode(nsg, fe));
   return nodes;
 }
 

@@ -70,17 +70,17 @@ export function frontendFamilies(intent: LoadBalancerIntent, settings: AzureServ
   const families = [...new Set(intent.ipFamilies)];
   if (!families.length) families.push("IPv4");
   const v6 = settings.ipv6;
-  const named = v6.requestedAddress
-    ? IPV6_ANNOTATIONS.ipv6
+  const field = v6.requestedAddress
+    ? v6.requestedAddress.field
     : v6.publicIpName
-      ? IPV6_ANNOTATIONS.pipNameIpv6
+      ? `metadata.annotations[${IPV6_ANNOTATIONS.pipNameIpv6}]`
       : v6.publicIpPrefixId
-        ? IPV6_ANNOTATIONS.pipPrefixIdIpv6
+        ? `metadata.annotations[${IPV6_ANNOTATIONS.pipPrefixIdIpv6}]`
         : undefined;
-  if (named && !families.includes("IPv6"))
+  if (field && !families.includes("IPv6"))
     throw new ConfigurationError(
       "IPv6NotRequested",
-      `metadata.annotations[${named}]`,
+      field,
       "names the IPv6 frontend, but the Service's spec.ipFamilies has no IPv6",
       "add IPv6 to spec.ipFamilies (ipFamilyPolicy PreferDualStack or RequireDualStack), or remove the annotation",
     );
