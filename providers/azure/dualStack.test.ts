@@ -7,7 +7,9 @@ import { assertSidesWithinLimits } from "./limits.ts";
 import type { DesiredService, Observed, PublicIPAddress } from "./model.ts";
 import { frontendName, ownershipTags } from "./names.ts";
 import { plan, planDeletion } from "./plan.ts";
+import { leaving } from "./sharedPublicIps.ts";
 import { droppedFamilies } from "./sides.ts";
+import { azureTraffic, trafficOfSides } from "./traffic.ts";
 import {
   CLUSTER,
   dualStackIntent,
@@ -290,5 +292,42 @@ describe("dual-stack extras", () => {
       `frontend ${FE6} 2001:db8:ac::1`,
     ]);
     expect(tree.filter((n) => n.label.startsWith("security group")).length).toBe(2);
+  });
+});
+
+describe("dual-stack Serving and sharing", () => {
+  const ep = (ip: string, nodeName: string) => ({ ip, nodeName, ports: { http: 8080 } });
+
+  it("serves when both families do; Local finds the node behind an IPv6 backend address", () => {
+    const i = dualStackIntent({ externalTrafficPolicy: "Local", endpoints: [ep("10.244.0.5", "node-a")] });
+    const both = dual(i).map((desired) => ({ desired }));
+    expect(trafficOfSides(i, both, "instance")).toMatchObject({ flowing: true, reason: "BackendsReady" });
+    expect(azureTraffic(i, both[1]!.desired, "instance").message).toMatch(/^1 of 2 backends/);
+  });
+
+  it("a side without backends is told with its family: nodes without IPv6 leave the IPv6 pool empty", () => {
+    const i = dualStackIntent({
+      endpoints: [ep("10.244.0.5", "node-a")],
+      nodes: [{ name: "node-a", internalIP: "10.0.1.10" }],
+    });
+    const both = dual(i).map((desired) => ({ desired }));
+    expect(both[1]!.desired.pool.addresses).toEqual([]);
+    const t = trafficOfSides(i, both, "instance");
+    expect(t).toMatchObject({ flowing: false, reason: "NoBackends" });
+    expect(t.message).toMatch(/^IPv6: /);
+  });
+
+  it("an IPv6 public IP shared by another Service is handed over to it, named by its IPv6 frontend's record", () => {
+    const heir = "0b1b2c3d-0000-4000-8000-00000000000b";
+    const pip = publicIp("shared-v6", {
+      publicIPAddressVersion: "IPv6",
+      tags: { ...ownershipTags(CLUSTER, svc, "publicip"), "portico.io-shared-with": heir },
+    });
+    const lb = { name: "lb", tags: { [`portico.io-frontend-${frontendName(heir, "IPv6")}`]: "shop/other" } };
+    expect(leaving(pip, UID, { loadBalancers: [lb], publicIps: [pip] })).toMatchObject({
+      kind: "handOverPublicIp",
+      to: heir,
+      toService: "shop/other",
+    });
   });
 });

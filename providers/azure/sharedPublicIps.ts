@@ -61,7 +61,8 @@ export function leaving(
     return sharers.includes(uid) ? { kind: "sharePublicIp", ...where(pip), uid, join: false } : undefined;
   const heir = sharers[0];
   if (!heir) return "delete";
-  const tag = recordTag(frontendName(heir));
+  // The heir's frontend of the public IP's family records its name (names.ts).
+  const tag = recordTag(frontendName(heir, pip.publicIPAddressVersion === "IPv6" ? "IPv6" : "IPv4"));
   const toService = observed.loadBalancers.map((lb) => lb.tags?.[tag]).find((v) => v !== undefined);
   return {
     kind: "handOverPublicIp",
