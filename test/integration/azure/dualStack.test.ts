@@ -153,13 +153,21 @@ test("an IPv6-only Service: one IPv6 frontend with an IPv6 public IP, the nodes'
   });
 });
 
-test("a dual-stack internal Service: a private address of each family from the node subnet", async ({
+test("a dual-stack internal Service (PreferDualStack): a private address of each family from the node subnet", async ({
   cluster,
   azure,
 }) => {
   await dualStackNodes(cluster, azure, 1);
   await startPortico(cluster, { provider: "azure" });
-  const svc = await cluster.createService("int", lbService(undefined, DUAL), { [INTERNAL]: "true" });
+  // PreferDualStack without ipFamilies: the dual-stack apiserver gives the Service both families.
+  const svc = await cluster.createService(
+    "int",
+    lbService(undefined, { ipFamilyPolicy: "PreferDualStack" }),
+    {
+      [INTERNAL]: "true",
+    },
+  );
+  expect(svc.spec!.ipFamilies).toEqual(["IPv4", "IPv6"]);
   const uid = svc.metadata!.uid!;
   const [ip4, ip6] = await ingressOf(cluster, "int", 2);
   expect(ip4).toMatch(/^10\.0\.1\.\d+$/);
