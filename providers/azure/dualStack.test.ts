@@ -8,7 +8,7 @@ import type { DesiredService, Observed, PublicIPAddress } from "./model.ts";
 import { frontendName, ownershipTags } from "./names.ts";
 import { plan, planDeletion } from "./plan.ts";
 import { leaving } from "./sharedPublicIps.ts";
-import { droppedFamilies } from "./sides.ts";
+import { droppedFamilies, sideNotices } from "./sides.ts";
 import { azureTraffic, trafficOfSides } from "./traffic.ts";
 import {
   CLUSTER,
@@ -209,6 +209,16 @@ describe("dual-stack and IPv6 sides", () => {
     expect(v6!.securityRules!.map((r) => [r.name, r.sources, r.destination])).toEqual([
       [`${FE6}-TCP-80`, ["2001:db8:1::/48"], ["fd00:10:0:1::/64"]],
     ]);
+  });
+
+  it("tells when one family's frontend is shut because every source range is of the other family", () => {
+    const shut = dual(dualStackIntent({ sourceRanges: ["203.0.113.0/24"] }));
+    expect(shut[1]!.securityRules).toEqual([]);
+    expect(sideNotices(shut)).toEqual([expect.stringMatching(/^the IPv6 frontend lets no source in/)]);
+    expect(
+      sideNotices(dual(dualStackIntent({ sourceRanges: ["203.0.113.0/24", "2001:db8:1::/48"] }))),
+    ).toEqual([]);
+    expect(sideNotices(dual())).toEqual([]);
   });
 
   it("ip targets: each side's pool holds the pod addresses of its family", () => {

@@ -21,7 +21,7 @@ import { inspectService } from "./inspect.ts";
 import { assertSidesWithinLimits } from "./limits.ts";
 import type { DesiredService, Observed } from "./model.ts";
 import { frontendName } from "./names.ts";
-import { desiredSides, droppedFamilies, FAMILIES } from "./sides.ts";
+import { desiredSides, droppedFamilies, FAMILIES, sideNotices } from "./sides.ts";
 import { NetworkCache } from "./network.ts";
 import { listPublicIps, observe, type Where } from "./observe.ts";
 import { ownedServiceRefs } from "./owned.ts";
@@ -91,7 +91,7 @@ export class AzureProvider implements LoadBalancerProvider {
       changes: [...sides.flatMap((s) => s.plan.operations), ...removals.flatMap((r) => r.operations)].map(
         describeOperation,
       ),
-      notices: sides.flatMap((s) => s.plan.notices),
+      notices: [...sides.flatMap((s) => s.plan.notices), ...sideNotices(sides.map((s) => s.desired))],
       traffic: trafficOfSides(intent, sides, targetType),
       ...(complete ? {} : { requeueAfterMs: ADDRESS_PENDING_RETRY_MS }),
     };

@@ -29,3 +29,19 @@ export function desiredSides(
 export function droppedFamilies(sides: DesiredService[]): IpFamily[] {
   return FAMILIES.filter((f) => !sides.some((d) => d.family === f));
 }
+
+/**
+ * What the user should hear about the sides: a family whose frontend no source may reach, because the Service's
+ * source ranges are all of the other family (Kubernetes' loadBalancerSourceRanges semantics: only the listed
+ * sources are let in, so that frontend is shut, which is rarely what was meant).
+ */
+export function sideNotices(sides: DesiredService[]): string[] {
+  if (sides.length < 2) return [];
+  return sides
+    .filter((d) => d.rules.length && d.securityRules && !d.securityRules.some((r) => r.access === "Allow"))
+    .map(
+      (d) =>
+        `the ${d.family} frontend lets no source in: the Service's source ranges are all of the other family; ` +
+        `add ${d.family} ranges to allow ${d.family} clients`,
+    );
+}
