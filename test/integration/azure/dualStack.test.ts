@@ -3,6 +3,7 @@
 // family's side and nothing else. The -ipv6 annotations are driven through the provider itself, with the intent the
 // controller builds, while the controller's annotation catalog still refuses them.
 import type { V1Service } from "@kubernetes/client-node";
+import { Address4, Address6 } from "ip-address";
 import { publicIpName } from "../../../providers/azure/names.ts";
 import { AzureProvider } from "../../../providers/azure/provider.ts";
 import type { LoadBalancerIntent } from "../../../providers/provider.ts";
@@ -206,7 +207,7 @@ function dualIntent(svc: V1Service, annotations: Record<string, string>): LoadBa
   };
 }
 
-test("the -ipv6 annotations: the user's IPv6 public IP by name, and a static private IPv6 address, through the provider", async ({
+test("the -ipv6 annotations: the user's IPv6 public IP by name, a static private IPv6 address and an IPv6 prefix, through the provider", async ({
   cluster,
   azure,
 }) => {
@@ -257,4 +258,31 @@ test("the -ipv6 annotations: the user's IPv6 public IP by name, and a static pri
     allocation: "Static",
   });
   await provider.delete(dualIntent(int, {}).service);
+
+  // azure-pip-prefix-id-ipv6: Portico's IPv6 public IP is made from the user's IPv6 prefix.
+  const prefix = await azure.network.publicIPPrefixes.createOrUpdate(
+    azure.resourceGroup,
+    "v6-prefix",
+    {
+      location: AZURE_WORLD.location,
+      sku: { name: "Standard", tier: "Regional" },
+      prefixLength: 126,
+      publicIPAddressVersion: "IPv6",
+    },
+    { updateIntervalInMs: 20 },
+  );
+  const fromPrefix = await cluster.createService("prefixed", lbService(undefined, DUAL));
+  const prefixed = await provider.ensure(
+    dualIntent(fromPrefix, { "service.beta.kubernetes.io/azure-pip-prefix-id-ipv6": prefix.id! }),
+  );
+  const v6 = prefixed.ingress[1]!.ip!;
+  expect(new Address6(v6).isInSubnet(new Address6(prefix.ipPrefix!))).toBe(true);
+  // The IPv4 side is not from the prefix.
+  expect(new Address4(prefixed.ingress[0]!.ip!).isCorrect()).toBe(true);
+  inv = await inventory(azure);
+  const made = publicIpName(cluster.namespace, fromPrefix.metadata!.uid!, "IPv6");
+  expect(inv.publicIps.find((p) => p.name === made)?.address).toBe(v6);
+  await provider.delete(dualIntent(fromPrefix, {}).service);
+  inv = await inventory(azure);
+  expect(inv.publicIps.map((p) => p.name)).toEqual(["my-v6"]);
 });
