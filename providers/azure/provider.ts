@@ -91,7 +91,11 @@ export class AzureProvider implements LoadBalancerProvider {
       changes: [...sides.flatMap((s) => s.plan.operations), ...removals.flatMap((r) => r.operations)].map(
         describeOperation,
       ),
-      notices: [...sides.flatMap((s) => s.plan.notices), ...sideNotices(sides.map((s) => s.desired))],
+      notices: [
+        ...sides.flatMap((s) => s.plan.notices),
+        // Told when the Service's parts change, not on every resync.
+        ...(sides.some((s) => s.plan.operations.length) ? sideNotices(sides.map((s) => s.desired)) : []),
+      ],
       traffic: trafficOfSides(intent, sides, targetType),
       ...(complete ? {} : { requeueAfterMs: ADDRESS_PENDING_RETRY_MS }),
     };
