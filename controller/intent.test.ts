@@ -187,13 +187,15 @@ describe("annotations checked against the catalog", () => {
       {},
       {
         "service.beta.kubernetes.io/azure-pls-create": "true",
-        "metallb.io/ip-allocated-from-pool": "old",
+        "service.beta.kubernetes.io/aws-load-balancer-enable-tcp-udp-listener": "true",
       },
     );
-    expect(buildIntent(svc, [], [], "portico.io/metal").acceptedNoops).toEqual([
-      expect.stringContaining("metallb.io/ip-allocated-from-pool: MetalLB's record"),
+    expect(buildIntent(svc, [], [], CLASS).acceptedNoops).toEqual([
+      expect.stringContaining(
+        "aws-load-balancer-enable-tcp-udp-listener: Portico always makes one TCP_UDP listener",
+      ),
     ]);
-    expect(buildIntent(svc, [], [], CLASS).acceptedNoops).toEqual([]);
+    expect(buildIntent(svc, [], [], "portico.io/metal").acceptedNoops).toEqual([]);
   });
 
   test("the AWS Load Balancer Controller's class is read with the AWS family", () => {

@@ -74,9 +74,18 @@ export const AZURE_KEYS: KeyFamily = {
       "azure-pip-prefix-id",
       "Portico's public IP is made from this public IP prefix; fixed once made",
     ),
-    refused("azure-pip-prefix-id-ipv6", "IPv6 frontends are not supported yet; remove the annotation"),
-    refused("azure-load-balancer-ipv6", "IPv6 frontends are not supported yet; remove the annotation"),
-    refused("azure-pip-name-ipv6", "IPv6 frontends are not supported yet; remove the annotation"),
+    implemented(
+      "azure-pip-prefix-id-ipv6",
+      "the IPv6 public IP prefix Portico's IPv6 public IP is made from",
+    ),
+    implemented(
+      "azure-load-balancer-ipv6",
+      "the IPv6 frontend's address: an existing IPv6 public IP's, or a static private one in the subnet's IPv6 range",
+    ),
+    implemented(
+      "azure-pip-name-ipv6",
+      "the user's own IPv6 public IP for the IPv6 frontend, never changed or deleted",
+    ),
     refused(
       "azure-load-balancer-enable-high-availability-ports",
       "HA ports are not supported; list the ports in spec.ports instead",

@@ -20,8 +20,8 @@ export const METALLB_KEYS: KeyFamily = {
     ),
     ...both(
       "ip-allocated-from-pool",
-      "noop",
-      "MetalLB's record of where an address came from; Portico keeps its own record and does not read it",
+      "implemented",
+      "MetalLB's record of where an address came from: the speakers read it to choose between overlapping pools when Portico's own record is absent",
     ),
   ],
 };

@@ -13,6 +13,13 @@ export const PORTICO_KEYS: KeyFamily = {
       summary: "written by Portico: the class under which it took the Service on (not for users to set)",
     },
     {
+      key: "portico.io/ip-allocated-from-pool",
+      status: "implemented",
+      summary:
+        "written by Portico on bare-metal Services: the pool each address came from (two, comma-separated, in ingress order, for a dual-stack Service served by two pools), read by the speakers to choose between overlapping pools",
+      providers: ["metal"],
+    },
+    {
       key: "portico.io/target-node-labels",
       status: "implemented",
       summary: "only nodes matching this label selector are targets",

@@ -260,6 +260,18 @@ const CASES: Record<string, Case> = {
   "portico.io/floating-ip": { check: azure, bad: { "portico.io/floating-ip": "on" } },
   "portico.io/health-check-kube-proxy": { check: aws, bad: { "portico.io/health-check-kube-proxy": "on" } },
   "portico.io/managed-by": { anyValue: "written by Portico itself, not by users" },
+  "portico.io/ip-allocated-from-pool": { anyValue: "written by Portico itself, not by users" },
+  "metallb.io/ip-allocated-from-pool": {
+    anyValue:
+      "MetalLB's record; a name that holds no address of the Service is passed over (records.test.ts)",
+  },
+  "metallb.universe.tf/ip-allocated-from-pool": { anyValue: "as metallb.io/ip-allocated-from-pool" },
+  [`${S}azure-load-balancer-ipv6`]: {
+    check: azure,
+    bad: { [`${S}azure-load-balancer-ipv6`]: "2001:db8::1" },
+  },
+  [`${S}azure-pip-name-ipv6`]: { check: azure, bad: { [`${S}azure-pip-name-ipv6`]: "bad/name" } },
+  [`${S}azure-pip-prefix-id-ipv6`]: { check: azure, bad: { [`${S}azure-pip-prefix-id-ipv6`]: "my-prefix" } },
   "portico.io/target-node-labels": {
     check: intent,
     bad: { "portico.io/target-node-labels": "pool in edge" },

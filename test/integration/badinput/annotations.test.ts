@@ -61,9 +61,21 @@ test("AWS: refused, misspelt and foreign keys", async ({ cluster, aws }) => {
   });
   expect(await awsTagged(typo)).toEqual([]);
 
-  // Another cloud's key is not read: the Service is served.
-  await cluster.createService("calm", lbService(), { [`${AZURE}pls-create`]: "true" });
+  // Another cloud's key is not read, and a key Portico already behaves as asked by is told once.
+  await cluster.createService("calm", lbService(), {
+    [`${AZURE}pls-create`]: "true",
+    [`${AWS}enable-tcp-udp-listener`]: "true",
+  });
   await waitForHostname(cluster, "calm");
+  await waitFor(
+    "the no-op told",
+    async () => (await eventCount(cluster, "calm", "AnnotationAccepted")) === 1,
+  );
+  const told = (await serviceEvents(cluster, "calm")).find((e) => e.reason === "AnnotationAccepted");
+  expect(told?.type).toBe("Normal");
+  expect(told?.message).toContain(`${AWS}enable-tcp-udp-listener`);
+  await reconcileAgain(cluster, "calm");
+  expect(await eventCount(cluster, "calm", "AnnotationAccepted")).toBe(1);
 
   // Fixing the Service fixes it: the refused key removed, the load balancer is made.
   await patchService(cluster, "quic", { metadata: { annotations: { [`${AWS}quic-enabled-ports`]: null } } });
@@ -96,7 +108,7 @@ test("Azure: a cloud-provider-azure key Portico does not offer is refused and no
   expect(ip).toBeTruthy();
 });
 
-test("bare metal: MetalLB's own record is a no-op, a Portico key for another provider is refused", async ({
+test("bare metal: MetalLB's own record is read without a word, a Portico key for another provider is refused", async ({
   cluster,
 }) => {
   await installPoolCrd(cluster);
@@ -113,16 +125,7 @@ test("bare metal: MetalLB's own record is a no-op, a Portico key for another pro
     "moved's address",
     async () => (await cluster.getService("moved")).status?.loadBalancer?.ingress?.[0]?.ip,
   );
-  await waitFor(
-    "the no-op told",
-    async () => (await eventCount(cluster, "moved", "AnnotationAccepted")) === 1,
-  );
-  const told = (await serviceEvents(cluster, "moved")).find((e) => e.reason === "AnnotationAccepted");
-  expect(told?.type).toBe("Normal");
-  expect(told?.message).toContain("metallb.io/ip-allocated-from-pool");
-  // Told once, not on every reconcile.
-  await reconcileAgain(cluster, "moved");
-  expect(await eventCount(cluster, "moved", "AnnotationAccepted")).toBe(1);
+  expect(await eventCount(cluster, "moved", "UnsupportedAnnotation")).toBe(0);
 
   await cluster.createService("floating", spec(), { "portico.io/floating-ip": "true" });
   await expectRefused(cluster, "floating", {
