@@ -10,16 +10,12 @@ import { parseLabelSelector } from "../labels.ts";
 import { READY_CONDITION, SERVING_CONDITION } from "../status.ts";
 import { controllerFor, runningControllers, type RunningController } from "./controllers.ts";
 import { trafficChecks } from "./doctorTraffic.ts";
+import type { Finding } from "./finding.ts";
 import type { Printer } from "./render.ts";
 import { classOf, PORTICO_CLASSES, providerOf } from "./serviceClass.ts";
 import { inspectionHint, inspectorFor, type CloudAccess } from "./services.ts";
 
-export interface Finding {
-  check: string;
-  result: "ok" | "warn" | "bad";
-  detail: string;
-  fix?: string;
-}
+export type { Finding } from "./finding.ts";
 
 export interface DoctorClients {
   core: CoreV1Api;

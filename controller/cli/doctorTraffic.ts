@@ -5,7 +5,7 @@ import type { V1EndpointSlice, V1Node, V1Pod, V1Service } from "@kubernetes/clie
 import { ineligibility } from "../eligibility.ts";
 import { TARGET_NODE_LABEL_ANNOTATIONS } from "../intent.ts";
 import { parseLabelSelector, type LabelMatcher } from "../labels.ts";
-import type { Finding } from "./doctor.ts";
+import type { Finding } from "./finding.ts";
 
 interface Selector {
   /** How to name it to the user, e.g. `the controller's --node-selector "pool=edge"`. */

@@ -9,6 +9,7 @@ import type {
   DesiredTargetGroup,
   HealthCheck,
   ListenerProtocol,
+  Network,
   Target,
 } from "./model.ts";
 import {
@@ -43,12 +44,7 @@ const DEFAULT_TG_ATTRIBUTES = {
  */
 const CLIENT_IP_AFFINITY = { "stickiness.enabled": "true", "stickiness.type": "source_ip" };
 
-export interface Network {
-  vpcId: string;
-  subnets: string[];
-  /** Each subnet's IPv4 and IPv6 CIDRs, to check the static addresses a Service asks for. */
-  cidrs?: Record<string, { ipv4: string[]; ipv6: string[] }>;
-}
+export type { Network } from "./model.ts";
 
 export function desiredLoadBalancer(
   intent: LoadBalancerIntent,

@@ -168,3 +168,11 @@ export interface Observed {
   /** Rules Portico added to backend security groups for this Service (found by their tags). */
   backendRules: ObservedBackendRule[];
 }
+
+/** Where a Service's NLB goes: its VPC and subnets. */
+export interface Network {
+  vpcId: string;
+  subnets: string[];
+  /** Each subnet's IPv4 and IPv6 CIDRs, to check the static addresses a Service asks for. */
+  cidrs?: Record<string, { ipv4: string[]; ipv6: string[] }>;
+}

@@ -6,7 +6,7 @@ import { CloudError, ConfigurationError } from "../errors.ts";
 import { AWS_ANNOTATIONS } from "./annotations.ts";
 import type { AwsClients } from "./clients.ts";
 import { call } from "./clients.ts";
-import type { Network } from "./desired.ts";
+import type { Network } from "./model.ts";
 
 const CACHE_MS = 60_000;
 

@@ -7,7 +7,7 @@ import { ConfigurationError } from "../errors.ts";
 import { parseIP } from "../metal/address.ts";
 import { parseRangeEntry } from "../metal/range.ts";
 import type { AwsServiceSettings } from "./annotations.ts";
-import type { Network } from "./desired.ts";
+import type { Network } from "./model.ts";
 import type { SubnetMapping } from "./model.ts";
 import { MORE_AWS_ANNOTATIONS as M } from "./moreAnnotations.ts";
 

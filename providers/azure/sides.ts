@@ -4,7 +4,7 @@ import type { LoadBalancerIntent } from "../provider.ts";
 import type { AzureServiceSettings } from "./annotations.ts";
 import type { AzureConfig } from "./config.ts";
 import { desiredService } from "./desired.ts";
-import { frontendFamilies, settingsForFamily } from "./ipFamilies.ts";
+import { frontendFamilies, settingsForFamily } from "./familySettings.ts";
 import type { DesiredService, Network, PublicIPAddress } from "./model.ts";
 import type { IpFamily } from "./names.ts";
 import { choosePublicIp } from "./publicIp.ts";
