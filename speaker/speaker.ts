@@ -18,10 +18,10 @@ import { L2StatusWriter } from "./kube/l2statusWriter.ts";
 import { planL2Statuses } from "./l2statusPlan.ts";
 import { recordFacts } from "./recordFacts.ts";
 import { ConflictProbes } from "./conflictProbes.ts";
-import { recordNodeAssigned, recordNoMatchingNode, type Unmatched } from "./kube/events.ts";
 import { Memberlist } from "./membership/memberlist.ts";
 import { formatMac } from "./packets/mac.ts";
 import { RankingCache } from "./ranking.ts";
+import { ServiceReports } from "./serviceReports.ts";
 import {
   announcedServices,
   nodeAddresses,
@@ -48,15 +48,10 @@ export class Speaker {
   private owned: ReadonlySet<string> = new Set();
   /** The interfaces each owned address is answered on; absent: every interface (L2Advertisement interfaces). */
   private ownedOn: ReadonlyMap<string, readonly string[]> = new Map();
-  /** Services this node announces, with their addresses, to write an Event only when that changes. */
-  private servicesWon = new Map<string, string>();
-  /** Likewise for Services this node reports as unannounced for want of a node matching their pool. */
-  private servicesUnmatched = new Map<string, string>();
+  private readonly reports: ServiceReports;
   private readonly announceConfig: AnnounceConfig;
   private readonly l2Statuses: L2StatusWriter;
   private readonly conflicts: ConflictProbes;
-  /** How many addresses' pools were last guessed, to log only when that changes. */
-  private guessedSeen = "";
   private recomputePending = false;
   private synced = false;
   private stopped = false;
@@ -82,6 +77,7 @@ export class Speaker {
         : { metallbNamespace: config.metallb.namespace, metallbRequired: config.metallb.mode === "on" }),
     });
     this.announceConfig = new AnnounceConfig(this.cache, log);
+    this.reports = new ServiceReports({ node: config.nodeName, log, metrics, core: this.core });
     this.l2Statuses = new L2StatusWriter(
       kc,
       log,
@@ -221,24 +217,10 @@ export class Speaker {
       (address) => (assignments.get(address)?.services ?? []).flatMap((key) => byKey.get(key) ?? []),
     );
     this.apply(owned);
-    this.reportAssigned(assignments, byKey);
-    this.reportUnmatched(assignments, byKey, rules);
-    this.reportGuessedPools(announced);
+    this.reports.assigned(assignments, byKey);
+    this.reports.unmatched(assignments, byKey, rules);
+    this.reports.guessedPools(announced);
     this.writeRecords(assignments, byKey, rules, live);
-  }
-
-  /** Addresses in overlapping pools without a recorded pool: counted, and logged when that changes. */
-  private reportGuessedPools(announced: readonly AnnouncedService[]): void {
-    const guessed = announced.flatMap((s) => (s.guessedPools ?? []).map((address) => `${s.key}@${address}`));
-    this.metrics.poolsGuessed.set(guessed.length);
-    const summary = guessed.join(",");
-    if (summary === this.guessedSeen) return;
-    this.guessedSeen = summary;
-    if (guessed.length > 0)
-      this.log.info(
-        { addresses: guessed },
-        "addresses in overlapping pools whose Service records no pool (portico.io/ip-allocated-from-pool): the pool was guessed",
-      );
   }
 
   /** The ServiceL2Status records: where this node announces, and why addresses it reports are not announced. */
@@ -304,58 +286,6 @@ export class Speaker {
     return new Set([...this.owned].filter((address) => this.answersOn(address, name)));
   }
 
-  /** The nodeAssigned Event on each Service whose addresses this node took on. */
-  private reportAssigned(
-    assignments: ReadonlyMap<string, AddressAssignment>,
-    byKey: ReadonlyMap<string, V1Service>,
-  ): void {
-    const won = new Map<string, string[]>();
-    for (const assignment of assignments.values()) {
-      if (assignment.announcer !== this.config.nodeName) continue;
-      for (const key of assignment.services) won.set(key, [...(won.get(key) ?? []), assignment.address]);
-    }
-    const next = new Map<string, string>();
-    for (const [key, addresses] of won) {
-      const summary = addresses.sort().join(",");
-      next.set(key, summary);
-      const service = byKey.get(key);
-      if (service && this.servicesWon.get(key) !== summary) this.recordAssigned(service, addresses);
-    }
-    this.servicesWon = next;
-  }
-
-  /**
-   * Addresses nobody announces because of their pool's nodeSelectors or for want of an L2Advertisement: counted
-   * by every speaker, and reported on the Service by the one node that would announce them without either.
-   */
-  private reportUnmatched(
-    assignments: ReadonlyMap<string, AddressAssignment>,
-    byKey: ReadonlyMap<string, V1Service>,
-    rules: AnnounceRules,
-  ): void {
-    this.metrics.unmatched.reset();
-    const mine = new Map<string, Unmatched[]>();
-    for (const { address, pool = "", services, unmatched } of assignments.values()) {
-      if (!unmatched) continue;
-      const labels = byKey.get(services[0] ?? "")?.metadata?.labels ?? {};
-      const reason = rules.reason(pool, labels);
-      this.metrics.unmatched.inc({ pool, reason });
-      if (unmatched.reporter !== this.config.nodeName) continue;
-      for (const key of services) mine.set(key, [...(mine.get(key) ?? []), { address, pool, reason }]);
-    }
-    const next = new Map<string, string>();
-    for (const [key, unmatched] of mine) {
-      unmatched.sort((a, b) => (a.address < b.address ? -1 : 1));
-      const summary = unmatched.map((u) => `${u.address}@${u.pool}:${u.reason}`).join(",");
-      next.set(key, summary);
-      const service = byKey.get(key);
-      if (!service || this.servicesUnmatched.get(key) === summary) continue;
-      this.log.warn({ service: key, unmatched }, "not announced: no node may announce the address");
-      void recordNoMatchingNode(this.core, this.log, service, this.config.nodeName, unmatched);
-    }
-    this.servicesUnmatched = next;
-  }
-
   private apply(owned: ReadonlyMap<string, readonly string[] | undefined>): void {
     const on = new Map<string, readonly string[]>();
     for (const [address, names] of owned) if (names !== undefined) on.set(address, names);
@@ -388,10 +318,6 @@ export class Speaker {
         );
       }
     }
-  }
-
-  private recordAssigned(service: V1Service, addresses: readonly string[]): void {
-    void recordNodeAssigned(this.core, this.log, service, this.config.nodeName, addresses);
   }
 
   /** Opens interfaces that appeared (or came up) and closes those that vanished or changed address. */
