@@ -1,21 +1,12 @@
 // Every `service.beta.kubernetes.io/aws-load-balancer-*` key: the AWS Load Balancer Controller's documented NLB
 // annotations, and the legacy in-tree cloud provider's keys users still carry from Classic Load Balancers.
-import type { KeyEntry, KeyFamily } from "./types.ts";
+import { entriesUnder, type KeyFamily } from "./types.ts";
 
 const P = "service.beta.kubernetes.io/aws-load-balancer-";
 /** The AWS Load Balancer Controller's listener actions, under a prefix of their own. */
 const ACTIONS = "service.beta.kubernetes.io/actions.";
 
-const implemented = (suffix: string, summary: string): KeyEntry => ({
-  key: P + suffix,
-  status: "implemented",
-  summary,
-});
-const refused = (suffix: string, summary: string): KeyEntry => ({
-  key: P + suffix,
-  status: "refused",
-  summary,
-});
+const { implemented, refused } = entriesUnder(P);
 
 export const AWS_KEYS: KeyFamily = {
   anchor: "AWS Load Balancer Controller",

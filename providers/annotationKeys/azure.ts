@@ -1,19 +1,10 @@
 // Every `service.beta.kubernetes.io/azure-*` key cloud-provider-azure reads, and its per-port
 // `service.beta.kubernetes.io/port_<port>_<setting>` keys.
-import type { KeyEntry, KeyFamily } from "./types.ts";
+import { entriesUnder, type KeyEntry, type KeyFamily } from "./types.ts";
 
 const P = "service.beta.kubernetes.io/";
 
-const implemented = (suffix: string, summary: string): KeyEntry => ({
-  key: P + suffix,
-  status: "implemented",
-  summary,
-});
-const refused = (suffix: string, summary: string): KeyEntry => ({
-  key: P + suffix,
-  status: "refused",
-  summary,
-});
+const { implemented, refused } = entriesUnder(P);
 
 const privateLink = (suffix: string): KeyEntry =>
   refused(

@@ -30,3 +30,11 @@ export interface KeyFamily {
   readonly providers: readonly ProviderName[];
   readonly entries: readonly KeyEntry[];
 }
+
+/** Entry makers for the keys under one prefix, so a family reads `implemented("scheme", "...")`. */
+export function entriesUnder(prefix: string) {
+  const entry =
+    (status: KeyStatus) =>
+    (suffix: string, summary: string): KeyEntry => ({ key: prefix + suffix, status, summary });
+  return { implemented: entry("implemented"), refused: entry("refused"), noop: entry("noop") };
+}
