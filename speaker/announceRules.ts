@@ -12,7 +12,9 @@ import {
   type L2Advertisement,
   type PoolAnnouncement,
 } from "./advertisements.ts";
+import type { AddressAssignment } from "./assignment.ts";
 import type { AnnouncePool } from "./pools.ts";
+import type { AnnouncedService } from "./serviceView.ts";
 
 /** Why nobody may announce an address of a pool: no node matches, or no advertisement selects it. */
 export type Unannounced = "noMatchingNode" | "noAdvertisement";
@@ -51,6 +53,27 @@ export class AnnounceRules {
     const rule = this.rules.get(pool);
     if (!rule) return undefined;
     return interfacesFor(adsForService(rule, serviceLabels), this.labelsByNode.get(node) ?? {});
+  }
+
+  /**
+   * Where `node` answers for an address it won: the union over the Services sharing it (each restricted by
+   * the advertisements that apply to it); undefined for every interface.
+   */
+  interfacesOf(
+    assignment: Pick<AddressAssignment, "address" | "services">,
+    announced: readonly AnnouncedService[],
+    node: string,
+  ): readonly string[] | undefined {
+    const names = new Set<string>();
+    for (const service of announced) {
+      if (!assignment.services.includes(service.key)) continue;
+      const pool = service.pools.get(assignment.address);
+      if (pool === undefined) return undefined;
+      const only = this.interfaces(pool, service.labels, node);
+      if (only === undefined) return undefined;
+      only.forEach((name) => names.add(name));
+    }
+    return [...names].sort();
   }
 
   /** Why an address of `pool` that nobody announces is not announced. */

@@ -9,7 +9,8 @@ import { AnnounceRules } from "./announceRules.ts";
 import { addressesOf, assignAddresses, type AddressAssignment } from "./assignment.ts";
 import type { SpeakerConfig } from "./config.ts";
 import { loadAddon, type PacketAddon } from "./io/addon.ts";
-import { InterfaceAnnouncer } from "./io/interfaceAnnouncer.ts";
+import type { InterfaceAnnouncer } from "./io/interfaceAnnouncer.ts";
+import { openAnnouncer } from "./io/openAnnouncer.ts";
 import { ipv6MulticastGroups, type MulticastGroups } from "./io/multicastGroups.ts";
 import { selectInterfaces } from "./io/interfaces.ts";
 import { TakeoverAnnouncements } from "./io/takeover.ts";
@@ -18,20 +19,22 @@ import { L2StatusWriter } from "./kube/l2statusWriter.ts";
 import { planL2Statuses } from "./l2statusPlan.ts";
 import { recordFacts } from "./recordFacts.ts";
 import { ConflictProbes } from "./conflictProbes.ts";
+import type { Interfaces } from "./handover.ts";
+import { Handovers } from "./membership/handover.ts";
 import { Memberlist } from "./membership/memberlist.ts";
 import { formatMac } from "./packets/mac.ts";
 import { RankingCache } from "./ranking.ts";
 import { ServiceReports } from "./serviceReports.ts";
-import {
-  announcedServices,
-  nodeAddresses,
-  schedulableNodes,
-  serviceKey,
-  type AnnouncedService,
-} from "./serviceView.ts";
+import { announcedServices, nodeAddresses, schedulableNodes, serviceKey } from "./serviceView.ts";
 import type { SpeakerMetrics } from "./metrics.ts";
 
 const STATS_INTERVAL_MS = 5000;
+/**
+ * The longest an address moving away is still answered here, waiting for its new announcer to confirm: a
+ * restarted speaker starts answering one membership timeout after it is seen alive, so several of those.
+ */
+const HOLD_TIMEOUTS = 4;
+const MIN_HOLD_MS = 2000;
 
 export class Speaker {
   private readonly config: SpeakerConfig;
@@ -52,6 +55,11 @@ export class Speaker {
   private readonly announceConfig: AnnounceConfig;
   private readonly l2Statuses: L2StatusWriter;
   private readonly conflicts: ConflictProbes;
+  private readonly handovers: Handovers;
+  /** The last election's outcome for this node, kept for planning again when a hand-over moves on. */
+  private decision: { won: Map<string, Interfaces>; winners: Map<string, string | undefined> } | undefined;
+  /** SIGTERM received: this node is no longer a candidate, and waits for its addresses to be taken over. */
+  private leaving = false;
   private recomputePending = false;
   private synced = false;
   private stopped = false;
@@ -117,6 +125,15 @@ export class Speaker {
           }
         }
       },
+      onAddresses: (message) => this.handovers.received(message),
+    });
+    this.handovers = new Handovers({
+      self: config.nodeName,
+      intervalMs: config.memberlist.intervalMs,
+      maxHoldMs: this.maxHoldMs,
+      tell: (node, type, addresses) => this.memberlist.tell(node, type, addresses),
+      answering: () => this.owned,
+      changed: () => this.scheduleRecompute(),
     });
     this.takeover = new TakeoverAnnouncements(
       config.gratuitous,
@@ -162,15 +179,28 @@ export class Speaker {
     );
   }
 
+  private get maxHoldMs(): number {
+    return Math.max(MIN_HOLD_MS, HOLD_TIMEOUTS * this.config.memberlist.timeoutMs);
+  }
+
   /**
-   * SIGTERM: stop answering first, then tell the other speakers, so the address is never answered twice
-   * and the next node takes it over at once instead of after the failure-detection timeout.
+   * SIGTERM: tell the other speakers this one leaves, so the next nodes take its addresses over at once
+   * instead of after the failure-detection timeout, and keep answering each address until its next announcer
+   * says it answers it (make-before-break; at most the hold time), then stop.
    */
   async stop(): Promise<void> {
-    if (this.stopped) return;
+    if (this.stopped || this.leaving) return;
+    this.leaving = true;
+    if (this.ready && this.owned.size > 0) {
+      await this.memberlist.announceLeave();
+      const deadline = Date.now() + this.maxHoldMs;
+      this.scheduleRecompute();
+      while (this.owned.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    }
     this.stopped = true;
     this.apply(new Map());
     await this.memberlist.leave();
+    this.handovers.stop();
     for (const timer of this.timers) clearInterval(timer);
     this.takeover.stop();
     for (const announcer of this.announcers.values()) announcer.close();
@@ -193,6 +223,7 @@ export class Speaker {
     const nodes = this.cache.nodes.list();
     const services = this.cache.services.list();
     const live = this.memberlist.live();
+    if (this.leaving) live.delete(this.config.nodeName);
     const eligible = new Set([...schedulableNodes(nodes)].filter((node) => live.has(node)));
     this.ranking.setNodes(nodes.map((n) => n.metadata?.name ?? "").filter(Boolean));
     const { pools, ads } = this.announceConfig.current();
@@ -208,7 +239,7 @@ export class Speaker {
     const byKey = new Map(services.map((s) => [serviceKey(s), s] as const));
     const owned = new Map<string, readonly string[] | undefined>();
     for (const address of addressesOf(this.config.nodeName, assignments)) {
-      owned.set(address, this.interfacesOf(assignments.get(address)!, announced, rules));
+      owned.set(address, rules.interfacesOf(assignments.get(address)!, announced, this.config.nodeName));
     }
     this.conflicts.withhold(
       owned,
@@ -216,11 +247,23 @@ export class Speaker {
       this.cache.l2StatusesInstalled() ? this.cache.l2Statuses() : undefined,
       (address) => (assignments.get(address)?.services ?? []).flatMap((key) => byKey.get(key) ?? []),
     );
-    this.apply(owned);
+    const winners = new Map([...assignments].map(([address, a]) => [address, a.announcer] as const));
+    this.decision = { won: owned, winners };
+    this.settle();
     this.reports.assigned(assignments, byKey);
     this.reports.unmatched(assignments, byKey, rules);
     this.reports.guessedPools(announced);
     this.writeRecords(assignments, byKey, rules, live);
+  }
+
+  /** Answers what this node won, and what it still holds for a new announcer that has not confirmed yet. */
+  private settle(): void {
+    if (!this.decision) return;
+    const answering = new Map<string, Interfaces>([...this.owned].map((a) => [a, this.ownedOn.get(a)]));
+    const plan = this.handovers.plan(this.decision.won, answering, this.decision.winners);
+    for (const { address, reason, to } of plan.released)
+      if (reason !== "unannounced") this.log.info({ address, to, reason }, "address handed over");
+    this.apply(plan.answer);
   }
 
   /** The ServiceL2Status records: where this node announces, and why addresses it reports are not announced. */
@@ -253,27 +296,6 @@ export class Speaker {
     return [...this.announcers.keys()].filter((name) => this.answersOn(address, name)).sort();
   }
 
-  /**
-   * Where this node answers for an address it won: the union over the Services sharing it (each restricted by
-   * the advertisements that apply to it); undefined for every interface.
-   */
-  private interfacesOf(
-    assignment: AddressAssignment,
-    announced: readonly AnnouncedService[],
-    rules: AnnounceRules,
-  ): readonly string[] | undefined {
-    const names = new Set<string>();
-    for (const service of announced) {
-      if (!assignment.services.includes(service.key)) continue;
-      const pool = service.pools.get(assignment.address);
-      if (pool === undefined) return undefined;
-      const only = rules.interfaces(pool, service.labels, this.config.nodeName);
-      if (only === undefined) return undefined;
-      only.forEach((name) => names.add(name));
-    }
-    return [...names].sort();
-  }
-
   /** Whether this node answers for `address` on interface `name`. */
   private answersOn(address: string, name: string): boolean {
     const only = this.ownedOn.get(address);
@@ -304,6 +326,8 @@ export class Speaker {
     this.ownedOn = on;
     for (const announcer of this.announcers.values())
       announcer.setOwned(this.ownedOnInterface(announcer.name));
+    // Only once answered here: whoever holds these for this node stops answering on this word.
+    if (gained.length > 0) this.handovers.answered(gained);
     this.takeover.update(addresses);
     this.metrics.announced.set(addresses.size);
     this.log.info(
@@ -346,7 +370,12 @@ export class Speaker {
     for (const [name, mac] of wanted) {
       if (this.announcers.has(name)) continue;
       try {
-        const announcer = this.openInterface(name, mac);
+        const announcer = openAnnouncer(this.addon, { name, mac }, this.config, this.ipv6Groups, {
+          metrics: this.metrics,
+          log: this.log,
+          frame: (frame) => this.conflicts.seen(frame),
+          failed: () => this.announcers.delete(name),
+        });
         this.announcers.set(name, announcer);
         const owned = this.ownedOnInterface(name);
         announcer.setOwned(owned);
@@ -357,33 +386,5 @@ export class Speaker {
         this.log.warn({ interface: name, err: (err as Error).message }, "could not open packet socket");
       }
     }
-  }
-
-  private openInterface(name: string, mac: string): InterfaceAnnouncer {
-    const m = this.metrics;
-    return new InterfaceAnnouncer(
-      this.addon,
-      { name, mac },
-      {
-        maxRepliesPerSecond: this.config.maxRepliesPerSecond,
-        ...(this.ipv6Groups ? { ipv6Groups: this.ipv6Groups } : {}),
-      },
-      {
-        received: (count) => m.framesReceived.inc({ interface: name }, count),
-        replied: (protocol, address) => {
-          m.replies.inc({ interface: name, protocol });
-          this.log.debug({ interface: name, protocol, address }, "answered");
-        },
-        dropped: (reason, count = 1) => m.framesDropped.inc({ interface: name, reason }, count),
-        sendFailed: () => m.sendErrors.inc({ interface: name }),
-        groupFailed: (group, err) =>
-          this.log.warn({ interface: name, group, err: err.message }, "multicast group membership failed"),
-        frame: (frame) => this.conflicts.seen(frame),
-        failed: (errno) => {
-          this.announcers.delete(name);
-          this.log.warn({ interface: name, errno }, "packet socket failed; reopening at the next rescan");
-        },
-      },
-    );
   }
 }

@@ -12,6 +12,8 @@
 //  - Repair: pings and acks carry a digest of the sender's live set; when two views differ the two exchange
 //    their full views (at most once per peer per second), which also repairs lost news. A speaker wrongly
 //    declared dead learns it this way and refutes with a higher incarnation.
+//  - Hand-over: a node still answering an address the election moved asks the new announcer to say when it
+//    answers it (`handover`, `answering`; handover.ts), and keeps answering until then: make-before-break.
 //
 // Cost, with n speakers, k = 2 and T = 100 ms: each speaker sends (k + 1) pings and receives as many acks
 // per interval, 30 pings + 30 acks = 60 datagrams/s sent and about 60 received (~100 bytes each), whatever
@@ -20,7 +22,14 @@
 // or partitioned speaker takes D + T (600 ms with D = 500 ms), independent of n.
 import { createSocket, type Socket } from "node:dgram";
 import { isIPv6 } from "node:net";
-import { decodeMessage, encodeMessage, factMessages, type Fact, type Message } from "./messages.ts";
+import {
+  addressMessages,
+  decodeMessage,
+  encodeMessage,
+  factMessages,
+  type Fact,
+  type Message,
+} from "./messages.ts";
 import { MembershipView, type MergeOutcome } from "./view.ts";
 
 export interface MemberlistOptions {
@@ -36,7 +45,11 @@ export interface MemberlistOptions {
   readonly now?: () => number;
   readonly onLiveChange?: (live: ReadonlySet<string>) => void;
   readonly onEvent?: (event: MembershipEvent) => void;
+  /** Hand-over messages (`handover`, `answering`), also while leaving: they carry the addresses' move. */
+  readonly onAddresses?: (message: AddressMessage) => void;
 }
+
+export type AddressMessage = Extract<Message, { type: "handover" | "answering" }>;
 
 export type MembershipEvent =
   | { readonly kind: "sent" | "received"; readonly type: Message["type"] }
@@ -120,13 +133,27 @@ export class Memberlist {
 
   /** SIGTERM: tell every speaker at once that this one is gone, so they take over without waiting. */
   async leave(): Promise<void> {
+    await this.announceLeave();
+    this.stop();
+  }
+
+  /**
+   * Tells every speaker this one is gone, and stops probing, but keeps the sockets open: the hand-over
+   * messages of the addresses still answered here keep flowing until stop().
+   */
+  async announceLeave(): Promise<void> {
     if (this.leaving) return;
     this.leaving = true;
     clearInterval(this.timer);
-    // The sockets close only once the departure is on the wire (or after a short grace).
+    // Resolves once the departure is on the wire (or after a short grace).
     const sent = this.broadcast([this.view.selfFact("left")]);
     await Promise.race([Promise.all(sent), new Promise((resolve) => setTimeout(resolve, LEAVE_GRACE_MS))]);
-    this.stop();
+  }
+
+  /** Sends a hand-over message to one node, split into as many datagrams as its addresses need. */
+  tell(node: string, type: AddressMessage["type"], addresses: readonly string[]): void {
+    for (const datagram of addressMessages(type, this.options.self, addresses, this.options.secret))
+      void this.sendRaw(node, datagram, type);
   }
 
   /** Stops without a word, as a crash would. */
@@ -196,7 +223,6 @@ export class Memberlist {
   }
 
   private receive(datagram: Buffer): void {
-    if (this.leaving) return;
     const message = decodeMessage(datagram, this.options.secret);
     if (!message) {
       this.options.onEvent?.({ kind: "dropped", reason: "malformed" });
@@ -207,6 +233,13 @@ export class Memberlist {
       this.options.onEvent?.({ kind: "dropped", reason: "unknown-sender" });
       return;
     }
+    if (message.type === "handover" || message.type === "answering") {
+      this.options.onEvent?.({ kind: "received", type: message.type });
+      this.options.onAddresses?.(message);
+      return;
+    }
+    // A leaving speaker's view no longer matters to anyone.
+    if (this.leaving) return;
     this.options.onEvent?.({ kind: "received", type: message.type });
     this.lastHeard.set(message.from, this.now());
     switch (message.type) {

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, test } from "vitest";
 import {
+  addressMessages,
   decodeMessage,
   encodeMessage,
   factMessages,
@@ -22,6 +23,8 @@ describe("membership messages", () => {
       ask: true,
     },
     { type: "facts", from: "node-b", facts: [] },
+    { type: "handover", from: "node-a", addresses: ["192.0.2.1", "2001:db8::1"] },
+    { type: "answering", from: "node-b", addresses: [] },
   ];
 
   test("round-trip, with and without a shared secret", () => {
@@ -58,6 +61,11 @@ describe("membership messages", () => {
       '{"type":"facts","from":"a","facts":[{"node":"b","incarnation":1,"status":"zombie"}]}',
       '{"type":"facts","from":"a","facts":{}}',
       '{"type":"gossip","from":"a"}',
+      '{"type":"handover","from":"a"}',
+      '{"type":"handover","from":"a","addresses":"192.0.2.1"}',
+      '{"type":"answering","from":"a","addresses":[1]}',
+      '{"type":"answering","from":"a","addresses":[""]}',
+      `{"type":"answering","from":"a","addresses":["${"1".repeat(46)}"]}`,
       `{"type":"ping","from":"${"a".repeat(300)}","incarnation":1,"digest":"x"}`,
     ];
     for (const text of bad) expect(decodeMessage(Buffer.from(text)), text).toBeUndefined();
@@ -80,5 +88,17 @@ describe("membership messages", () => {
       return message?.type === "facts" ? message.facts : [];
     });
     expect(decoded.flat()).toEqual(facts);
+  });
+
+  test("many addresses handed over are split into datagrams that each fit, losing nothing", () => {
+    const addresses = Array.from({ length: 1000 }, (_, i) => `2001:db8:0:${i.toString(16)}::${i}`);
+    const datagrams = addressMessages("handover", "self", addresses);
+    expect(datagrams.length).toBeGreaterThan(1);
+    const decoded = datagrams.map((d) => {
+      expect(d.length).toBeLessThanOrEqual(MAX_DATAGRAM);
+      const message = decodeMessage(d);
+      return message?.type === "handover" ? message.addresses : [];
+    });
+    expect(decoded.flat()).toEqual(addresses);
   });
 });

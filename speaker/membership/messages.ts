@@ -25,7 +25,12 @@ export type Message =
       readonly facts: readonly Fact[];
       readonly digest?: string;
       readonly ask?: boolean;
-    };
+    }
+  /**
+   * Make-before-break hand-over of addresses. `handover`: the node answering them now, no longer elected,
+   * asks their new announcer to say when it answers them; `answering`: the new announcer says it does.
+   */
+  | { readonly type: "handover" | "answering"; readonly from: string; readonly addresses: readonly string[] };
 
 /** Well below the 1500-byte Ethernet MTU less IP/UDP headers, so a datagram is never fragmented. */
 export const MAX_DATAGRAM = 1400;
@@ -63,6 +68,9 @@ const isNodeName = (value: unknown): value is string => typeof value === "string
 const isIncarnation = (value: unknown): value is number =>
   typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 const isDigest = (value: unknown): value is string => typeof value === "string" && value.length <= 64;
+/** Loose on purpose: an address no speaker holds is simply never matched. IPv6 text is at most 45 characters. */
+const isAddress = (value: unknown): value is string =>
+  typeof value === "string" && value.length > 0 && value.length <= 45;
 
 function validFact(value: unknown): Fact | undefined {
   if (typeof value !== "object" || value === null) return undefined;
@@ -97,6 +105,10 @@ function validMessage(value: unknown): Message | undefined {
         ...(m.ask === true ? { ask: true } : {}),
       };
     }
+    case "handover":
+    case "answering":
+      if (!Array.isArray(m.addresses) || !m.addresses.every(isAddress)) return undefined;
+      return { type: m.type, from: m.from, addresses: m.addresses };
     default:
       return undefined;
   }
@@ -109,14 +121,27 @@ export function factMessages(
   extra: { digest?: string; ask?: boolean } = {},
   secret?: Buffer,
 ): Buffer[] {
+  return chunk(facts, (list) => encodeMessage({ type: "facts", from, facts: list, ...extra }, secret));
+}
+
+/** Splits a hand-over message's addresses into messages that each fit in one datagram. */
+export function addressMessages(
+  type: "handover" | "answering",
+  from: string,
+  addresses: readonly string[],
+  secret?: Buffer,
+): Buffer[] {
+  return chunk(addresses, (list) => encodeMessage({ type, from, addresses: list }, secret));
+}
+
+function chunk<T>(items: readonly T[], encode: (list: T[]) => Buffer): Buffer[] {
   const datagrams: Buffer[] = [];
-  let batch: Fact[] = [];
-  const encode = (list: Fact[]) => encodeMessage({ type: "facts", from, facts: list, ...extra }, secret);
-  for (const fact of facts) {
-    const candidate = [...batch, fact];
+  let batch: T[] = [];
+  for (const item of items) {
+    const candidate = [...batch, item];
     if (batch.length > 0 && encode(candidate).length > MAX_DATAGRAM) {
       datagrams.push(encode(batch));
-      batch = [fact];
+      batch = [item];
     } else {
       batch = candidate;
     }

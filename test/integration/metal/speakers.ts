@@ -46,6 +46,8 @@ export class MetalNode {
   live: string[] = [];
   /** Nodes this speaker's failure detector declared dead. */
   declaredDead: string[] = [];
+  /** Addresses this speaker stopped answering after holding them for a new announcer, and why it stopped. */
+  handedOver: { address: string; to?: string; reason: string }[] = [];
   started = false;
   private readonly metal: MetalCluster;
 
@@ -83,7 +85,15 @@ export class MetalNode {
   }
 
   private onLog(line: string): void {
-    let entry: { msg?: string; owned?: string[]; member?: string; live?: string[] };
+    let entry: {
+      msg?: string;
+      owned?: string[];
+      member?: string;
+      live?: string[];
+      address?: string;
+      to?: string;
+      reason?: string;
+    };
     try {
       entry = JSON.parse(line) as typeof entry;
     } catch {
@@ -93,6 +103,12 @@ export class MetalNode {
     if (entry.msg === "live speakers changed") this.live = entry.live ?? [];
     if (entry.msg === "announced addresses changed") this.owned = entry.owned ?? [];
     if (entry.msg === "speaker declared dead" && entry.member) this.declaredDead.push(entry.member);
+    if (entry.msg === "address handed over" && entry.address && entry.reason)
+      this.handedOver.push({
+        address: entry.address,
+        reason: entry.reason,
+        ...(entry.to ? { to: entry.to } : {}),
+      });
   }
 
   /** SIGKILL: a crash, no goodbye. */

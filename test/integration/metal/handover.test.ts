@@ -1,0 +1,117 @@
+// Make-before-break between real speakers on a LAN of namespaces: when an address moves — back to a restarted
+// speaker, away from one shut down with SIGTERM, after a relabel — the node that answered it keeps answering
+// until the new announcer says it answers, so a client asking every 10 ms is never left without an answer.
+// The client records every request and answer (arpRecorder.ts).
+import { beforeAll, onTestFinished } from "vitest";
+import { expect, mergePatch, test, waitFor, type TestCluster } from "../../harness/index.ts";
+import { ArpRecorder } from "./arpRecorder.ts";
+import { handoverSeen } from "./exchanges.ts";
+import { buildAddon, E2E_TIMEOUT_MS, MetalCluster, type MetalNode } from "./speakers.ts";
+
+const V4 = "192.0.2.130";
+const EXCLUDE = "node.kubernetes.io/exclude-from-external-load-balancers";
+
+beforeAll(async () => {
+  await buildAddon();
+}, 180_000);
+
+function only(announcers: MetalNode[], node: MetalNode): boolean {
+  return announcers.length === 1 && announcers[0] === node;
+}
+
+/** Three nodes announcing V4, a client asking for it every 10 ms and recording who answers. */
+async function recordedCluster(cluster: TestCluster) {
+  const metal = await MetalCluster.create(cluster, { nodes: 3, addresses: [V4], onCleanup: onTestFinished });
+  await metal.startSpeakers();
+  await metal.createService("web", [V4]);
+  const elected = metal.electedFor(V4);
+  const successor = metal.electedFor(
+    V4,
+    metal.nodes.filter((n) => n !== elected),
+  );
+  await waitFor("the elected node alone to announce", () => only(metal.announcersOf(V4), elected));
+  const recorder = new ArpRecorder(metal.lan, metal.lan.client, V4);
+  onTestFinished(() => recorder.stop());
+  await recorder.start();
+  return { metal, elected, successor, recorder };
+}
+
+/** Waits until `to` answered the client and `from` no longer does, then checks nobody left a request unanswered. */
+async function expectSeamless(recorder: ArpRecorder, from: MetalNode, to: MetalNode, since: number) {
+  await waitFor(`${to.name} alone to answer the client`, () => {
+    const last = recorder.exchanges(since).at(-1);
+    return last !== undefined && last.answers.length > 0 && last.answers.every((a) => a.mac === to.mac);
+  });
+  const seen = handoverSeen(recorder.exchanges(since), from.mac, to.mac);
+  expect(seen, "the new announcer's answers were captured").toBeDefined();
+  // Make-before-break: between the old announcer's last answer and the new one's first, every request was
+  // answered (a break before the make would leave each request of that time unanswered).
+  expect(seen!.unansweredBetween).toBe(0);
+}
+
+test(
+  "a restarted speaker takes its address back without a moment unanswered",
+  async ({ cluster }) => {
+    const { metal, elected, successor, recorder } = await recordedCluster(cluster);
+    await elected.kill();
+    await waitFor("the successor alone to announce", () => only(metal.announcersOf(V4), successor));
+    await waitFor("the successor's answers to reach the client", () =>
+      recorder
+        .exchanges()
+        .at(-1)!
+        .answers.some((a) => a.mac === successor.mac),
+    );
+
+    const since = Date.now();
+    elected.live = [];
+    elected.startSpeaker();
+    await expectSeamless(recorder, successor, elected, since);
+    // The successor let go because the restarted speaker said it answers, not because it gave up waiting.
+    await waitFor("the successor to log the hand-over", () =>
+      successor.handedOver.some((h) => h.address === V4),
+    );
+    expect(successor.handedOver.filter((h) => h.address === V4)).toEqual([
+      { address: V4, to: elected.name, reason: "confirmed" },
+    ]);
+  },
+  E2E_TIMEOUT_MS,
+);
+
+test(
+  "a speaker shut down with SIGTERM answers until its successor does",
+  async ({ cluster }) => {
+    const { elected, successor, recorder } = await recordedCluster(cluster);
+    const since = Date.now();
+    await elected.terminate();
+    expect(elected.handedOver).toEqual([{ address: V4, to: successor.name, reason: "confirmed" }]);
+    await expectSeamless(recorder, elected, successor, since);
+  },
+  E2E_TIMEOUT_MS,
+);
+
+test(
+  "relabelling the announcing node moves the address away and back without a moment unanswered",
+  async ({ cluster }) => {
+    const { metal, elected, successor, recorder } = await recordedCluster(cluster);
+    const label = (value: string | null) =>
+      cluster.core.patchNode(
+        { name: elected.name, body: { metadata: { labels: { [EXCLUDE]: value } } } },
+        mergePatch,
+      );
+
+    let since = Date.now();
+    await label("true");
+    await expectSeamless(recorder, elected, successor, since);
+    await waitFor("the successor alone to announce", () => only(metal.announcersOf(V4), successor));
+
+    since = Date.now();
+    await label(null);
+    await expectSeamless(recorder, successor, elected, since);
+    await waitFor("the labelled node's hand-over to be logged", () =>
+      successor.handedOver.some((h) => h.address === V4),
+    );
+    expect(elected.handedOver).toEqual([{ address: V4, to: successor.name, reason: "confirmed" }]);
+    expect(successor.handedOver).toEqual([{ address: V4, to: elected.name, reason: "confirmed" }]);
+  },
+  E2E_TIMEOUT_MS,
+);
