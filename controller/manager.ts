@@ -1,7 +1,7 @@
 // Wires the shared cache to the work queue and the reconciler: every change that can affect a Service's load
 // balancer enqueues that Service; a periodic resync and orphan collection catch whatever was missed.
 import type { CoreV1Api, KubernetesObject, V1EndpointSlice, V1Service } from "@kubernetes/client-node";
-import type { LoadBalancerProvider } from "../providers/provider.ts";
+import type { LoadBalancerProvider, ServiceRef } from "../providers/provider.ts";
 import { serviceKey, type ClusterCache } from "./cache.ts";
 import { FINALIZER, MANAGED_BY_ANNOTATION, tookOn, wantsLoadBalancer, type ClassConfig } from "./classes.ts";
 import { nodeFingerprint } from "./eligibility.ts";
@@ -70,9 +70,11 @@ export class Manager {
         core: this.o.core,
         log,
         ...(this.o.namespace ? { namespace: this.o.namespace } : {}),
-      }).catch((err: unknown) =>
-        log.warn({ err: (err as Error).message }, "orphan collection failed; will try again"),
-      );
+      })
+        .then(() => this.o.provider.settle?.(this.inView()))
+        .catch((err: unknown) =>
+          log.warn({ err: (err as Error).message }, "orphan collection failed; will try again"),
+        );
     this.timers.push(
       setTimeout(() => void collect(), 0),
       setInterval(() => void collect(), this.o.orphanCollectionPeriodMs),
@@ -85,6 +87,18 @@ export class Manager {
     this.timers = [];
     await this.workers?.stop();
     this.workers = undefined;
+  }
+
+  /** The Services this controller gives load balancers to (not those it only cleans up after). */
+  private inView(): ServiceRef[] {
+    return this.o.cache.services
+      .list()
+      .filter((svc) => wantsLoadBalancer(svc, this.o.classes))
+      .map((svc) => ({
+        namespace: svc.metadata!.namespace!,
+        name: svc.metadata!.name!,
+        uid: svc.metadata!.uid!,
+      }));
   }
 
   private enqueueAll(): void {

@@ -30,8 +30,15 @@ import type { ServiceRef } from "../provider.ts";
 import { authorizeBackendRules, revokeBackendRules } from "./backendGroups.ts";
 import { changeListenerCertificates, setListenerAttributes } from "./listenerCertificates.ts";
 import { call, type AwsClients } from "./clients.ts";
-import type { DesiredListener, HealthCheck, IngressRule, Observed, Target } from "./model.ts";
-import type { Operation } from "./plan.ts";
+import {
+  OWN_SECURITY_GROUP,
+  type DesiredListener,
+  type HealthCheck,
+  type IngressRule,
+  type Observed,
+  type Target,
+} from "./model.ts";
+import { nlbSecurityGroups, type Operation } from "./plan.ts";
 
 const REGISTER_BATCH = 200;
 
@@ -100,6 +107,8 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<Applie
         break;
       case "createLoadBalancer": {
         const lb = op.loadBalancer;
+        // Made without its own group when that failed to be made: SetSecurityGroups adds it on the next pass.
+        const groups = nlbSecurityGroups(lb, securityGroupId).filter((g) => g !== OWN_SECURITY_GROUP);
         const out = await call("elbv2:CreateLoadBalancer", () =>
           elb.send(
             new CreateLoadBalancerCommand({
@@ -119,11 +128,7 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<Applie
                     })),
                   }
                 : {}),
-              ...(lb.securityGroup && securityGroupId
-                ? { SecurityGroups: [securityGroupId] }
-                : lb.userSecurityGroups.length
-                  ? { SecurityGroups: lb.userSecurityGroups }
-                  : {}),
+              ...(groups.length ? { SecurityGroups: groups } : {}),
               Tags: tags(lb.tags),
             }),
           ),
@@ -142,7 +147,7 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<Applie
         );
         break;
       case "setSecurityGroups":
-        if (!op.groupIds && !securityGroupId)
+        if (op.groupIds.includes(OWN_SECURITY_GROUP) && !securityGroupId)
           throw new CloudError({
             operation: "elbv2:SetSecurityGroups",
             code: "SecurityGroupMissing",
@@ -153,7 +158,7 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<Applie
           elb.send(
             new SetSecurityGroupsCommand({
               LoadBalancerArn: lbArn(),
-              SecurityGroups: op.groupIds ?? [securityGroupId!],
+              SecurityGroups: op.groupIds.map((g) => (g === OWN_SECURITY_GROUP ? securityGroupId! : g)),
               ...(op.privateLink
                 ? { EnforceSecurityGroupInboundRulesOnPrivateLinkTraffic: op.privateLink }
                 : {}),
@@ -162,7 +167,7 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<Applie
         );
         break;
       case "authorizeBackendRules":
-        await authorizeBackendRules(clients, ctx.cluster, ctx.service, op.groupId, op.rules, securityGroupId);
+        await authorizeBackendRules(clients, ctx.cluster, ctx.service, op.groupId, op.rules);
         break;
       case "revokeBackendRules":
         await revokeBackendRules(

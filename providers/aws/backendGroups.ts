@@ -17,7 +17,7 @@ import { CloudError } from "../errors.ts";
 import type { ServiceRef } from "../provider.ts";
 import { backendRuleDescription } from "./backendRules.ts";
 import { call, type AwsClients } from "./clients.ts";
-import { OWN_SECURITY_GROUP, type BackendRule, type ObservedBackendRule } from "./model.ts";
+import type { BackendRule, ObservedBackendRule } from "./model.ts";
 import { ownershipTags, TAG } from "./names.ts";
 
 const CACHE_MS = 60_000;
@@ -250,29 +250,17 @@ export async function authorizeBackendRules(
   service: ServiceRef,
   groupId: string,
   rules: BackendRule[],
-  ownGroupId: string | undefined,
 ): Promise<void> {
   const description = backendRuleDescription(cluster, service);
-  const source = (r: BackendRule) => (r.source === OWN_SECURITY_GROUP ? ownGroupId : r.source);
-  if (rules.some((r) => !source(r)))
-    throw new CloudError({
-      operation: "ec2:AuthorizeSecurityGroupIngress",
-      code: "SecurityGroupMissing",
-      message: "the load balancer's security group was not created",
-      retryable: true,
-    });
   const permission = (r: BackendRule) => {
-    const from = source(r)!;
+    const from = r.source;
     return {
       IpProtocol: r.protocol,
       FromPort: r.port,
       ToPort: r.port,
-      // A group (the NLB's), or a CIDR when the NLB has no group.
-      ...(!from.includes("/")
-        ? { UserIdGroupPairs: [{ GroupId: from, Description: description }] }
-        : from.includes(":")
-          ? { Ipv6Ranges: [{ CidrIpv6: from, Description: description }] }
-          : { IpRanges: [{ CidrIp: from, Description: description }] }),
+      ...(from.includes(":")
+        ? { Ipv6Ranges: [{ CidrIpv6: from, Description: description }] }
+        : { IpRanges: [{ CidrIp: from, Description: description }] }),
     };
   };
   const tags = Object.entries(ownershipTags(cluster, service, "backend-rule")).map(([Key, Value]) => ({

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { parseAwsSettings } from "./annotations.ts";
-import { backendRules, cidrBackendRules, planBackendRules, ruleKey } from "./backendRules.ts";
+import type { BackendNeed } from "./backendRanges.ts";
+import { backendNeeds, cidrBackendRules, planBackendRules, ruleKey } from "./backendRules.ts";
 import { desiredLoadBalancer } from "./desired.ts";
 import type { BackendRule, ObservedBackendRule } from "./model.ts";
 import { intent, NETWORK } from "../../test/unit/support/awsIntent.ts";
@@ -12,25 +13,23 @@ const NODES = new Map([
   ["i-0000000000000000b", "sg-nodes"],
 ]);
 const keys = (rules: BackendRule[]) => rules.map(ruleKey);
+const needs = (list: BackendNeed[]) => list.map((n) => `${n.groupId}/${n.protocol}/${n.port}`);
 
-describe("backend rules", () => {
+describe("backend needs (the ports the shared range rules must admit)", () => {
   test("instance targets, Cluster: the node port over TCP, once per group however many nodes share it", () => {
-    expect(keys(backendRules(desired().targetGroups, NODES, "own"))).toEqual(["sg-nodes/tcp/30080/own"]);
+    expect(needs(backendNeeds(desired().targetGroups, NODES))).toEqual(["sg-nodes/tcp/30080"]);
   });
 
   test("Local: the health-check node port too", () => {
     const lb = desired(intent({ externalTrafficPolicy: "Local", healthCheckNodePort: 32000 }));
-    expect(keys(backendRules(lb.targetGroups, NODES, "own"))).toEqual([
-      "sg-nodes/tcp/30080/own",
-      "sg-nodes/tcp/32000/own",
-    ]);
+    expect(needs(backendNeeds(lb.targetGroups, NODES))).toEqual(["sg-nodes/tcp/30080", "sg-nodes/tcp/32000"]);
   });
 
   test("UDP: the node port over UDP and kube-proxy's health port over TCP; TCP_UDP: both protocols", () => {
     const udp = desired(intent({ ports: [{ name: "dns", protocol: "UDP", port: 53, nodePort: 30053 }] }));
-    expect(keys(backendRules(udp.targetGroups, NODES, "own"))).toEqual([
-      "sg-nodes/tcp/10256/own",
-      "sg-nodes/udp/30053/own",
+    expect(needs(backendNeeds(udp.targetGroups, NODES))).toEqual([
+      "sg-nodes/tcp/10256",
+      "sg-nodes/udp/30053",
     ]);
     const both = desired(
       intent({
@@ -40,9 +39,9 @@ describe("backend rules", () => {
         ],
       }),
     );
-    expect(keys(backendRules(both.targetGroups, NODES, "own"))).toEqual([
-      "sg-nodes/tcp/30053/own",
-      "sg-nodes/udp/30053/own",
+    expect(needs(backendNeeds(both.targetGroups, NODES))).toEqual([
+      "sg-nodes/tcp/30053",
+      "sg-nodes/udp/30053",
     ]);
   });
 
@@ -61,34 +60,30 @@ describe("backend rules", () => {
       ["10.0.1.5", "sg-a"],
       ["10.0.1.6", "sg-b"],
     ]);
-    expect(keys(backendRules(lb.targetGroups, pods, "sg-user"))).toEqual([
-      "sg-a/tcp/8080/sg-user",
-      "sg-b/tcp/8081/sg-user",
-    ]);
+    expect(needs(backendNeeds(lb.targetGroups, pods))).toEqual(["sg-a/tcp/8080", "sg-b/tcp/8081"]);
   });
 
-  test("plan: adds what is missing grouped by backend group, revokes only observed rules no longer wanted", () => {
+  test("plan (address rules): adds what is missing grouped by backend group, revokes only observed rules no longer wanted", () => {
     const want = [
-      { groupId: "sg-a", protocol: "tcp" as const, port: 1, source: "own" },
-      { groupId: "sg-a", protocol: "tcp" as const, port: 2, source: "own" },
-      { groupId: "sg-b", protocol: "tcp" as const, port: 1, source: "own" },
+      { groupId: "sg-a", protocol: "tcp" as const, port: 1, source: "10.0.0.0/16" },
+      { groupId: "sg-a", protocol: "tcp" as const, port: 2, source: "10.0.0.0/16" },
+      { groupId: "sg-b", protocol: "tcp" as const, port: 1, source: "10.0.0.0/16" },
     ];
     const have: ObservedBackendRule[] = [
-      { ruleId: "r1", groupId: "sg-a", protocol: "tcp", port: 1, source: "sg-lb" },
-      { ruleId: "r2", groupId: "sg-c", protocol: "udp", port: 9, source: "sg-lb" },
+      { ruleId: "r1", groupId: "sg-a", protocol: "tcp", port: 1, source: "10.0.0.0/16" },
+      { ruleId: "r2", groupId: "sg-c", protocol: "udp", port: 9, source: "10.0.0.0/16" },
+      // From before the shared range rules: a rule naming the NLB's own group, no longer wanted.
+      { ruleId: "r3", groupId: "sg-a", protocol: "tcp", port: 2, source: "sg-lb" },
     ];
-    const p = planBackendRules(want, have, "sg-lb");
+    const p = planBackendRules(want, have);
     expect([...p.authorize].map(([g, rs]) => [g, rs.map((r) => r.port)])).toEqual([
       ["sg-a", [2]],
       ["sg-b", [1]],
     ]);
-    expect([...p.revoke].map(([g, rs]) => [g, rs.map((r) => r.ruleId)])).toEqual([["sg-c", ["r2"]]]);
-    // Before the Service's own group exists, every rule naming it is to be made.
-    expect([...planBackendRules(want, [], undefined).authorize.values()].flat()).toHaveLength(3);
-    // A rule naming an older group of the Service is revoked, its successor added.
-    const moved = planBackendRules(want.slice(0, 1), have.slice(0, 1), "sg-new");
-    expect([...moved.authorize.values()].flat().map((r) => r.port)).toEqual([1]);
-    expect([...moved.revoke.values()].flat().map((r) => r.ruleId)).toEqual(["r1"]);
+    expect([...p.revoke].map(([g, rs]) => [g, rs.map((r) => r.ruleId)])).toEqual([
+      ["sg-c", ["r2"]],
+      ["sg-a", ["r3"]],
+    ]);
   });
 });
 

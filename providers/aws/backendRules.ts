@@ -1,24 +1,23 @@
-// The ingress rules a Service's targets need on their own security groups (the node's for instance targets, the
-// pod's ENI's for ip targets) so the NLB's traffic and health checks are not dropped, and the plan that adds the
-// missing ones and revokes only Portico's own. Pure: the targets' groups are looked up beforehand (backendGroups.ts).
+// What a Service's targets need on their own security groups (the node's for instance targets, the pod's ENI's
+// for ip targets) so the NLB's traffic and health checks are not dropped: the ports, for the shared range rules,
+// or, for an NLB without security groups, the Service's own address rules and the plan that adds the missing ones
+// and revokes only Portico's own. Pure: the targets' groups are looked up beforehand (backendGroups.ts).
+import type { BackendNeed } from "./backendRanges.ts";
 import type { BackendRule, DesiredTargetGroup, ObservedBackendRule } from "./model.ts";
-import { OWN_SECURITY_GROUP } from "./model.ts";
 
 /**
- * As the AWS Load Balancer Controller does: the target port for the target group's protocol (UDP also over TCP
- * when the group is TCP_UDP or the health check probes the traffic port over TCP), and the health-check port
- * over TCP when it is another port. `groupOf` gives a target's security group (undefined: not found).
+ * The ports a Service's targets need open on their own groups, as the AWS Load Balancer Controller finds them:
+ * the target port for the target group's protocol (UDP also over TCP when the group is TCP_UDP or the health check
+ * probes the traffic port over TCP), and the health-check port over TCP when it is another port. `groupOf` gives a
+ * target's security group (undefined: not found). The shared range rules admit them (backendRanges.ts).
  */
-export function backendRules(
+export function backendNeeds(
   targetGroups: DesiredTargetGroup[],
   groupOf: ReadonlyMap<string, string>,
-  source: string,
-): BackendRule[] {
-  const rules = new Map<string, BackendRule>();
-  const add = (groupId: string, protocol: BackendRule["protocol"], port: number) => {
-    const rule = { groupId, protocol, port, source };
-    rules.set(ruleKey(rule), rule);
-  };
+): BackendNeed[] {
+  const needs = new Map<string, BackendNeed>();
+  const add = (groupId: string, protocol: BackendNeed["protocol"], port: number) =>
+    needs.set(`${groupId}/${protocol}/${port}`, { groupId, protocol, port });
   for (const tg of targetGroups) {
     const hc = tg.healthCheck.port;
     const hcPort = hc === "traffic-port" ? undefined : Number(hc);
@@ -33,7 +32,9 @@ export function backendRules(
       if (hcPort !== undefined && hcPort !== port) add(groupId, "tcp", hcPort);
     }
   }
-  return [...rules.values()].sort((a, b) => ruleKey(a).localeCompare(ruleKey(b)));
+  return [...needs.values()].sort((a, b) =>
+    `${a.groupId}/${a.protocol}/${a.port}`.localeCompare(`${b.groupId}/${b.protocol}/${b.port}`),
+  );
 }
 
 /** Where an NLB without security groups sends from, for the AWS Load Balancer Controller's CIDR-based rules. */
@@ -102,12 +103,9 @@ export function cidrBackendRules(
 export function planBackendRules(
   desired: BackendRule[],
   observed: ObservedBackendRule[],
-  ownGroupId: string | undefined,
 ): { authorize: Map<string, BackendRule[]>; revoke: Map<string, ObservedBackendRule[]> } {
-  // Before the Service's own group exists no observed rule can name it; every rule naming it is missing.
-  const resolve = (r: BackendRule) =>
-    r.source === OWN_SECURITY_GROUP && ownGroupId ? { ...r, source: ownGroupId } : r;
-  const want = new Map(desired.map((r) => [ruleKey(resolve(r)), r]));
+  // Observed rules naming a group are from before the shared range rules: revoked once those are in place.
+  const want = new Map(desired.map((r) => [ruleKey(r), r]));
   const have = new Set(observed.map(ruleKey));
   const authorize = new Map<string, BackendRule[]>();
   for (const [key, rule] of want) {

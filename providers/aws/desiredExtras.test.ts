@@ -76,7 +76,7 @@ test("private-link inbound rules: set right after creation, refused without secu
   const lb = build({ [`${P}inbound-sg-rules-on-private-link-traffic`]: "on" });
   const p = plan(lb, { loadBalancers: [], targetGroups: [], securityGroups: [], backendRules: [] });
   const at = p.operations.findIndex((o) => o.kind === "createLoadBalancer");
-  expect(p.operations[at + 1]).toEqual({ kind: "setSecurityGroups", privateLink: "on" });
+  expect(p.operations[at + 1]).toEqual({ kind: "setSecurityGroups", groupIds: ["own"], privateLink: "on" });
   expect(() =>
     build({ [`${P}inbound-sg-rules-on-private-link-traffic`]: "on", [`${P}disable-nlb-sg`]: "true" }),
   ).toThrow(/inbound-sg-rules-on-private-link-traffic/);

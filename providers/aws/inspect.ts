@@ -5,6 +5,8 @@ import type { InspectNode, ServiceRef } from "../provider.ts";
 import { call, type AwsClients } from "./clients.ts";
 import { TAG } from "./names.ts";
 import { observe, taggedResources } from "./observe.ts";
+import { describeRange } from "./backendRanges.ts";
+import { observeRanges } from "./sharedBackend.ts";
 
 export async function inspectService(clients: AwsClients, service: ServiceRef): Promise<InspectNode[]> {
   const tagged = await taggedResources(clients, [{ Key: TAG.serviceUid, Values: [service.uid] }]);
@@ -60,5 +62,27 @@ export async function inspectService(clients: AwsClients, service: ServiceRef): 
     byGroup.set(r.groupId, [...(byGroup.get(r.groupId) ?? []), `${r.protocol}/${r.port} from ${r.source}`]);
   for (const [groupId, rules] of byGroup)
     nodes.push({ label: `backend security group ${groupId} admits the NLB: ${rules.sort().join(", ")}` });
+  nodes.push(
+    ...(await sharedRanges(
+      clients,
+      cluster,
+      observed.loadBalancers.flatMap((lb) => lb.securityGroups),
+    )),
+  );
   return nodes;
+}
+
+/** The shared range rules admitting a group on the NLB (the cluster's shared backend group). */
+async function sharedRanges(
+  clients: AwsClients,
+  cluster: string,
+  nlbGroups: string[],
+): Promise<InspectNode[]> {
+  if (!nlbGroups.length) return [];
+  const ranges = (await observeRanges(clients, cluster)).filter((r) => nlbGroups.includes(r.source));
+  const bySource = new Map<string, string[]>();
+  for (const r of ranges) bySource.set(r.source, [...(bySource.get(r.source) ?? []), describeRange(r)]);
+  return [...bySource].map(([source, list]) => ({
+    label: `shared backend group ${source} is admitted: ${list.sort().join(", ")}`,
+  }));
 }

@@ -66,8 +66,9 @@ export interface DesiredListener {
 export const OWN_SECURITY_GROUP = "own";
 
 /**
- * An ingress rule Portico adds to a backend (node or pod) security group so the NLB reaches its targets:
- * from the NLB's security group (`source`: a group ID, or OWN_SECURITY_GROUP) to one port.
+ * An ingress rule Portico adds for one Service to a backend (node or pod) security group so an NLB without
+ * security groups reaches its targets: from an address range (`source`, a CIDR) to one port. (NLBs with groups
+ * share range rules instead: backendRanges.ts.)
  */
 export interface BackendRule {
   groupId: string;
@@ -105,8 +106,10 @@ export interface DesiredLoadBalancer {
   userSecurityGroups: string[];
   /** SetSecurityGroups' EnforceSecurityGroupInboundRulesOnPrivateLinkTraffic; absent: left as it is. */
   privateLinkInboundRules?: "on" | "off";
-  /** Ingress rules on the targets' security groups; empty when not managed. */
+  /** Ingress rules on the targets' security groups for an NLB without groups; empty otherwise. */
   backendRules: BackendRule[];
+  /** The cluster's shared backend group, on the NLB beside its own (or the user's) when backend rules are managed. */
+  sharedBackendGroup?: string;
   listeners: DesiredListener[];
   targetGroups: DesiredTargetGroup[];
 }

@@ -136,6 +136,31 @@ describe("plan", () => {
     ]);
   });
 
+  test("the cluster's shared backend group rides on the NLB beside its own group, or beside the user's", () => {
+    const d = { ...build(), sharedBackendGroup: "sg-shared" };
+    const created = plan(d, { loadBalancers: [], targetGroups: [], securityGroups: [], backendRules: [] });
+    expect(created.operations.find((o) => o.kind === "createLoadBalancer")).toMatchObject({
+      loadBalancer: { sharedBackendGroup: "sg-shared" },
+    });
+    // An NLB from before the shared group (its own group alone) gets it added in place.
+    const older = observedFrom(build());
+    expect(plan(d, older).operations).toEqual([
+      { kind: "setSecurityGroups", groupIds: ["sg-1", "sg-shared"] },
+    ]);
+    const both = observedFrom(build());
+    both.loadBalancers[0]!.securityGroups = ["sg-shared", "sg-1"];
+    expect(plan(d, both).operations).toEqual([]);
+    const user = {
+      ...build({ "service.beta.kubernetes.io/aws-load-balancer-security-groups": "sg-user" }),
+      sharedBackendGroup: "sg-shared",
+    };
+    const userObserved = observedFrom(build());
+    userObserved.securityGroups = [];
+    expect(plan(user, userObserved).operations).toEqual([
+      { kind: "setSecurityGroups", groupIds: ["sg-user", "sg-shared"] },
+    ]);
+  });
+
   test("changed attributes, subnets and a lost security group are put right in place", () => {
     const d = build({
       "service.beta.kubernetes.io/aws-load-balancer-proxy-protocol": "*",
@@ -147,7 +172,7 @@ describe("plan", () => {
     const p = plan(d, obs);
     expect(p.operations).toEqual([
       { kind: "setSubnets", subnets: ["subnet-a", "subnet-b"] },
-      { kind: "setSecurityGroups" },
+      { kind: "setSecurityGroups", groupIds: ["sg-1"] },
       { kind: "modifyLoadBalancerAttributes", attributes: { "load_balancing.cross_zone.enabled": "true" } },
       {
         kind: "modifyTargetGroupAttributes",

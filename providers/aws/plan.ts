@@ -4,6 +4,7 @@
 import { ConfigurationError } from "../errors.ts";
 import { MORE_AWS_ANNOTATIONS as M } from "./moreAnnotations.ts";
 import { planBackendRules, ruleKey as backendRuleKey } from "./backendRules.ts";
+import { OWN_SECURITY_GROUP } from "./model.ts";
 import type {
   BackendRule,
   DesiredListener,
@@ -27,8 +28,8 @@ export type Operation =
   | { kind: "createLoadBalancer"; loadBalancer: DesiredLoadBalancer }
   // Operations without an ARN act on the Service's desired load balancer, which may not exist yet at planning.
   | { kind: "setSubnets"; subnets: string[] }
-  /** The user's groups, or (absent) the Service's own. */
-  | { kind: "setSecurityGroups"; groupIds?: string[]; privateLink?: "on" | "off" }
+  /** The NLB's groups; OWN_SECURITY_GROUP stands for the Service's own until it is made. */
+  | { kind: "setSecurityGroups"; groupIds: string[]; privateLink?: "on" | "off" }
   | { kind: "authorizeBackendRules"; groupId: string; rules: BackendRule[] }
   | { kind: "revokeBackendRules"; groupId: string; rules: ObservedBackendRule[] }
   | { kind: "addListenerCertificates"; listenerArn: string; port: number; certificateArns: string[] }
@@ -78,7 +79,7 @@ export function plan(desired: DesiredLoadBalancer, observed: Observed): Plan {
     if (add.length) ops.push({ kind: "authorizeIngress", groupId: group.id, rules: add });
     if (remove.length) ops.push({ kind: "revokeIngress", groupId: group.id, rules: remove });
   }
-  const backend = planBackendRules(desired.backendRules, observed.backendRules, group?.id);
+  const backend = planBackendRules(desired.backendRules, observed.backendRules);
   for (const [groupId, rules] of backend.authorize)
     ops.push({ kind: "authorizeBackendRules", groupId, rules });
 
@@ -88,21 +89,20 @@ export function plan(desired: DesiredLoadBalancer, observed: Observed): Plan {
     if (desired.privateLinkInboundRules)
       ops.push({
         kind: "setSecurityGroups",
-        ...(own ? {} : { groupIds: desired.userSecurityGroups }),
+        groupIds: nlbSecurityGroups(desired, group?.id),
         privateLink: desired.privateLinkInboundRules,
       });
   } else {
     if (desired.nameFixed) checkImmutable(desired, current);
     if (!sameSet(current.subnets, desired.subnets))
       ops.push({ kind: "setSubnets", subnets: desired.subnets });
-    const wanted = own ? (group ? [group.id] : []) : desired.userSecurityGroups;
+    const wanted = nlbSecurityGroups(desired, group?.id);
     const privateLink =
       desired.privateLinkInboundRules && desired.privateLinkInboundRules !== current.privateLinkInboundRules
         ? { privateLink: desired.privateLinkInboundRules }
         : {};
-    if (!group && own) ops.push({ kind: "setSecurityGroups", ...privateLink });
-    else if (!sameSet(current.securityGroups, wanted) || "privateLink" in privateLink)
-      ops.push({ kind: "setSecurityGroups", ...(own ? {} : { groupIds: wanted }), ...privateLink });
+    if (!sameSet(current.securityGroups, wanted) || "privateLink" in privateLink)
+      ops.push({ kind: "setSecurityGroups", groupIds: wanted, ...privateLink });
   }
   const lbAttributes = changed(desired.attributes, current?.attributes ?? {});
   // Access logs left on by a removed annotation are turned off (not every API reports the key while it is off).
@@ -153,6 +153,16 @@ export function plan(desired: DesiredLoadBalancer, observed: Observed): Plan {
     if (g.name !== own?.name) ops.push({ kind: "deleteSecurityGroup", groupId: g.id, name: g.name });
   }
   return { operations: ops, ...(current ? { current } : {}), replaced };
+}
+
+/**
+ * The groups the NLB carries: its own (OWN_SECURITY_GROUP until made) or the user's, and the cluster's shared
+ * backend group when Portico manages backend rules.
+ */
+export function nlbSecurityGroups(desired: DesiredLoadBalancer, ownId: string | undefined): string[] {
+  const groups = desired.securityGroup ? [ownId ?? OWN_SECURITY_GROUP] : [...desired.userSecurityGroups];
+  if (desired.sharedBackendGroup) groups.push(desired.sharedBackendGroup);
+  return groups;
 }
 
 /** Everything that removes a Service: load balancers first (their listeners go with them), then what they used. */
@@ -345,9 +355,7 @@ export function describeOperation(op: Operation): string {
     case "setSubnets":
       return `set subnets to ${op.subnets.join(", ")}`;
     case "setSecurityGroups":
-      return op.groupIds
-        ? `set the load balancer's security groups to ${op.groupIds.join(", ")}`
-        : "attach the security group to the load balancer";
+      return `set the load balancer's security groups to ${op.groupIds.map((g) => (g === OWN_SECURITY_GROUP ? "its own" : g)).join(", ")}`;
     case "authorizeBackendRules":
       return `allow ${op.rules.map(backendRuleKey).join(", ")} (backend rules)`;
     case "revokeBackendRules":

@@ -10,14 +10,15 @@ import type {
 } from "../provider.ts";
 import { parseAwsSettings } from "./annotations.ts";
 import { BackendGroupResolver, backendRuleTags, type Unresolved } from "./backendGroups.ts";
-import { backendRules, cidrBackendRules } from "./backendRules.ts";
+import { backendNeeds, cidrBackendRules } from "./backendRules.ts";
+import { SharedBackend, type SharedUse } from "./sharedBackend.ts";
 import { UserSecurityGroups } from "./userSecurityGroups.ts";
 import { CertificateChecker } from "./certificates.ts";
 import { inspectService } from "./inspect.ts";
 import { awsTraffic, statesOf } from "./traffic.ts";
 import { call, createAwsClients, type AwsClientOptions, type AwsClients } from "./clients.ts";
 import { desiredLoadBalancer, type Network } from "./desired.ts";
-import { OWN_SECURITY_GROUP, type DesiredLoadBalancer, type Observed } from "./model.ts";
+import type { DesiredLoadBalancer, Observed } from "./model.ts";
 import { TAG } from "./names.ts";
 import { observe, refreshTargets, taggedResources } from "./observe.ts";
 import { apply } from "./apply.ts";
@@ -26,6 +27,8 @@ import { SubnetResolver } from "./network.ts";
 import { RecentObservations } from "./recentObservations.ts";
 
 export { AWS_LOAD_BALANCER_CLASS } from "../classes.ts";
+/** Stands for the shared backend group in a dry run, before it is made. */
+const SHARED_GROUP_TO_BE_MADE = "(the shared backend group)";
 /** How soon to look again while a replacement waits for its new load balancer to become active. */
 const REPLACEMENT_POLL_MS = 10_000;
 
@@ -49,6 +52,7 @@ export class AwsProvider implements LoadBalancerProvider {
   private readonly recent: RecentObservations;
   private readonly backendGroups: BackendGroupResolver;
   private readonly userGroups: UserSecurityGroups;
+  private readonly shared: SharedBackend;
 
   constructor(opts: AwsProviderOptions) {
     this.cluster = opts.clusterName;
@@ -59,16 +63,20 @@ export class AwsProvider implements LoadBalancerProvider {
     this.recent = new RecentObservations(opts.observationTtlMs ?? 60_000);
     this.backendGroups = new BackendGroupResolver(this.clients, this.cluster);
     this.userGroups = new UserSecurityGroups(this.clients);
+    this.shared = new SharedBackend(this.clients, this.cluster);
   }
 
   async ensure(intent: LoadBalancerIntent): Promise<EnsureResult> {
     const uid = intent.service.uid;
     try {
-      const { desired } = await this.desire(intent);
+      const { desired, shared } = await this.desire(intent);
+      // The shared rules first: the NLB's own backend rules from before them go only once they are in place.
+      const { groupId, changes } = await this.shared.use(uid, shared);
+      if (groupId) desired.sharedBackendGroup = groupId;
       const reused = await this.reuse(uid, desired);
       if (reused) {
         const p = plan(desired, reused);
-        if (onlyTargets(p)) return await this.carryOut(intent.service, desired, reused, p);
+        if (onlyTargets(p)) return await this.carryOut(intent.service, desired, reused, p, changes);
         // The plan depends on more than the shape the observation was kept for: observe everything.
         this.recent.forget(uid);
       }
@@ -76,7 +84,7 @@ export class AwsProvider implements LoadBalancerProvider {
       const p = plan(desired, observed);
       if (onlyTargets(p)) this.recent.remember(uid, desired, observed);
       else this.recent.forget(uid);
-      return await this.carryOut(intent.service, desired, observed, p);
+      return await this.carryOut(intent.service, desired, observed, p, changes);
     } catch (err) {
       this.recent.forget(uid);
       throw err;
@@ -100,6 +108,7 @@ export class AwsProvider implements LoadBalancerProvider {
     desired: DesiredLoadBalancer,
     observed: Observed,
     p: Plan,
+    sharedChanges: string[],
   ): Promise<EnsureResult> {
     const { operations, waitForActive } = makeBeforeBreak(p);
     const lb = await apply(operations, {
@@ -119,7 +128,7 @@ export class AwsProvider implements LoadBalancerProvider {
     );
     return {
       ingress: lb?.dnsName ? [{ hostname: lb.dnsName }] : [],
-      changes: operations.map(describeOperation),
+      changes: [...sharedChanges, ...operations.map(describeOperation)],
       notices,
       traffic: awsTraffic(desired, statesOf(observed)),
       ...(waitForActive ? { requeueAfterMs: REPLACEMENT_POLL_MS } : {}),
@@ -127,9 +136,10 @@ export class AwsProvider implements LoadBalancerProvider {
   }
 
   async plan(intent: LoadBalancerIntent): Promise<PlanDescription> {
-    const { plan: p, unresolved } = await this.prepare(intent);
+    const { plan: p, unresolved, shared } = await this.prepare(intent);
     return {
       operations: [
+        ...shared,
         ...p.operations.map(describeOperation),
         // Said here so that a missing backend rule is never a mystery; ensure goes on without it.
         ...unresolved.map((u) => `no backend rule for target ${u.target}: ${u.reason}`),
@@ -147,6 +157,12 @@ export class AwsProvider implements LoadBalancerProvider {
       cluster: this.cluster,
       service,
     });
+    await this.shared.release(service.uid);
+  }
+
+  /** Shared backend rules narrow to what the Services in view need, and an unused shared group goes. */
+  async settle(inView: ServiceRef[]): Promise<void> {
+    await this.shared.settle(inView.map((s) => s.uid));
   }
 
   inspect(service: ServiceRef): Promise<InspectNode[]> {
@@ -179,7 +195,7 @@ export class AwsProvider implements LoadBalancerProvider {
 
   private async desire(
     intent: LoadBalancerIntent,
-  ): Promise<{ desired: DesiredLoadBalancer; unresolved: Unresolved[] }> {
+  ): Promise<{ desired: DesiredLoadBalancer; unresolved: Unresolved[]; shared: SharedUse | null }> {
     const settings = parseAwsSettings(intent.annotations, { scheme: this.defaultScheme });
     const network: Network = await this.subnets.resolve(settings.scheme, settings.subnets);
     if (settings.securityGroups.length)
@@ -188,7 +204,7 @@ export class AwsProvider implements LoadBalancerProvider {
     await this.certificates.check(settings.certificateArns);
     // As the AWS Load Balancer Controller: on by default with Portico's own group, off with the user's.
     const manage = settings.manageBackendRules ?? !settings.securityGroups.length;
-    if (!manage) return { desired, unresolved: [] };
+    if (!manage) return { desired, unresolved: [], shared: null };
     const targetIds = desired.targetGroups.flatMap((tg) => tg.targets.map((t) => t.id));
     const { groups, unresolved } = await this.backendGroups.resolve(
       settings.targetType,
@@ -204,11 +220,13 @@ export class AwsProvider implements LoadBalancerProvider {
         vpcCidrs: needsVpc ? await this.backendGroups.vpcCidrs(network.vpcId) : { ipv4: [], ipv6: [] },
         sourceRanges: intent.sourceRanges,
       });
-    } else {
-      const source = desired.securityGroup ? OWN_SECURITY_GROUP : desired.userSecurityGroups[0]!;
-      desired.backendRules = backendRules(desired.targetGroups, groups, source);
+      return { desired, unresolved, shared: null };
     }
-    return { desired, unresolved };
+    return {
+      desired,
+      unresolved,
+      shared: { vpcId: network.vpcId, needs: backendNeeds(desired.targetGroups, groups) },
+    };
   }
 
   private observe(intent: LoadBalancerIntent, desired: DesiredLoadBalancer): Promise<Observed> {
@@ -216,12 +234,19 @@ export class AwsProvider implements LoadBalancerProvider {
     return observe(this.clients, this.cluster, intent.service, desired.name, ports);
   }
 
-  private async prepare(
-    intent: LoadBalancerIntent,
-  ): Promise<{ desired: DesiredLoadBalancer; observed: Observed; plan: Plan; unresolved: Unresolved[] }> {
-    const { desired, unresolved } = await this.desire(intent);
+  private async prepare(intent: LoadBalancerIntent): Promise<{
+    desired: DesiredLoadBalancer;
+    observed: Observed;
+    plan: Plan;
+    unresolved: Unresolved[];
+    shared: string[];
+  }> {
+    const { desired, unresolved, shared } = await this.desire(intent);
+    const preview = await this.shared.preview(intent.service.uid, shared);
+    if (shared)
+      desired.sharedBackendGroup = (await this.shared.groupOf(shared.vpcId)) ?? SHARED_GROUP_TO_BE_MADE;
     const observed = await this.observe(intent, desired);
-    return { desired, observed, plan: plan(desired, observed), unresolved };
+    return { desired, observed, plan: plan(desired, observed), unresolved, shared: preview };
   }
 }
 

@@ -1,10 +1,7 @@
-// The targets' own security groups let the NLB in (as the AWS Load Balancer Controller's backend rules do): only
-// Portico's rules are added and revoked, other rules of a shared group are never touched.
-import { AuthorizeSecurityGroupIngressCommand, DeleteSecurityGroupCommand } from "@aws-sdk/client-ec2";
-import {
-  DeleteLoadBalancerCommand,
-  DeleteTargetGroupCommand,
-} from "@aws-sdk/client-elastic-load-balancing-v2";
+// The targets' own security groups let the NLBs in (as the AWS Load Balancer Controller's backend rules do): one
+// shared group on every NLB, admitted by one range rule per backend group and protocol; only Portico's rules are
+// added and revoked, other rules of a shared group are never touched.
+import { AuthorizeSecurityGroupIngressCommand } from "@aws-sdk/client-ec2";
 import { expect, test, waitFor } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import type { AwsProvider } from "../../../providers/aws/provider.ts";
@@ -17,12 +14,12 @@ import {
   waitForHostname,
   writesDuring,
 } from "./fixtures.ts";
-import { groupRules, inventory } from "./inventory.ts";
+import { groupRules, inventory, sharedGroups } from "./inventory.ts";
 
 const A = "service.beta.kubernetes.io/aws-load-balancer-";
 const MUTATING = /:(Create|Delete|Modify|Register|Deregister|Set|Authorize|Revoke|Add|Remove)/;
 
-test("instance targets: the nodes' cluster-tagged group admits the NLB's group on the node and health-check ports, apart per Service", async ({
+test("instance targets: the nodes' cluster-tagged group admits the cluster's shared group on one range spanning every Service's node and health-check ports", async ({
   cluster,
   aws,
 }) => {
@@ -49,33 +46,33 @@ test("instance targets: the nodes' cluster-tagged group admits the NLB's group o
   const api = await cluster.createService("api", lbService([{ name: "http", port: 8443, targetPort: 8443 }]));
   await waitForHostname(cluster, "web");
   await waitForHostname(cluster, "api");
-  const groupOf = async (name: string) => {
-    const inv = await inventory(aws);
-    const lb = inv.loadBalancers.find(
-      (l) => l.tags["portico.io/service"] === `${cluster.namespace}/${name}`,
-    )!;
-    return lb.securityGroups[0]!;
-  };
-  const webGroup = await groupOf("web");
-  const apiGroup = await groupOf("api");
+  const inv = await inventory(aws);
+  expect(await sharedGroups(aws)).toHaveLength(1);
+  const shared = (await sharedGroups(aws))[0]!.id;
+  const nlbOf = (name: string) =>
+    inv.loadBalancers.find((l) => l.tags["portico.io/service"] === `${cluster.namespace}/${name}`)!;
+  // Each NLB carries its own group (the listeners' rules) and the shared one (what the nodes admit).
+  for (const name of ["web", "api"]) {
+    const own = inv.securityGroups.find((g) => nlbOf(name).securityGroups.includes(g.id))!;
+    expect(nlbOf(name).securityGroups.sort()).toEqual([own.id, shared].sort());
+  }
   const webNodePort = web.spec!.ports![0]!.nodePort!;
   const healthPort = web.spec!.healthCheckNodePort!;
   const apiNodePort = api.spec!.ports![0]!.nodePort!;
-
+  const range = (...ports: number[]) => {
+    const [from, to] = [Math.min(...ports), Math.max(...ports)];
+    return `tcp/${from === to ? from : `${from}-${to}`}/${shared}`;
+  };
+  await waitFor("one range over all three ports", async () =>
+    (await groupRules(aws, nodeGroup)).some((r) => r.rule === range(webNodePort, healthPort, apiNodePort)),
+  );
   const rules = await groupRules(aws, nodeGroup);
   expect(rules.map((r) => r.rule)).toEqual(
-    [
-      `tcp/${webNodePort}/${webGroup}`,
-      `tcp/${healthPort}/${webGroup}`,
-      `tcp/${apiNodePort}/${apiGroup}`,
-      "tcp/22/10.0.0.0/8",
-    ].sort(),
+    [range(webNodePort, healthPort, apiNodePort), "tcp/22/10.0.0.0/8"].sort(),
   );
-  const webRule = rules.find((r) => r.rule === `tcp/${webNodePort}/${webGroup}`)!;
-  expect(webRule.tags).toMatchObject({
+  expect(rules.find((r) => r.rule.endsWith(shared))!.tags).toEqual({
     "portico.io/cluster": cluster.namespace,
-    "portico.io/service": `${cluster.namespace}/web`,
-    "portico.io/service-uid": web.metadata!.uid,
+    "portico.io/resource": "backend-range",
   });
   // The untagged second group of the nodes is left alone.
   expect(await groupRules(aws, otherGroup)).toEqual([]);
@@ -87,33 +84,64 @@ test("instance targets: the nodes' cluster-tagged group admits the NLB's group o
   controller.manager.queue.add(`${cluster.namespace}/web`);
   await waitFor(
     "the resync",
-    () =>
-      (calls.get("ec2:DescribeSecurityGroupRules") ?? 0) >
-      (before.get("ec2:DescribeSecurityGroupRules") ?? 0),
+    () => (calls.get("elbv2:DescribeTargetHealth") ?? 0) > (before.get("elbv2:DescribeTargetHealth") ?? 0),
   );
   await waitFor("the queue to settle", () => controller.manager.queue.length === 0);
   const writes = [...calls].filter(([op, n]) => MUTATING.test(op) && n !== (before.get(op) ?? 0));
   expect(writes).toEqual([]);
 
-  // Cluster traffic policy: the health check probes the traffic port, so its own rule goes, and only it.
+  // Cluster traffic policy: the health check probes the traffic port, so the range holds the node ports alone.
   await patchService(cluster, "web", { spec: { externalTrafficPolicy: "Cluster" } });
-  await waitFor(
-    "the health-check rule to go",
-    async () => !(await groupRules(aws, nodeGroup)).some((r) => r.rule === `tcp/${healthPort}/${webGroup}`),
-  );
-  expect((await groupRules(aws, nodeGroup)).map((r) => r.rule)).toEqual(
-    [`tcp/${webNodePort}/${webGroup}`, `tcp/${apiNodePort}/${apiGroup}`, "tcp/22/10.0.0.0/8"].sort(),
+  const nodePortsOnly = [range(webNodePort, apiNodePort), "tcp/22/10.0.0.0/8"].sort();
+  await waitFor("the range to narrow", async () =>
+    sameRules(await groupRules(aws, nodeGroup), nodePortsOnly),
   );
 
-  // Deleting one Service revokes its rules alone; its own group goes too.
+  // Deleting one Service narrows the range to the other's port; deleting the last revokes it, and the shared
+  // group goes once nothing uses it (at the next settle).
   await cluster.core.deleteNamespacedService({ name: "web", namespace: cluster.namespace });
   await waitFor("web's NLB and group to go", async () => (await inventory(aws)).securityGroups.length === 1);
-  expect((await groupRules(aws, nodeGroup)).map((r) => r.rule)).toEqual(
-    [`tcp/${apiNodePort}/${apiGroup}`, "tcp/22/10.0.0.0/8"].sort(),
+  await waitFor("api's port alone", async () =>
+    sameRules(await groupRules(aws, nodeGroup), [range(apiNodePort), "tcp/22/10.0.0.0/8"].sort()),
   );
+  await cluster.core.deleteNamespacedService({ name: "api", namespace: cluster.namespace });
+  await waitFor("api's NLB and group to go", async () => (await inventory(aws)).securityGroups.length === 0);
+  await waitFor("the range to go", async () =>
+    sameRules(await groupRules(aws, nodeGroup), ["tcp/22/10.0.0.0/8"]),
+  );
+  await (controller.provider as AwsProvider).settle([]);
+  expect(await sharedGroups(aws)).toEqual([]);
 });
 
-test("ip targets: the group of the network interface holding the pod's IP admits the NLB on the target port", async ({
+const sameRules = (rules: { rule: string }[], want: string[]) =>
+  JSON.stringify(rules.map((r) => r.rule)) === JSON.stringify(want);
+
+test("65 Services on one node group (EC2 allows 60 rules per group) are all served: their ports share one rule", async ({
+  cluster,
+  aws,
+}) => {
+  let nodeGroup = "";
+  const world = await awsWorld(cluster, aws, 1, {
+    nodeSecurityGroups: async (vpcId) => [(nodeGroup = await aws.createSecurityGroup(vpcId, "nodes"))],
+  });
+  const provider = directProvider(cluster);
+  const services = Array.from({ length: 65 }, (_, i) =>
+    intentFor(world, `web-${i}`, {
+      ports: [{ name: "", protocol: "TCP", port: 80, nodePort: 30100 + i }],
+    }),
+  );
+  for (const s of services) expect((await provider.ensure(s)).ingress).toHaveLength(1);
+  const shared = (await sharedGroups(aws))[0]!.id;
+  expect((await groupRules(aws, nodeGroup)).map((r) => r.rule)).toEqual([`tcp/30100-30164/${shared}`]);
+  // Told which Services exist, the rule narrows to what they need, and goes with the last of them.
+  for (const s of services.slice(0, 60)) await provider.delete(s.service);
+  await provider.settle(services.slice(60).map((s) => s.service));
+  expect((await groupRules(aws, nodeGroup)).map((r) => r.rule)).toEqual([`tcp/30160-30164/${shared}`]);
+  for (const s of services.slice(60)) await provider.delete(s.service);
+  expect(await groupRules(aws, nodeGroup)).toEqual([]);
+});
+
+test("ip targets: the group of the network interface holding the pod's IP admits the shared group on the target port", async ({
   cluster,
   aws,
 }) => {
@@ -124,12 +152,12 @@ test("ip targets: the group of the network interface holding the pod's IP admits
   await cluster.createEndpointSlice("web", [{ ip: "10.0.0.50" }], [{ name: "http", port: 8080 }]);
   await cluster.createService("web", lbService(), { [`${A}nlb-target-type`]: "ip" });
   await waitForHostname(cluster, "web");
-  const nlbGroup = (await inventory(aws)).loadBalancers[0]!.securityGroups[0]!;
   await waitFor("the pod group's rule", async () => (await groupRules(aws, podGroup)).length === 1);
-  expect((await groupRules(aws, podGroup)).map((r) => r.rule)).toEqual([`tcp/8080/${nlbGroup}`]);
+  const shared = (await sharedGroups(aws))[0]!.id;
+  expect((await groupRules(aws, podGroup)).map((r) => r.rule)).toEqual([`tcp/8080/${shared}`]);
 });
 
-test("manage-backend-security-group-rules: false makes no rules, and turning it off revokes Portico's", async ({
+test("manage-backend-security-group-rules: false takes the shared group off the NLB, and its ports are no longer held open", async ({
   cluster,
   aws,
 }) => {
@@ -140,24 +168,29 @@ test("manage-backend-security-group-rules: false makes no rules, and turning it 
   const provider = directProvider(cluster);
   const web = intentFor(world, "web");
   await provider.ensure(web);
-  expect((await groupRules(aws, nodeGroup)).map((r) => r.rule)).toEqual([
-    `tcp/30080/${(await inventory(aws)).securityGroups[0]!.id}`,
-  ]);
+  const shared = (await sharedGroups(aws))[0]!.id;
+  expect((await groupRules(aws, nodeGroup)).map((r) => r.rule)).toEqual([`tcp/30080/${shared}`]);
   const off = { [`${A}manage-backend-security-group-rules`]: "false" };
+  // Until the provider knows every Service there may be one relying on the rule: it stays.
   expect(await writesDuring(provider, () => provider.ensure({ ...web, annotations: off }))).toEqual({
+    "elbv2:SetSecurityGroups": 1,
+  });
+  expect((await inventory(aws)).loadBalancers[0]!.securityGroups).not.toContain(shared);
+  expect(await writesDuring(provider, () => provider.settle([web.service]))).toEqual({
     "ec2:RevokeSecurityGroupIngress": 1,
+    "ec2:DeleteSecurityGroup": 1,
   });
   expect(await groupRules(aws, nodeGroup)).toEqual([]);
+  expect(await sharedGroups(aws)).toEqual([]);
 
   await provider.ensure(intentFor(world, "off", { annotations: off }));
   expect(await groupRules(aws, nodeGroup)).toEqual([]);
-  // Deleting the Service with its rules already gone deletes its group without a revoke.
   expect(await writesDuring(provider, () => provider.delete(web.service))).not.toHaveProperty(
     "ec2:RevokeSecurityGroupIngress",
   );
 });
 
-test("a Service with nothing left but backend rules is still found as an owner, and deleting it revokes them", async ({
+test("an NLB from before the shared rules (its own rules, one per port) moves over: the range first, then its rules go", async ({
   cluster,
   aws,
 }) => {
@@ -166,18 +199,43 @@ test("a Service with nothing left but backend rules is still found as an owner, 
     nodeSecurityGroups: async (vpcId) => [(nodeGroup = await aws.createSecurityGroup(vpcId, "nodes"))],
   });
   const provider = directProvider(cluster);
-  const web = intentFor(world, "web");
+  const web = intentFor(world, "web", {
+    annotations: { [`${A}manage-backend-security-group-rules`]: "false" },
+  });
   await provider.ensure(web);
-  // Everything else goes behind Portico's back.
-  const inv = await inventory(aws);
-  await aws.elbv2.send(new DeleteLoadBalancerCommand({ LoadBalancerArn: inv.loadBalancers[0]!.arn }));
-  await aws.elbv2.send(new DeleteTargetGroupCommand({ TargetGroupArn: inv.targetGroups[0]!.arn }));
-  await aws.ec2.send(new DeleteSecurityGroupCommand({ GroupId: inv.securityGroups[0]!.id }));
-  expect(await groupRules(aws, nodeGroup)).toHaveLength(1);
+  const own = (await inventory(aws)).securityGroups[0]!.id;
+  // The rule an earlier Portico made: the NLB's own group on the node port, tagged as the Service's.
+  const tag = (Key: string, Value: string) => ({ Key, Value });
+  await aws.ec2.send(
+    new AuthorizeSecurityGroupIngressCommand({
+      GroupId: nodeGroup,
+      IpPermissions: [
+        { IpProtocol: "tcp", FromPort: 30080, ToPort: 30080, UserIdGroupPairs: [{ GroupId: own }] },
+      ],
+      TagSpecifications: [
+        {
+          ResourceType: "security-group-rule",
+          Tags: [
+            tag("portico.io/cluster", cluster.namespace),
+            tag("portico.io/service", "shop/web"),
+            tag("portico.io/service-uid", web.service.uid),
+            tag("portico.io/resource", "backend-rule"),
+          ],
+        },
+      ],
+    }),
+  );
+  // Still owned through that rule alone, as before.
   expect((await provider.ownedServices()).map((s) => s.uid)).toEqual([web.service.uid]);
-  await provider.delete(web.service);
-  expect(await groupRules(aws, nodeGroup)).toEqual([]);
-  expect(await provider.ownedServices()).toEqual([]);
+  const calls: string[] = [];
+  provider.clients.onCall((_service, operation) => {
+    if (/Authorize|Revoke/.test(operation)) calls.push(operation);
+  });
+  await provider.ensure({ ...web, annotations: {} });
+  const shared = (await sharedGroups(aws))[0]!.id;
+  expect(calls).toEqual(["ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress"]);
+  expect((await groupRules(aws, nodeGroup)).map((r) => r.rule)).toEqual([`tcp/30080/${shared}`]);
+  expect((await inventory(aws)).loadBalancers[0]!.securityGroups.sort()).toEqual([own, shared].sort());
 });
 
 test("a node with several security groups and none tagged for the cluster gets no rule, and the plan says why", async ({
@@ -251,8 +309,8 @@ test("ip targets: as pods come and go, each pod group's rule follows them", asyn
   );
   await cluster.createService("web", lbService(), { [`${A}nlb-target-type`]: "ip" });
   await waitForHostname(cluster, "web");
-  const nlbGroup = (await inventory(aws)).loadBalancers[0]!.securityGroups[0]!;
   await waitFor("pod A's rule", async () => (await groupRules(aws, groupA)).length === 1);
+  const shared = (await sharedGroups(aws))[0]!.id;
 
   const setEndpoints = async (ips: string[]) => {
     const current = await cluster.discovery.readNamespacedEndpointSlice({
@@ -267,8 +325,8 @@ test("ip targets: as pods come and go, each pod group's rule follows them", asyn
   };
   await setEndpoints(["10.0.0.71", "10.0.0.72"]);
   await waitFor("pod B's rule", async () => (await groupRules(aws, groupB)).length === 1);
-  expect((await groupRules(aws, groupB)).map((r) => r.rule)).toEqual([`tcp/8080/${nlbGroup}`]);
+  expect((await groupRules(aws, groupB)).map((r) => r.rule)).toEqual([`tcp/8080/${shared}`]);
   await setEndpoints(["10.0.0.72"]);
   await waitFor("pod A's rule to go", async () => (await groupRules(aws, groupA)).length === 0);
-  expect((await groupRules(aws, groupB)).map((r) => r.rule)).toEqual([`tcp/8080/${nlbGroup}`]);
+  expect((await groupRules(aws, groupB)).map((r) => r.rule)).toEqual([`tcp/8080/${shared}`]);
 });

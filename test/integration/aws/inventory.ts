@@ -80,17 +80,31 @@ export async function inventory(aws: TestAws) {
         new DescribeSecurityGroupsCommand({ Filters: [{ Name: "tag-key", Values: ["portico.io/cluster"] }] }),
       )
     ).SecurityGroups ?? [];
-  const securityGroups = groups.map((g) => ({
-    id: g.GroupId!,
-    name: g.GroupName!,
-    ingress: (g.IpPermissions ?? [])
-      .flatMap((p) => (p.IpRanges ?? []).map((r) => `${p.IpProtocol}/${p.FromPort}/${r.CidrIp}`))
-      .sort(),
-  }));
+  // Each Service's own groups; the cluster's shared backend groups are apart (sharedGroups).
+  const securityGroups = groups
+    .filter((g) => !isShared(g))
+    .map((g) => ({
+      id: g.GroupId!,
+      name: g.GroupName!,
+      ingress: (g.IpPermissions ?? [])
+        .flatMap((p) => (p.IpRanges ?? []).map((r) => `${p.IpProtocol}/${p.FromPort}/${r.CidrIp}`))
+        .sort(),
+    }));
   return { loadBalancers, targetGroups, securityGroups };
 }
 
-/** Every ingress rule of a security group, as `protocol/port/source`, with its tags and description. */
+const isShared = (g: { Tags?: { Key?: string; Value?: string }[] }) =>
+  g.Tags?.some((t) => t.Key === "portico.io/resource" && t.Value === "shared-backend-group") ?? false;
+
+/** The cluster's shared backend groups (one per VPC, on every NLB whose backend rules Portico manages). */
+export async function sharedGroups(aws: TestAws): Promise<{ id: string; vpcId: string }[]> {
+  const out = await aws.ec2.send(
+    new DescribeSecurityGroupsCommand({ Filters: [{ Name: "tag-key", Values: ["portico.io/cluster"] }] }),
+  );
+  return (out.SecurityGroups ?? []).filter(isShared).map((g) => ({ id: g.GroupId!, vpcId: g.VpcId! }));
+}
+
+/** Every ingress rule of a security group, as `protocol/port/source` (`from-to` for a range), with its tags and description. */
 export async function groupRules(aws: TestAws, groupId: string) {
   const { DescribeSecurityGroupRulesCommand } = await import("@aws-sdk/client-ec2");
   const out = await aws.ec2.send(
@@ -99,7 +113,7 @@ export async function groupRules(aws: TestAws, groupId: string) {
   return (out.SecurityGroupRules ?? [])
     .filter((r) => !r.IsEgress)
     .map((r) => ({
-      rule: `${r.IpProtocol}/${r.FromPort}/${r.ReferencedGroupInfo?.GroupId ?? r.CidrIpv4 ?? r.CidrIpv6 ?? r.PrefixListId}`,
+      rule: `${r.IpProtocol}/${r.FromPort === r.ToPort ? r.FromPort : `${r.FromPort}-${r.ToPort}`}/${r.ReferencedGroupInfo?.GroupId ?? r.CidrIpv4 ?? r.CidrIpv6 ?? r.PrefixListId}`,
       tags: Object.fromEntries((r.Tags ?? []).map((t) => [t.Key!, t.Value!])),
       description: r.Description,
     }))

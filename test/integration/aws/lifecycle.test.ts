@@ -1,7 +1,7 @@
 import { expect, test, waitFor } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { awsWorld, lbService, readyCondition, waitForHostname } from "./fixtures.ts";
-import { inventory } from "./inventory.ts";
+import { inventory, sharedGroups } from "./inventory.ts";
 
 test("a LoadBalancer Service gets an internal NLB with instance targets on its nodePort", async ({
   cluster,
@@ -37,7 +37,10 @@ test("a LoadBalancer Service gets an internal NLB with instance targets on its n
     world.instances.map((i) => `${i.instanceId}:${nodePort}`).sort(),
   );
   expect(inv.securityGroups).toHaveLength(1);
-  expect(lb.securityGroups).toEqual([inv.securityGroups[0]!.id]);
+  // Its own group, and the cluster's shared one that the nodes admit.
+  expect(lb.securityGroups.sort()).toEqual(
+    [inv.securityGroups[0]!.id, (await sharedGroups(aws))[0]!.id].sort(),
+  );
   expect(inv.securityGroups[0]!.ingress).toEqual(["tcp/80/0.0.0.0/0"]);
 
   const condition = await readyCondition(cluster, "web");

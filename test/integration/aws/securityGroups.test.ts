@@ -3,7 +3,7 @@
 import { AuthorizeSecurityGroupIngressCommand } from "@aws-sdk/client-ec2";
 import { expect, test } from "../../harness/index.ts";
 import { awsWorld, directProvider, intentFor, writesDuring } from "./fixtures.ts";
-import { groupRules, inventory } from "./inventory.ts";
+import { groupRules, inventory, sharedGroups } from "./inventory.ts";
 
 const A = "service.beta.kubernetes.io/aws-load-balancer-";
 
@@ -35,27 +35,34 @@ test("security-groups: the NLB wears the user's groups (by ID or Name); Portico'
   const writes = await writesDuring(provider, () => provider.ensure(byo));
   expect(writes).toEqual({
     "elbv2:SetSecurityGroups": 1,
-    "ec2:RevokeSecurityGroupIngress": 1,
     "ec2:DeleteSecurityGroup": 1,
   });
   let inv = await inventory(aws);
   expect(inv.loadBalancers[0]!.securityGroups.sort()).toEqual([front, extra].sort());
   expect(inv.securityGroups).toEqual([]);
-  expect(await groupRules(aws, nodeGroup)).toEqual([]);
   expect(await writesDuring(provider, () => provider.ensure(byo))).toEqual({});
+  // The shared rule goes once the provider knows no Service in view needs it.
+  await provider.settle([web.service]);
+  expect(await groupRules(aws, nodeGroup)).toEqual([]);
 
-  // Asked for, backend rules refer to the first of the user's groups.
+  // Asked for, the cluster's shared backend group rides beside the user's groups and the nodes admit it.
   const managed = {
     ...web,
     annotations: { ...byo.annotations, [`${A}manage-backend-security-group-rules`]: "true" },
   };
   await provider.ensure(managed);
-  expect((await groupRules(aws, nodeGroup)).map((r) => r.rule)).toEqual([`tcp/30080/${front}`]);
+  const shared = (await sharedGroups(aws))[0]!.id;
+  expect((await inventory(aws)).loadBalancers[0]!.securityGroups.sort()).toEqual(
+    [front, extra, shared].sort(),
+  );
+  expect((await groupRules(aws, nodeGroup)).map((r) => r.rule)).toEqual([`tcp/30080/${shared}`]);
 
   await provider.delete(web.service);
+  await provider.settle([]);
   inv = await inventory(aws);
   expect(inv.loadBalancers).toEqual([]);
   expect(await groupRules(aws, nodeGroup)).toEqual([]);
+  expect(await sharedGroups(aws)).toEqual([]);
   expect((await groupRules(aws, front)).map((r) => r.rule)).toEqual(["tcp/80/192.0.2.0/24"]);
   expect(await groupRules(aws, extra)).toEqual([]);
   expect(ownGroup).not.toBe(front);
@@ -93,6 +100,8 @@ test("disable-nlb-sg: a new NLB without security groups replaces the old one; ba
   expect(inv.loadBalancers[0]!.securityGroups).toEqual([]);
   expect(after.ingress[0]!.hostname).not.toBe(before.ingress[0]!.hostname);
   expect(inv.securityGroups).toEqual([]);
+  // The shared range the first NLB needed goes once the provider knows no Service in view needs it.
+  await provider.settle([web.service]);
   // As the AWS Load Balancer Controller writes them: instance targets see the clients' addresses, so traffic is
   // admitted from the VPC (an internal NLB, no source ranges) and health checks from the NLB's subnets.
   const subnets = ["10.0.0.0/24", "10.0.1.0/24"];
@@ -146,13 +155,14 @@ test("inbound-sg-rules-on-private-link-traffic goes to SetSecurityGroups right a
     intentFor(world, "web", { annotations: { [`${A}inbound-sg-rules-on-private-link-traffic`]: "off" } }),
   );
   const inv = await inventory(aws);
+  const shared = (await sharedGroups(aws))[0]!.id;
   // The emulator neither keeps nor reports the setting, so only the call can be checked here.
   expect(sent).toEqual([
     {
       LoadBalancerArn: inv.loadBalancers[0]!.arn,
-      SecurityGroups: [inv.securityGroups[0]!.id],
+      SecurityGroups: [inv.securityGroups[0]!.id, shared],
       EnforceSecurityGroupInboundRulesOnPrivateLinkTraffic: "off",
     },
   ]);
-  expect(inv.loadBalancers[0]!.securityGroups).toEqual([inv.securityGroups[0]!.id]);
+  expect(inv.loadBalancers[0]!.securityGroups.sort()).toEqual([inv.securityGroups[0]!.id, shared].sort());
 });
