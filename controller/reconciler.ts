@@ -9,6 +9,7 @@ import {
   FINALIZER,
   hasFinalizer,
   MANAGED_BY_ANNOTATION,
+  classServedUnder,
   tookOn,
   wantsLoadBalancer,
   type ClassConfig,
@@ -69,7 +70,7 @@ export class ServiceReconciler {
     try {
       const nodes = this.d.cache.nodes.list();
       const slices = this.d.cache.slicesFor(svc.metadata!.namespace!, svc.metadata!.name!);
-      const intent = buildIntent(svc, nodes, slices, this.d.classes.loadBalancerClass, {
+      const intent = buildIntent(svc, nodes, slices, classServedUnder(svc, this.d.classes), {
         ...this.d.intent,
         namespaceLabels: this.d.cache.namespaceLabels(svc.metadata!.namespace!),
       });
@@ -83,7 +84,7 @@ export class ServiceReconciler {
         );
       const result = await this.d.provider.ensure(intent);
       for (const notice of result.notices)
-        await this.d.events.record(svc, "Normal", "ReplacingLoadBalancer", notice);
+        await this.d.events.record(svc, notice.type, notice.reason, notice.message);
       if (result.changes.length) {
         log.info(
           {
@@ -252,7 +253,7 @@ export class ServiceReconciler {
           metadata: {
             resourceVersion: svc.metadata!.resourceVersion,
             finalizers: [...(svc.metadata!.finalizers ?? []).filter((f) => f !== FINALIZER), FINALIZER],
-            annotations: { [MANAGED_BY_ANNOTATION]: this.d.classes.loadBalancerClass },
+            annotations: { [MANAGED_BY_ANNOTATION]: classServedUnder(svc, this.d.classes) },
           },
         },
       },

@@ -92,6 +92,14 @@ export interface TrafficState {
   message: string;
 }
 
+/** An Event the provider asks for: Warning when the user should act or traffic suffers, Normal otherwise. */
+export interface Notice {
+  type: "Normal" | "Warning";
+  /** CamelCase, e.g. ReplacingLoadBalancer. */
+  reason: string;
+  message: string;
+}
+
 export interface EnsureResult {
   ingress: IngressPoint[];
   /** Whether traffic can flow; absent when the provider cannot tell (the Serving condition is then not shown). */
@@ -104,7 +112,7 @@ export interface EnsureResult {
   /** The changes made, one line each (empty when the cloud already matched). */
   changes: string[];
   /** Things worth telling the user as Events (e.g. a replacement forced by a change the cloud cannot make in place). */
-  notices: string[];
+  notices: Notice[];
   /** Come back later even if nothing changes (e.g. to finish a replacement once the new load balancer is active). */
   requeueAfterMs?: number;
 }

@@ -5,6 +5,7 @@ import type {
   InspectNode,
   LoadBalancerIntent,
   LoadBalancerProvider,
+  Notice,
   PlanDescription,
   ServiceRef,
 } from "../provider.ts";
@@ -121,11 +122,13 @@ export class AwsProvider implements LoadBalancerProvider {
       cluster: this.cluster,
       service,
     });
-    const notices = p.replaced.map(
-      (old) =>
+    const notices = p.replaced.map((old): Notice => ({
+      type: "Normal",
+      reason: "ReplacingLoadBalancer",
+      message:
         `replacing NLB ${old.name} with ${desired.name}: its scheme or name cannot change in place` +
         (waitForActive ? "; the old one stays until the new one is active" : ""),
-    );
+    }));
     return {
       ingress: lb?.dnsName ? [{ hostname: lb.dnsName }] : [],
       changes: [...sharedChanges, ...operations.map(describeOperation)],

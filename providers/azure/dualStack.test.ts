@@ -214,7 +214,9 @@ describe("dual-stack and IPv6 sides", () => {
   it("tells when one family's frontend is shut because every source range is of the other family", () => {
     const shut = dual(dualStackIntent({ sourceRanges: ["203.0.113.0/24"] }));
     expect(shut[1]!.securityRules).toEqual([]);
-    expect(sideNotices(shut)).toEqual([expect.stringMatching(/^the IPv6 frontend lets no source in/)]);
+    const notices = sideNotices(shut);
+    expect(notices.map((n) => [n.type, n.reason])).toEqual([["Warning", "FamilyClosed"]]);
+    expect(notices[0]!.message).toMatch(/^the IPv6 frontend lets no source in/);
     expect(
       sideNotices(dual(dualStackIntent({ sourceRanges: ["203.0.113.0/24", "2001:db8:1::/48"] }))),
     ).toEqual([]);

@@ -118,7 +118,8 @@ describe("plan", () => {
     const moved = plan(perService, observed);
     expect(kinds(moved.operations)).toEqual(["removeFromLoadBalancer", "updateLoadBalancer"]);
     expect(moved.operations[1]).toMatchObject({ loadBalancer: `${CLUSTER}-${FE}`, create: true });
-    expect(moved.notices[0]).toContain("unreachable until the move completes");
+    expect(moved.notices[0]).toMatchObject({ type: "Warning", reason: "MovingLoadBalancer" });
+    expect(moved.notices[0]!.message).toContain("unreachable until the move completes");
   });
 
   it("deletes a public IP it made that the Service no longer uses, never a user's", () => {

@@ -2,6 +2,7 @@
 // that keeps the Service reachable (make before break). Pure: the same inputs give the same plan, so it is
 // unit-tested exhaustively and shown as a dry run. Load balancer and security group operations carry no body:
 // apply re-runs the same pure edits on a fresh read, so they never overwrite another Service's concurrent write.
+import type { Notice } from "../provider.ts";
 import { sameId } from "./ids.ts";
 import { canonical, holdsService, withoutService, withService } from "./loadBalancerEdit.ts";
 import type { DesiredService, LoadBalancer, Observed, PublicIPAddress } from "./model.ts";
@@ -34,7 +35,7 @@ export type Operation =
 
 export interface Plan {
   operations: Operation[];
-  notices: string[];
+  notices: Notice[];
 }
 
 /** The Service's frontend address as observed (public IP or private frontend address), if it has one yet. */
@@ -50,7 +51,7 @@ export function observedAddress(d: DesiredService, observed: Observed): string |
 
 export function plan(d: DesiredService, observed: Observed): Plan {
   const ops: Operation[] = [];
-  const notices: string[] = [];
+  const notices: Notice[] = [];
   const fe = d.frontendName;
   const pip = d.publicIp;
   if (pip?.kind === "managed") {
@@ -105,9 +106,11 @@ export function plan(d: DesiredService, observed: Observed): Plan {
   );
   for (const lb of breakFirst) {
     ops.push(removal(lb, fe, `its public IP moves to ${d.loadBalancer.name}`));
-    notices.push(
-      `moving to load balancer ${d.loadBalancer.name}: the public IP must leave ${lb.name} first, so the Service is unreachable until the move completes`,
-    );
+    notices.push({
+      type: "Warning",
+      reason: "MovingLoadBalancer",
+      message: `moving to load balancer ${d.loadBalancer.name}: the public IP must leave ${lb.name} first, so the Service is unreachable until the move completes`,
+    });
   }
   const after = withService(target, d);
   if (!target || after !== target)

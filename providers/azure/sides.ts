@@ -1,6 +1,6 @@
 // A Service's sides: one desired state per IP family of its frontends (ipFamilies.ts), each with the public IP
 // chosen for it. Pure, and every side is described (and any refused) before anything is written for any of them.
-import type { LoadBalancerIntent } from "../provider.ts";
+import type { LoadBalancerIntent, Notice } from "../provider.ts";
 import type { AzureServiceSettings } from "./annotations.ts";
 import type { AzureConfig } from "./config.ts";
 import { desiredService } from "./desired.ts";
@@ -35,13 +35,15 @@ export function droppedFamilies(sides: DesiredService[]): IpFamily[] {
  * source ranges are all of the other family (Kubernetes' loadBalancerSourceRanges semantics: only the listed
  * sources are let in, so that frontend is shut, which is rarely what was meant).
  */
-export function sideNotices(sides: DesiredService[]): string[] {
+export function sideNotices(sides: DesiredService[]): Notice[] {
   if (sides.length < 2) return [];
   return sides
     .filter((d) => d.rules.length && d.securityRules && !d.securityRules.some((r) => r.access === "Allow"))
-    .map(
-      (d) =>
+    .map((d) => ({
+      type: "Warning",
+      reason: "FamilyClosed",
+      message:
         `the ${d.family} frontend lets no source in: the Service's source ranges are all of the other family; ` +
         `add ${d.family} ranges to allow ${d.family} clients`,
-    );
+    }));
 }

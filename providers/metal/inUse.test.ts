@@ -49,7 +49,12 @@ describe("an address another host on the LAN uses", () => {
     const moved = await provider.ensure(withEndpoint());
     expect(moved.ingress).toEqual([{ ip: "192.0.2.1", ipMode: "VIP" }]);
     expect(moved.notices).toEqual([
-      "192.0.2.0 is in use on the LAN by 02:00:00:00:00:99, which is not a speaker: handed out 192.0.2.1 instead",
+      {
+        type: "Warning",
+        reason: "AddressInUse",
+        message:
+          "192.0.2.0 is in use on the LAN by 02:00:00:00:00:99, which is not a speaker: handed out 192.0.2.1 instead",
+      },
     ]);
     const finding = provider.poolState().findings.find((f) => f.kind === "AddressInUse");
     expect(finding).toMatchObject({ pool: "lan", address: "192.0.2.0", mac: "02:00:00:00:00:99" });

@@ -7,6 +7,7 @@ import type {
   EnsureResult,
   LoadBalancerIntent,
   LoadBalancerProvider,
+  Notice,
   PlanDescription,
   ServiceRef,
 } from "../provider.ts";
@@ -116,11 +117,16 @@ export class MetalProvider implements LoadBalancerProvider {
         ? [`assigned ${result.addresses.map((a) => `${a.address} from pool ${a.pool}`).join(", ")}`]
         : [],
       notices: [
-        ...moved.map(
-          (m) =>
-            `${m.address} is in use on the LAN by ${m.mac}, which is not a speaker: handed out ${addresses.join(", ") || "no other address"} instead`,
-        ),
-        ...result.skipped.map((s) => `no ${s.family} address: ${s.error.message}`),
+        ...moved.map((m): Notice => ({
+          type: "Warning",
+          reason: "AddressInUse",
+          message: `${m.address} is in use on the LAN by ${m.mac}, which is not a speaker: handed out ${addresses.join(", ") || "no other address"} instead`,
+        })),
+        ...result.skipped.map((s): Notice => ({
+          type: "Warning",
+          reason: "NoAddressOfFamily",
+          message: `no ${s.family} address: ${s.error.message}`,
+        })),
       ],
     });
   }
