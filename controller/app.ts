@@ -46,6 +46,7 @@ export async function startController(
   const classes = {
     loadBalancerClass: config.loadBalancerClass,
     defaultForUnclassed: config.defaultForUnclassed,
+    ...(config.alsoServes ? { alsoServes: config.alsoServes } : {}),
   };
   const reconciler = new ServiceReconciler({
     cache,

@@ -1,6 +1,12 @@
 import type { V1Service } from "@kubernetes/client-node";
 import { expect, test } from "vitest";
-import { LBC_NLB_CLASS, wantsLoadBalancer } from "./classes.ts";
+import {
+  classServedUnder,
+  LBC_NLB_CLASS,
+  MANAGED_BY_ANNOTATION,
+  tookOn,
+  wantsLoadBalancer,
+} from "./classes.ts";
 import { parseConfig, UsageError } from "./config.ts";
 
 const svc = (cls?: string, type?: string): V1Service => ({
@@ -11,29 +17,50 @@ const svc = (cls?: string, type?: string): V1Service => ({
   spec: { type: "LoadBalancer", ...(cls ? { loadBalancerClass: cls } : {}) },
 });
 
-test("taking over from the AWS Load Balancer Controller: its class, and unclassed Services of its types", () => {
-  const lbc = { loadBalancerClass: LBC_NLB_CLASS, defaultForUnclassed: false };
+test("taking over from the AWS Load Balancer Controller: its class and unclassed Services of its types, beside Portico's own", () => {
+  const lbc = {
+    loadBalancerClass: "portico.io/aws-nlb",
+    alsoServes: [LBC_NLB_CLASS],
+    defaultForUnclassed: false,
+  };
   expect(wantsLoadBalancer(svc(LBC_NLB_CLASS), lbc)).toBe(true);
+  expect(wantsLoadBalancer(svc("portico.io/aws-nlb"), lbc)).toBe(true);
   expect(wantsLoadBalancer(svc(undefined, "external"), lbc)).toBe(true);
   expect(wantsLoadBalancer(svc(undefined, "nlb-ip"), lbc)).toBe(true);
   // "nlb" and no annotation are the in-tree cloud provider's; another class is another controller's.
   expect(wantsLoadBalancer(svc(undefined, "nlb"), lbc)).toBe(false);
   expect(wantsLoadBalancer(svc(), lbc)).toBe(false);
-  expect(wantsLoadBalancer(svc("portico.io/aws-nlb", "external"), lbc)).toBe(false);
-  // Without taking over, the type annotation chooses nothing.
+  expect(wantsLoadBalancer(svc("example.com/other", "external"), lbc)).toBe(false);
+  // Without taking over, the type annotation chooses nothing, and the LBC class is another controller's.
   const own = { loadBalancerClass: "portico.io/aws-nlb", defaultForUnclassed: false };
   expect(wantsLoadBalancer(svc(undefined, "external"), own)).toBe(false);
+  expect(wantsLoadBalancer(svc(LBC_NLB_CLASS), own)).toBe(false);
 });
 
-test("--aws-take-over-lbc serves the AWS Load Balancer Controller's class, with the aws provider only", () => {
+test("a Service is taken on under its own class, or the controller's when it has none; either is recognised later", () => {
+  const lbc = {
+    loadBalancerClass: "portico.io/aws-nlb",
+    alsoServes: [LBC_NLB_CLASS],
+    defaultForUnclassed: false,
+  };
+  expect(classServedUnder(svc(LBC_NLB_CLASS), lbc)).toBe(LBC_NLB_CLASS);
+  expect(classServedUnder(svc(undefined, "external"), lbc)).toBe("portico.io/aws-nlb");
+  const managed = (by: string): V1Service => ({ metadata: { annotations: { [MANAGED_BY_ANNOTATION]: by } } });
+  expect(tookOn(managed(LBC_NLB_CLASS), lbc)).toBe(true);
+  expect(tookOn(managed("portico.io/aws-nlb"), lbc)).toBe(true);
+  expect(
+    tookOn(managed(LBC_NLB_CLASS), { loadBalancerClass: "portico.io/aws-nlb", defaultForUnclassed: false }),
+  ).toBe(false);
+});
+
+test("--aws-take-over-lbc serves the AWS Load Balancer Controller's class beside the controller's own, with the aws provider only", () => {
   const base = ["--cluster-name", "prod"];
-  expect(parseConfig([...base, "--aws-take-over-lbc"], {}).loadBalancerClass).toBe(LBC_NLB_CLASS);
-  expect(parseConfig([...base, "--aws-take-over-lbc"], {}).leaderElection.name).toBe(
-    "portico-controller-service-k8s-aws-nlb",
-  );
-  expect(parseConfig(base, {}).loadBalancerClass).toBe("portico.io/aws-nlb");
+  const taking = parseConfig([...base, "--aws-take-over-lbc"], {});
+  expect([taking.loadBalancerClass, taking.alsoServes]).toEqual(["portico.io/aws-nlb", [LBC_NLB_CLASS]]);
+  expect(taking.leaderElection.name).toBe("portico-controller-portico-io-aws-nlb");
+  expect(parseConfig(base, {}).alsoServes).toBeUndefined();
   expect(() => parseConfig([...base, "--aws-take-over-lbc", "--provider", "metal"], {})).toThrow(UsageError);
   expect(() =>
-    parseConfig([...base, "--aws-take-over-lbc", "--load-balancer-class", "portico.io/aws-nlb"], {}),
+    parseConfig([...base, "--aws-take-over-lbc", "--load-balancer-class", LBC_NLB_CLASS], {}),
   ).toThrow(/drop --load-balancer-class/);
 });

@@ -15,11 +15,23 @@ export interface ClassConfig {
   loadBalancerClass: string;
   /** Also serve LoadBalancer Services without a class (Portico is the cluster's default implementation). */
   defaultForUnclassed: boolean;
+  /** Other classes served beside its own (the AWS Load Balancer Controller's, when taking over from it). */
+  alsoServes?: readonly string[];
+}
+
+/** Every class this controller serves: its own first. */
+export function servedClasses(cfg: ClassConfig): string[] {
+  return [cfg.loadBalancerClass, ...(cfg.alsoServes ?? [])];
+}
+
+/** The class a Service is served under by this controller: its own, or this controller's for an unclassed one. */
+export function classServedUnder(svc: V1Service, cfg: ClassConfig): string {
+  return svc.spec?.loadBalancerClass ?? cfg.loadBalancerClass;
 }
 
 /**
  * The AWS Load Balancer Controller's NLB class. A controller started to take over from it (`--aws-take-over-lbc`)
- * serves this class, and the unclassed Services that controller serves by their type annotation.
+ * serves this class beside its own, and the unclassed Services that controller serves by their type annotation.
  */
 export { LBC_NLB_CLASS };
 const LBC_TYPE_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-type";
@@ -30,15 +42,17 @@ const LBC_TYPES = ["external", "nlb-ip"];
 export function wantsLoadBalancer(svc: V1Service, cfg: ClassConfig): boolean {
   if (svc.spec?.type !== "LoadBalancer" || svc.metadata?.deletionTimestamp) return false;
   const cls = svc.spec.loadBalancerClass;
-  if (cls) return cls === cfg.loadBalancerClass;
+  const served = servedClasses(cfg);
+  if (cls) return served.includes(cls);
   if (cfg.defaultForUnclassed) return true;
   const type = svc.metadata?.annotations?.[LBC_TYPE_ANNOTATION]?.trim();
-  return cfg.loadBalancerClass === LBC_NLB_CLASS && type !== undefined && LBC_TYPES.includes(type);
+  return served.includes(LBC_NLB_CLASS) && type !== undefined && LBC_TYPES.includes(type);
 }
 
 /** This controller took the Service on at some point and may still hold cloud resources and the finalizer. */
 export function tookOn(svc: V1Service, cfg: ClassConfig): boolean {
-  return svc.metadata?.annotations?.[MANAGED_BY_ANNOTATION] === cfg.loadBalancerClass;
+  const by = svc.metadata?.annotations?.[MANAGED_BY_ANNOTATION];
+  return by !== undefined && servedClasses(cfg).includes(by);
 }
 
 export function hasFinalizer(svc: V1Service): boolean {

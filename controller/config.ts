@@ -13,6 +13,8 @@ export interface ControllerConfig {
   provider: "aws" | "azure" | "metal";
   clusterName: string;
   loadBalancerClass: string;
+  /** Classes served beside the controller's own (the AWS Load Balancer Controller's, with --aws-take-over-lbc). */
+  alsoServes?: string[];
   defaultForUnclassed: boolean;
   namespace?: string;
   nodeSelector?: string;
@@ -45,8 +47,9 @@ const USAGE = `portico-controller: reconciles LoadBalancer Services into cloud l
   --cluster-name NAME               names this cluster in ownership tags (env PORTICO_CLUSTER_NAME, required)
   --load-balancer-class CLASS       the class served (default portico.io/aws-nlb, azure-lb or metal)
   --default-load-balancer           also serve LoadBalancer Services without a class
-  --aws-take-over-lbc               aws: serve the AWS Load Balancer Controller's Services instead of it (class
-                                    service.k8s.aws/nlb, and unclassed ones of aws-load-balancer-type external or nlb-ip)
+  --aws-take-over-lbc               aws: serve the AWS Load Balancer Controller's Services instead of it, beside
+                                    the controller's own (class service.k8s.aws/nlb, and unclassed ones of
+                                    aws-load-balancer-type external or nlb-ip)
   --namespace NS                    serve one namespace only (default: all)
   --node-selector SELECTOR          only nodes matching this label selector are targets
   --workers N                       Services reconciled at once (default 4)
@@ -136,21 +139,22 @@ export function parseConfig(
   const leaseDurationMs = seconds("--lease-duration", values["lease-duration"], 15);
   const takeOver = values["aws-take-over-lbc"] ?? false;
   if (takeOver && provider !== "aws") throw new UsageError("--aws-take-over-lbc needs --provider aws");
-  if (takeOver && values["load-balancer-class"] && values["load-balancer-class"] !== LBC_NLB_CLASS)
+  if (takeOver && values["load-balancer-class"] === LBC_NLB_CLASS)
     throw new UsageError(
-      `--aws-take-over-lbc serves the class ${LBC_NLB_CLASS}; drop --load-balancer-class ${values["load-balancer-class"]}`,
+      `--aws-take-over-lbc serves the class ${LBC_NLB_CLASS} beside the controller's own; drop --load-balancer-class ${LBC_NLB_CLASS}`,
     );
-  // Taking over, the controller serves the AWS Load Balancer Controller's class instead of its own.
-  const loadBalancerClass = takeOver
-    ? LBC_NLB_CLASS
-    : (values["load-balancer-class"] ??
-      { aws: AWS_LOAD_BALANCER_CLASS, azure: AZURE_LOAD_BALANCER_CLASS, metal: METAL_LOAD_BALANCER_CLASS }[
-        provider
-      ]);
+  const loadBalancerClass =
+    values["load-balancer-class"] ??
+    { aws: AWS_LOAD_BALANCER_CLASS, azure: AZURE_LOAD_BALANCER_CLASS, metal: METAL_LOAD_BALANCER_CLASS }[
+      provider
+    ];
+  // Taking over, the controller serves the AWS Load Balancer Controller's class beside its own: one controller
+  // (one set of shared backend rules) for the cluster's NLBs.
   return {
     provider,
     clusterName,
     loadBalancerClass,
+    ...(takeOver ? { alsoServes: [LBC_NLB_CLASS] } : {}),
     defaultForUnclassed: values["default-load-balancer"] ?? false,
     ...(values.namespace ? { namespace: values.namespace } : {}),
     ...(values["node-selector"] ? { nodeSelector: values["node-selector"] } : {}),

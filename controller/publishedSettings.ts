@@ -32,6 +32,8 @@ export type PublishedAzure = Pick<AzureConfig, (typeof AZURE_PUBLIC_KEYS)[number
 export interface PublishedSettings {
   provider: ControllerConfig["provider"];
   loadBalancerClass: string;
+  /** Classes served beside its own. */
+  alsoServes?: string[];
   defaultForUnclassed: boolean;
   clusterName: string;
   /** The only namespace served, when the controller is confined to one. */
@@ -46,6 +48,7 @@ export function settingsOf(config: ControllerConfig): PublishedSettings {
   return {
     provider: config.provider,
     loadBalancerClass: config.loadBalancerClass,
+    ...(config.alsoServes ? { alsoServes: config.alsoServes } : {}),
     defaultForUnclassed: config.defaultForUnclassed,
     clusterName: config.clusterName,
     ...(config.namespace ? { namespace: config.namespace } : {}),

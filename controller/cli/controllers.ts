@@ -53,7 +53,9 @@ export function controllerFor(
   const serving = controllers.filter((c) => {
     const s = c.settings;
     if (!c.fresh || !s) return false;
-    const classMatches = cls ? s.loadBalancerClass === cls : s.defaultForUnclassed;
+    const classMatches = cls
+      ? s.loadBalancerClass === cls || (s.alsoServes ?? []).includes(cls)
+      : s.defaultForUnclassed;
     return classMatches && (!s.namespace || s.namespace === namespace);
   });
   const confined = serving.filter((c) => c.settings!.namespace === namespace);
