@@ -79,13 +79,14 @@ export function desiredLoadBalancer(
     groups.map((g) => g.ports[0]!.port),
   );
   checkTlsPorts(settings, intent.ports);
-  // As the AWS Load Balancer Controller: a Service with an IPv6 family gets IPv6 ip targets (a dualstack NLB's).
-  const ipv6 = settings.targetType === "ip" && intent.ipFamilies.includes("IPv6");
+  // As the AWS Load Balancer Controller: a Service with an IPv6 family gets IPv6 target groups (a dualstack NLB's),
+  // for instance targets too: on an IPv6 cluster kube-proxy serves node ports on the nodes' IPv6 addresses alone.
+  const ipv6 = intent.ipFamilies.includes("IPv6");
   if (ipv6 && settings.ipAddressType !== "dualstack")
     throw new ConfigurationError(
       "IPv6NeedsDualstack",
       `metadata.annotations[${AWS_ANNOTATIONS.ipAddressType}]`,
-      "this Service has an IPv6 family, so its ip targets are IPv6 addresses, which only a dualstack NLB reaches",
+      `this Service has an IPv6 family, so its targets are reached over IPv6 (${settings.targetType === "ip" ? "the pods' IPv6 addresses" : "the nodes' IPv6 node ports"}), which only a dualstack NLB does`,
       "set ip-address-type: dualstack, or make the Service IPv4 only",
     );
   const userTags = settings.additionalTags;

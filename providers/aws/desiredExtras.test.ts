@@ -258,6 +258,22 @@ test("an IPv6 Service's ip targets are its IPv6 endpoints in an ipv6 target grou
   expect(() => build({ [`${P}nlb-target-type`]: "ip" }, v6)).toThrow(/ip-address-type.*dualstack/);
 });
 
+test("an IPv6 Service's instance targets are the nodes in an ipv6 target group (their IPv6 node ports), on a dualstack NLB only", () => {
+  const v6 = { ...TWO_PORTS, ipFamilies: ["IPv6" as const] };
+  const dual = { [`${P}ip-address-type`]: "dualstack" };
+  const lb = build(dual, v6);
+  expect(lb.targetGroups.map((tg) => [tg.targetType, tg.ipAddressType])).toEqual([
+    ["instance", "ipv6"],
+    ["instance", "ipv6"],
+  ]);
+  expect(lb.targetGroups[0]!.targets).toEqual(
+    build(dual, { ...v6, ipFamilies: ["IPv4"] }).targetGroups[0]!.targets,
+  );
+  expect(build(dual, { ...v6, ipFamilies: ["IPv4"] }).targetGroups[0]!.ipAddressType).toBeUndefined();
+  expect(() => build({}, v6)).toThrow(/ip-address-type.*dualstack/);
+  expect(() => build({}, v6)).toThrow(/IPv6 node ports/);
+});
+
 test("with a fixed name, what cannot change in place is refused instead of replacing the NLB", () => {
   const named = { [`${P}name`]: "web-nlb" };
   const before = build(named);

@@ -38,3 +38,25 @@ test("a dual-stack Service with ip targets gets an ipv6 target group of its IPv6
   expect(inv.securityGroups[0]!.ingress).toEqual(["tcp/80/0.0.0.0/0"]);
   expect(await writesDuring(provider, () => provider.ensure(web))).toEqual({});
 });
+
+test("an IPv6 Service with instance targets gets an ipv6 target group of its nodes, and is refused on an ipv4 NLB", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 2);
+  const provider = directProvider(cluster);
+  const web = intentFor(world, "web", {
+    ipFamilies: ["IPv6"],
+    annotations: { [`${A}ip-address-type`]: "dualstack" },
+  });
+  await provider.ensure(web);
+  const inv = await inventory(aws);
+  expect(inv.targetGroups[0]!.targets).toEqual(world.instances.map((i) => `${i.instanceId}:30080`).sort());
+  const described = await aws.elbv2.send(
+    new DescribeTargetGroupsCommand({ TargetGroupArns: [inv.targetGroups[0]!.arn] }),
+  );
+  expect(described.TargetGroups![0]!).toMatchObject({ IpAddressType: "ipv6", TargetType: "instance" });
+  await expect(provider.ensure(intentFor(world, "v4nlb", { ipFamilies: ["IPv6"] }))).rejects.toThrow(
+    /ip-address-type.*IPv6 node ports/,
+  );
+});
