@@ -30,6 +30,8 @@ export interface ConflictProbesDeps {
   readonly answersOn: (address: string, name: string) => boolean;
   /** A probe ended: the speaker decides again. */
   readonly changed: () => void;
+  /** Whether a MAC is a speaker's handing addresses over to this node (its answers are no conflict). */
+  readonly handingOver?: (mac: string) => boolean;
 }
 
 export class ConflictProbes {
@@ -39,7 +41,11 @@ export class ConflictProbes {
 
   constructor(deps: ConflictProbesDeps) {
     this.deps = deps;
-    this.prober = new AddressProber(() => new Set(deps.interfaces().map((i) => i.mac)));
+    this.prober = new AddressProber(
+      () => new Set(deps.interfaces().map((i) => i.mac)),
+      undefined,
+      deps.handingOver,
+    );
   }
 
   /** Every received frame: answers to a probe under way. */

@@ -100,6 +100,7 @@ export class Speaker {
       interfaces: () => [...this.announcers.values()],
       answersOn: (address, name) => this.answersOn(address, name),
       changed: () => this.scheduleRecompute(),
+      handingOver: (mac) => this.handovers.isHolderMac(mac),
     });
     this.memberlist = new Memberlist({
       self: config.nodeName,
@@ -131,7 +132,8 @@ export class Speaker {
       self: config.nodeName,
       intervalMs: config.memberlist.intervalMs,
       maxHoldMs: this.maxHoldMs,
-      tell: (node, type, addresses) => this.memberlist.tell(node, type, addresses),
+      tell: (node, type, addresses, macs) => this.memberlist.tell(node, type, addresses, macs),
+      macs: () => [...this.announcers.values()].map((a) => a.mac),
       answering: () => this.owned,
       changed: () => this.scheduleRecompute(),
     });

@@ -8,6 +8,7 @@ interface Told {
   readonly node: string;
   readonly type: "handover" | "answering";
   readonly addresses: readonly string[];
+  readonly macs?: readonly string[];
 }
 
 /** A node's hand-over state with a fake clock and a record of what it sent. */
@@ -21,7 +22,9 @@ function node(self: string) {
     intervalMs: INTERVAL,
     maxHoldMs: MAX_HOLD,
     now: () => now,
-    tell: (node, type, addresses) => told.push({ node, type, addresses: [...addresses] }),
+    tell: (node, type, addresses, macs) =>
+      told.push({ node, type, addresses: [...addresses], ...(macs ? { macs: [...macs] } : {}) }),
+    macs: () => [`${self}-mac`],
     answering: () => answering,
     changed: () => changes++,
   });
@@ -38,6 +41,7 @@ function node(self: string) {
 }
 
 const every = undefined;
+const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 afterEach(() => {
   vi.useRealTimers();
@@ -53,7 +57,10 @@ describe("Handovers as the node that loses an address", () => {
 
     const first = old.handovers.plan(won, answering, winners);
     expect([...first.answer.keys()]).toEqual(["192.0.2.1"]);
-    expect(old.told).toEqual([{ node: "node-b", type: "handover", addresses: ["192.0.2.1"] }]);
+    // Naming its MACs, so that its answers to node-b's conflict probes are not taken for another host's.
+    expect(old.told).toEqual([
+      { node: "node-b", type: "handover", addresses: ["192.0.2.1"], macs: ["node-a-mac"] },
+    ]);
 
     // Planning again (another event) asks nobody again: the timer repeats the question.
     old.handovers.plan(won, answering, winners);
@@ -106,7 +113,7 @@ describe("Handovers as the node that loses an address", () => {
 });
 
 describe("Handovers as the new announcer", () => {
-  test("answers at once for what it answers, and tells the asker the moment it answers the rest", () => {
+  test("answers at once for what it answers, and tells the asker once it answers the rest", async () => {
     const next = node("node-b");
     next.answering.add("192.0.2.1");
     next.handovers.received({ type: "handover", from: "node-a", addresses: ["192.0.2.1", "192.0.2.2"] });
@@ -114,9 +121,13 @@ describe("Handovers as the new announcer", () => {
 
     next.answering.add("192.0.2.2");
     next.handovers.answered(["192.0.2.2", "192.0.2.3"]);
+    // Not within the turn that started answering: its work comes first.
+    expect(next.told).toHaveLength(1);
+    await turn();
     expect(next.told.at(-1)).toEqual({ node: "node-a", type: "answering", addresses: ["192.0.2.2"] });
     // Told once: the question is forgotten once answered.
     next.handovers.answered(["192.0.2.2"]);
+    await turn();
     expect(next.told).toHaveLength(2);
   });
 
@@ -126,14 +137,31 @@ describe("Handovers as the new announcer", () => {
     next.handovers.received({ type: "handover", from: "node-a", addresses: ["192.0.2.2"] });
     next.advance(10 * INTERVAL + 1);
     next.handovers.answered(["192.0.2.2"]);
+    vi.runAllTimers();
     expect(next.told).toEqual([]);
   });
 
-  test("several askers are each told", () => {
+  test("knows the MACs of the speakers handing over to it, for a while", () => {
+    vi.useFakeTimers();
+    const next = node("node-b");
+    expect(next.handovers.isHolderMac("02:00:00:00:00:0a")).toBe(false);
+    next.handovers.received({
+      type: "handover",
+      from: "node-a",
+      addresses: ["192.0.2.2"],
+      macs: ["02:00:00:00:00:0a"],
+    });
+    expect(next.handovers.isHolderMac("02:00:00:00:00:0a")).toBe(true);
+    next.advance(30_001);
+    expect(next.handovers.isHolderMac("02:00:00:00:00:0a")).toBe(false);
+  });
+
+  test("several askers are each told", async () => {
     const next = node("node-b");
     next.handovers.received({ type: "handover", from: "node-a", addresses: ["192.0.2.2"] });
     next.handovers.received({ type: "handover", from: "node-c", addresses: ["192.0.2.2"] });
     next.handovers.answered(["192.0.2.2"]);
+    await turn();
     expect(next.told).toEqual([
       { node: "node-a", type: "answering", addresses: ["192.0.2.2"] },
       { node: "node-c", type: "answering", addresses: ["192.0.2.2"] },

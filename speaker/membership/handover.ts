@@ -13,7 +13,14 @@ export interface HandoverDeps {
   readonly maxHoldMs: number;
   readonly now?: () => number;
   /** Sends a hand-over message to a node (Memberlist.tell). */
-  readonly tell: (node: string, type: AddressMessage["type"], addresses: readonly string[]) => void;
+  readonly tell: (
+    node: string,
+    type: AddressMessage["type"],
+    addresses: readonly string[],
+    macs?: readonly string[],
+  ) => void;
+  /** The MACs this node answers with, named in its questions. */
+  readonly macs: () => readonly string[];
   /** The addresses this node answers at this moment. */
   readonly answering: () => ReadonlySet<string>;
   /** A confirmation arrived or a hold expired: plan again. */
@@ -22,6 +29,8 @@ export interface HandoverDeps {
 
 /** How long an announcer remembers a question: the holder repeats it every interval anyway. */
 const ASKED_TTL_FACTOR = 10;
+/** How long a holder's MACs are known as a speaker's: longer than a conflict probe (about 1 s). */
+const HOLDER_MAC_TTL_MS = 30_000;
 
 export class Handovers {
   private readonly deps: HandoverDeps;
@@ -31,11 +40,22 @@ export class Handovers {
   private readonly confirmations = new Map<string, string>();
   /** As an announcer: who asked about an address it does not answer yet, and when they last asked. */
   private readonly askers = new Map<string, Map<string, number>>();
+  /** MACs of speakers that asked this node to take addresses over, with when they last asked. */
+  private readonly holderMacs = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(deps: HandoverDeps) {
     this.deps = deps;
     this.now = deps.now ?? Date.now;
+  }
+
+  /**
+   * Whether `mac` belongs to a speaker handing addresses over to this one: its answers to this node's
+   * conflict probes for those addresses come from the cluster, not from a host that holds the address.
+   */
+  isHolderMac(mac: string): boolean {
+    const at = this.holderMacs.get(mac);
+    return at !== undefined && this.now() - at <= HOLDER_MAC_TTL_MS;
   }
 
   /** The addresses held for another announcer. */
@@ -68,14 +88,17 @@ export class Handovers {
       if (!plan.held.has(address)) this.confirmations.delete(address);
     for (const [node, addresses] of plan.waitingFor) {
       const fresh = addresses.filter((a) => previous.get(a)?.to !== node);
-      if (fresh.length > 0) this.deps.tell(node, "handover", fresh);
+      if (fresh.length > 0) this.deps.tell(node, "handover", fresh, this.deps.macs());
     }
     this.schedule();
     return plan;
   }
 
   received(message: AddressMessage): void {
-    if (message.type === "handover") return this.asked(message.from, message.addresses);
+    if (message.type === "handover") {
+      for (const mac of message.macs ?? []) this.holderMacs.set(mac, this.now());
+      return this.asked(message.from, message.addresses);
+    }
     let confirmed = false;
     for (const address of message.addresses) {
       if (this.held.get(address)?.to !== message.from) continue;
@@ -85,8 +108,17 @@ export class Handovers {
     if (confirmed) this.deps.changed();
   }
 
-  /** This node started answering `gained`: tell whoever waits for them. */
+  /**
+   * This node started answering `gained`: tell whoever waits for them, once the work of this turn of the
+   * event loop (the decision's records, Events and logs) is done and frames already queued are answered.
+   * Told at once, the old announcer would stop while this one is still busy, and requests arriving meanwhile
+   * would wait tens of milliseconds for an answer.
+   */
   answered(gained: readonly string[]): void {
+    setImmediate(() => this.tellAskers(gained));
+  }
+
+  private tellAskers(gained: readonly string[]): void {
     const byAsker = new Map<string, string[]>();
     const stale = this.now() - ASKED_TTL_FACTOR * this.deps.intervalMs;
     for (const address of gained) {
@@ -119,6 +151,7 @@ export class Handovers {
   }
 
   private forgetStaleAskers(now: number): void {
+    for (const [mac, at] of this.holderMacs) if (now - at > HOLDER_MAC_TTL_MS) this.holderMacs.delete(mac);
     const stale = now - ASKED_TTL_FACTOR * this.deps.intervalMs;
     for (const [address, askers] of this.askers) {
       for (const [node, at] of askers) if (at < stale) askers.delete(node);
@@ -134,7 +167,7 @@ export class Handovers {
       this.timer = undefined;
       const byNode = new Map<string, string[]>();
       for (const [address, hold] of this.held) byNode.set(hold.to, [...(byNode.get(hold.to) ?? []), address]);
-      for (const [node, addresses] of byNode) this.deps.tell(node, "handover", addresses);
+      for (const [node, addresses] of byNode) this.deps.tell(node, "handover", addresses, this.deps.macs());
       const expiry = nextExpiry(this.held, this.deps.maxHoldMs);
       if (expiry !== undefined && this.now() >= expiry) this.deps.changed();
       this.schedule();

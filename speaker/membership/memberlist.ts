@@ -151,8 +151,13 @@ export class Memberlist {
   }
 
   /** Sends a hand-over message to one node, split into as many datagrams as its addresses need. */
-  tell(node: string, type: AddressMessage["type"], addresses: readonly string[]): void {
-    for (const datagram of addressMessages(type, this.options.self, addresses, this.options.secret))
+  tell(
+    node: string,
+    type: AddressMessage["type"],
+    addresses: readonly string[],
+    macs?: readonly string[],
+  ): void {
+    for (const datagram of addressMessages(type, this.options.self, addresses, this.options.secret, macs))
       void this.sendRaw(node, datagram, type);
   }
 

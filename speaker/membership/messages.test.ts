@@ -24,6 +24,7 @@ describe("membership messages", () => {
     },
     { type: "facts", from: "node-b", facts: [] },
     { type: "handover", from: "node-a", addresses: ["192.0.2.1", "2001:db8::1"] },
+    { type: "handover", from: "node-a", addresses: ["192.0.2.1"], macs: ["02:00:00:00:00:0a"] },
     { type: "answering", from: "node-b", addresses: [] },
   ];
 
@@ -64,6 +65,8 @@ describe("membership messages", () => {
       '{"type":"handover","from":"a"}',
       '{"type":"handover","from":"a","addresses":"192.0.2.1"}',
       '{"type":"answering","from":"a","addresses":[1]}',
+      '{"type":"handover","from":"a","addresses":[],"macs":["02:00:00:00:00"]}',
+      '{"type":"handover","from":"a","addresses":[],"macs":"02:00:00:00:00:0a"}',
       '{"type":"answering","from":"a","addresses":[""]}',
       `{"type":"answering","from":"a","addresses":["${"1".repeat(46)}"]}`,
       `{"type":"ping","from":"${"a".repeat(300)}","incarnation":1,"digest":"x"}`,

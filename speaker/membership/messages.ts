@@ -28,9 +28,15 @@ export type Message =
     }
   /**
    * Make-before-break hand-over of addresses. `handover`: the node answering them now, no longer elected,
-   * asks their new announcer to say when it answers them; `answering`: the new announcer says it does.
+   * asks their new announcer to say when it answers them, naming the MACs it answers with (its answers to
+   * the new announcer's conflict probes are no conflict); `answering`: the new announcer says it does.
    */
-  | { readonly type: "handover" | "answering"; readonly from: string; readonly addresses: readonly string[] };
+  | {
+      readonly type: "handover" | "answering";
+      readonly from: string;
+      readonly addresses: readonly string[];
+      readonly macs?: readonly string[];
+    };
 
 /** Well below the 1500-byte Ethernet MTU less IP/UDP headers, so a datagram is never fragmented. */
 export const MAX_DATAGRAM = 1400;
@@ -69,6 +75,8 @@ const isIncarnation = (value: unknown): value is number =>
   typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 const isDigest = (value: unknown): value is string => typeof value === "string" && value.length <= 64;
 /** Loose on purpose: an address no speaker holds is simply never matched. IPv6 text is at most 45 characters. */
+const isMac = (value: unknown): value is string =>
+  typeof value === "string" && /^[0-9a-f]{2}(:[0-9a-f]{2}){5}$/.test(value);
 const isAddress = (value: unknown): value is string =>
   typeof value === "string" && value.length > 0 && value.length <= 45;
 
@@ -108,7 +116,13 @@ function validMessage(value: unknown): Message | undefined {
     case "handover":
     case "answering":
       if (!Array.isArray(m.addresses) || !m.addresses.every(isAddress)) return undefined;
-      return { type: m.type, from: m.from, addresses: m.addresses };
+      if (m.macs !== undefined && !(Array.isArray(m.macs) && m.macs.every(isMac))) return undefined;
+      return {
+        type: m.type,
+        from: m.from,
+        addresses: m.addresses,
+        ...(m.macs === undefined ? {} : { macs: m.macs }),
+      };
     default:
       return undefined;
   }
@@ -130,8 +144,10 @@ export function addressMessages(
   from: string,
   addresses: readonly string[],
   secret?: Buffer,
+  macs?: readonly string[],
 ): Buffer[] {
-  return chunk(addresses, (list) => encodeMessage({ type, from, addresses: list }, secret));
+  const extra = macs === undefined ? {} : { macs };
+  return chunk(addresses, (list) => encodeMessage({ type, from, addresses: list, ...extra }, secret));
 }
 
 function chunk<T>(items: readonly T[], encode: (list: T[]) => Buffer): Buffer[] {

@@ -5,6 +5,7 @@
 import { beforeAll, onTestFinished } from "vitest";
 import { expect, mergePatch, test, waitFor, type TestCluster } from "../../harness/index.ts";
 import { ArpRecorder } from "./arpRecorder.ts";
+import { metricSum, speakerMetrics } from "./clients.ts";
 import { handoverSeen } from "./exchanges.ts";
 import { buildAddon, E2E_TIMEOUT_MS, MetalCluster, type MetalNode } from "./speakers.ts";
 
@@ -73,6 +74,12 @@ test(
     expect(successor.handedOver.filter((h) => h.address === V4)).toEqual([
       { address: V4, to: elected.name, reason: "confirmed" },
     ]);
+    // The successor answered the restarted speaker's conflict probe while it held the address: no conflict.
+    await waitFor(
+      "the restarted speaker's conflict probe to end",
+      async () => metricSum(await speakerMetrics(elected.host), "portico_speaker_address_probes_total") > 0,
+    );
+    expect(elected.foundInUse).toEqual([]);
   },
   E2E_TIMEOUT_MS,
 );

@@ -48,6 +48,8 @@ export class MetalNode {
   declaredDead: string[] = [];
   /** Addresses this speaker stopped answering after holding them for a new announcer, and why it stopped. */
   handedOver: { address: string; to?: string; reason: string }[] = [];
+  /** Addresses this speaker's conflict probes found answered by another host, with that host's MAC. */
+  foundInUse: { address: string; mac: string }[] = [];
   started = false;
   private readonly metal: MetalCluster;
 
@@ -93,6 +95,7 @@ export class MetalNode {
       address?: string;
       to?: string;
       reason?: string;
+      mac?: string;
     };
     try {
       entry = JSON.parse(line) as typeof entry;
@@ -103,6 +106,8 @@ export class MetalNode {
     if (entry.msg === "live speakers changed") this.live = entry.live ?? [];
     if (entry.msg === "announced addresses changed") this.owned = entry.owned ?? [];
     if (entry.msg === "speaker declared dead" && entry.member) this.declaredDead.push(entry.member);
+    if (entry.msg?.includes("in use by another host") && entry.address && entry.mac)
+      this.foundInUse.push({ address: entry.address, mac: entry.mac });
     if (entry.msg === "address handed over" && entry.address && entry.reason)
       this.handedOver.push({
         address: entry.address,
