@@ -39,6 +39,7 @@ import {
   type Target,
 } from "./model.ts";
 import { nlbSecurityGroups, type Operation } from "./plan.ts";
+import { DEFAULT_TG_ATTRIBUTES } from "./desired.ts";
 
 const REGISTER_BATCH = 200;
 
@@ -211,14 +212,16 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<Applie
         );
         const arn = out.TargetGroups![0]!.TargetGroupArn!;
         targetGroups.set(tg.name, arn);
-        await call("elbv2:ModifyTargetGroupAttributes", () =>
-          elb.send(
-            new ModifyTargetGroupAttributesCommand({
-              TargetGroupArn: arn,
-              Attributes: attributes(tg.attributes),
-            }),
-          ),
+        // A new group has ELBv2's defaults already: only the others are set.
+        const differ = Object.fromEntries(
+          Object.entries(tg.attributes).filter(([k, v]) => DEFAULT_TG_ATTRIBUTES[k] !== v),
         );
+        if (Object.keys(differ).length)
+          await call("elbv2:ModifyTargetGroupAttributes", () =>
+            elb.send(
+              new ModifyTargetGroupAttributesCommand({ TargetGroupArn: arn, Attributes: attributes(differ) }),
+            ),
+          );
         break;
       }
       case "modifyHealthCheck":

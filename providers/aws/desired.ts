@@ -32,8 +32,14 @@ export const LIMITS = { listenersPerLoadBalancer: 50, targetsPerTargetGroup: 100
 export const KUBE_PROXY_HEALTH_PORT = 10256;
 
 /** Attributes Portico manages, with the values AWS starts from, so removing an annotation restores them. */
-const DEFAULT_LB_ATTRIBUTES = { "load_balancing.cross_zone.enabled": "false" };
-const DEFAULT_TG_ATTRIBUTES = {
+/**
+ * ELBv2's own defaults for a new NLB and target group: always desired (so a removed annotation puts the value
+ * back), and never sent for a group or load balancer just made, which has them already.
+ */
+export const DEFAULT_LB_ATTRIBUTES: Readonly<Record<string, string>> = {
+  "load_balancing.cross_zone.enabled": "false",
+};
+export const DEFAULT_TG_ATTRIBUTES: Readonly<Record<string, string>> = {
   "deregistration_delay.timeout_seconds": "300",
   "proxy_protocol_v2.enabled": "false",
   "stickiness.enabled": "false",

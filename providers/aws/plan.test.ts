@@ -56,17 +56,26 @@ function observedFrom(d: DesiredLoadBalancer, state = "active"): Observed {
 const kinds = (p: ReturnType<typeof plan>) => p.operations.map((o) => o.kind);
 
 describe("plan", () => {
-  test("from nothing: security group, NLB, attributes, target group with targets, listener — in that order", () => {
-    const p = plan(build(), { loadBalancers: [], targetGroups: [], securityGroups: [], backendRules: [] });
+  test("from nothing: security group, NLB, target group with targets, listener — in that order", () => {
+    const nothing = { loadBalancers: [], targetGroups: [], securityGroups: [], backendRules: [] };
+    const p = plan(build(), nothing);
     expect(kinds(p)).toEqual([
       "createSecurityGroup",
       "createLoadBalancer",
-      "modifyLoadBalancerAttributes",
       "createTargetGroup",
       "registerTargets",
       "createListener",
     ]);
     expect(p.current).toBeUndefined();
+    // A new NLB has ELBv2's defaults: only attributes that differ from them are set after creation.
+    const crossZone = plan(
+      build({ "service.beta.kubernetes.io/aws-load-balancer-cross-zone-load-balancing-enabled": "true" }),
+      nothing,
+    );
+    expect(crossZone.operations[2]).toEqual({
+      kind: "modifyLoadBalancerAttributes",
+      attributes: { "load_balancing.cross_zone.enabled": "true" },
+    });
   });
 
   test("when the cloud already matches, the plan is empty (unmanaged attributes are ignored)", () => {
@@ -189,7 +198,7 @@ describe("plan", () => {
     const p = plan(after, observedFrom(before));
     expect(kinds(p)).toEqual([
       "createLoadBalancer",
-      "modifyLoadBalancerAttributes",
+
       "createTargetGroup",
       "registerTargets",
       "createListener",

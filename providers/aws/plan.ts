@@ -5,6 +5,7 @@ import { ConfigurationError } from "../errors.ts";
 import { MORE_AWS_ANNOTATIONS as M } from "./moreAnnotations.ts";
 import { planBackendRules, ruleKey as backendRuleKey } from "./backendRules.ts";
 import { OWN_SECURITY_GROUP } from "./model.ts";
+import { DEFAULT_LB_ATTRIBUTES, DEFAULT_TG_ATTRIBUTES } from "./desired.ts";
 import type {
   BackendRule,
   DesiredListener,
@@ -104,7 +105,8 @@ export function plan(desired: DesiredLoadBalancer, observed: Observed): Plan {
     if (!sameSet(current.securityGroups, wanted) || "privateLink" in privateLink)
       ops.push({ kind: "setSecurityGroups", groupIds: wanted, ...privateLink });
   }
-  const lbAttributes = changed(desired.attributes, current?.attributes ?? {});
+  // An attribute not reported has its default value.
+  const lbAttributes = changed(desired.attributes, { ...DEFAULT_LB_ATTRIBUTES, ...current?.attributes });
   // Access logs left on by a removed annotation are turned off (not every API reports the key while it is off).
   if (
     current?.attributes["access_logs.s3.enabled"] === "true" &&
@@ -204,7 +206,7 @@ function targetGroupOps(desired: DesiredTargetGroup, observed: ObservedTargetGro
       healthCheck: desired.healthCheck,
     });
   }
-  const attributes = changed(desired.attributes, observed.attributes);
+  const attributes = changed(desired.attributes, { ...DEFAULT_TG_ATTRIBUTES, ...observed.attributes });
   if (Object.keys(attributes).length) {
     ops.push({
       kind: "modifyTargetGroupAttributes",
