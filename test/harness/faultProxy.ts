@@ -1,8 +1,17 @@
 // A fault-injecting HTTP proxy in front of an AWS emulator: it forwards every request, except that the ones
 // matching a rule get an AWS-shaped throttling or server error instead, and, at a configurable rate, any
 // request may be throttled, fail with a 5xx, be answered slowly or have its connection dropped. Tests prove
-// that Portico backs off, respects retry hints and converges without a request storm.
+// that Portico backs off, respects retry hints and converges without a request storm. With `throttle` on
+// (options, or PORTICO_AWS_THROTTLE=1), AWS's own request throttling stands in front of the emulator too:
+// per action and account token buckets with AWS's figures (awsThrottle.ts), answered as AWS answers.
 import { createServer, type IncomingMessage, type Server } from "node:http";
+import {
+  AwsThrottle,
+  signerOf,
+  throttleAnswer,
+  throttleOptionsFromEnv,
+  type ThrottleOptions,
+} from "./awsThrottle.ts";
 
 export interface FaultRule {
   /** The API action, e.g. "CreateLoadBalancer" (query protocol) or "GetResources" (JSON protocol). */
@@ -34,10 +43,22 @@ export interface FaultProxy {
   setRandomFaults(faults: RandomFaults | undefined): void;
   /** Faults injected so far, by kind. */
   injected: Map<string, number>;
+  /** AWS's request throttling in front of the emulator (awsThrottle.ts), when switched on. */
+  throttle: AwsThrottle | undefined;
+  /** Switches the emulated throttling on (fresh, full buckets) or off. */
+  setThrottle(opts: ThrottleOptions | undefined): AwsThrottle | undefined;
   close(): Promise<void>;
 }
 
-export async function startFaultProxy(target: string): Promise<FaultProxy> {
+export interface FaultProxyOptions {
+  /** Emulated AWS throttling; by default from PORTICO_AWS_THROTTLE (off when unset). */
+  throttle?: ThrottleOptions | false;
+}
+
+export async function startFaultProxy(target: string, opts: FaultProxyOptions = {}): Promise<FaultProxy> {
+  const throttleOpts = opts.throttle === undefined ? throttleOptionsFromEnv() : opts.throttle || undefined;
+  let throttle = throttleOpts ? new AwsThrottle(throttleOpts) : undefined;
+  let requests = 0;
   const rules: FaultRule[] = [];
   const injected = new Map<string, number>();
   let random: RandomFaults | undefined;
@@ -89,6 +110,18 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
         );
         return;
       }
+      if (throttle) {
+        const { api, account } = signerOf(req.headers.authorization);
+        const params = new URLSearchParams(
+          String(req.headers["content-type"]).includes("json") ? "" : body.toString(),
+        );
+        if (!throttle.admit({ api, action, account, params })) {
+          const answer = throttleAnswer(api, `throttled-${++requests}`);
+          res.writeHead(answer.status, answer.headers);
+          res.end(answer.body);
+          return;
+        }
+      }
       const upstream = await fetch(new URL(req.url ?? "/", target), {
         method: req.method ?? "GET",
         headers: Object.fromEntries(
@@ -126,6 +159,10 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       state = faults?.seed ?? 1;
     },
     injected,
+    get throttle() {
+      return throttle;
+    },
+    setThrottle: (o) => (throttle = o ? new AwsThrottle(o) : undefined),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
