@@ -1,7 +1,10 @@
 // `make bench-speaker`, the bare-metal speaker. A LAN of network namespaces (test/integration/metal): node
 // namespaces each running the real speaker against the real apiserver, and a client namespace that measures
 // the speaker's ARP and NDP reply latency next to the kernel's own, the failover time after a SIGKILL and the
-// hand-over time after a SIGTERM, and what an ARP flood costs the announcing speaker. Needs root.
+// hand-over time after a SIGTERM, and what an ARP flood costs the announcing speaker. Needs root. Meanwhile a
+// client asks for the address over ARP every 10 ms and tcpdump timestamps every request and reply in the
+// kernel: answered/asked and reply latency in a quiet stretch, and per address move (SIGKILL, restart,
+// SIGTERM, relabel) the longest time with no answer and the requests answered by two nodes.
 import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { cpus, loadavg } from "node:os";
@@ -20,6 +23,10 @@ import {
   speakerMetrics,
   TcpProber,
 } from "../test/integration/metal/clients.ts";
+import { ArpRecorder } from "../test/integration/metal/arpRecorder.ts";
+import { MoveLog, relabelMoves } from "../test/integration/metal/moves.ts";
+import { moduleFootprint } from "../test/integration/metal/footprint.ts";
+import { measureSteady } from "../test/integration/metal/steady.ts";
 import {
   buildAddon,
   MetalCluster,
@@ -35,6 +42,13 @@ const REQUESTS = Number(process.env.BENCH_ARP_REQUESTS ?? 200);
 const SOLICITATIONS = Number(process.env.BENCH_NDP_REQUESTS ?? 50);
 const FAILOVERS = Number(process.env.BENCH_FAILOVERS ?? 10);
 const HANDOVERS = Number(process.env.BENCH_HANDOVERS ?? 3);
+const RELABELS = Number(process.env.BENCH_RELABELS ?? 3);
+/** The client's ARP requests: 100 a second, for this long without moves, then throughout the moves. */
+const ASK_INTERVAL_MS = 10;
+const STEADY_SECONDS = Number(process.env.BENCH_STEADY_SECONDS ?? 30);
+/** The issue's figures before make-before-break (issue 13), for the closing note. */
+const BASELINE =
+  "before: every hand-back 505-526 ms without any answer; 3/1981 requests unanswered at 100/s; ARP reply p50 0.55 ms (kernel timestamps)";
 /** A flood at a set rate: the speaker's cost per request. Above --max-replies-per-second (5000), to see it limit. */
 const FLOOD_RATE = Number(process.env.BENCH_FLOOD_RATE ?? 10_000);
 const FLOOD_SECONDS = Number(process.env.BENCH_FLOOD_SECONDS ?? 10);
@@ -86,6 +100,20 @@ export async function benchSpeaker(): Promise<Record<string, unknown>> {
     progress(`NDP: ${SOLICITATIONS} solicitations each to the speaker and to the kernel`);
     const ndp = await ndpLatency(metal, elected6);
 
+    const recorder = new ArpRecorder(metal.lan, metal.lan.client, V4, {
+      intervalMs: ASK_INTERVAL_MS,
+      kernelTimestamps: true,
+    });
+    cleanups.push(() => recorder.stop());
+    await recorder.start();
+    progress(`ARP every ${ASK_INTERVAL_MS} ms for ${STEADY_SECONDS} s, timestamped by the kernel`);
+    const steady = await measureSteady(
+      recorder,
+      { host: elected.host, pid: speakerPid(elected) },
+      STEADY_SECONDS,
+    );
+    const moves = new MoveLog(recorder);
+
     const prober = new TcpProber(
       metal.lan,
       metal.lan.client,
@@ -93,10 +121,15 @@ export async function benchSpeaker(): Promise<Record<string, unknown>> {
       PROBE_INTERVAL_MS,
     );
     progress(`${FAILOVERS} SIGKILLs of the announcing speaker`);
-    const failover = await failovers(metal, elected, prober, FAILOVERS, (n) => n.kill());
+    const failover = await failovers(metal, elected, prober, FAILOVERS, moves, "Sigkill", (n) => n.kill());
     progress(`${HANDOVERS} SIGTERMs of the announcing speaker`);
-    const handover = await failovers(metal, elected, prober, HANDOVERS, (n) => n.terminate());
+    const handover = await failovers(metal, elected, prober, HANDOVERS, moves, "Sigterm", (n) =>
+      n.terminate(),
+    );
     await prober.stop();
+    progress(`${RELABELS} relabels of the announcing node, away and back`);
+    await relabelMoves(metal, elected, V4, RELABELS, moves);
+    await recorder.stop();
 
     progress("the announcing speaker idle");
     const idle = await idleCpu(elected);
@@ -114,11 +147,14 @@ export async function benchSpeaker(): Promise<Record<string, unknown>> {
       loadAverage: `${loadBefore.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after (1 min)`,
       arpReplyLatency: arp,
       ndpReplyLatency: ndp,
+      arpAt100PerSecond: steady,
+      addressMoves: moves.summary(),
       failoverAfterSigkill: failover,
       handoverAfterSigterm: handover,
       announcerIdle: idle,
       arpFlood: paced,
       arpFloodSaturating: saturating,
+      note: BASELINE,
     };
   } finally {
     for (const fn of cleanups.reverse()) await fn().catch((err: unknown) => console.error("clean-up:", err));
@@ -248,6 +284,8 @@ async function failovers(
   elected: MetalNode,
   prober: TcpProber,
   times: number,
+  moves: MoveLog,
+  kind: string,
   stop: (node: MetalNode) => Promise<void>,
 ) {
   const away: number[] = [];
@@ -262,15 +300,19 @@ async function failovers(
       "the client to reach the elected node",
       () => prober.lastAnswer(V4)?.answer === elected.name,
     );
+    const stopped = Date.now();
     const failover = await measureFailover(prober, V4, () => stop(elected));
     away.push(failover.elapsedMs);
     if (failover.to === successor.name) expected++;
+    await moves.endMove(`awayOn${kind}`, elected.mac, metal.node(failover.to).mac, stopped);
     // Its last view would otherwise count as seeing everyone alive at once.
     elected.live = [];
+    const restarted = Date.now();
     const failback = await measureFailover(prober, V4, () =>
       Promise.resolve(elected.startSpeaker(SPEAKER_ARGS)),
     );
     back.push(failback.elapsedMs);
+    await moves.endMove(`backAfter${kind}Restart`, metal.node(failover.to).mac, elected.mac, restarted);
     await allAlive(metal);
     await waitFor("the restarted node alone to announce", () => {
       const announcers = metal.announcersOf(V4);
@@ -304,9 +346,14 @@ async function idleCpu(elected: MetalNode) {
   const before = await cpuSeconds(pid);
   await sleep(5_000);
   const share = ((await cpuSeconds(pid)) - before) / ((performance.now() - start) / 1000);
+  const metrics = await speakerMetrics(elected.host);
+  const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
   return {
     cpuShare: `${(100 * share).toFixed(1)}% of a core`,
-    rssMiB: Math.round((await processUsage(pid)).rssBytes / 2 ** 20),
+    rssMiB: mib((await processUsage(pid)).rssBytes),
+    // Where the RSS goes: the JavaScript heap in use, and what loading the speaker's modules costs alone.
+    heapUsedMiB: mib(metricSum(metrics, "nodejs_heap_size_used_bytes")),
+    rssOfModulesAloneMiB: await moduleFootprint(),
   };
 }
 

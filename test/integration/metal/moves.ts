@@ -1,0 +1,111 @@
+// Figures of address moves as a client asking every 10 ms saw them (arpRecorder.ts), for the benchmark: each
+// move is a window of the recording, from the act (a SIGKILL, a restart, a relabel) to when the new announcer
+// alone answers, summarised per kind of move — the longest time nobody answered, the requests nobody answered
+// at the switch itself, and the requests answered by two nodes.
+import { mergePatch } from "../../harness/kube.ts";
+import { waitFor } from "../../harness/wait.ts";
+import type { ArpRecorder } from "./arpRecorder.ts";
+import type { MetalCluster, MetalNode } from "./speakers.ts";
+import { exchangeFigures, handoverSeen, type ExchangeFigures } from "./exchanges.ts";
+
+interface MoveFigures extends ExchangeFigures {
+  /** Requests nobody answered between the old announcer's last answer and the new one's first. */
+  readonly unansweredAtSwitch: number;
+}
+
+/** After the new announcer alone answers, a little longer, so the tail of an overlap is inside the window. */
+const SETTLE_MS = 200;
+
+export class MoveLog {
+  private readonly recorder: ArpRecorder;
+  private readonly moves = new Map<string, MoveFigures[]>();
+
+  constructor(recorder: ArpRecorder) {
+    this.recorder = recorder;
+  }
+
+  /** Acts, waits until `to` (a MAC) alone answers the client, and files the window under `kind`. */
+  async move(kind: string, from: string, to: string, act: () => Promise<void>): Promise<void> {
+    const since = Date.now();
+    await act();
+    await this.endMove(kind, from, to, since);
+  }
+
+  /** Files a window that began at `since` and ends once `to` alone answers (the act is already done). */
+  async endMove(kind: string, from: string, to: string, since: number): Promise<void> {
+    await this.answeredBy(to, since);
+    const exchanges = this.recorder.exchanges(since, Date.now());
+    const figures = {
+      ...exchangeFigures(exchanges),
+      unansweredAtSwitch: handoverSeen(exchanges, from, to)?.unansweredBetween ?? NaN,
+    };
+    this.moves.set(kind, [...(this.moves.get(kind) ?? []), figures]);
+  }
+
+  /** Per kind: moves, the longest silence (p50, max) and double answers (total, most in one move). */
+  summary(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [kind, figures] of this.moves) {
+      const silences = figures.map((f) => f.longestSilenceMs);
+      const doubles = figures.map((f) => f.doubleAnswered);
+      out[kind] = {
+        moves: figures.length,
+        longestSilenceMs: {
+          p50: +percentile(silences, 50).toFixed(1),
+          max: +Math.max(...silences).toFixed(1),
+          each: silences.map((s) => Math.round(s)).join(" "),
+        },
+        unansweredAtSwitch: figures.map((f) => f.unansweredAtSwitch).join(" "),
+        doubleAnswered: { total: sum(doubles), maxInOneMove: Math.max(...doubles) },
+        answeredOfAsked: `${sum(figures.map((f) => f.answered))}/${sum(figures.map((f) => f.asked))}`,
+      };
+    }
+    return out;
+  }
+
+  private async answeredBy(mac: string, since: number): Promise<void> {
+    await waitFor(
+      `${mac} alone to answer the client`,
+      () => {
+        const last = this.recorder.exchanges(since).at(-1);
+        return last !== undefined && last.answers.length > 0 && last.answers.every((a) => a.mac === mac);
+      },
+      { timeoutMs: 60_000 },
+    );
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  }
+}
+
+const EXCLUDE = "node.kubernetes.io/exclude-from-external-load-balancers";
+
+/** Labels the announcing node out of the election and back `times` over, as `kubectl label node` would. */
+export async function relabelMoves(
+  metal: MetalCluster,
+  elected: MetalNode,
+  address: string,
+  times: number,
+  moves: MoveLog,
+): Promise<void> {
+  const successor = metal.electedFor(
+    address,
+    metal.nodes.filter((n) => n !== elected),
+  );
+  const label = (value: string | null) => async () => {
+    await metal.cluster.core.patchNode(
+      { name: elected.name, body: { metadata: { labels: { [EXCLUDE]: value } } } },
+      mergePatch,
+    );
+  };
+  for (let i = 0; i < times; i++) {
+    await moves.move("awayOnRelabel", elected.mac, successor.mac, label("true"));
+    await moves.move("backOnRelabel", successor.mac, elected.mac, label(null));
+  }
+}
+
+const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
+
+function percentile(values: readonly number[], p: number): number {
+  if (!values.length) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
