@@ -1,17 +1,30 @@
-// The AWS SDK clients Portico uses, with adaptive retries (client-side rate limiting when ELBv2 throttles),
-// a count of every call by operation (for metrics and benchmarks), and errors classified for the controller.
+// The AWS SDK clients Portico uses, with a client-side rate limiter shared by all of them (rateLimiter.ts:
+// per AWS bucket, learning the account's share from throttles, user work before background work), a count
+// of every call by operation (for metrics and benchmarks), and errors classified for the controller.
 import { ACMClient } from "@aws-sdk/client-acm";
 import { EC2Client } from "@aws-sdk/client-ec2";
 import { ElasticLoadBalancingV2Client } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { ResourceGroupsTaggingAPIClient } from "@aws-sdk/client-resource-groups-tagging-api";
 import type { FinalizeRequestMiddleware, MetadataBearer } from "@smithy/types";
 import { CloudError } from "../errors.ts";
+import {
+  limitOf,
+  RateLimiter,
+  rateLimiterOptionsFromEnv,
+  track,
+  type RateLimiterOptions,
+} from "./rateLimiter.ts";
 
 export interface AwsClientOptions {
   region?: string;
   /** Overrides AWS_ENDPOINT_URL (which the SDK reads by itself). */
   endpoint?: string;
   maxAttempts?: number;
+  /**
+   * The client-side rate limiter: its options, or false for none. By default from the environment: on,
+   * unless PORTICO_AWS_RATE_LIMIT=off; PORTICO_AWS_RATE_SHARE starts it at a share of AWS's figures.
+   */
+  rateLimit?: RateLimiterOptions | false;
 }
 
 export type CallObserver = (
@@ -29,13 +42,20 @@ export interface AwsClients {
   /** Calls made so far, by "service:Operation". */
   calls: Map<string, number>;
   onCall(observer: CallObserver): void;
+  /** The rate limiter every call goes through, when there is one. */
+  limiter: RateLimiter | undefined;
 }
 
 export function createAwsClients(opts: AwsClientOptions = {}): AwsClients {
+  const limiterOptions =
+    opts.rateLimit === undefined ? rateLimiterOptionsFromEnv() : opts.rateLimit || undefined;
+  const limiter = limiterOptions ? track(new RateLimiter(limiterOptions)) : undefined;
   const config = {
     ...(opts.region ? { region: opts.region } : {}),
     ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
-    retryMode: "adaptive",
+    // The SDK's adaptive mode limits a whole client at once (one ELBv2 bucket throttled would slow every
+    // ELBv2 call); with Portico's own limiter, per bucket, the standard retries are the ones wanted.
+    retryMode: limiter ? "standard" : "adaptive",
     maxAttempts: opts.maxAttempts ?? 6,
   };
   const calls = new Map<string, number>();
@@ -62,13 +82,54 @@ export function createAwsClients(opts: AwsClientOptions = {}): AwsClients {
         throw err;
       }
     };
+  // Each attempt, retries included, waits for its bucket, and tells the limiter how the account answered.
+  // It waits before the request is signed, so a long wait never sends a stale signature.
+  const limit =
+    (service: string): FinalizeRequestMiddleware<object, MetadataBearer> =>
+    (next, context) =>
+    async (args) => {
+      const { bucket, limit } = limitOf(
+        service,
+        String(context.commandName).replace(/Command$/, ""),
+        args.input,
+      );
+      await limiter!.acquire(bucket, limit);
+      try {
+        const out = await next(args);
+        limiter!.succeeded(bucket);
+        return out;
+      } catch (err) {
+        if (THROTTLE_CODES.has((err as Error).name)) limiter!.throttled(bucket);
+        throw err;
+      }
+    };
   const placement = { step: "finalizeRequest", name: "porticoCallCounter", priority: "low" } as const;
+  const beforeSigning = {
+    name: "porticoRateLimiter",
+    relation: "before",
+    toMiddleware: "httpSigningMiddleware",
+  } as const;
   clients.acm.middlewareStack.add(counter("acm"), placement);
   clients.elbv2.middlewareStack.add(counter("elbv2"), placement);
   clients.ec2.middlewareStack.add(counter("ec2"), placement);
   clients.tagging.middlewareStack.add(counter("tagging"), placement);
-  return { ...clients, calls, onCall: (o) => observers.push(o) };
+  if (limiter) {
+    clients.acm.middlewareStack.addRelativeTo(limit("acm"), beforeSigning);
+    clients.elbv2.middlewareStack.addRelativeTo(limit("elbv2"), beforeSigning);
+    clients.ec2.middlewareStack.addRelativeTo(limit("ec2"), beforeSigning);
+    clients.tagging.middlewareStack.addRelativeTo(limit("tagging"), beforeSigning);
+  }
+  return { ...clients, calls, onCall: (o) => observers.push(o), limiter };
 }
+
+const THROTTLE_CODES = new Set([
+  "Throttling",
+  "ThrottlingException",
+  "RequestLimitExceeded",
+  "TooManyRequestsException",
+  "RequestThrottled",
+  "RequestThrottledException",
+]);
 
 const RETRYABLE_CODES = new Set([
   "Throttling",

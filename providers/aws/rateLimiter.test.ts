@@ -1,0 +1,296 @@
+import { describe, expect, test } from "vitest";
+import {
+  AdaptiveBucket,
+  currentPriority,
+  limitOf,
+  liveRateLimiters,
+  RateLimiter,
+  rateLimiterOptionsFromEnv,
+  track,
+  withPriority,
+  type Priority,
+} from "./rateLimiter.ts";
+
+describe("priority", () => {
+  test("is user unless said otherwise, and follows the work through awaits", async () => {
+    expect(currentPriority()).toBe("user");
+    const seen = await withPriority("background", async () => {
+      await new Promise((r) => setTimeout(r, 1));
+      const inner = withPriority("user", () => currentPriority());
+      return [currentPriority(), inner];
+    });
+    expect(seen).toEqual(["background", "user"]);
+    expect(currentPriority()).toBe("user");
+  });
+});
+
+describe("limitOf: EC2's buckets, one per action, sized by category", () => {
+  test.each([
+    ["DescribeSubnets", {}, "ec2:DescribeSubnets", 100, 20],
+    ["DescribeSecurityGroups", {}, "ec2:DescribeSecurityGroups:unfiltered", 50, 10],
+    ["DescribeSecurityGroups", { Filters: [{ Name: "tag-key" }] }, "ec2:DescribeSecurityGroups", 100, 20],
+    ["DescribeSecurityGroups", { Filters: [] }, "ec2:DescribeSecurityGroups:unfiltered", 50, 10],
+    ["DescribeInstances", { MaxResults: 100 }, "ec2:DescribeInstances", 100, 20],
+    ["DescribeInstances", { NextToken: "t" }, "ec2:DescribeInstances", 100, 20],
+    ["CreateSecurityGroup", {}, "ec2:CreateSecurityGroup", 50, 5],
+    ["AuthorizeSecurityGroupIngress", {}, "ec2:AuthorizeSecurityGroupIngress", 50, 5],
+    ["RevokeSecurityGroupIngress", {}, "ec2:RevokeSecurityGroupIngress", 50, 5],
+    ["CreateTags", {}, "ec2:CreateTags", 100, 10],
+  ])("%s %j draws from %s: %d tokens, %d/s", (op, input, bucket, capacity, refillPerSecond) => {
+    expect(limitOf("ec2", op, input)).toEqual({ bucket, limit: { capacity, refillPerSecond } });
+  });
+
+  test.each([
+    ["elbv2", "RegisterTargets", 20, 4],
+    ["elbv2", "DeregisterTargets", 20, 4],
+    ["elbv2", "DescribeTargetHealth", 40, 10],
+    ["elbv2", "CreateLoadBalancer", 20, 3],
+    ["elbv2", "ModifyListener", 20, 3],
+    ["tagging", "GetResources", 20, 5],
+    ["acm", "DescribeCertificate", 100, 20],
+  ])("%s %s: %d tokens, %d/s, on a bucket of its own", (service, op, capacity, refillPerSecond) => {
+    expect(limitOf(service, op, undefined)).toEqual({
+      bucket: `${service}:${op}`,
+      limit: { capacity, refillPerSecond },
+    });
+  });
+});
+
+describe("AdaptiveBucket", () => {
+  const max = { capacity: 20, refillPerSecond: 4 };
+
+  test("starts with the documented burst and rate", () => {
+    const b = new AdaptiveBucket(max, 0);
+    let n = 0;
+    while (b.take(0)) n++;
+    expect(n).toBe(20);
+    expect(b.wait(0)).toBeCloseTo(0.25);
+    expect(b.take(0.25)).toBe(true);
+  });
+
+  test("a throttle halves the rate and the burst, and empties the bucket", () => {
+    const b = new AdaptiveBucket(max, 0);
+    b.throttled(0);
+    expect(b.rate).toBe(2);
+    expect(b.capacity).toBe(10);
+    expect(b.ceiling).toBe(4);
+    expect(b.take(0)).toBe(false);
+    expect(b.wait(0)).toBeCloseTo(0.5);
+    expect(b.available(100)).toBe(10);
+  });
+
+  test("throttles of calls already in flight back off once; a later one backs off again", () => {
+    const b = new AdaptiveBucket(max, 0);
+    b.throttled(0);
+    b.throttled(0.1);
+    b.throttled(0.9);
+    expect(b.rate).toBe(2);
+    b.throttled(1.5);
+    expect(b.rate).toBe(1);
+    expect(b.throttles).toBe(4);
+  });
+
+  test("the rate never falls below a fiftieth of the documented one, nor the burst below one call", () => {
+    const b = new AdaptiveBucket(max, 0);
+    for (let t = 0; t < 1000; t += 60) b.throttled(t);
+    expect(b.rate).toBeCloseTo(0.08);
+    expect(b.capacity).toBe(1);
+  });
+
+  test("successes raise the rate quickly up to near the throttled rate, slowly beyond, never past the maximum", () => {
+    const b = new AdaptiveBucket(max, 0);
+    b.throttled(0); // ceiling 4, rate 2
+    b.succeeded(1);
+    expect(b.rate).toBeCloseTo(2.2);
+    for (let i = 0; i < 6; i++) b.succeeded(1);
+    expect(b.rate).toBeCloseTo(3.4); // 2 + 7 × 0.2: still below 0.85 × 4
+    b.succeeded(1);
+    expect(b.rate).toBeCloseTo(3.402); // from here one step is 0.05% of the maximum
+    for (let i = 0; i < 2000; i++) b.succeeded(1);
+    expect(b.rate).toBe(4);
+  });
+
+  test("two minutes without a throttle, the rate last throttled is forgotten and the rate climbs quickly", () => {
+    const b = new AdaptiveBucket(max, 0);
+    b.throttled(0);
+    for (let i = 0; i < 7; i++) b.succeeded(1);
+    b.succeeded(1);
+    expect(b.rate).toBeCloseTo(3.402);
+    b.succeeded(121);
+    expect(b.rate).toBeCloseTo(3.602);
+  });
+
+  test("refuses a limit that could never let a call through", () => {
+    expect(() => new AdaptiveBucket({ capacity: 0.5, refillPerSecond: 1 }, 0)).toThrow(
+      /capacity of at least 1/,
+    );
+    expect(() => new AdaptiveBucket({ capacity: 5, refillPerSecond: 0 }, 0)).toThrow(/positive rate/);
+  });
+
+  // The account's bucket, of which others use 40%: a client that sends as fast as it is allowed learns the
+  // rest. Simulated in 10 ms steps for 20 minutes.
+  test("learns the account's share: throttled often at first, rarely once it has learned", () => {
+    const share = 0.6;
+    const account = { tokens: max.capacity * share, at: 0 };
+    const accountTake = (now: number) => {
+      account.tokens = Math.min(
+        max.capacity * share,
+        account.tokens + (now - account.at) * max.refillPerSecond * share,
+      );
+      account.at = now;
+      if (account.tokens < 1) return false;
+      account.tokens -= 1;
+      return true;
+    };
+    const b = new AdaptiveBucket(max, 0);
+    const throttlesIn = new Map<number, number>();
+    let sent = 0;
+    for (let step = 0; step < 120_000; step++) {
+      const now = step / 100;
+      if (!b.take(now)) continue;
+      sent++;
+      if (accountTake(now)) b.succeeded(now);
+      else {
+        b.throttled(now);
+        const minute = Math.floor(now / 60);
+        throttlesIn.set(minute, (throttlesIn.get(minute) ?? 0) + 1);
+      }
+    }
+    const firstMinute = throttlesIn.get(0) ?? 0;
+    const lastTen = [...throttlesIn].filter(([m]) => m >= 10).reduce((n, [, c]) => n + c, 0);
+    expect(firstMinute).toBeGreaterThan(0);
+    // Once learned, a probe past the share is throttled about once a minute or less.
+    expect(lastTen).toBeLessThanOrEqual(10);
+    // And the client uses most of its share: at least 85% of 2.4 calls a second over the 20 minutes.
+    expect(sent / 1200).toBeGreaterThan(0.85 * max.refillPerSecond * share);
+  });
+});
+
+/** A clock and timers under the test's control. */
+function manualTime() {
+  let now = 0;
+  const timers: { at: number; fn: () => void }[] = [];
+  return {
+    now: () => now,
+    setTimer: (fn: () => void, ms: number) => void timers.push({ at: now + ms / 1000, fn }),
+    async advance(to: number) {
+      for (;;) {
+        timers.sort((a, b) => a.at - b.at);
+        const next = timers[0];
+        if (!next || next.at > to) break;
+        timers.shift();
+        now = next.at;
+        next.fn();
+        await Promise.resolve();
+      }
+      now = to;
+      await Promise.resolve();
+    },
+  };
+}
+
+describe("RateLimiter", () => {
+  const limit = { capacity: 2, refillPerSecond: 1 };
+
+  test("lets calls through at once while its bucket has tokens, then one per refill", async () => {
+    const time = manualTime();
+    const limiter = new RateLimiter(time);
+    const done: number[] = [];
+    for (let i = 0; i < 4; i++) void limiter.acquire("b", limit).then(() => done.push(time.now()));
+    await time.advance(0);
+    expect(done).toEqual([0, 0]);
+    await time.advance(5);
+    expect(done).toEqual([0, 0, 1, 2]);
+    expect(limiter.waited.user).toBe(3);
+  });
+
+  test("buckets are independent", async () => {
+    const time = manualTime();
+    const limiter = new RateLimiter(time);
+    const done: string[] = [];
+    for (const b of ["a", "a", "a", "b"]) void limiter.acquire(b, limit).then(() => done.push(b));
+    await time.advance(0);
+    expect(done).toEqual(["a", "a", "b"]);
+  });
+
+  test("user work queued goes before background work queued earlier; background goes when none is left", async () => {
+    const time = manualTime();
+    const limiter = new RateLimiter(time);
+    const done: string[] = [];
+    const ask = (name: string, p: Priority) =>
+      void withPriority(p, () => limiter.acquire("b", limit)).then(() => done.push(name));
+    ask("first", "background");
+    ask("second", "background");
+    ask("bg1", "background");
+    ask("bg2", "background");
+    await time.advance(0);
+    ask("user1", "user");
+    ask("user2", "user");
+    await time.advance(10);
+    expect(done).toEqual(["first", "second", "user1", "user2", "bg1", "bg2"]);
+    expect(limiter.waited.background).toBe(3 + 4); // bg1 from 0 to 3, bg2 from 0 to 4
+  });
+
+  test("a throttle slows its bucket down; successes bring it back", async () => {
+    const time = manualTime();
+    const limiter = new RateLimiter(time);
+    await limiter.acquire("b", { capacity: 10, refillPerSecond: 10 });
+    limiter.throttled("b");
+    expect(limiter.stats()).toEqual([
+      {
+        bucket: "b",
+        ratePerSecond: 5,
+        maxRatePerSecond: 10,
+        waiting: { user: 0, background: 0 },
+        throttles: 1,
+      },
+    ]);
+    for (let i = 0; i < 10; i++) limiter.succeeded("b");
+    // 7 fast steps of 0.5 up to 85% of the rate throttled (10), then 3 slow ones of 0.005.
+    expect(limiter.stats()[0]!.ratePerSecond).toBeCloseTo(8.515);
+    limiter.throttled("unknown");
+    limiter.succeeded("unknown");
+    expect(limiter.stats()).toHaveLength(1);
+  });
+
+  test("starts from a share of the figures, and figures given per bucket replace the defaults", async () => {
+    const time = manualTime();
+    const limiter = new RateLimiter({
+      ...time,
+      share: 0.5,
+      limits: { b: { capacity: 4, refillPerSecond: 2 } },
+    });
+    const done: number[] = [];
+    for (let i = 0; i < 4; i++) void limiter.acquire("b", limit).then(() => done.push(time.now()));
+    await time.advance(0);
+    await time.advance(5);
+    expect(done).toEqual([0, 0, 1, 2]);
+    expect(() => new RateLimiter({ share: 0 })).toThrow(/share must be above 0/);
+    expect(() => new RateLimiter({ share: 1.5 })).toThrow(/at most 1/);
+  });
+
+  test("the waiting calls are counted by priority", async () => {
+    const time = manualTime();
+    const limiter = new RateLimiter(time);
+    for (let i = 0; i < 3; i++) void limiter.acquire("b", limit, "user");
+    void limiter.acquire("b", limit, "background");
+    await time.advance(0);
+    expect(limiter.stats()[0]!.waiting).toEqual({ user: 1, background: 1 });
+  });
+
+  test("tracked limiters are listed for the metrics", () => {
+    const limiter = track(new RateLimiter());
+    expect(liveRateLimiters()).toContain(limiter);
+  });
+});
+
+describe("settings from the environment", () => {
+  test("on by default, off when asked, and a share read and checked", () => {
+    expect(rateLimiterOptionsFromEnv({})).toEqual({});
+    expect(rateLimiterOptionsFromEnv({ PORTICO_AWS_RATE_LIMIT: "off" })).toBeUndefined();
+    expect(rateLimiterOptionsFromEnv({ PORTICO_AWS_RATE_SHARE: "0.5" })).toEqual({ share: 0.5 });
+    expect(() => rateLimiterOptionsFromEnv({ PORTICO_AWS_RATE_SHARE: "2" })).toThrow(
+      "PORTICO_AWS_RATE_SHARE=2 is not a share above 0 and at most 1 (e.g. 0.5)",
+    );
+  });
+});
