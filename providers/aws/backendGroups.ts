@@ -184,12 +184,15 @@ export class BackendGroupResolver {
   }
 }
 
-/** Portico's rules for this Service in any security group, found by their tags (one call). */
+/**
+ * Portico's per-Service rules in any security group, found by their tags: the Service's alone when its UID is
+ * given, else the whole cluster's (one call a page either way), each with the UID of the Service it is for.
+ */
 export async function observeBackendRules(
   clients: AwsClients,
   cluster: string,
-  service: ServiceRef,
-): Promise<ObservedBackendRule[]> {
+  serviceUid?: string,
+): Promise<(ObservedBackendRule & { serviceUid: string })[]> {
   const rules: SecurityGroupRule[] = [];
   let token: string | undefined;
   do {
@@ -198,7 +201,9 @@ export async function observeBackendRules(
         new DescribeSecurityGroupRulesCommand({
           Filters: [
             { Name: `tag:${TAG.cluster}`, Values: [cluster] },
-            { Name: `tag:${TAG.serviceUid}`, Values: [service.uid] },
+            serviceUid
+              ? { Name: `tag:${TAG.serviceUid}`, Values: [serviceUid] }
+              : { Name: `tag-key`, Values: [TAG.serviceUid] },
           ],
           MaxResults: 1000,
           ...(token ? { NextToken: token } : {}),
@@ -216,6 +221,7 @@ export async function observeBackendRules(
       protocol: r.IpProtocol as "tcp" | "udp",
       port: r.FromPort!,
       source: r.ReferencedGroupInfo?.GroupId ?? r.CidrIpv4 ?? r.CidrIpv6 ?? "",
+      serviceUid: r.Tags?.find((t) => t.Key === TAG.serviceUid)?.Value ?? "",
     }));
 }
 

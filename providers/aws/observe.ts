@@ -1,6 +1,5 @@
 // What exists in AWS for one Service, found through its ownership tags (never from memory), so a restarted
 // controller adopts what it made. Reads only.
-import { DescribeSecurityGroupsCommand, type IpPermission } from "@aws-sdk/client-ec2";
 import {
   DescribeListenersCommand,
   DescribeLoadBalancerAttributesCommand,
@@ -19,16 +18,14 @@ import { AWS_ANNOTATIONS } from "./annotations.ts";
 import { call, type AwsClients } from "./clients.ts";
 import type {
   HealthCheck,
-  IngressRule,
   ListenerProtocol,
   Observed,
   ObservedLoadBalancer,
-  ObservedSecurityGroup,
   ObservedTargetGroup,
   Target,
 } from "./model.ts";
-import { securityGroupName, TAG } from "./names.ts";
-import { observeBackendRules } from "./backendGroups.ts";
+import { TAG } from "./names.ts";
+import { directGroupSource, type GroupSource } from "./securityGroupIndex.ts";
 import { extraCertificates, listenerAttributes } from "./listenerCertificates.ts";
 
 export async function taggedResources(
@@ -60,6 +57,8 @@ export async function observe(
   desiredName?: string,
   /** Listeners whose attributes the Service sets (only those are read: one call each). */
   listenerAttributePorts: number[] = [],
+  /** Where the Service's security groups and backend rules are read from: by default, EC2, for it alone. */
+  groups: GroupSource = directGroupSource(clients, cluster),
 ): Promise<Observed> {
   const tagged = await taggedResources(clients, [
     { Key: TAG.cluster, Values: [cluster] },
@@ -80,8 +79,8 @@ export async function observe(
   const [loadBalancers, targetGroups, securityGroups, backendRules] = await Promise.all([
     Promise.all(lbs.map((lb) => observeLoadBalancer(clients, lb, listenerAttributePorts))),
     observeTargetGroups(clients, tgArns),
-    observeSecurityGroups(clients, cluster, service),
-    observeBackendRules(clients, cluster, service),
+    groups.securityGroups(service),
+    groups.backendRules(service),
   ]);
   return { loadBalancers, targetGroups, securityGroups, backendRules };
 }
@@ -300,44 +299,4 @@ export async function refreshTargets(clients: AwsClients, earlier: Observed): Pr
     if (err instanceof CloudError && err.code === "TargetGroupNotFound") return undefined;
     throw err;
   }
-}
-
-/**
- * By name, then ownership checked on what came back: the name is a pure function of cluster and Service UID,
- * and EC2 answers a name filter from an index while a tag filter scans every group in the region.
- */
-async function observeSecurityGroups(
-  clients: AwsClients,
-  cluster: string,
-  service: ServiceRef,
-): Promise<ObservedSecurityGroup[]> {
-  const out = await call("ec2:DescribeSecurityGroups", () =>
-    clients.ec2.send(
-      new DescribeSecurityGroupsCommand({
-        Filters: [{ Name: "group-name", Values: [securityGroupName(cluster, service)] }],
-      }),
-    ),
-  );
-  return (out.SecurityGroups ?? [])
-    .filter((g) => {
-      const tags = new Map((g.Tags ?? []).map((t) => [t.Key, t.Value]));
-      return tags.get(TAG.cluster) === cluster && tags.get(TAG.serviceUid) === service.uid;
-    })
-    .map((g) => ({
-      id: g.GroupId!,
-      name: g.GroupName!,
-      ingress: (g.IpPermissions ?? []).flatMap(rules),
-    }));
-}
-
-function rules(p: IpPermission): IngressRule[] {
-  if (p.IpProtocol !== "tcp" && p.IpProtocol !== "udp") return [];
-  if (p.FromPort === undefined || p.FromPort !== p.ToPort) return [];
-  const protocol = p.IpProtocol;
-  const port = p.FromPort;
-  return [
-    ...(p.IpRanges ?? []).map((r) => r.CidrIp!),
-    ...(p.Ipv6Ranges ?? []).map((r) => r.CidrIpv6!),
-    ...(p.PrefixListIds ?? []).map((r) => r.PrefixListId!),
-  ].map((cidr) => ({ protocol, port, cidr }));
 }

@@ -13,6 +13,7 @@ import { parseAwsSettings } from "./annotations.ts";
 import { BackendGroupResolver, backendRuleTags, type Unresolved } from "./backendGroups.ts";
 import { backendNeeds, cidrBackendRules } from "./backendRules.ts";
 import { SharedBackend, type SharedUse } from "./sharedBackend.ts";
+import { SecurityGroupIndex } from "./securityGroupIndex.ts";
 import { UserSecurityGroups } from "./userSecurityGroups.ts";
 import { CertificateChecker } from "./certificates.ts";
 import { inspectService } from "./inspect.ts";
@@ -28,6 +29,15 @@ import { SubnetResolver } from "./network.ts";
 import { RecentObservations } from "./recentObservations.ts";
 
 export { AWS_LOAD_BALANCER_CLASS } from "../classes.ts";
+/** What changes a Service's own security group or its per-Service backend rules. */
+const GROUP_OPERATIONS = new Set<Operation["kind"]>([
+  "createSecurityGroup",
+  "authorizeIngress",
+  "revokeIngress",
+  "deleteSecurityGroup",
+  "authorizeBackendRules",
+  "revokeBackendRules",
+]);
 /** Stands for the shared backend group in a dry run, before it is made. */
 const SHARED_GROUP_TO_BE_MADE = "(the shared backend group)";
 /** How soon to look again while a replacement waits for its new load balancer to become active. */
@@ -54,6 +64,7 @@ export class AwsProvider implements LoadBalancerProvider {
   private readonly backendGroups: BackendGroupResolver;
   private readonly userGroups: UserSecurityGroups;
   private readonly shared: SharedBackend;
+  private readonly groupIndex: SecurityGroupIndex;
 
   constructor(opts: AwsProviderOptions) {
     this.cluster = opts.clusterName;
@@ -65,6 +76,7 @@ export class AwsProvider implements LoadBalancerProvider {
     this.backendGroups = new BackendGroupResolver(this.clients, this.cluster);
     this.userGroups = new UserSecurityGroups(this.clients);
     this.shared = new SharedBackend(this.clients, this.cluster);
+    this.groupIndex = new SecurityGroupIndex(this.clients, this.cluster);
   }
 
   async ensure(intent: LoadBalancerIntent): Promise<EnsureResult> {
@@ -112,6 +124,8 @@ export class AwsProvider implements LoadBalancerProvider {
     sharedChanges: string[],
   ): Promise<EnsureResult> {
     const { operations, waitForActive } = makeBeforeBreak(p);
+    const touchesGroups = operations.some((op) => GROUP_OPERATIONS.has(op.kind));
+    if (touchesGroups) this.groupIndex.touched(service.uid);
     const lb = await apply(operations, {
       clients: this.clients,
       observed,
@@ -121,7 +135,7 @@ export class AwsProvider implements LoadBalancerProvider {
       securityGroupName: desired.securityGroup?.name ?? "",
       cluster: this.cluster,
       service,
-    });
+    }).finally(() => touchesGroups && this.groupIndex.touched(service.uid));
     const notices = p.replaced.map((old): Notice => ({
       type: "Normal",
       reason: "ReplacingLoadBalancer",
@@ -153,13 +167,14 @@ export class AwsProvider implements LoadBalancerProvider {
   async delete(service: ServiceRef): Promise<void> {
     this.recent.forget(service.uid);
     const observed = await observe(this.clients, this.cluster, service);
+    this.groupIndex.touched(service.uid);
     await apply(planDeletion(observed), {
       clients: this.clients,
       observed,
       securityGroupName: "",
       cluster: this.cluster,
       service,
-    });
+    }).finally(() => this.groupIndex.touched(service.uid));
     await this.shared.release(service.uid);
   }
 
@@ -234,7 +249,7 @@ export class AwsProvider implements LoadBalancerProvider {
 
   private observe(intent: LoadBalancerIntent, desired: DesiredLoadBalancer): Promise<Observed> {
     const ports = desired.listeners.filter((l) => Object.keys(l.attributes).length).map((l) => l.port);
-    return observe(this.clients, this.cluster, intent.service, desired.name, ports);
+    return observe(this.clients, this.cluster, intent.service, desired.name, ports, this.groupIndex);
   }
 
   private async prepare(intent: LoadBalancerIntent): Promise<{
