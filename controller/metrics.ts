@@ -1,6 +1,7 @@
 // Prometheus metrics and the health endpoints, served on one small HTTP server.
 import { createServer, type Server } from "node:http";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { liveRateLimiters } from "../providers/aws/rateLimiter.ts";
 
 export class ControllerMetrics {
   readonly registry = new Registry();
@@ -35,6 +36,50 @@ export class ControllerMetrics {
     help: "Services waiting to be reconciled",
     registers: [this.registry],
     collect: (): void => this.queueDepth.set(this.queueDepthSource()),
+  });
+  // The AWS rate limiter's state (providers/aws/rateLimiter.ts), read from the live limiters when scraped:
+  // the rate each bucket has learned, the calls waiting for their turn, and the time calls spent waiting.
+  readonly cloudRateLimit: Gauge = new Gauge({
+    name: "portico_cloud_rate_limit_per_second",
+    help: "Calls per second the client-side rate limiter allows, by AWS bucket (learned from throttles)",
+    labelNames: ["bucket"],
+    registers: [this.registry],
+    collect: (): void => {
+      this.cloudRateLimit.reset();
+      for (const limiter of liveRateLimiters())
+        for (const b of limiter.stats()) this.cloudRateLimit.set({ bucket: b.bucket }, b.ratePerSecond);
+    },
+  });
+  readonly cloudRateLimitWaiting: Gauge = new Gauge({
+    name: "portico_cloud_rate_limit_waiting",
+    help: "Cloud calls waiting for the client-side rate limiter, by priority",
+    labelNames: ["priority"],
+    registers: [this.registry],
+    collect: (): void => {
+      const waiting = { user: 0, background: 0 };
+      for (const limiter of liveRateLimiters())
+        for (const b of limiter.stats()) {
+          waiting.user += b.waiting.user;
+          waiting.background += b.waiting.background;
+        }
+      for (const [priority, n] of Object.entries(waiting)) this.cloudRateLimitWaiting.set({ priority }, n);
+    },
+  });
+  readonly cloudRateLimitWaited: Counter = new Counter({
+    name: "portico_cloud_rate_limit_wait_seconds_total",
+    help: "Time cloud calls spent waiting for the client-side rate limiter, by priority",
+    labelNames: ["priority"],
+    registers: [this.registry],
+    collect: (): void => {
+      const waited = { user: 0, background: 0 };
+      for (const limiter of liveRateLimiters()) {
+        waited.user += limiter.waited.user;
+        waited.background += limiter.waited.background;
+      }
+      this.cloudRateLimitWaited.reset();
+      for (const [priority, seconds] of Object.entries(waited))
+        this.cloudRateLimitWaited.inc({ priority }, seconds);
+    },
   });
   readonly leader = new Gauge({
     name: "portico_leader",
