@@ -36,7 +36,12 @@ export interface ControllerConfig {
    * and when absent).
    */
   metallb?: { mode: "auto" | "on" | "off"; namespace: string };
-  aws: { defaultScheme: "internal" | "internet-facing"; region?: string; observationTtlMs: number };
+  aws: {
+    defaultScheme: "internal" | "internet-facing";
+    region?: string;
+    observationTtlMs: number;
+    fullObservationPeriodMs?: number;
+  };
   /** Required with provider azure. */
   azure?: AzureConfig;
 }
@@ -63,6 +68,10 @@ const USAGE = `portico-controller: reconciles LoadBalancer Services into cloud l
   --metallb-namespace NS            where MetalLB's pools live (default metallb-system; env PORTICO_METALLB_NAMESPACE)
   --aws-default-scheme SCHEME       internal (default) or internet-facing
   --aws-observation-ttl SECONDS     reuse a full observation for target-only changes this long (default 60, 0: never)
+  --aws-full-observation-period SECONDS
+                                    and past that, while the account's load balancer and target group listings show
+                                    it unchanged, this long: the longest listener or attribute drift goes unseen
+                                    (default 3600)
   --azure-config FILE               cloud-provider-azure's cloud-config JSON (azure.json) (env PORTICO_AZURE_CONFIG);
                                     AZURE_SUBSCRIPTION_ID, AZURE_RESOURCE_MANAGER_ENDPOINT, PORTICO_AZURE_RESOURCE_GROUP,
                                     PORTICO_AZURE_LOCATION, PORTICO_AZURE_VNET_NAME, PORTICO_AZURE_SUBNET_NAME and
@@ -101,6 +110,7 @@ export function parseConfig(
       "aws-default-scheme": { type: "string" },
       "aws-region": { type: "string" },
       "aws-observation-ttl": { type: "string" },
+      "aws-full-observation-period": { type: "string" },
       "azure-config": { type: "string" },
       kubeconfig: { type: "string" },
       help: { type: "boolean" },
@@ -180,6 +190,11 @@ export function parseConfig(
     aws: {
       defaultScheme: scheme,
       observationTtlMs: observationTtl * 1000,
+      fullObservationPeriodMs: seconds(
+        "--aws-full-observation-period",
+        values["aws-full-observation-period"],
+        3600,
+      ),
       ...(values["aws-region"] ? { region: values["aws-region"] } : {}),
     },
     ...(azure ? { azure } : {}),

@@ -21,6 +21,9 @@ export async function createProvider(
         clusterName: config.clusterName,
         defaultScheme: config.aws.defaultScheme,
         observationTtlMs: config.aws.observationTtlMs,
+        ...(config.aws.fullObservationPeriodMs !== undefined
+          ? { fullObservationPeriodMs: config.aws.fullObservationPeriodMs }
+          : {}),
         ...(config.aws.region ? { region: config.aws.region } : {}),
       });
       aws.clients.onCall((_service, operation, outcome, code) => {

@@ -164,29 +164,8 @@ async function observeLoadBalancer(
       clients.elbv2.send(new DescribeLoadBalancerAttributesCommand({ LoadBalancerArn: arn })),
     ),
   ]);
-  const privateLink = lb.EnforceSecurityGroupInboundRulesOnPrivateLinkTraffic;
   return {
-    arn,
-    name: lb.LoadBalancerName!,
-    dnsName: lb.DNSName ?? "",
-    scheme: lb.Scheme ?? "",
-    state: lb.State?.Code ?? "",
-    subnets: (lb.AvailabilityZones ?? []).map((z) => z.SubnetId!).sort(),
-    securityGroups: lb.SecurityGroups ?? [],
-    ipAddressType: lb.IpAddressType ?? "ipv4",
-    subnetMappings: (lb.AvailabilityZones ?? []).map((z) => {
-      const a = z.LoadBalancerAddresses ?? [];
-      const allocationId = a.find((x) => x.AllocationId)?.AllocationId;
-      const privateIPv4Address = a.find((x) => x.PrivateIPv4Address)?.PrivateIPv4Address;
-      const ipv6Address = a.find((x) => x.IPv6Address)?.IPv6Address;
-      return {
-        subnetId: z.SubnetId!,
-        ...(allocationId ? { allocationId } : {}),
-        ...(privateIPv4Address ? { privateIPv4Address } : {}),
-        ...(ipv6Address ? { ipv6Address } : {}),
-      };
-    }),
-    ...(privateLink === "on" || privateLink === "off" ? { privateLinkInboundRules: privateLink } : {}),
+    ...loadBalancerFields(lb),
     attributes: Object.fromEntries((attributes.Attributes ?? []).map((a) => [a.Key!, a.Value ?? ""])),
     listeners: await Promise.all(
       (listeners.Listeners ?? []).map(async (l) => {
@@ -209,6 +188,34 @@ async function observeLoadBalancer(
         };
       }),
     ),
+  };
+}
+
+/** What DescribeLoadBalancers says of a load balancer (the rest takes a call of its own). */
+export function loadBalancerFields(lb: LoadBalancer): Omit<ObservedLoadBalancer, "attributes" | "listeners"> {
+  const privateLink = lb.EnforceSecurityGroupInboundRulesOnPrivateLinkTraffic;
+  return {
+    arn: lb.LoadBalancerArn!,
+    name: lb.LoadBalancerName!,
+    dnsName: lb.DNSName ?? "",
+    scheme: lb.Scheme ?? "",
+    state: lb.State?.Code ?? "",
+    subnets: (lb.AvailabilityZones ?? []).map((z) => z.SubnetId!).sort(),
+    securityGroups: lb.SecurityGroups ?? [],
+    ipAddressType: lb.IpAddressType ?? "ipv4",
+    subnetMappings: (lb.AvailabilityZones ?? []).map((z) => {
+      const a = z.LoadBalancerAddresses ?? [];
+      const allocationId = a.find((x) => x.AllocationId)?.AllocationId;
+      const privateIPv4Address = a.find((x) => x.PrivateIPv4Address)?.PrivateIPv4Address;
+      const ipv6Address = a.find((x) => x.IPv6Address)?.IPv6Address;
+      return {
+        subnetId: z.SubnetId!,
+        ...(allocationId ? { allocationId } : {}),
+        ...(privateIPv4Address ? { privateIPv4Address } : {}),
+        ...(ipv6Address ? { ipv6Address } : {}),
+      };
+    }),
+    ...(privateLink === "on" || privateLink === "off" ? { privateLinkInboundRules: privateLink } : {}),
   };
 }
 
@@ -236,6 +243,18 @@ async function observeTargetGroup(clients: AwsClients, tg: TargetGroup): Promise
       clients.elbv2.send(new DescribeTargetGroupAttributesCommand({ TargetGroupArn: arn })),
     ),
   ]);
+  return {
+    ...targetGroupFields(tg),
+    attributes: Object.fromEntries((attributes.Attributes ?? []).map((a) => [a.Key!, a.Value ?? ""])),
+    targets,
+    health,
+  };
+}
+
+/** What DescribeTargetGroups says of a target group (the rest takes calls of their own). */
+export function targetGroupFields(
+  tg: TargetGroup,
+): Omit<ObservedTargetGroup, "attributes" | "targets" | "health"> {
   const healthCheck: HealthCheck = {
     protocol: (tg.HealthCheckProtocol ?? "TCP") as HealthCheck["protocol"],
     port: tg.HealthCheckPort ?? "traffic-port",
@@ -247,15 +266,12 @@ async function observeTargetGroup(clients: AwsClients, tg: TargetGroup): Promise
     ...(tg.Matcher?.HttpCode ? { matcher: tg.Matcher.HttpCode } : {}),
   };
   return {
-    arn,
+    arn: tg.TargetGroupArn!,
     name: tg.TargetGroupName!,
     protocol: tg.Protocol ?? "",
     port: tg.Port ?? 0,
     targetType: tg.TargetType ?? "",
     healthCheck,
-    attributes: Object.fromEntries((attributes.Attributes ?? []).map((a) => [a.Key!, a.Value ?? ""])),
-    targets,
-    health,
     loadBalancerArns: tg.LoadBalancerArns ?? [],
   };
 }

@@ -14,6 +14,7 @@ import { BackendGroupResolver, backendRuleTags, type Unresolved } from "./backen
 import { backendNeeds, cidrBackendRules } from "./backendRules.ts";
 import { SharedBackend, type SharedUse } from "./sharedBackend.ts";
 import { SecurityGroupIndex } from "./securityGroupIndex.ts";
+import { ElbIndex } from "./elbIndex.ts";
 import { UserSecurityGroups } from "./userSecurityGroups.ts";
 import { CertificateChecker } from "./certificates.ts";
 import { inspectService } from "./inspect.ts";
@@ -50,6 +51,11 @@ export interface AwsProviderOptions extends AwsClientOptions {
   defaultScheme?: "internal" | "internet-facing";
   /** How long a full observation may stand in for target-only changes (default 60 s; 0: observe every time). */
   observationTtlMs?: number;
+  /**
+   * Past that, how long it may while the account's load balancer and target group listings still show it
+   * unchanged (default 1 h): the longest drift in listeners or attributes can go unseen.
+   */
+  fullObservationPeriodMs?: number;
   clients?: AwsClients;
 }
 
@@ -65,6 +71,7 @@ export class AwsProvider implements LoadBalancerProvider {
   private readonly userGroups: UserSecurityGroups;
   private readonly shared: SharedBackend;
   private readonly groupIndex: SecurityGroupIndex;
+  private readonly elbIndex: ElbIndex;
 
   constructor(opts: AwsProviderOptions) {
     this.cluster = opts.clusterName;
@@ -72,7 +79,12 @@ export class AwsProvider implements LoadBalancerProvider {
     this.clients = opts.clients ?? createAwsClients(opts);
     this.subnets = new SubnetResolver(this.clients, this.cluster);
     this.certificates = new CertificateChecker(this.clients.acm);
-    this.recent = new RecentObservations(opts.observationTtlMs ?? 60_000);
+    this.recent = new RecentObservations(
+      opts.observationTtlMs ?? 60_000,
+      Date.now,
+      opts.fullObservationPeriodMs ?? 3_600_000,
+    );
+    this.elbIndex = new ElbIndex(this.clients, opts.observationTtlMs ?? 60_000);
     this.backendGroups = new BackendGroupResolver(this.clients, this.cluster);
     this.userGroups = new UserSecurityGroups(this.clients);
     this.shared = new SharedBackend(this.clients, this.cluster);
@@ -111,7 +123,11 @@ export class AwsProvider implements LoadBalancerProvider {
   private async reuse(uid: string, desired: DesiredLoadBalancer): Promise<Observed | undefined> {
     const earlier = this.recent.get(uid, desired);
     if (!earlier) return undefined;
-    const refreshed = await refreshTargets(this.clients, earlier);
+    if (earlier.confirm && !(await this.elbIndex.confirms(earlier.observed, earlier.takenAt))) {
+      this.recent.forget(uid);
+      return undefined;
+    }
+    const refreshed = await refreshTargets(this.clients, earlier.observed);
     if (!refreshed) this.recent.forget(uid);
     return refreshed;
   }

@@ -33,7 +33,7 @@ describe("RecentObservations", () => {
     const recent = new RecentObservations(60_000, () => now);
     recent.remember("uid", desired(["10.0.0.1"]), observed);
     now += 59_999;
-    expect(recent.get("uid", desired(["10.0.0.9"]))).toBe(observed);
+    expect(recent.get("uid", desired(["10.0.0.9"]))?.observed).toBe(observed);
     expect(recent.get("other", desired(["10.0.0.9"]))).toBeUndefined();
   });
 
@@ -47,10 +47,27 @@ describe("RecentObservations", () => {
     let now = 0;
     const recent = new RecentObservations(1000, () => now);
     recent.remember("uid", desired([]), observed);
-    for (now = 0; now < 1000; now += 250) expect(recent.get("uid", desired([]))).toBe(observed);
+    for (now = 0; now < 1000; now += 250) expect(recent.get("uid", desired([]))?.observed).toBe(observed);
     now = 1000;
     expect(recent.get("uid", desired([]))).toBeUndefined();
     expect(recent.size).toBe(0);
+  });
+
+  test("past the TTL and until the confirmed TTL, it serves only once the listings confirm it", () => {
+    let now = 5;
+    const recent = new RecentObservations(1000, () => now, 60_000);
+    recent.remember("uid", desired([]), observed);
+    expect(recent.get("uid", desired([]))).toEqual({ observed, takenAt: 5, confirm: false });
+    now = 1005;
+    expect(recent.get("uid", desired([]))).toEqual({ observed, takenAt: 5, confirm: true });
+    now = 60_004;
+    expect(recent.get("uid", desired([]))?.confirm).toBe(true);
+    now = 60_005;
+    expect(recent.get("uid", desired([]))).toBeUndefined();
+    // A confirmed TTL shorter than the TTL is the TTL.
+    const short = new RecentObservations(1000, () => 0, 10);
+    short.remember("uid", desired([]), observed);
+    expect(short.get("uid", desired([]))?.confirm).toBe(false);
   });
 
   test("forget drops it; a TTL of 0 never keeps one", () => {

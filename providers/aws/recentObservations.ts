@@ -1,9 +1,11 @@
 // Endpoints change far more often than anything else about a Service. When the last full observation found the
 // load balancer exactly as desired and only the targets differ now, a reconcile needs to read the targets alone
 // (one DescribeTargetHealth per target group) instead of observing the whole load balancer again (~8 reads).
-// The full observation stays the source of truth: an entry serves only the desired shape it was taken for and
-// only for `ttlMs` after it was taken (reuse does not extend it), so drift made outside Portico is still found
-// within that time by whichever reconcile comes next.
+// The full observation stays the source of truth: an entry serves only the desired shape it was taken for, for
+// `ttlMs` after it was taken as it is, and then until `confirmedTtlMs` only if the account's listings still show
+// its load balancer and target groups unchanged (ElbIndex) — reuse never extends either — so drift made outside
+// Portico is still found: at once where the listings show it, within `confirmedTtlMs` where only a full
+// observation can (listeners, attributes).
 import { createHash } from "node:crypto";
 import type { DesiredLoadBalancer, Observed } from "./model.ts";
 
@@ -16,26 +18,37 @@ interface Entry {
 export class RecentObservations {
   private readonly entries = new Map<string, Entry>();
   private readonly ttlMs: number;
+  private readonly confirmedTtlMs: number;
   private readonly now: () => number;
 
-  constructor(ttlMs: number, now: () => number = Date.now) {
+  constructor(ttlMs: number, now: () => number = Date.now, confirmedTtlMs = ttlMs) {
     this.ttlMs = ttlMs;
+    this.confirmedTtlMs = Math.max(ttlMs, confirmedTtlMs);
     this.now = now;
   }
 
-  /** The observation taken for this exact shape less than `ttlMs` ago, if any. */
-  get(serviceUid: string, desired: DesiredLoadBalancer): Observed | undefined {
+  /**
+   * The observation taken for this exact shape, if any is young enough: `confirm` says whether it must first be
+   * confirmed by the listings (older than `ttlMs`).
+   */
+  get(
+    serviceUid: string,
+    desired: DesiredLoadBalancer,
+  ): { observed: Observed; takenAt: number; confirm: boolean } | undefined {
     const entry = this.entries.get(serviceUid);
     if (!entry) return undefined;
-    if (this.now() - entry.takenAt >= this.ttlMs) {
+    const age = this.now() - entry.takenAt;
+    if (age >= this.confirmedTtlMs) {
       this.entries.delete(serviceUid);
       return undefined;
     }
-    return entry.shape === shapeOf(desired) ? entry.observed : undefined;
+    if (entry.shape !== shapeOf(desired)) return undefined;
+    return { observed: entry.observed, takenAt: entry.takenAt, confirm: age >= this.ttlMs };
   }
 
   /** Remember a full observation that matched `desired` in everything but targets. */
   remember(serviceUid: string, desired: DesiredLoadBalancer, observed: Observed): void {
+    // A TTL of 0 means observe every time, listings or not.
     if (this.ttlMs <= 0) return;
     this.entries.set(serviceUid, { shape: shapeOf(desired), observed, takenAt: this.now() });
   }

@@ -1,17 +1,21 @@
-// Endpoint churn reads only the targets while a recent full observation stands; drift made outside Portico is
-// still found, at the latest when that observation expires.
+// Endpoint churn and no-change reconciles read only the targets while a recent full observation stands (and, past
+// its TTL, while the account's listings confirm it); drift made outside Portico is still found, where the
+// listings show it at once, otherwise at the latest when that observation expires.
 import {
   DeleteListenerCommand,
   DeleteTargetGroupCommand,
   DescribeListenersCommand,
+  DescribeTargetGroupsCommand,
+  ModifyTargetGroupCommand,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
 import type { TestCluster } from "../../harness/index.ts";
 import { setTimeout as sleep } from "node:timers/promises";
 import { expect, test, waitFor } from "../../harness/index.ts";
 import type { Controller } from "../../../controller/app.ts";
 import { startPortico } from "../../harness/controller.ts";
-import type { AwsProvider } from "../../../providers/aws/provider.ts";
-import { awsWorld, lbService, waitForHostname } from "./fixtures.ts";
+import { AwsProvider } from "../../../providers/aws/provider.ts";
+import { createAwsClients } from "../../../providers/aws/clients.ts";
+import { awsWorld, intentFor, lbService, waitForHostname } from "./fixtures.ts";
 import { inventory } from "./inventory.ts";
 
 const IP = { "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip" };
@@ -30,9 +34,9 @@ async function setEndpoints(cluster: TestCluster, ips: string[]): Promise<void> 
   });
 }
 
-async function startWeb(cluster: TestCluster, ttlMs: number): Promise<Controller> {
+async function startWeb(cluster: TestCluster, ttlMs: number, fullPeriodMs = ttlMs): Promise<Controller> {
   const controller = await startPortico(cluster, {
-    aws: { defaultScheme: "internal", observationTtlMs: ttlMs },
+    aws: { defaultScheme: "internal", observationTtlMs: ttlMs, fullObservationPeriodMs: fullPeriodMs },
   });
   await cluster.createEndpointSlice("web", [{ ip: "10.0.0.10" }], [{ name: "http", port: 8080 }]);
   await cluster.createService("web", lbService(), IP);
@@ -76,7 +80,7 @@ test("after one full observation, endpoint changes cost one target read and one 
   });
 });
 
-test("a listener deleted outside Portico comes back once the reused observation expires", async ({
+test("a listener deleted outside Portico (which no listing shows) comes back once the reused observation expires", async ({
   cluster,
   aws,
 }) => {
@@ -119,4 +123,46 @@ test("a target group deleted outside Portico is made again by the next endpoint 
   expect(after.targetGroups).toHaveLength(1);
   expect(after.targetGroups[0]!.arn).not.toBe(targetGroups[0]!.arn);
   expect(after.loadBalancers[0]!.listeners).toHaveLength(1);
+});
+
+test("a no-change reconcile past the TTL reads only its targets while the account's listings confirm the observation; drift they show is put right", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 1);
+  const provider = new AwsProvider({
+    clusterName: cluster.namespace,
+    clients: createAwsClients(),
+    observationTtlMs: 1,
+    fullObservationPeriodMs: 600_000,
+  });
+  const web = intentFor(world, "web");
+  await provider.ensure(web);
+  await provider.ensure(web); // the full observation that is kept
+  const callsDuring = async (fn: () => Promise<unknown>) => {
+    const before = new Map(provider.clients.calls);
+    await fn();
+    return Object.fromEntries(
+      [...provider.clients.calls]
+        .map(([op, n]): [string, number] => [op, n - (before.get(op) ?? 0)])
+        .filter(([, n]) => n > 0),
+    );
+  };
+  await sleep(5);
+  // The listings (one page each here) confirm it: the targets' health is all that is read.
+  expect(await callsDuring(() => provider.ensure(web))).toEqual({
+    "elbv2:DescribeLoadBalancers": 1,
+    "elbv2:DescribeTargetGroups": 1,
+    "elbv2:DescribeTargetHealth": 1,
+  });
+  // A health check changed outside Portico shows in the listing: observed in full, and put back.
+  const tg = (await inventory(aws)).targetGroups[0]!;
+  await aws.elbv2.send(
+    new ModifyTargetGroupCommand({ TargetGroupArn: tg.arn, HealthCheckIntervalSeconds: 30 }),
+  );
+  await sleep(5);
+  const calls = await callsDuring(() => provider.ensure(web));
+  expect(calls).toMatchObject({ "tagging:GetResources": 1, "elbv2:ModifyTargetGroup": 1 });
+  const described = await aws.elbv2.send(new DescribeTargetGroupsCommand({ TargetGroupArns: [tg.arn] }));
+  expect(described.TargetGroups![0]!.HealthCheckIntervalSeconds).toBe(10);
 });
