@@ -194,7 +194,7 @@ describe("RateLimiter", () => {
 
   test("lets calls through at once while its bucket has tokens, then one per refill", async () => {
     const time = manualTime();
-    const limiter = new RateLimiter(time);
+    const limiter = new RateLimiter({ ...time, headroom: 1 });
     const done: number[] = [];
     for (let i = 0; i < 4; i++) void limiter.acquire("b", limit).then(() => done.push(time.now()));
     await time.advance(0);
@@ -215,7 +215,7 @@ describe("RateLimiter", () => {
 
   test("user work queued goes before background work queued earlier; background goes when none is left", async () => {
     const time = manualTime();
-    const limiter = new RateLimiter(time);
+    const limiter = new RateLimiter({ ...time, headroom: 1 });
     const done: string[] = [];
     const ask = (name: string, p: Priority) =>
       void withPriority(p, () => limiter.acquire("b", limit)).then(() => done.push(name));
@@ -233,7 +233,7 @@ describe("RateLimiter", () => {
 
   test("a throttle slows its bucket down; successes bring it back", async () => {
     const time = manualTime();
-    const limiter = new RateLimiter(time);
+    const limiter = new RateLimiter({ ...time, headroom: 1 });
     await limiter.acquire("b", { capacity: 10, refillPerSecond: 10 });
     limiter.throttled("b");
     expect(limiter.stats()).toEqual([
@@ -257,6 +257,7 @@ describe("RateLimiter", () => {
     const time = manualTime();
     const limiter = new RateLimiter({
       ...time,
+      headroom: 1,
       share: 0.5,
       limits: { b: { capacity: 4, refillPerSecond: 2 } },
     });
@@ -267,6 +268,18 @@ describe("RateLimiter", () => {
     expect(done).toEqual([0, 0, 1, 2]);
     expect(() => new RateLimiter({ share: 0 })).toThrow(/share must be above 0/);
     expect(() => new RateLimiter({ share: 1.5 })).toThrow(/at most 1/);
+    expect(() => new RateLimiter({ headroom: 0 })).toThrow(/headroom must be above 0/);
+  });
+
+  test("by default keeps 5% below each bucket's rate, so jitter on the way does not meet an empty bucket", async () => {
+    const time = manualTime();
+    const limiter = new RateLimiter(time);
+    const done: number[] = [];
+    for (let i = 0; i < 3; i++) void limiter.acquire("b", limit).then(() => done.push(time.now()));
+    await time.advance(0);
+    await time.advance(5);
+    expect(done).toHaveLength(3);
+    expect(done[2]).toBeCloseTo(1 / 0.95, 2);
   });
 
   test("the waiting calls are counted by priority", async () => {

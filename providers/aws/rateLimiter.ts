@@ -164,6 +164,12 @@ export interface RateLimiterOptions {
   share?: number;
   /** Replaces the figures of some buckets, by bucket name ("elbv2:RegisterTargets"). */
   limits?: Record<string, Limit>;
+  /**
+   * The share of a bucket's rate actually used (default 0.95). Requests reach AWS with some jitter, so a
+   * client sending at exactly the refill rate sometimes finds the account's bucket a fraction of a token
+   * short, and one throttle halves the rate; 5% below it, the account's bucket keeps a token in hand.
+   */
+  headroom?: number;
   /** Clock in seconds and timer, replaceable in tests. */
   now?: () => number;
   setTimer?: (fn: () => void, ms: number) => void;
@@ -189,6 +195,7 @@ export class RateLimiter {
   private readonly now: () => number;
   private readonly setTimer: (fn: () => void, ms: number) => void;
   private readonly limits: Record<string, Limit>;
+  private readonly headroom: number;
   /** Seconds calls spent waiting, by priority. */
   readonly waited = { user: 0, background: 0 };
 
@@ -197,6 +204,9 @@ export class RateLimiter {
     if (!(this.share > 0 && this.share <= 1))
       throw new Error(`the rate limiter's share must be above 0 and at most 1, got ${this.share}`);
     this.limits = opts.limits ?? {};
+    this.headroom = opts.headroom ?? 0.95;
+    if (!(this.headroom > 0 && this.headroom <= 1))
+      throw new Error(`the rate limiter's headroom must be above 0 and at most 1, got ${this.headroom}`);
     this.now = opts.now ?? (() => performance.now() / 1000);
     this.setTimer = opts.setTimer ?? ((fn, ms) => void setTimeout(fn, ms));
   }
@@ -207,7 +217,7 @@ export class RateLimiter {
       const l = this.limits[bucket] ?? limit;
       const max = {
         capacity: Math.max(1, l.capacity * this.share),
-        refillPerSecond: l.refillPerSecond * this.share,
+        refillPerSecond: l.refillPerSecond * this.share * this.headroom,
       };
       this.buckets.set(bucket, (e = { state: new AdaptiveBucket(max, this.now()), queue: [], timer: false }));
     }
