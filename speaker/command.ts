@@ -1,0 +1,39 @@
+// portico-speaker's command (main.ts starts it): flags, logging, metrics, the speaker, and shutdown on
+// SIGTERM. Flags are described by --help.
+import { KubeConfig } from "@kubernetes/client-node";
+import { pino } from "pino";
+import { parseConfig, UsageError } from "./config.ts";
+import { serveMetrics, SpeakerMetrics } from "./metrics.ts";
+import { Speaker } from "./speaker.ts";
+
+export async function main(): Promise<void> {
+  let config;
+  try {
+    config = parseConfig(process.argv.slice(2));
+  } catch (err) {
+    console.error(err instanceof UsageError ? err.message : `portico-speaker: ${(err as Error).message}`);
+    process.exit(2);
+  }
+  const log = pino({
+    name: "portico-speaker",
+    level: config.logLevel,
+    base: { node: config.nodeName },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+  });
+  const kc = new KubeConfig();
+  if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
+  else kc.loadFromDefault();
+  const metrics = new SpeakerMetrics();
+  const speaker = new Speaker(config, kc, log, metrics);
+  const server = await serveMetrics(config.metricsAddress, metrics, { ready: () => speaker.ready });
+  const shutdown = async (signal: string) => {
+    log.info({ signal }, "shutting down: handing addresses over");
+    await speaker.stop();
+    server.close();
+    process.exit(0);
+  };
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+  await speaker.start();
+}
