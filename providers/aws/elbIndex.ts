@@ -1,35 +1,55 @@
 // Every load balancer and target group of the account, as DescribeLoadBalancers and DescribeTargetGroups list them
-// (400 a page), read at most once a minute. It confirms that a Service's earlier full observation still holds —
-// the load balancer and target groups exist, unchanged in what those calls report (state, subnets, security
-// groups, health check...) — so that a no-change reconcile reads only its targets' health instead of observing
-// the whole load balancer again. What the listings do not show (listeners, attributes) is read again by the
-// next full observation, which comes at least every `confirmedTtlMs` (RecentObservations).
+// (400 a page), and which of them are each Service's (GetResources on the cluster's tag, a page per 100), read at
+// most once a minute instead of once per Service. It serves two ways:
+// - it confirms that a Service's earlier full observation still holds — its load balancer and target groups exist,
+//   unchanged in what the listings report (state, subnets, security groups, health check...) — so that a
+//   no-change reconcile reads only its targets' health; what the listings do not show (listeners, attributes) is
+//   read again by the next full observation, which comes at least every full-observation period;
+// - a full observation takes the Service's load balancers and target groups from it instead of reading them alone.
+// A Service Portico changed since the listings were read is read alone until they are read again.
 import {
   DescribeLoadBalancersCommand,
   DescribeTargetGroupsCommand,
+  type LoadBalancer,
+  type TargetGroup,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
+import type { ServiceRef } from "../provider.ts";
 import { call, type AwsClients } from "./clients.ts";
 import type { Observed } from "./model.ts";
-import { loadBalancerFields, targetGroupFields } from "./observe.ts";
+import { TAG } from "./names.ts";
+import { loadBalancerFields, taggedResources, targetGroupFields, type Listed } from "./observe.ts";
 
 const PAGE_SIZE = 400;
 
 interface Snapshot {
   at: number;
-  loadBalancers: Map<string, string>;
-  targetGroups: Map<string, string>;
+  /** The count of Portico's changes when the reads began: a Service changed later is read alone. */
+  changesBefore: number;
+  loadBalancers: Map<string, LoadBalancer>;
+  targetGroups: Map<string, TargetGroup>;
 }
 
 export class ElbIndex {
   private readonly clients: AwsClients;
+  private readonly cluster: string;
   private readonly ttlMs: number;
   private snapshot: Snapshot | undefined;
   private loading: Promise<Snapshot> | undefined;
+  private tags: { snapshot: Snapshot; byService: Map<string, string[]> } | undefined;
+  private tagsLoading: Promise<Map<string, string[]>> | undefined;
+  private readonly changed = new Map<string, number>();
+  private changes = 0;
 
   /** `ttlMs`: how old a listing may be (no older than an observation trusted as it is; at most a minute). */
-  constructor(clients: AwsClients, ttlMs: number) {
+  constructor(clients: AwsClients, cluster: string, ttlMs: number) {
     this.clients = clients;
+    this.cluster = cluster;
     this.ttlMs = Math.min(ttlMs, 60_000);
+  }
+
+  /** Portico is about to change, or has just changed, the Service's load balancer (called before and after). */
+  touched(serviceUid: string): void {
+    this.changed.set(serviceUid, ++this.changes);
   }
 
   /**
@@ -39,17 +59,35 @@ export class ElbIndex {
   async confirms(observed: Observed, takenAt: number): Promise<boolean> {
     const s = await this.current();
     if (s.at < takenAt) return false;
-    const sameLoadBalancers = observed.loadBalancers.every((lb) => {
-      const { attributes: _a, listeners: _l, ...fields } = lb;
-      return s.loadBalancers.get(lb.arn) === digest(fields);
-    });
+    const same = (listed: object | undefined, fields: object) =>
+      listed !== undefined && digest(listed) === digest(fields);
     return (
-      sameLoadBalancers &&
+      observed.loadBalancers.every((lb) => {
+        const { attributes: _a, listeners: _l, ...fields } = lb;
+        const listed = s.loadBalancers.get(lb.arn);
+        return same(listed && loadBalancerFields(listed), fields);
+      }) &&
       observed.targetGroups.every((tg) => {
         const { attributes: _a, targets: _t, health: _h, ...fields } = tg;
-        return s.targetGroups.get(tg.arn) === digest(fields);
+        const listed = s.targetGroups.get(tg.arn);
+        return same(listed && targetGroupFields(listed), fields);
       })
     );
+  }
+
+  /** The Service's load balancers and target groups from the listings, or undefined when it must be read alone. */
+  async listed(service: ServiceRef): Promise<Listed | undefined> {
+    // Observing every time (a TTL of 0) means reading alone every time.
+    if (this.ttlMs <= 0) return undefined;
+    const s = await this.current();
+    const byService = await this.tagged(s);
+    const lastChange = this.changed.get(service.uid);
+    if (lastChange !== undefined && lastChange > s.changesBefore) return undefined;
+    const arns = byService.get(service.uid) ?? [];
+    return {
+      loadBalancers: arns.flatMap((a) => s.loadBalancers.get(a) ?? []),
+      targetGroups: arns.flatMap((a) => s.targetGroups.get(a) ?? []),
+    };
   }
 
   private async current(): Promise<Snapshot> {
@@ -58,10 +96,28 @@ export class ElbIndex {
     return this.loading;
   }
 
+  /** Which listed resources are whose, read with (after) the listing it goes with. */
+  private async tagged(s: Snapshot): Promise<Map<string, string[]>> {
+    if (this.tags?.snapshot === s) return this.tags.byService;
+    this.tagsLoading ??= taggedResources(this.clients, [{ Key: TAG.cluster, Values: [this.cluster] }])
+      .then((resources) => {
+        const byService = new Map<string, string[]>();
+        for (const r of resources) {
+          const uid = r.Tags?.find((t) => t.Key === TAG.serviceUid)?.Value;
+          if (uid) byService.set(uid, [...(byService.get(uid) ?? []), r.ResourceARN!]);
+        }
+        this.tags = { snapshot: s, byService };
+        return byService;
+      })
+      .finally(() => (this.tagsLoading = undefined));
+    return this.tagsLoading;
+  }
+
   private async load(): Promise<Snapshot> {
     const at = Date.now();
-    const loadBalancers = new Map<string, string>();
-    const targetGroups = new Map<string, string>();
+    const changesBefore = this.changes;
+    const loadBalancers = new Map<string, LoadBalancer>();
+    const targetGroups = new Map<string, TargetGroup>();
     let marker: string | undefined;
     do {
       const page = await call("elbv2:DescribeLoadBalancers", () =>
@@ -69,8 +125,7 @@ export class ElbIndex {
           new DescribeLoadBalancersCommand({ PageSize: PAGE_SIZE, ...(marker ? { Marker: marker } : {}) }),
         ),
       );
-      for (const lb of page.LoadBalancers ?? [])
-        loadBalancers.set(lb.LoadBalancerArn!, digest(loadBalancerFields(lb)));
+      for (const lb of page.LoadBalancers ?? []) loadBalancers.set(lb.LoadBalancerArn!, lb);
       marker = page.NextMarker || undefined;
     } while (marker);
     do {
@@ -79,11 +134,11 @@ export class ElbIndex {
           new DescribeTargetGroupsCommand({ PageSize: PAGE_SIZE, ...(marker ? { Marker: marker } : {}) }),
         ),
       );
-      for (const tg of page.TargetGroups ?? [])
-        targetGroups.set(tg.TargetGroupArn!, digest(targetGroupFields(tg)));
+      for (const tg of page.TargetGroups ?? []) targetGroups.set(tg.TargetGroupArn!, tg);
       marker = page.NextMarker || undefined;
     } while (marker);
-    this.snapshot = { at, loadBalancers, targetGroups };
+    this.snapshot = { at, changesBefore, loadBalancers, targetGroups };
+    for (const [uid, n] of this.changed) if (n <= changesBefore) this.changed.delete(uid);
     return this.snapshot;
   }
 }

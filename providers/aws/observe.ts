@@ -50,24 +50,32 @@ export async function taggedResources(
   return out;
 }
 
+/** Where observation may take what is read for many Services at once, instead of reading it for one. */
+export interface ObserveOptions {
+  /** The load balancer the Service should have (looked up by name when its tags do not show it yet). */
+  desiredName?: string;
+  /** Listeners whose attributes the Service sets (only those are read: one call each). */
+  listenerAttributePorts?: number[];
+  /** Where the Service's security groups and backend rules are read from: by default, EC2, for it alone. */
+  groups?: GroupSource;
+  /** The Service's tagged load balancers and target groups as the account's listings show them, if current. */
+  listed?: (service: ServiceRef) => Promise<Listed | undefined>;
+}
+
+export interface Listed {
+  loadBalancers: LoadBalancer[];
+  targetGroups: TargetGroup[];
+}
+
 export async function observe(
   clients: AwsClients,
   cluster: string,
   service: ServiceRef,
-  desiredName?: string,
-  /** Listeners whose attributes the Service sets (only those are read: one call each). */
-  listenerAttributePorts: number[] = [],
-  /** Where the Service's security groups and backend rules are read from: by default, EC2, for it alone. */
-  groups: GroupSource = directGroupSource(clients, cluster),
+  opts: ObserveOptions = {},
 ): Promise<Observed> {
-  const tagged = await taggedResources(clients, [
-    { Key: TAG.cluster, Values: [cluster] },
-    { Key: TAG.serviceUid, Values: [service.uid] },
-  ]);
-  const arns = tagged.map((r) => r.ResourceARN!);
-  const lbArns = arns.filter((a) => a.includes(":loadbalancer/"));
-  const tgArns = arns.filter((a) => a.includes(":targetgroup/"));
-  const lbs = await describeLoadBalancers(clients, lbArns);
+  const { desiredName, listenerAttributePorts = [], groups = directGroupSource(clients, cluster) } = opts;
+  const listed = (await opts.listed?.(service)) ?? (await readAlone(clients, cluster, service));
+  const lbs = [...listed.loadBalancers];
   if (desiredName && !lbs.some((lb) => lb.LoadBalancerName === desiredName)) {
     // The tagging index can lag behind a creation; the name is the strongly consistent check.
     const byName = await findByName(clients, desiredName);
@@ -78,11 +86,31 @@ export async function observe(
   }
   const [loadBalancers, targetGroups, securityGroups, backendRules] = await Promise.all([
     Promise.all(lbs.map((lb) => observeLoadBalancer(clients, lb, listenerAttributePorts))),
-    observeTargetGroups(clients, tgArns),
+    Promise.all(listed.targetGroups.map((tg) => observeTargetGroup(clients, tg))),
     groups.securityGroups(service),
     groups.backendRules(service),
   ]);
   return { loadBalancers, targetGroups, securityGroups, backendRules };
+}
+
+/** The Service's load balancers and target groups, found by its tags and described, for it alone. */
+async function readAlone(clients: AwsClients, cluster: string, service: ServiceRef): Promise<Listed> {
+  const tagged = await taggedResources(clients, [
+    { Key: TAG.cluster, Values: [cluster] },
+    { Key: TAG.serviceUid, Values: [service.uid] },
+  ]);
+  const arns = tagged.map((r) => r.ResourceARN!);
+  const [loadBalancers, targetGroups] = await Promise.all([
+    describeLoadBalancers(
+      clients,
+      arns.filter((a) => a.includes(":loadbalancer/")),
+    ),
+    describeTargetGroups(
+      clients,
+      arns.filter((a) => a.includes(":targetgroup/")),
+    ),
+  ]);
+  return { loadBalancers, targetGroups };
 }
 
 async function describeLoadBalancers(clients: AwsClients, arns: string[]): Promise<LoadBalancer[]> {
@@ -219,7 +247,7 @@ export function loadBalancerFields(lb: LoadBalancer): Omit<ObservedLoadBalancer,
   };
 }
 
-async function observeTargetGroups(clients: AwsClients, arns: string[]): Promise<ObservedTargetGroup[]> {
+async function describeTargetGroups(clients: AwsClients, arns: string[]): Promise<TargetGroup[]> {
   const groups: TargetGroup[] = [];
   for (const arn of arns) {
     // One at a time: a group deleted since the tag index listed it fails only its own call.
@@ -232,7 +260,7 @@ async function observeTargetGroups(clients: AwsClients, arns: string[]): Promise
       if (!(err instanceof CloudError && err.code === "TargetGroupNotFound")) throw err;
     }
   }
-  return Promise.all(groups.map((tg) => observeTargetGroup(clients, tg)));
+  return groups;
 }
 
 async function observeTargetGroup(clients: AwsClients, tg: TargetGroup): Promise<ObservedTargetGroup> {

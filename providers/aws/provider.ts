@@ -84,7 +84,7 @@ export class AwsProvider implements LoadBalancerProvider {
       Date.now,
       opts.fullObservationPeriodMs ?? 3_600_000,
     );
-    this.elbIndex = new ElbIndex(this.clients, opts.observationTtlMs ?? 60_000);
+    this.elbIndex = new ElbIndex(this.clients, this.cluster, opts.observationTtlMs ?? 60_000);
     this.backendGroups = new BackendGroupResolver(this.clients, this.cluster);
     this.userGroups = new UserSecurityGroups(this.clients);
     this.shared = new SharedBackend(this.clients, this.cluster);
@@ -142,6 +142,7 @@ export class AwsProvider implements LoadBalancerProvider {
     const { operations, waitForActive } = makeBeforeBreak(p);
     const touchesGroups = operations.some((op) => GROUP_OPERATIONS.has(op.kind));
     if (touchesGroups) this.groupIndex.touched(service.uid);
+    if (operations.length) this.elbIndex.touched(service.uid);
     const lb = await apply(operations, {
       clients: this.clients,
       observed,
@@ -151,7 +152,10 @@ export class AwsProvider implements LoadBalancerProvider {
       securityGroupName: desired.securityGroup?.name ?? "",
       cluster: this.cluster,
       service,
-    }).finally(() => touchesGroups && this.groupIndex.touched(service.uid));
+    }).finally(() => {
+      if (touchesGroups) this.groupIndex.touched(service.uid);
+      if (operations.length) this.elbIndex.touched(service.uid);
+    });
     const notices = p.replaced.map((old): Notice => ({
       type: "Normal",
       reason: "ReplacingLoadBalancer",
@@ -184,13 +188,17 @@ export class AwsProvider implements LoadBalancerProvider {
     this.recent.forget(service.uid);
     const observed = await observe(this.clients, this.cluster, service);
     this.groupIndex.touched(service.uid);
+    this.elbIndex.touched(service.uid);
     await apply(planDeletion(observed), {
       clients: this.clients,
       observed,
       securityGroupName: "",
       cluster: this.cluster,
       service,
-    }).finally(() => this.groupIndex.touched(service.uid));
+    }).finally(() => {
+      this.groupIndex.touched(service.uid);
+      this.elbIndex.touched(service.uid);
+    });
     await this.shared.release(service.uid);
   }
 
@@ -265,7 +273,12 @@ export class AwsProvider implements LoadBalancerProvider {
 
   private observe(intent: LoadBalancerIntent, desired: DesiredLoadBalancer): Promise<Observed> {
     const ports = desired.listeners.filter((l) => Object.keys(l.attributes).length).map((l) => l.port);
-    return observe(this.clients, this.cluster, intent.service, desired.name, ports, this.groupIndex);
+    return observe(this.clients, this.cluster, intent.service, {
+      desiredName: desired.name,
+      listenerAttributePorts: ports,
+      groups: this.groupIndex,
+      listed: (service) => this.elbIndex.listed(service),
+    });
   }
 
   private async prepare(intent: LoadBalancerIntent): Promise<{

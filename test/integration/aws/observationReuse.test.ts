@@ -166,3 +166,25 @@ test("a no-change reconcile past the TTL reads only its targets while the accoun
   const described = await aws.elbv2.send(new DescribeTargetGroupsCommand({ TargetGroupArns: [tg.arn] }));
   expect(described.TargetGroups![0]!.HealthCheckIntervalSeconds).toBe(10);
 });
+
+test("after a restart, full observations take every Service's load balancer and target groups from the account's listings: one read of each for all", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 1);
+  const services = ["a", "b", "c"].map((name) => intentFor(world, name));
+  const first = new AwsProvider({ clusterName: cluster.namespace, clients: createAwsClients() });
+  for (const s of services) await first.ensure(s);
+  // A new controller process: nothing kept.
+  const restarted = new AwsProvider({ clusterName: cluster.namespace, clients: createAwsClients() });
+  for (const s of services) expect((await restarted.ensure(s)).changes).toEqual([]);
+  const calls = Object.fromEntries(restarted.clients.calls);
+  expect(calls).toMatchObject({
+    "tagging:GetResources": 1,
+    "elbv2:DescribeLoadBalancers": 1,
+    "elbv2:DescribeTargetGroups": 1,
+    // What no listing holds is still read per load balancer and target group.
+    "elbv2:DescribeListeners": 3,
+    "elbv2:DescribeTargetHealth": 3,
+  });
+});
