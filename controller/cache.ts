@@ -31,7 +31,12 @@ export interface IPAddressPoolObject extends KubernetesObject {
   spec?: unknown;
   status?: Record<string, unknown>;
 }
-export type ChangeHandler = (kind: Kind, verb: "add" | "update" | "delete", obj: KubernetesObject) => void;
+/** A speaker's ServiceL2Status record changed: the Service it is about (its namespace and name). */
+export type ChangeHandler = (
+  kind: Kind | "servicel2status",
+  verb: "add" | "update" | "delete",
+  obj: KubernetesObject,
+) => void;
 
 const MAX_RESTART_DELAY_MS = 30_000;
 
@@ -278,8 +283,7 @@ export class ClusterCache {
 
   /**
    * A record's change brings its Service back at once, so the Serving condition follows a failover within the
-   * watch's latency. It reaches the manager as a change of the Service's endpoints (the manager requeues the
-   * Service a slice names): what changed is, likewise, where the Service's traffic enters.
+   * watch's latency: handlers are told of the Service it is about (namespace and name).
    */
   private wireL2Statuses(lw: ListWatch<KubernetesObject & { status?: unknown }>): void {
     // Before any other handler: the cache keeps the object its handlers get, and needs little of it.
@@ -288,13 +292,8 @@ export class ClusterCache {
       lw.on(verb, (obj) => {
         const record = readL2Status(obj);
         if (!record) return;
-        const slice = {
-          metadata: {
-            namespace: record.namespace,
-            labels: { "kubernetes.io/service-name": record.status.serviceName },
-          },
-        };
-        this.handlers.forEach((h) => h("endpointslice", verb, slice));
+        const service = { metadata: { namespace: record.namespace, name: record.status.serviceName } };
+        this.handlers.forEach((h) => h("servicel2status", verb, service));
       });
     }
     let delay = 500;

@@ -127,6 +127,9 @@ export class Manager {
       if (verb === "delete") this.otherFingerprints.delete(key);
       else this.otherFingerprints.set(key, fingerprint);
       this.enqueueAll();
+    } else if (kind === "servicel2status") {
+      // Where the Service's traffic enters changed (bare metal): its Serving condition may have.
+      this.queue.add(`${obj.metadata?.namespace}/${obj.metadata?.name}`);
     } else if (kind === "endpointslice") {
       const service = (obj as V1EndpointSlice).metadata?.labels?.[SERVICE_NAME_LABEL];
       if (service) this.queue.add(`${obj.metadata?.namespace}/${service}`);
