@@ -68,15 +68,15 @@ describe("AdaptiveBucket", () => {
     expect(b.take(0.25)).toBe(true);
   });
 
-  test("a throttle halves the rate and the burst, and empties the bucket", () => {
+  test("a throttle cuts the rate and the burst to 70%, and empties the bucket", () => {
     const b = new AdaptiveBucket(max, 0);
     b.throttled(0);
-    expect(b.rate).toBe(2);
-    expect(b.capacity).toBe(10);
+    expect(b.rate).toBeCloseTo(2.8);
+    expect(b.capacity).toBeCloseTo(14);
     expect(b.ceiling).toBe(4);
     expect(b.take(0)).toBe(false);
-    expect(b.wait(0)).toBeCloseTo(0.5);
-    expect(b.available(100)).toBe(10);
+    expect(b.wait(0)).toBeCloseTo(1 / 2.8);
+    expect(b.available(100)).toBeCloseTo(14);
   });
 
   test("throttles of calls already in flight back off once; a later one backs off again", () => {
@@ -84,9 +84,9 @@ describe("AdaptiveBucket", () => {
     b.throttled(0);
     b.throttled(0.1);
     b.throttled(0.9);
-    expect(b.rate).toBe(2);
+    expect(b.rate).toBeCloseTo(2.8);
     b.throttled(1.5);
-    expect(b.rate).toBe(1);
+    expect(b.rate).toBeCloseTo(1.96);
     expect(b.throttles).toBe(4);
   });
 
@@ -97,27 +97,40 @@ describe("AdaptiveBucket", () => {
     expect(b.capacity).toBe(1);
   });
 
-  test("successes raise the rate quickly up to near the throttled rate, slowly beyond, never past the maximum", () => {
-    const b = new AdaptiveBucket(max, 0);
-    b.throttled(0); // ceiling 4, rate 2
-    b.succeeded(1);
-    expect(b.rate).toBeCloseTo(2.2);
-    for (let i = 0; i < 6; i++) b.succeeded(1);
-    expect(b.rate).toBeCloseTo(3.4); // 2 + 7 × 0.2: still below 0.85 × 4
-    b.succeeded(1);
-    expect(b.rate).toBeCloseTo(3.402); // from here one step is 0.05% of the maximum
-    for (let i = 0; i < 2000; i++) b.succeeded(1);
-    expect(b.rate).toBe(4);
-  });
-
-  test("two minutes without a throttle, the rate last throttled is forgotten and the rate climbs quickly", () => {
+  /** A bucket throttled at its maximum (4/s), then given successes until it is back at 90% of that. */
+  const recovered = () => {
     const b = new AdaptiveBucket(max, 0);
     b.throttled(0);
-    for (let i = 0; i < 7; i++) b.succeeded(1);
     b.succeeded(1);
-    expect(b.rate).toBeCloseTo(3.402);
-    b.succeeded(121);
-    expect(b.rate).toBeCloseTo(3.602);
+    expect(b.rate).toBeCloseTo(3.0); // a fast step: 5% of the maximum
+    for (let i = 0; i < 4; i++) b.succeeded(1);
+    // 2.8 + 4 × 0.2 reaches 90% of the rate throttled, give or take the last step's rounding.
+    expect(b.rate).toBeGreaterThanOrEqual(3.6);
+    expect(b.rate).toBeLessThanOrEqual(3.8);
+    return b;
+  };
+
+  test("successes raise the rate quickly up to 90% of the throttled rate, then slowly to 97% of it, no further", () => {
+    const b = recovered();
+    const from = b.rate;
+    b.succeeded(1);
+    expect(b.rate - from).toBeCloseTo(0.002 * 4); // a slow step: 0.2% of the maximum
+    for (let i = 0; i < 1000; i++) b.succeeded(1);
+    expect(b.rate).toBeCloseTo(0.97 * 4);
+  });
+
+  test("each five minutes without a throttle, the ceiling rises by 10% and the rate follows", () => {
+    const slow = { capacity: 20, refillPerSecond: 10 };
+    const b = new AdaptiveBucket(slow, 0);
+    b.throttled(0); // ceiling 10, rate 7
+    for (let i = 0; i < 1000; i++) b.succeeded(299);
+    expect(b.rate).toBeCloseTo(9.7);
+    b.succeeded(301);
+    expect(b.ceiling).toBeCloseTo(11);
+    for (let i = 0; i < 1000; i++) b.succeeded(302);
+    expect(b.rate).toBe(10); // 97% of 11 is past the maximum
+    b.succeeded(500);
+    expect(b.ceiling).toBeCloseTo(11); // not five minutes since the last rise
   });
 
   test("refuses a limit that could never let a call through", () => {
@@ -159,8 +172,8 @@ describe("AdaptiveBucket", () => {
     const firstMinute = throttlesIn.get(0) ?? 0;
     const lastTen = [...throttlesIn].filter(([m]) => m >= 10).reduce((n, [, c]) => n + c, 0);
     expect(firstMinute).toBeGreaterThan(0);
-    // Once learned, a probe past the share is throttled about once a minute or less.
-    expect(lastTen).toBeLessThanOrEqual(10);
+    // Once learned, the rate is probed every five minutes, at the cost of a throttle or two each time.
+    expect(lastTen).toBeLessThanOrEqual(5);
     // And the client uses most of its share: at least 85% of 2.4 calls a second over the 20 minutes.
     expect(sent / 1200).toBeGreaterThan(0.85 * max.refillPerSecond * share);
   });
@@ -239,15 +252,16 @@ describe("RateLimiter", () => {
     expect(limiter.stats()).toEqual([
       {
         bucket: "b",
-        ratePerSecond: 5,
+        ratePerSecond: 7,
         maxRatePerSecond: 10,
         waiting: { user: 0, background: 0 },
         throttles: 1,
       },
     ]);
     for (let i = 0; i < 10; i++) limiter.succeeded("b");
-    // 7 fast steps of 0.5 up to 85% of the rate throttled (10), then 3 slow ones of 0.005.
-    expect(limiter.stats()[0]!.ratePerSecond).toBeCloseTo(8.515);
+    // Fast steps of 0.5 up to 90% of the rate throttled (10), then slow ones of 0.02, at most to 9.7.
+    expect(limiter.stats()[0]!.ratePerSecond).toBeGreaterThanOrEqual(9);
+    expect(limiter.stats()[0]!.ratePerSecond).toBeLessThanOrEqual(9.7);
     limiter.throttled("unknown");
     limiter.succeeded("unknown");
     expect(limiter.stats()).toHaveLength(1);

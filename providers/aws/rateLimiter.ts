@@ -6,9 +6,10 @@
 // Controller's client-side limits, and conservative figures of the same order for the rest.
 //
 // The documented figures are the whole account's; other software on the account draws from the same
-// buckets, so the limiter learns Portico's share from throttled answers: a throttle halves the bucket's
-// rate (and burst) and empties it, successes raise the rate again additively — quickly up to just below the
-// rate that was last throttled, then slowly, so that a learned rate is probed rarely.
+// buckets, so the limiter learns Portico's share from throttled answers: a throttle cuts the bucket's
+// rate (and burst) to 70% and empties it, successes raise the rate again additively — quickly up to 90% of the
+// rate that was last throttled, then slowly up to 97% of it; that ceiling rises by 10% after each five
+// minutes without a throttle, so a learned rate is probed rarely and the share others give back is retaken.
 //
 // Calls carry a priority (`withPriority`): a change a user waits for ("user", the default) goes before
 // background work (resync) queued on the same bucket, which waits while user work is queued.
@@ -80,6 +81,15 @@ function filteredOrPaginated(input: unknown): boolean {
 }
 
 /**
+ * What a throttle leaves of the rate. Not a half: the rate that was throttled is usually only a little above
+ * the account's, and every second spent far below it lengthens the whole run; the next throttle, if the
+ * cut was too small, cuts again.
+ */
+const BACK_OFF = 0.7;
+/** How long a learned rate is trusted without a throttle to confirm it; then its ceiling rises by 10%. */
+const TRUST_SECONDS = 300;
+
+/**
  * One bucket's learned state, driven by the caller's clock (seconds): pure, so that the learning can be
  * tested step by step.
  */
@@ -93,6 +103,7 @@ export class AdaptiveBucket {
   private tokens: number;
   private at: number;
   private lastBackoff = Number.NEGATIVE_INFINITY;
+  private lastRaise = Number.NEGATIVE_INFINITY;
 
   constructor(max: Limit, now: number) {
     if (!(max.capacity >= 1) || !(max.refillPerSecond > 0))
@@ -132,7 +143,7 @@ export class AdaptiveBucket {
   }
 
   /**
-   * The account's bucket is empty: halve the rate and empty ours. Throttles of calls that were already in
+   * The account's bucket is empty: cut the rate and empty ours. Throttles of calls that were already in
    * flight before the last back-off took effect say nothing new, so one back-off per second at most.
    */
   throttled(now: number): void {
@@ -142,20 +153,26 @@ export class AdaptiveBucket {
     if (now - this.lastBackoff < Math.max(1, 1 / this.rate)) return;
     this.lastBackoff = now;
     this.ceiling = this.rate;
-    this.rate = Math.max(this.max.refillPerSecond / 50, this.rate / 2);
+    this.rate = Math.max(this.max.refillPerSecond / 50, this.rate * BACK_OFF);
     this.tokens = Math.min(this.tokens, this.capacity);
   }
 
   /**
-   * A call went through: raise the rate by a step, a small one near the rate last throttled (probing it
-   * costs a throttle, about one every minute or two under steady contention). Two minutes without a
-   * throttle, and the others have likely gone: the ceiling is forgotten and the rate climbs quickly again.
+   * A call went through: raise the rate by a step, a small one from 90% of the rate last throttled, and no
+   * further than 97% of it, so that a learned rate is not probed again and again. Each five minutes without
+   * a throttle, the others may have slowed down: the ceiling rises by 10%, and the rate follows (a probe).
    */
   succeeded(now: number): void {
     this.available(now);
-    if (now - this.lastBackoff > 120) this.ceiling = Number.POSITIVE_INFINITY;
-    const step = this.rate < this.ceiling * 0.85 ? 0.05 : 0.0005;
-    this.rate = Math.min(this.max.refillPerSecond, this.rate + step * this.max.refillPerSecond);
+    if (now - Math.max(this.lastBackoff, this.lastRaise) > TRUST_SECONDS) {
+      this.ceiling *= 1.1;
+      this.lastRaise = now;
+    }
+    const step = this.rate < this.ceiling * 0.9 ? 0.05 : 0.002;
+    this.rate = Math.max(
+      this.rate,
+      Math.min(this.max.refillPerSecond, this.ceiling * 0.97, this.rate + step * this.max.refillPerSecond),
+    );
   }
 }
 
@@ -167,7 +184,7 @@ export interface RateLimiterOptions {
   /**
    * The share of a bucket's rate actually used (default 0.95). Requests reach AWS with some jitter, so a
    * client sending at exactly the refill rate sometimes finds the account's bucket a fraction of a token
-   * short, and one throttle halves the rate; 5% below it, the account's bucket keeps a token in hand.
+   * short, and one throttle cuts the rate; 5% below it, the account's bucket keeps a token in hand.
    */
   headroom?: number;
   /** Clock in seconds and timer, replaceable in tests. */
