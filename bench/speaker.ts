@@ -14,6 +14,7 @@ import { arpRequestFrame } from "../speaker/packets/arp.ts";
 import { startEnvironment } from "../test/harness/environment.ts";
 import { TestCluster } from "../test/harness/kube.ts";
 import { IP, requireLanTools, type LanHost, type TestLan } from "../test/harness/netns.ts";
+import { installPoolCrd } from "../test/harness/pools.ts";
 import { waitFor } from "../test/harness/wait.ts";
 import {
   arping,
@@ -24,7 +25,7 @@ import {
   TcpProber,
 } from "../test/integration/metal/clients.ts";
 import { ArpRecorder } from "../test/integration/metal/arpRecorder.ts";
-import { MoveLog, relabelMoves } from "../test/integration/metal/moves.ts";
+import { MoveLog, poolEditMoves, relabelMoves } from "../test/integration/metal/moves.ts";
 import { moduleFootprint } from "../test/integration/metal/footprint.ts";
 import { measureSteady } from "../test/integration/metal/steady.ts";
 import {
@@ -84,6 +85,8 @@ export async function benchSpeaker(): Promise<Record<string, unknown>> {
       addresses: [V4, V6],
       onCleanup: (fn) => cleanups.push(fn),
     });
+    // Before the speakers start: they look for a missing pool CRD again only every 30 s.
+    await installPoolCrd(cluster);
     await metal.startSpeakers(SPEAKER_ARGS);
     await metal.createService("web", [V4, V6]);
     const elected = metal.electedFor(V4);
@@ -129,6 +132,8 @@ export async function benchSpeaker(): Promise<Record<string, unknown>> {
     await prober.stop();
     progress(`${RELABELS} relabels of the announcing node, away and back`);
     await relabelMoves(metal, elected, V4, RELABELS, moves);
+    progress(`${RELABELS} edits of the address's pool, away and back`);
+    await poolEditMoves(metal, elected, V4, RELABELS, moves);
     await recorder.stop();
 
     progress("the announcing speaker idle");

@@ -1,9 +1,10 @@
 // Make-before-break between real speakers on a LAN of namespaces: when an address moves — back to a restarted
-// speaker, away from one shut down with SIGTERM, after a relabel — the node that answered it keeps answering
+// speaker, away from one shut down with SIGTERM, after a relabel or a pool edit — the node that answered it keeps answering
 // until the new announcer says it answers, so a client asking every 10 ms is never left without an answer.
 // The client records every request and answer (arpRecorder.ts).
 import { beforeAll, onTestFinished } from "vitest";
 import { expect, mergePatch, test, waitFor, type TestCluster } from "../../harness/index.ts";
+import { createPool, installPoolCrd } from "../../harness/pools.ts";
 import { ArpRecorder } from "./arpRecorder.ts";
 import { metricSum, speakerMetrics } from "./clients.ts";
 import { handoverSeen } from "./exchanges.ts";
@@ -20,9 +21,16 @@ function only(announcers: MetalNode[], node: MetalNode): boolean {
   return announcers.length === 1 && announcers[0] === node;
 }
 
-/** Three nodes announcing V4, a client asking for it every 10 ms and recording who answers. */
-async function recordedCluster(cluster: TestCluster) {
+/**
+ * Three nodes announcing V4, a client asking for it every 10 ms and recording who answers. `before` runs
+ * before the speakers start (to set up pools).
+ */
+async function recordedCluster(
+  cluster: TestCluster,
+  before: (metal: MetalCluster) => Promise<void> = () => Promise.resolve(),
+) {
   const metal = await MetalCluster.create(cluster, { nodes: 3, addresses: [V4], onCleanup: onTestFinished });
+  await before(metal);
   await metal.startSpeakers();
   await metal.createService("web", [V4]);
   const elected = metal.electedFor(V4);
@@ -117,6 +125,46 @@ test(
     await waitFor("the labelled node's hand-over to be logged", () =>
       successor.handedOver.some((h) => h.address === V4),
     );
+    expect(elected.handedOver).toEqual([{ address: V4, to: successor.name, reason: "confirmed" }]);
+    expect(successor.handedOver).toEqual([{ address: V4, to: elected.name, reason: "confirmed" }]);
+  },
+  E2E_TIMEOUT_MS,
+);
+
+test(
+  "editing the pool's node selectors moves the address away and back without a moment unanswered",
+  async ({ cluster }) => {
+    const SIDE = "test.portico.io/side";
+    const side = (value: string) => ({ nodeSelectors: [{ matchLabels: { [SIDE]: value } }] });
+    let pool!: Awaited<ReturnType<typeof createPool>>;
+    const { elected, successor, recorder } = await recordedCluster(cluster, async (metal) => {
+      await installPoolCrd(cluster);
+      // The node the election picks among all stands on side a, the next one on side b.
+      const first = metal.electedFor(V4);
+      const second = metal.electedFor(
+        V4,
+        metal.nodes.filter((n) => n !== first),
+      );
+      for (const [node, value] of [
+        [first, "a"],
+        [second, "b"],
+      ] as const) {
+        await cluster.core.patchNode(
+          { name: node.name, body: { metadata: { labels: { [SIDE]: value } } } },
+          mergePatch,
+        );
+      }
+      pool = await createPool(cluster, "edited", { addresses: [`${V4}/32`], ...side("a") });
+    });
+
+    let since = Date.now();
+    await pool.replace({ addresses: [`${V4}/32`], ...side("b") });
+    await expectSeamless(recorder, elected, successor, since);
+
+    since = Date.now();
+    await pool.replace({ addresses: [`${V4}/32`], ...side("a") });
+    await expectSeamless(recorder, successor, elected, since);
+    await waitFor("the hand-back to be logged", () => successor.handedOver.some((h) => h.address === V4));
     expect(elected.handedOver).toEqual([{ address: V4, to: successor.name, reason: "confirmed" }]);
     expect(successor.handedOver).toEqual([{ address: V4, to: elected.name, reason: "confirmed" }]);
   },

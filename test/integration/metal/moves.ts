@@ -3,6 +3,7 @@
 // alone answers, summarised per kind of move — the longest time nobody answered, the requests nobody answered
 // at the switch itself, and the requests answered by two nodes.
 import { mergePatch } from "../../harness/kube.ts";
+import { createPool, installPoolCrd } from "../../harness/pools.ts";
 import { waitFor } from "../../harness/wait.ts";
 import type { ArpRecorder } from "./arpRecorder.ts";
 import type { MetalCluster, MetalNode } from "./speakers.ts";
@@ -99,6 +100,44 @@ export async function relabelMoves(
   for (let i = 0; i < times; i++) {
     await moves.move("awayOnRelabel", elected.mac, successor.mac, label("true"));
     await moves.move("backOnRelabel", successor.mac, elected.mac, label(null));
+  }
+}
+
+/**
+ * Puts `address` in a pool whose nodeSelectors admit only the announcing node, then edits them `times` over to
+ * admit only the next node and back, as a user editing the IPAddressPool would; the labels and pool stay.
+ */
+export async function poolEditMoves(
+  metal: MetalCluster,
+  elected: MetalNode,
+  address: string,
+  times: number,
+  moves: MoveLog,
+): Promise<void> {
+  const SIDE = "bench.portico.io/side";
+  const successor = metal.electedFor(
+    address,
+    metal.nodes.filter((n) => n !== elected),
+  );
+  const { cluster } = metal;
+  for (const [node, side] of [
+    [elected, "a"],
+    [successor, "b"],
+  ] as const)
+    await cluster.core.patchNode(
+      { name: node.name, body: { metadata: { labels: { [SIDE]: side } } } },
+      mergePatch,
+    );
+  // Installed before the speakers started, or they notice it only at their next look (every 30 s).
+  await installPoolCrd(cluster);
+  const spec = (side: string) => ({
+    addresses: [`${address}/32`],
+    nodeSelectors: [{ matchLabels: { [SIDE]: side } }],
+  });
+  const pool = await createPool(cluster, "edited", spec("a"));
+  for (let i = 0; i < times; i++) {
+    await moves.move("awayOnPoolEdit", elected.mac, successor.mac, () => pool.replace(spec("b")));
+    await moves.move("backOnPoolEdit", successor.mac, elected.mac, () => pool.replace(spec("a")));
   }
 }
 
