@@ -34,6 +34,8 @@ export class Manager {
   private readonly serviceFingerprints = new Map<string, string>();
   private readonly otherFingerprints = new Map<string, string>();
   private readonly sharedCapacity: boolean;
+  /** Keys queued by the periodic resync alone: their reconcile is background work, yielding to users' changes. */
+  private readonly background = new Set<string>();
   private workers: Workers | undefined;
   private timers: NodeJS.Timeout[] = [];
 
@@ -50,7 +52,7 @@ export class Manager {
     this.workers = startWorkers(this.queue, {
       workers: this.o.workers,
       handle: async (key) => {
-        const outcome = await this.o.reconciler.reconcile(key);
+        const outcome = await this.o.reconciler.reconcile(key, { background: this.background.delete(key) });
         // A released address may be what another Service is waiting for.
         if (outcome.released && this.sharedCapacity) this.enqueueAll();
         this.o.afterReconcile?.();
@@ -63,7 +65,7 @@ export class Manager {
         ),
     });
     this.enqueueAll();
-    this.timers.push(setInterval(() => this.enqueueAll(), this.o.resyncPeriodMs));
+    this.timers.push(setInterval(() => this.enqueueAll(true), this.o.resyncPeriodMs));
     const collect = () =>
       collectOrphans({
         provider: this.o.provider,
@@ -101,8 +103,20 @@ export class Manager {
       }));
   }
 
-  private enqueueAll(): void {
-    for (const svc of this.o.cache.services.list()) if (this.relevant(svc)) this.queue.add(serviceKey(svc));
+  /** `background`: the periodic resync, which nothing asked for (a key already waiting for a change stays so). */
+  private enqueueAll(background = false): void {
+    for (const svc of this.o.cache.services.list()) {
+      if (!this.relevant(svc)) continue;
+      const key = serviceKey(svc);
+      if (!background) this.background.delete(key);
+      else if (!this.queue.waiting(key)) this.background.add(key);
+      this.queue.add(key);
+    }
+  }
+
+  private enqueue(key: string): void {
+    this.background.delete(key);
+    this.queue.add(key);
   }
 
   private relevant(svc: Parameters<typeof wantsLoadBalancer>[0]): boolean {
@@ -116,7 +130,7 @@ export class Manager {
       if (verb === "update" && this.serviceFingerprints.get(key) === fingerprint) return;
       if (verb === "delete") this.serviceFingerprints.delete(key);
       else this.serviceFingerprints.set(key, fingerprint);
-      this.queue.add(key);
+      this.enqueue(key);
     } else if (kind === "ipaddresspool" || kind === "namespace") {
       // Pool specs and namespace labels decide who may have which address: everyone is looked at again. Pool
       // status (Portico's own counts) and other namespace changes do not.
@@ -129,10 +143,10 @@ export class Manager {
       this.enqueueAll();
     } else if (kind === "servicel2status") {
       // Where the Service's traffic enters changed (bare metal): its Serving condition may have.
-      this.queue.add(`${obj.metadata?.namespace}/${obj.metadata?.name}`);
+      this.enqueue(`${obj.metadata?.namespace}/${obj.metadata?.name}`);
     } else if (kind === "endpointslice") {
       const service = (obj as V1EndpointSlice).metadata?.labels?.[SERVICE_NAME_LABEL];
-      if (service) this.queue.add(`${obj.metadata?.namespace}/${service}`);
+      if (service) this.enqueue(`${obj.metadata?.namespace}/${service}`);
     } else if (kind === "node") {
       const name = obj.metadata!.name!;
       const fingerprint = verb === "delete" ? "" : nodeFingerprint(obj);

@@ -48,6 +48,11 @@ export class WorkQueue {
     this.wakeOne();
   }
 
+  /** Whether `key` is waiting to be processed (not counting delayed adds). */
+  waiting(key: string): boolean {
+    return this.dirty.has(key);
+  }
+
   /** Adds `key` after `delayMs`. If the key already has a pending delayed add, the sooner of the two wins. */
   addAfter(key: string, delayMs: number): void {
     if (this.shuttingDown) return;

@@ -54,16 +54,17 @@ export class ServiceReconciler {
     this.d = deps;
   }
 
-  async reconcile(key: string): Promise<ReconcileOutcome> {
+  /** `background`: nothing asked for this pass (the periodic resync); the provider may let users' changes go first. */
+  async reconcile(key: string, opts: { background?: boolean } = {}): Promise<ReconcileOutcome> {
     const svc = this.d.cache.service(key);
     // Gone from the apiserver: the finalizer made sure it was cleaned up first, or it was never ours.
     if (!svc) return {};
-    if (wantsLoadBalancer(svc, this.d.classes)) return this.ensure(svc);
+    if (wantsLoadBalancer(svc, this.d.classes)) return this.ensure(svc, opts.background === true);
     if (tookOn(svc, this.d.classes) && hasFinalizer(svc)) return this.cleanup(svc);
     return {};
   }
 
-  private async ensure(original: V1Service): Promise<ReconcileOutcome> {
+  private async ensure(original: V1Service, background: boolean): Promise<ReconcileOutcome> {
     const svc = await this.claim(original);
     const log = this.d.log.child({ service: key(svc) });
     const firstTime = !svc.status?.loadBalancer?.ingress?.length;
@@ -82,7 +83,7 @@ export class ServiceReconciler {
           "EnsuringLoadBalancer",
           `Ensuring load balancer (${this.d.provider.name})`,
         );
-      const result = await this.d.provider.ensure(intent);
+      const result = await this.d.provider.ensure(intent, background ? { background } : {});
       for (const notice of result.notices)
         await this.d.events.record(svc, notice.type, notice.reason, notice.message);
       if (result.changes.length) {

@@ -137,8 +137,11 @@ export interface LoadBalancerProvider {
   readonly capacityIsShared?: boolean;
   /** The annotation keys `ensure` may record on a Service (EnsureResult.recorded), removed when it lets go. */
   readonly recordedAnnotations?: readonly string[];
-  /** Make the cloud match the intent; idempotent, safe to repeat after a crash at any point. */
-  ensure(intent: LoadBalancerIntent): Promise<EnsureResult>;
+  /**
+   * Make the cloud match the intent; idempotent, safe to repeat after a crash at any point. `background`: nothing
+   * asked for this pass (the periodic resync), so its cloud calls may wait for those of changes users wait for.
+   */
+  ensure(intent: LoadBalancerIntent, context?: { background?: boolean }): Promise<EnsureResult>;
   /** What `ensure` would do now, computed by the same pure planning code, without changing anything. */
   plan(intent: LoadBalancerIntent): Promise<PlanDescription>;
   /** Remove everything made for the Service; a no-op when nothing is left. */

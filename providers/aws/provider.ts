@@ -15,6 +15,7 @@ import { backendNeeds, cidrBackendRules } from "./backendRules.ts";
 import { SharedBackend, type SharedUse } from "./sharedBackend.ts";
 import { SecurityGroupIndex } from "./securityGroupIndex.ts";
 import { ElbIndex } from "./elbIndex.ts";
+import { withPriority } from "./rateLimiter.ts";
 import { UserSecurityGroups } from "./userSecurityGroups.ts";
 import { CertificateChecker } from "./certificates.ts";
 import { inspectService } from "./inspect.ts";
@@ -91,7 +92,12 @@ export class AwsProvider implements LoadBalancerProvider {
     this.groupIndex = new SecurityGroupIndex(this.clients, this.cluster);
   }
 
-  async ensure(intent: LoadBalancerIntent): Promise<EnsureResult> {
+  ensure(intent: LoadBalancerIntent, context: { background?: boolean } = {}): Promise<EnsureResult> {
+    // Every call made for this pass, however deep, waits behind users' changes on a shared rate limit.
+    return withPriority(context.background ? "background" : "user", () => this.ensureNow(intent));
+  }
+
+  private async ensureNow(intent: LoadBalancerIntent): Promise<EnsureResult> {
     const uid = intent.service.uid;
     try {
       const { desired, shared } = await this.desire(intent);
