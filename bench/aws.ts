@@ -53,9 +53,6 @@ export async function benchAws(): Promise<Record<string, unknown>> {
         logFile: join(env.dir, log),
         env: { PORTICO_LOG_LEVEL: "warn", AWS_ENDPOINT_URL: proxy.url, PORTICO_AWS_RATE_LIMIT: rateLimit },
       });
-    const controller = await start("controller.log");
-    const calls = async (filter?: RegExp) =>
-      total(await controller.metrics(), "portico_cloud_calls_total", filter);
     const svc = (name: string, ip = false) => ({
       metadata: {
         name,
@@ -70,6 +67,23 @@ export async function benchAws(): Promise<Record<string, unknown>> {
         ports: [{ name: "http", port: 80, targetPort: 8080 }],
       },
     });
+    const progress = (what: string) => process.stderr.write(`  ${what}...\n`);
+    const throttledPhaseHere = () =>
+      throttledPhase({
+        kubeconfig: env.controlPlane.kubeconfig,
+        proxy,
+        aws,
+        subnetIds: network.subnets.map((s) => s.subnetId),
+        instances,
+        start: (log, on) => start(log, [], on, "on"),
+        svc,
+        progress,
+      });
+    // BENCH_THROTTLE=only: the throttled phase alone, for trying the rate limiter out.
+    if (process.env.BENCH_THROTTLE === "only") return { throttled: await throttledPhaseHere() };
+    const controller = await start("controller.log");
+    const calls = async (filter?: RegExp) =>
+      total(await controller.metrics(), "portico_cloud_calls_total", filter);
     const withHostname = async () =>
       (await cluster.core.listNamespacedService({ namespace: ns })).items.filter(
         (s) => s.status?.loadBalancer?.ingress?.[0]?.hostname,
@@ -79,7 +93,6 @@ export async function benchAws(): Promise<Record<string, unknown>> {
       await by.waitQueueEmpty(600_000);
     };
 
-    const progress = (what: string) => process.stderr.write(`  ${what}...\n`);
     progress("one Service");
     // One Service alone.
     let before = await calls();
@@ -209,18 +222,7 @@ export async function benchAws(): Promise<Record<string, unknown>> {
     answers = () => undefined;
     const churn = { services: CHURN, rounds };
     await resyncer.stop();
-    const throttled = THROTTLE
-      ? await throttledPhase({
-          kubeconfig: env.controlPlane.kubeconfig,
-          proxy,
-          aws,
-          subnetIds: network.subnets.map((s) => s.subnetId),
-          instances,
-          start: (log, on) => start(log, [], on, "on"),
-          svc,
-          progress,
-        })
-      : "not run (BENCH_THROTTLE=1 runs it)";
+    const throttled = THROTTLE ? await throttledPhaseHere() : "not run (BENCH_THROTTLE=1 runs it)";
     return {
       emulator: env.awsEndpoints[0]!.kind,
       workers: WORKERS,
