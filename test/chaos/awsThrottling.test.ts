@@ -22,7 +22,13 @@ test(
       throttle: { scale: SCALE, reserve: RESERVE },
     });
     cluster.defer(() => proxy.close());
-    const provider = new AwsProvider({ clusterName: cluster.namespace, endpoint: proxy.url });
+    // The rate limiter knows AWS's figures; scaled down here, it is told the scale (a real account's figures
+    // are published), and learns the reserve from throttles.
+    const provider = new AwsProvider({
+      clusterName: cluster.namespace,
+      endpoint: proxy.url,
+      rateLimit: { share: Math.min(1, SCALE) },
+    });
     const seenByPortico = new Map<string, number>();
     provider.clients.onCall((_service, operation, _outcome, code) => {
       if (code && /Throttl|RequestLimitExceeded/.test(code))
