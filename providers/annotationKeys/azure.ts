@@ -74,6 +74,10 @@ export const AZURE_KEYS: KeyFamily = {
       "the IPv6 frontend's address: an existing IPv6 public IP's, or a static private one in the subnet's IPv6 range",
     ),
     implemented(
+      "azure-load-balancer-configurations",
+      "the configured load balancers (multipleStandardLoadBalancerConfigurations) the Service may be placed on",
+    ),
+    implemented(
       "azure-pip-name-ipv6",
       "the user's own IPv6 public IP for the IPv6 frontend, never changed or deleted",
     ),
@@ -84,10 +88,6 @@ export const AZURE_KEYS: KeyFamily = {
     refused(
       "azure-load-balancer-mode",
       "Portico places Services on its own shared load balancer (or one per Service with loadBalancerPerService); remove the annotation",
-    ),
-    refused(
-      "azure-load-balancer-configurations",
-      "multiple Standard load balancers per cluster are chosen by Portico's configuration, not per Service; remove the annotation",
     ),
     refused(
       "azure-additional-public-ips",

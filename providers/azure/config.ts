@@ -2,6 +2,7 @@
 // (azure.json on AKS nodes), so operators can hand Portico the file they already have. Environment variables
 // override single keys. Unknown keys are ignored, as cloud-provider-azure ignores Portico's.
 import { AZURE_LIMITS, type AzureLimits } from "./limitValues.ts";
+import { parseLoadBalancerConfigurations, type LoadBalancerConfiguration } from "./lbConfigurations.ts";
 
 export interface AzureConfig {
   subscriptionId: string;
@@ -21,6 +22,11 @@ export interface AzureConfig {
   loadBalancerName?: string;
   /** One load balancer per Service instead of the shared cluster load balancers. */
   loadBalancerPerService?: boolean;
+  /**
+   * Several shared Standard load balancers instead of one, as cloud-provider-azure's option of this name:
+   * Services are placed by selectors and nodes by primary pool (lbConfigurations.ts, placement.ts).
+   */
+  multipleStandardLoadBalancerConfigurations?: LoadBalancerConfiguration[];
   /**
    * Floating IP for instance-target Services that ask for neither floating IP nor its absence. Default false
    * (Portico's); true is cloud-provider-azure's default, for clusters moving over that want their Services'
@@ -117,6 +123,17 @@ export function parseAzureConfig(file: unknown, env: NodeJS.ProcessEnv = {}): Az
     out[key] = n;
   }
   if (raw.limits !== undefined) out.limits = parseLimits(raw.limits);
+  const multiple = raw.multipleStandardLoadBalancerConfigurations;
+  if (multiple !== undefined && multiple !== null) {
+    const { configurations, problems } = parseLoadBalancerConfigurations(multiple);
+    if (problems.length) throw new AzureConfigError(`Azure config ${problems.join("; ")}`);
+    if (configurations.length && out.loadBalancerPerService)
+      throw new AzureConfigError(
+        'Azure config "multipleStandardLoadBalancerConfigurations" spreads Services over shared load balancers, ' +
+          'and "loadBalancerPerService" gives each its own: set one of them',
+      );
+    if (configurations.length) out.multipleStandardLoadBalancerConfigurations = configurations;
+  }
   const sku = raw.loadBalancerSku;
   if (sku !== undefined && (typeof sku !== "string" || sku.toLowerCase() !== "standard"))
     throw new AzureConfigError(

@@ -48,6 +48,11 @@ export interface DesiredContext {
   publicIp?: PublicIpChoice;
   /** The side of the Service being described (ipFamilies.ts); IPv4 when not said. */
   family?: IpFamily;
+  /**
+   * The configured load balancer the Service is placed on (placement.ts), with several; otherwise the cluster's
+   * (loadBalancerName, or the cluster name).
+   */
+  loadBalancerBase?: string;
 }
 
 export function desiredService(
@@ -72,7 +77,7 @@ export function desiredService(
   const perService = config.loadBalancerPerService ?? false;
   const lbName = perService
     ? serviceLoadBalancerName(cluster, svc.uid, settings.internal)
-    : sharedLoadBalancerName(config.loadBalancerName ?? cluster, settings.internal);
+    : sharedLoadBalancerName(ctx.loadBalancerBase ?? config.loadBalancerName ?? cluster, settings.internal);
   const groups = resourceGroups(config);
   const lbId = resourceId(config.subscriptionId, groups.loadBalancers, "loadBalancers", lbName);
 

@@ -112,6 +112,20 @@ describe("inspectService", () => {
     expect(out).toContain("!warn security group nsg: no allow rules for this Service");
   });
 
+  it("with several configured load balancers, names the configuration that holds the Service", () => {
+    const configs = [
+      { name: "lb-b", primaryVMSet: "pool-b" },
+      { name: CLUSTER, primaryVMSet: "pool-a" },
+    ];
+    const [node] = inspectService(settled(), svc, configs);
+    expect(node!.label).toBe(
+      `load balancer ${CLUSTER} (public, Standard), configuration ${CLUSTER} of 2 (multipleStandardLoadBalancerConfigurations)`,
+    );
+    const [elsewhere] = inspectService(settled(), svc, [configs[0]!]);
+    expect(elsewhere!.label).toContain("in no configuration of multipleStandardLoadBalancerConfigurations");
+    expect(inspectService(settled(), svc)[0]!.label).toBe(`load balancer ${CLUSTER} (public, Standard)`);
+  });
+
   it("nothing found is one warning; a tagged public IP no frontend uses is shown", () => {
     expect(inspectService({ loadBalancers: [], publicIps: [] }, svc)).toEqual([
       {

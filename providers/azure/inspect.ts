@@ -10,13 +10,22 @@ import { nameOf, sameId } from "./ids.ts";
 import type { LoadBalancer, NetworkSecurityGroup, Observed, PublicIPAddress } from "./model.ts";
 import { belongsTo, frontendName, TAG } from "./names.ts";
 import { isPorticoRule } from "./securityRulesEdit.ts";
+import { configurationOf, type LoadBalancerConfiguration } from "./lbConfigurations.ts";
 
 type Frontend = NonNullable<LoadBalancer["frontendIPConfigurations"]>[number];
 type Rule = NonNullable<LoadBalancer["loadBalancingRules"]>[number];
 type Pool = NonNullable<LoadBalancer["backendAddressPools"]>[number];
 type SecurityRule = NonNullable<NetworkSecurityGroup["securityRules"]>[number];
 
-export function inspectService(observed: Observed, service: ServiceRef): InspectNode[] {
+/**
+ * With several configured load balancers (multipleStandardLoadBalancerConfigurations), each load balancer's line
+ * names the configuration it belongs to, so the user sees which one holds the Service.
+ */
+export function inspectService(
+  observed: Observed,
+  service: ServiceRef,
+  configurations: readonly LoadBalancerConfiguration[] = [],
+): InspectNode[] {
   // A dual-stack Service has a frontend per family (names.ts); each is shown with its own rules and pools.
   const frontends = [frontendName(service.uid), frontendName(service.uid, "IPv6")];
   const nodes: InspectNode[] = [];
@@ -32,7 +41,13 @@ export function inspectService(observed: Observed, service: ServiceRef): Inspect
       if (!frontend) continue;
       found.add(fe);
       if (frontend.publicIPAddress?.id) usedIps.add(frontend.publicIPAddress.id.toLowerCase());
-      nodes.push(loadBalancerNode(lb, frontend, observed.publicIps, service.uid, fe));
+      const node = loadBalancerNode(lb, frontend, observed.publicIps, service.uid, fe);
+      const placed = configurations.length ? configurationOf(configurations, lb.name) : undefined;
+      if (configurations.length)
+        node.label += placed
+          ? `, configuration ${placed.name} of ${configurations.length} (multipleStandardLoadBalancerConfigurations)`
+          : ", in no configuration of multipleStandardLoadBalancerConfigurations: the Service moves at its next reconcile";
+      nodes.push(node);
     }
   // Portico's public IP outlives a half-finished change or removal: show it even when no frontend uses it.
   for (const pip of observed.publicIps) {

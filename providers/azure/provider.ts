@@ -12,16 +12,17 @@ import type {
 import { parseAzureSettings, type AzureServiceSettings } from "./annotations.ts";
 import { apply, type ApplyContext } from "./apply.ts";
 import { createAzureClients, type AzureClients } from "./clients.ts";
-import { resourceGroups, type AzureConfig } from "./config.ts";
+import { AzureConfigError, resourceGroups, type AzureConfig } from "./config.ts";
 import { createCredential } from "./credentials.ts";
 import { chooseTargetType } from "./desired.ts";
 import { trafficOfSides } from "./traffic.ts";
 import { resourceGroupOf } from "./ids.ts";
 import { inspectService } from "./inspect.ts";
-import { assertSidesWithinLimits } from "./limits.ts";
+import { checkList, parseLoadBalancerConfigurations } from "./lbConfigurations.ts";
 import type { DesiredService, Observed } from "./model.ts";
 import { frontendName } from "./names.ts";
-import { desiredSides, droppedFamilies, FAMILIES, sideNotices } from "./sides.ts";
+import { droppedFamilies, FAMILIES, sideNotices } from "./sides.ts";
+import { placedSides } from "./placeSides.ts";
 import { NetworkCache } from "./network.ts";
 import { listPublicIps, observe, type Where } from "./observe.ts";
 import { ownedServiceRefs } from "./owned.ts";
@@ -63,6 +64,17 @@ export class AzureProvider implements LoadBalancerProvider {
     const { clusterName, credential, clients, ...config } = opts;
     this.cluster = clusterName;
     this.config = config;
+    const multiple = config.multipleStandardLoadBalancerConfigurations;
+    if (multiple?.length) {
+      // Checked here too: the controller may be handed the settings without the file (tests, embedding).
+      const { problems } = parseLoadBalancerConfigurations(multiple);
+      problems.push(...checkList(multiple, config.loadBalancerName ?? clusterName));
+      if (config.loadBalancerPerService)
+        problems.push(
+          '"loadBalancerPerService" cannot be combined with "multipleStandardLoadBalancerConfigurations"; set one',
+        );
+      if (problems.length) throw new AzureConfigError(`Azure config ${problems.join("; ")}`);
+    }
     this.clients =
       clients ??
       createAzureClients({
@@ -123,7 +135,11 @@ export class AzureProvider implements LoadBalancerProvider {
   /** Reads only: the same observation a reconcile starts from, pictured for `porticoctl`. */
   async inspect(service: ServiceRef): Promise<InspectNode[]> {
     const frontends = FAMILIES.map((f) => frontendName(service.uid, f));
-    return inspectService(await this.observe(undefined, ...frontends), service);
+    return inspectService(
+      await this.observe(undefined, ...frontends),
+      service,
+      this.config.multipleStandardLoadBalancerConfigurations,
+    );
   }
 
   async ownedServices(): Promise<ServiceRef[]> {
@@ -138,10 +154,9 @@ export class AzureProvider implements LoadBalancerProvider {
     const uid = intent.service.uid;
     const observed = await this.observe(settings, frontendName(uid), frontendName(uid, "IPv6"));
     const ctx = { cluster: this.cluster, config: this.config };
-    const desired = desiredSides(intent, settings, { ...ctx, network }, observed.publicIps);
-    // Before the first write: a Service that would take a shared resource past Azure's limits is refused while
-    // nothing of it exists, rather than half-made when ARM refuses a later write.
-    assertSidesWithinLimits(desired, observed, this.config.limits);
+    // Placed, and checked against Azure's limits, before the first write: a Service that would take a shared
+    // resource past one is refused while nothing of it exists, rather than half-made when ARM refuses a later write.
+    const desired = placedSides(intent, settings, { ...ctx, network }, observed);
     const targetType = chooseTargetType(intent, settings, this.config.floatingIPDefault ?? false);
     const removals = droppedFamilies(desired).map((family) => {
       const frontend = frontendName(uid, family);

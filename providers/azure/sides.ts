@@ -14,7 +14,7 @@ export const FAMILIES: readonly IpFamily[] = ["IPv4", "IPv6"];
 export function desiredSides(
   intent: LoadBalancerIntent,
   settings: AzureServiceSettings,
-  ctx: { cluster: string; config: AzureConfig; network: Network },
+  ctx: { cluster: string; config: AzureConfig; network: Network; loadBalancerBase?: string },
   publicIps: PublicIPAddress[],
 ): DesiredService[] {
   const families = frontendFamilies(intent, settings);
