@@ -7,7 +7,13 @@ import { addonPath } from "../../../speaker/io/addon.ts";
 import { arpRequestFrame } from "../../../speaker/packets/arp.ts";
 import type { LanHost, LanProcess, TestLan } from "../../harness/netns.ts";
 import { waitFor } from "../../harness/wait.ts";
-import { pairExchanges, parseTcpdumpArp, type ArpFrame, type Exchange } from "./exchanges.ts";
+import { pairExchanges, TcpdumpHexReader, type ArpFrame, type Exchange } from "./exchanges.ts";
+
+/**
+ * Each request's sender IP, in turn: a reply goes to it, so even a reply that comes after later requests is
+ * paired with its own (up to this many requests late). Only the client's link-layer address is real.
+ */
+const SENDERS = Array.from({ length: 64 }, (_, i) => `198.51.100.${i + 1}`);
 
 export class ArpRecorder {
   /** As the asking process saw them. */
@@ -20,6 +26,7 @@ export class ArpRecorder {
   private readonly intervalMs: number;
   private readonly kernelTimestamps: boolean;
   private capture: LanProcess | undefined;
+  private reader: TcpdumpHexReader | undefined;
   private asker: LanProcess | undefined;
 
   constructor(
@@ -39,31 +46,45 @@ export class ArpRecorder {
   async start(): Promise<void> {
     const { lan, host } = this;
     if (this.kernelTimestamps) {
+      const reader = new TcpdumpHexReader((frame) => this.captured.push(frame));
+      this.reader = reader;
       this.capture = lan.start(
         host,
         `arp-capture-${host.namespace}`,
         "tcpdump",
-        ["-i", host.iface, "-n", "-e", "-tt", "-l", "--immediate-mode", "-B", "8192", "arp"],
-        {
-          onLine: (line) => {
-            const frame = parseTcpdumpArp(line);
-            if (frame) this.captured.push(frame);
-          },
-        },
+        ["-i", host.iface, "-n", "-tt", "-xx", "-l", "--immediate-mode", "-B", "8192", "arp"],
+        { onLine: (line) => reader.line(line) },
       );
     }
-    const frame = arpRequestFrame({ senderMac: host.mac, senderIp: host.ipv4, targetIp: this.address });
+    const frames = SENDERS.map((senderIp) =>
+      arpRequestFrame({ senderMac: host.mac, senderIp, targetIp: this.address }).toString("hex"),
+    );
     this.asker = lan.start(
       host,
       `arp-asker-${host.namespace}`,
       process.execPath,
-      ["-e", ASKER, addonPath(), host.iface, frame.toString("hex"), String(this.intervalMs)],
+      ["-e", ASKER, addonPath(), host.iface, frames.join(","), String(this.intervalMs)],
       {
         onLine: (line) => {
-          const [kind, at, mac] = line.split(" ");
-          if (kind !== "request" && kind !== "reply") return;
-          const [src, dst] = kind === "request" ? [host.mac, "ff:ff:ff:ff:ff:ff"] : [mac!, host.mac];
-          this.asked.push({ at: Number(at), kind, src, dst, address: this.address });
+          const [kind, at, a, b] = line.split(" ");
+          if (kind === "request")
+            this.asked.push({
+              at: Number(at),
+              kind,
+              src: host.mac,
+              dst: "ff:ff:ff:ff:ff:ff",
+              address: this.address,
+              peer: a!,
+            });
+          if (kind === "reply")
+            this.asked.push({
+              at: Number(at),
+              kind,
+              src: a!,
+              dst: host.mac,
+              address: this.address,
+              peer: b!,
+            });
         },
       },
     );
@@ -86,25 +107,32 @@ export class ArpRecorder {
     // Replies to the last requests are still on their way.
     await new Promise((resolve) => setTimeout(resolve, 50));
     await this.capture?.signal("SIGTERM");
+    this.reader?.flush();
   }
 }
 
-// One request per tick, never a catch-up burst: answers are paired with the request before them, so two
-// requests sent together would make the first look unanswered. Its socket receives every ARP frame but its
-// own (outgoing ones are ignored); only replies for the address to this client are printed. Times are ms
-// since the epoch at sub-millisecond resolution.
+// One request per tick, each from the next sender IP, never a catch-up burst. Its socket receives every ARP
+// frame but its own (outgoing ones are ignored); it prints the replies for the address sent to this client,
+// with the sender IP they answer. Times are ms since the epoch at sub-millisecond resolution.
 const ASKER = `
-const [addonPath, iface, hex, interval] = process.argv.slice(1);
+const [addonPath, iface, hexes, interval] = process.argv.slice(1);
 const addon = require(addonPath);
-const request = Buffer.from(hex, "hex");
+const requests = hexes.split(",").map((h) => Buffer.from(h, "hex"));
+const own = requests[0].subarray(6, 12), asked = requests[0].subarray(38, 42);
 const now = () => (performance.timeOrigin + performance.now()).toFixed(3);
 const mac = (b) => [...b].map((x) => x.toString(16).padStart(2, "0")).join(":");
+const ip = (b) => [...b].join(".");
 const handle = addon.open(iface, (frames) => {
   const at = now();
   for (const f of frames ?? []) {
     if (f.length < 42 || f.readUInt16BE(12) !== 0x0806 || f.readUInt16BE(20) !== 2) continue;
-    if (!f.subarray(0, 6).equals(request.subarray(6, 12)) || !f.subarray(28, 32).equals(request.subarray(38, 42))) continue;
-    console.log("reply " + at + " " + mac(f.subarray(6, 12)));
+    if (!f.subarray(0, 6).equals(own) || !f.subarray(28, 32).equals(asked)) continue;
+    console.log("reply " + at + " " + mac(f.subarray(6, 12)) + " " + ip(f.subarray(38, 42)));
   }
 });
-setInterval(() => { const at = now(); if (addon.send(handle, request) === 0) console.log("request " + at); }, Number(interval));`;
+let n = 0;
+setInterval(() => {
+  const request = requests[n++ % requests.length];
+  const at = now();
+  if (addon.send(handle, request) === 0) console.log("request " + at + " " + ip(request.subarray(28, 32)));
+}, Number(interval));`;

@@ -59,6 +59,7 @@ export class MoveLog {
         unansweredAtSwitch: figures.map((f) => f.unansweredAtSwitch).join(" "),
         doubleAnswered: { total: sum(doubles), maxInOneMove: Math.max(...doubles) },
         answeredOfAsked: `${sum(figures.map((f) => f.answered))}/${sum(figures.map((f) => f.asked))}`,
+        answeredLate: sum(figures.map((f) => f.late)),
       };
     }
     return out;

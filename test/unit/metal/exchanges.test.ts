@@ -1,9 +1,11 @@
 import { describe, expect, test } from "vitest";
+import { arpReplyFrame, arpRequestFrame } from "../../../speaker/packets/arp.ts";
 import {
+  decodeArpFrame,
   exchangeFigures,
   handoverSeen,
   pairExchanges,
-  parseTcpdumpArp,
+  TcpdumpHexReader,
   type ArpFrame,
   type Exchange,
 } from "../../integration/metal/exchanges.ts";
@@ -12,59 +14,79 @@ const CLIENT = "02:00:00:00:00:01";
 const OLD = "02:00:00:00:00:0a";
 const NEW = "02:00:00:00:00:0b";
 const ADDRESS = "192.0.2.200";
+const PEER = "198.51.100.1";
 
-const request = (at: number): ArpFrame => ({
+const request = (at: number, peer = PEER): ArpFrame => ({
   at,
   kind: "request",
   src: CLIENT,
   dst: "ff:ff:ff:ff:ff:ff",
   address: ADDRESS,
+  peer,
 });
-const reply = (at: number, mac: string, dst = CLIENT): ArpFrame => ({
+const reply = (at: number, mac: string, dst = CLIENT, peer = PEER): ArpFrame => ({
   at,
   kind: "reply",
   src: mac,
   dst,
   address: ADDRESS,
+  peer,
 });
 
-/** Requests every 10 ms from 0; `who[i]` answers request i 0.5 ms later (several MACs: several answers). */
+/**
+ * Requests every 10 ms from 0, each from its own sender IP; `who[i]` answers request i 0.5 ms later (several
+ * MACs: several answers).
+ */
 function exchangesOf(who: readonly (readonly string[])[]): Exchange[] {
-  const frames = who.flatMap((macs, i) => [request(i * 10), ...macs.map((m) => reply(i * 10 + 0.5, m))]);
+  const frames = who.flatMap((macs, i) => {
+    const peer = `198.51.100.${i + 1}`;
+    return [request(i * 10, peer), ...macs.map((m) => reply(i * 10 + 0.5, m, CLIENT, peer))];
+  });
   return pairExchanges(frames, CLIENT, ADDRESS);
 }
 
-describe("parseTcpdumpArp", () => {
-  test("requests and replies, with tcpdump's kernel timestamp in ms", () => {
-    expect(
-      parseTcpdumpArp(
-        `1764028800.123456 ${CLIENT} > ff:ff:ff:ff:ff:ff, ethertype ARP (0x0806), length 42: Request who-has ${ADDRESS} tell 192.0.2.100, length 28`,
-      ),
-    ).toEqual({
-      at: 1764028800123.456,
-      kind: "request",
-      src: CLIENT,
-      dst: "ff:ff:ff:ff:ff:ff",
-      address: ADDRESS,
-    });
-    expect(
-      parseTcpdumpArp(
-        `1764028800.124000 ${OLD} > ${CLIENT}, ethertype ARP (0x0806), length 42: Reply ${ADDRESS} is-at ${OLD}, length 28`,
-      ),
-    ).toMatchObject({ kind: "reply", src: OLD, dst: CLIENT, address: ADDRESS });
+describe("decodeArpFrame and TcpdumpHexReader", () => {
+  const asked = arpRequestFrame({ senderMac: CLIENT, senderIp: "198.51.100.7", targetIp: ADDRESS });
+  const answer = arpReplyFrame({
+    senderMac: OLD,
+    senderIp: ADDRESS,
+    targetMac: CLIENT,
+    targetIp: "198.51.100.7",
   });
 
-  test("anything else is undefined", () => {
-    expect(parseTcpdumpArp("listening on eth0, link-type EN10MB")).toBeUndefined();
-    expect(parseTcpdumpArp("")).toBeUndefined();
+  test("a request's address is its target, a reply's its sender; the peer pairs them", () => {
+    expect(decodeArpFrame(1, asked)).toEqual({ ...request(1, "198.51.100.7") });
+    expect(decodeArpFrame(2, answer)).toEqual({ ...reply(2, OLD, CLIENT, "198.51.100.7") });
+    expect(decodeArpFrame(3, asked.subarray(0, 30))).toBeUndefined();
+  });
+
+  test("tcpdump -tt -xx: a timestamped line, then the frame in hex, complete when the next begins", () => {
+    const hexLines = (frame: Buffer) =>
+      (frame.toString("hex").match(/.{1,32}/g) ?? []).map(
+        (row, i) =>
+          `\t0x${(i * 16).toString(16).padStart(4, "0")}:  ${(row.match(/.{1,4}/g) ?? []).join(" ")}`,
+      );
+    const frames: ArpFrame[] = [];
+    const reader = new TcpdumpHexReader((f) => frames.push(f));
+    reader.line("1764028800.123456 ARP, Request who-has 192.0.2.200 tell 198.51.100.7, length 28");
+    hexLines(asked).forEach((l) => reader.line(l));
+    expect(frames).toEqual([]);
+    reader.line("1764028800.124000 ARP, Reply 192.0.2.200 is-at 02:00:00:00:00:0a, length 28");
+    hexLines(answer).forEach((l) => reader.line(l));
+    reader.line("tcpdump: 2 packets captured");
+    reader.flush();
+    expect(frames.map((f) => [f.at, f.kind, f.peer])).toEqual([
+      [1764028800123.456, "request", "198.51.100.7"],
+      [1764028800124, "reply", "198.51.100.7"],
+    ]);
   });
 });
 
 describe("pairExchanges", () => {
-  test("answers go to the request before them; other addresses, other clients and broadcasts are left out", () => {
+  test("answers go to the latest request from their peer; other addresses, clients and broadcasts are left out", () => {
     const frames = [
-      reply(25, NEW),
-      request(20),
+      reply(25, NEW, CLIENT, "198.51.100.2"),
+      request(20, "198.51.100.2"),
       { ...request(10), src: OLD },
       request(0),
       reply(1, OLD),
@@ -84,6 +106,18 @@ describe("pairExchanges", () => {
     ]);
   });
 
+  test("a late answer stays with its own request, not the one sent meanwhile", () => {
+    const frames = [
+      request(0, "198.51.100.1"),
+      request(10, "198.51.100.2"),
+      reply(14, OLD, CLIENT, "198.51.100.2"),
+      reply(35, OLD, CLIENT, "198.51.100.1"),
+    ];
+    const exchanges = pairExchanges(frames, CLIENT, ADDRESS);
+    expect(exchanges.map((e) => e.answers.map((a) => a.at))).toEqual([[35], [14]]);
+    expect(exchangeFigures(exchanges)).toMatchObject({ answered: 2, late: 1, longestSilenceMs: 0 });
+  });
+
   test("a reply before any request is nobody's answer", () => {
     expect(pairExchanges([reply(1, OLD)], CLIENT, ADDRESS)).toEqual([]);
   });
@@ -95,6 +129,7 @@ describe("exchangeFigures", () => {
     expect(figures).toEqual({
       asked: 4,
       answered: 4,
+      late: 0,
       doubleAnswered: 0,
       longestSilenceMs: 0,
       latenciesMs: [0.5, 0.5, 0.5, 0.5],
@@ -118,6 +153,7 @@ describe("exchangeFigures", () => {
     expect(exchangeFigures([])).toEqual({
       asked: 0,
       answered: 0,
+      late: 0,
       doubleAnswered: 0,
       longestSilenceMs: 0,
       latenciesMs: [],
