@@ -159,8 +159,10 @@ describe("placedSides within Azure's limits, per load balancer", () => {
     const err = refusal(() => place(svc(3), observed, cfg));
     expect(err.reason).toBe("NoLoadBalancerWithRoom");
     expect(err.field).toBe(`metadata.annotations[${CONFIGURATIONS_ANNOTATION}]`);
-    expect(err.message).toContain(`${CLUSTER}: spec.ports: load balancer ${CLUSTER} would have 2`);
-    expect(err.message).toContain("lb-b: spec.ports: load balancer lb-b would have 2");
+    expect(err.message).toContain(`${CLUSTER}: load balancer ${CLUSTER} would have 2 load-balancing rules`);
+    expect(err.message).toContain("lb-b: load balancer lb-b would have 2 load-balancing rules");
+    // The fixes of a single load balancer (loadBalancerPerService) are not offered.
+    expect(err.message).not.toContain("loadBalancerPerService");
     expect(err.fix).toContain("add a load balancer to multipleStandardLoadBalancerConfigurations");
   });
 
@@ -185,8 +187,11 @@ describe("placedSides within Azure's limits, per load balancer", () => {
     });
     const err = refusal(() => place(more, observed, cfg));
     expect(err.reason).toBe("TooManyRules");
+    expect(err.field).toBe(`metadata.annotations[${CONFIGURATIONS_ANNOTATION}]`);
+    expect(err.message).toContain(`load balancer ${CLUSTER} would have 2 load-balancing rules`);
     expect(err.message).toContain(`the Service stays on ${CLUSTER}, where it is`);
     expect(err.fix).toContain(CONFIGURATIONS_ANNOTATION);
+    expect(err.message).not.toContain("loadBalancerPerService");
   });
 
   it("a limit of the security group, the same wherever the Service goes, is refused as it is", () => {

@@ -27,6 +27,14 @@ const PER_LOAD_BALANCER = new Set([
   "LoadBalancerFull",
 ]);
 
+const FIELD = `metadata.annotations[${CONFIGURATIONS_ANNOTATION}]`;
+
+/** What a ConfigurationError says is wrong, without the field before it and the fix after it. */
+function problemOf(err: ConfigurationError): string {
+  const text = err.message.slice(err.field.length + 2);
+  return err.fix && text.endsWith(`; ${err.fix}`) ? text.slice(0, -err.fix.length - 2) : text;
+}
+
 export interface PlaceContext {
   cluster: string;
   config: AzureConfig;
@@ -63,6 +71,7 @@ export function placedSides(
   // ARM puts an address on one frontend of one load balancer: a Service sharing another's goes where it is.
   const sharing = sharingConfiguration(configs, describe(placement.candidates[0]!), observed);
   if (sharing) placement = { candidates: [sharing], staying: true };
+  const where = sharing ? "where the address it shares is" : "where it is";
 
   const reasons: string[] = [];
   for (const name of placement.candidates) {
@@ -72,20 +81,21 @@ export function placedSides(
       return sides;
     } catch (err) {
       if (!(err instanceof ConfigurationError) || !PER_LOAD_BALANCER.has(err.reason)) throw err;
+      // The one-load-balancer fixes (loadBalancerPerService, say) do not apply here; what does is said below.
+      const problem = problemOf(err);
       if (placement.staying)
         throw new ConfigurationError(
           err.reason,
-          err.field,
-          `${err.message.slice(err.field.length + 2)} (the Service stays on ${name}, where it is: Services move ` +
-            "between load balancers only when asked)",
-          `or name another load balancer in ${CONFIGURATIONS_ANNOTATION} to move it`,
+          FIELD,
+          `${problem}; the Service stays on ${name}, ${where}: Services move between load balancers only when asked`,
+          `name another load balancer with room in ${CONFIGURATIONS_ANNOTATION} to move it, or use fewer ports`,
         );
-      reasons.push(`${name}: ${err.message}`);
+      reasons.push(`${name}: ${problem}`);
     }
   }
   throw new ConfigurationError(
     "NoLoadBalancerWithRoom",
-    `metadata.annotations[${CONFIGURATIONS_ANNOTATION}]`,
+    FIELD,
     `the Service fits on none of the load balancers it may use, within Azure's limits: ${reasons.join(" | ")}`,
     "add a load balancer to multipleStandardLoadBalancerConfigurations that the Service may use (by its " +
       "selectors, or by naming it in this annotation), or free room on one of these",

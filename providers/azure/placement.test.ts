@@ -178,6 +178,15 @@ describe("placeService: selectors", () => {
     ).toEqual(["both"]);
   });
 
+  it("a load balancer that matches the Service's labels but not its namespace's has not chosen it", () => {
+    const both: LoadBalancerConfiguration = {
+      ...TEAM_NS,
+      name: "both",
+      serviceLabelSelector: { matchExpressions: [{ key: "tier", operator: "NotIn", values: ["edge"] }] },
+    };
+    expect(place([K, both, EDGE_SVC]).candidates).toEqual(["kubernetes"]);
+  });
+
   it("a Service whose labels stop matching its load balancer's selector moves (its labels asked)", () => {
     expect(place([K, TEAM_NS], { current: "team", namespaceLabels: {} })).toEqual({
       candidates: ["kubernetes"],

@@ -43,20 +43,20 @@ export function placeService(input: PlacementInput): Placement {
       excluded.push(`${c.name} (allowServicePlacement is false)`);
       return false;
     }
-    if (c.serviceLabelSelector) {
-      if (!matchesLabelSelector(c.serviceLabelSelector, input.serviceLabels)) {
-        excluded.push(`${c.name} (serviceLabelSelector does not match the Service's labels)`);
-        return false;
-      }
-      selectorMatched = true;
+    if (c.serviceLabelSelector && !matchesLabelSelector(c.serviceLabelSelector, input.serviceLabels)) {
+      excluded.push(`${c.name} (serviceLabelSelector does not match the Service's labels)`);
+      return false;
     }
-    if (c.serviceNamespaceSelector) {
-      if (!matchesLabelSelector(c.serviceNamespaceSelector, input.namespaceLabels)) {
-        excluded.push(`${c.name} (serviceNamespaceSelector does not match the namespace's labels)`);
-        return false;
-      }
-      selectorMatched = true;
+    if (
+      c.serviceNamespaceSelector &&
+      !matchesLabelSelector(c.serviceNamespaceSelector, input.namespaceLabels)
+    ) {
+      excluded.push(`${c.name} (serviceNamespaceSelector does not match the namespace's labels)`);
+      return false;
     }
+    // Only a load balancer whose selectors all match has chosen the Service (upstream counts one that matched
+    // its label selector and then failed its namespace selector, which left such Services nowhere to go).
+    if (c.serviceLabelSelector || c.serviceNamespaceSelector) selectorMatched = true;
     return true;
   });
   // A load balancer whose selectors chose the Service is meant for it; those without selectors take the rest.
