@@ -1,6 +1,7 @@
 // The shared cache: list-watches of Services, Nodes and EndpointSlices that every reconcile reads from.
 // A watch that fails is restarted with backoff; the list-watch relists when its resourceVersion is too old,
 // and reports objects that vanished meanwhile as deletions, so no delete is missed across apiserver restarts.
+import { trimEndpointSlice, trimNamespace, trimNode, trimService } from "./trim.ts";
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -39,6 +40,13 @@ export type ChangeHandler = (
 ) => void;
 
 const MAX_RESTART_DELAY_MS = 30_000;
+
+const TRIMMERS: Partial<Record<Kind, (obj: never) => void>> = {
+  service: trimService,
+  node: trimNode,
+  endpointslice: trimEndpointSlice,
+  namespace: trimNamespace,
+};
 
 export interface CacheOptions {
   /** Watch Services and EndpointSlices of this namespace only (default: all namespaces). */
@@ -257,6 +265,9 @@ export class ClusterCache {
   }
 
   private wire<T extends KubernetesObject>(kind: Kind, lw: ListWatch<T>): void {
+    // Before any other handler: the cache keeps the object its handlers get (trim.ts).
+    const trim = TRIMMERS[kind] as ((obj: T) => void) | undefined;
+    if (trim) for (const verb of ["add", "update"] as const) lw.on(verb, trim);
     for (const verb of ["add", "update", "delete"] as const) {
       lw.on(verb, (obj) => this.handlers.forEach((h) => h(kind, verb, obj)));
     }

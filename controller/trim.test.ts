@@ -1,0 +1,137 @@
+import type { V1EndpointSlice, V1Namespace, V1Node, V1Service } from "@kubernetes/client-node";
+import { describe, expect, test } from "vitest";
+import { ineligibility, nodeFingerprint } from "./eligibility.ts";
+import { trimEndpointSlice, trimNamespace, trimNode, trimService } from "./trim.ts";
+
+const managedFields = [{ manager: "kubelet", operation: "Update", fieldsV1: { "f:status": {} } }];
+
+function fullNode(): V1Node {
+  return {
+    metadata: {
+      name: "n1",
+      uid: "u1",
+      resourceVersion: "7",
+      labels: { "topology.kubernetes.io/zone": "a", role: "edge" },
+      annotations: {
+        "node.alpha.kubernetes.io/ttl": "0",
+        "flannel.alpha.coreos.com/backend-data": "x".repeat(500),
+      },
+      managedFields,
+    },
+    spec: {
+      providerID: "aws:///a/i-0123456789abcdef0",
+      taints: [{ key: "ToBeDeletedByClusterAutoscaler", effect: "NoSchedule" }],
+      podCIDR: "10.244.1.0/24",
+    },
+    status: {
+      conditions: [
+        { type: "Ready", status: "True", reason: "KubeletReady", message: "kubelet is posting ready status" },
+        { type: "MemoryPressure", status: "False", reason: "KubeletHasSufficientMemory", message: "ok" },
+      ],
+      addresses: [
+        { type: "InternalIP", address: "10.0.0.1" },
+        { type: "InternalIP", address: "fd00::1" },
+        { type: "Hostname", address: "n1" },
+      ],
+      images: [{ names: ["registry.example/app:1"], sizeBytes: 123 }],
+      capacity: { cpu: "4" },
+      nodeInfo: {
+        architecture: "amd64",
+        bootID: "",
+        containerRuntimeVersion: "",
+        kernelVersion: "",
+        kubeProxyVersion: "",
+        kubeletVersion: "",
+        machineID: "",
+        operatingSystem: "linux",
+        osImage: "",
+        systemUUID: "",
+      },
+      volumesAttached: [{ name: "vol", devicePath: "/dev/xvdf" }],
+    },
+  };
+}
+
+describe("what the informers keep", () => {
+  test("a Node keeps what eligibility and targets read, and loses images, capacities, volumes and annotations", () => {
+    const node = fullNode();
+    const before = { fingerprint: nodeFingerprint(node), ineligible: ineligibility(node) };
+    trimNode(node);
+    expect(node).toEqual({
+      metadata: { name: "n1", uid: "u1", resourceVersion: "7", labels: fullNode().metadata!.labels },
+      spec: { providerID: "aws:///a/i-0123456789abcdef0", taints: fullNode().spec!.taints },
+      status: {
+        conditions: [
+          { type: "Ready", status: "True" },
+          { type: "MemoryPressure", status: "False" },
+        ],
+        addresses: fullNode().status!.addresses,
+      },
+    });
+    // Nothing the controller decides from a Node changes.
+    expect({ fingerprint: nodeFingerprint(node), ineligible: ineligibility(node) }).toEqual(before);
+  });
+
+  test("a Service keeps everything but managedFields", () => {
+    const svc: V1Service = {
+      metadata: { name: "web", annotations: { a: "b" }, finalizers: ["f"], managedFields },
+      spec: { type: "LoadBalancer", ports: [{ port: 80 }] },
+      status: { loadBalancer: { ingress: [{ ip: "192.0.2.1" }] } },
+    };
+    trimService(svc);
+    expect(svc).toEqual({
+      metadata: { name: "web", annotations: { a: "b" }, finalizers: ["f"] },
+      spec: { type: "LoadBalancer", ports: [{ port: 80 }] },
+      status: { loadBalancer: { ingress: [{ ip: "192.0.2.1" }] } },
+    });
+  });
+
+  test("an EndpointSlice keeps its labels, ports and each endpoint's addresses, conditions, node and zone", () => {
+    const slice: V1EndpointSlice = {
+      addressType: "IPv4",
+      metadata: {
+        name: "web-abc",
+        labels: { "kubernetes.io/service-name": "web" },
+        annotations: { "endpoints.kubernetes.io/last-change-trigger-time": "x" },
+        managedFields,
+      },
+      ports: [{ name: "http", port: 8080 }],
+      endpoints: [
+        {
+          addresses: ["10.244.1.5"],
+          conditions: { ready: true, serving: true, terminating: false },
+          nodeName: "n1",
+          zone: "a",
+          targetRef: { kind: "Pod", name: "web-1", namespace: "shop", uid: "p1" },
+          hints: { forZones: [{ name: "a" }] },
+        },
+        { addresses: ["10.244.2.5"], conditions: { ready: false } },
+      ],
+    };
+    trimEndpointSlice(slice);
+    expect(slice).toEqual({
+      addressType: "IPv4",
+      metadata: { name: "web-abc", labels: { "kubernetes.io/service-name": "web" } },
+      ports: [{ name: "http", port: 8080 }],
+      endpoints: [
+        {
+          addresses: ["10.244.1.5"],
+          conditions: { ready: true, serving: true, terminating: false },
+          nodeName: "n1",
+          zone: "a",
+        },
+        { addresses: ["10.244.2.5"], conditions: { ready: false } },
+      ],
+    });
+  });
+
+  test("a Namespace keeps its name and labels", () => {
+    const ns: V1Namespace = {
+      metadata: { name: "shop", labels: { team: "a" }, annotations: { x: "y" }, managedFields },
+      spec: { finalizers: ["kubernetes"] },
+      status: { phase: "Active" },
+    };
+    trimNamespace(ns);
+    expect(ns).toEqual({ metadata: { name: "shop", labels: { team: "a" } } });
+  });
+});
