@@ -42,10 +42,16 @@ test("a Service whose target-node labels match no node is made but not serving, 
     { name: world.nodes[0]!, body: { metadata: { labels: { role: "edge" } } } },
     mergePatch,
   );
-  const flowing = await waitFor("Serving True", async () => {
-    const c = await serving(cluster, "nowhere");
-    return c?.status === "True" ? c : undefined;
-  });
+  // The node's change brings the Service back, and the Serving condition follows the new target's health checks
+  // with the controller's backoff (5 s, then 10 s...): on a loaded machine that can take a while.
+  const flowing = await waitFor(
+    "Serving True",
+    async () => {
+      const c = await serving(cluster, "nowhere");
+      return c?.status === "True" ? c : undefined;
+    },
+    { timeoutMs: 90_000 },
+  );
   expect(flowing.reason).toBe("TargetsHealthy");
   expect(flowing.message).toBe("1 of 1 targets healthy");
   const recovered = (await serviceEvents(cluster, "nowhere")).find(
