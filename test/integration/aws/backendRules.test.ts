@@ -139,7 +139,7 @@ test("65 Services on one node group (EC2 allows 60 rules per group) are all serv
   expect((await groupRules(aws, nodeGroup)).map((r) => r.rule)).toEqual([`tcp/30160-30164/${shared}`]);
   for (const s of services.slice(60)) await provider.delete(s.service);
   expect(await groupRules(aws, nodeGroup)).toEqual([]);
-});
+}, 240_000); // sixty-five load balancers against the emulator: seconds alone, more on a busy machine
 
 test("ip targets: the group of the network interface holding the pod's IP admits the shared group on the target port", async ({
   cluster,
