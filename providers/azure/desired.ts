@@ -33,7 +33,7 @@ import { inPrefix, securityRules } from "./securityRules.ts";
 import { isOfFamily } from "./ipFamilies.ts";
 
 /** Per-Service node selectors: a Service that narrows its nodes cannot share the cluster's node pool. */
-const TARGET_NODE_ANNOTATIONS = [
+export const TARGET_NODE_ANNOTATIONS = [
   "portico.io/target-node-labels",
   "service.beta.kubernetes.io/aws-load-balancer-target-node-labels",
 ];

@@ -5,6 +5,7 @@ import {
   assignNodes,
   isPrimaryFor,
   nodesOf,
+  unplacedNodes,
   vmSetOf,
   type PlacedNode,
 } from "./nodePlacement.ts";
@@ -114,5 +115,14 @@ describe("nodesOf", () => {
     const nodes = [inScaleSet("a0", "pool-a"), inScaleSet("b0", "pool-b"), inScaleSet("a1", "pool-a")];
     expect(nodesOf([K, B], nodes, "KUBERNETES").map((n) => n.name)).toEqual(["a0", "a1"]);
     expect(nodesOf([K, B], nodes, "lb-b").map((n) => n.name)).toEqual(["b0"]);
+  });
+});
+
+describe("unplacedNodes", () => {
+  it("names the nodes no configuration takes, and none without configurations", () => {
+    const nodes = [standalone("x"), standalone("y", { edge: "true" }), inScaleSet("a0", "pool-a")];
+    expect(unplacedNodes([B], nodes)).toEqual(["x", "a0"]);
+    expect(unplacedNodes([K, B], nodes)).toEqual([]);
+    expect(unplacedNodes([], nodes)).toEqual([]);
   });
 });

@@ -77,3 +77,13 @@ const isEmpty = (s: LabelSelector | undefined): boolean =>
 const hash = (text: string): string => createHash("sha256").update(text).digest("hex");
 
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** Nodes no configuration takes (every one has a nodeSelector they fail): no load balancer sends to them. */
+export function unplacedNodes(
+  configs: readonly LoadBalancerConfiguration[],
+  nodes: readonly PlacedNode[],
+): string[] {
+  if (!configs.length) return [];
+  const assigned = assignNodes(configs, nodes);
+  return nodes.filter((n) => !assigned.has(n.name)).map((n) => n.name);
+}

@@ -7,7 +7,7 @@ import type { LoadBalancerConfiguration } from "./lbConfigurations.ts";
 import type { AzureLimits } from "./limitValues.ts";
 import type { DesiredService, LoadBalancer, Observed, PublicIPAddress } from "./model.ts";
 import { CONFIGURATIONS_ANNOTATION } from "./placement.ts";
-import { currentConfiguration, placedSides, ruleCounts } from "./placeSides.ts";
+import { currentConfiguration, placedSides, placementNotices, ruleCounts } from "./placeSides.ts";
 import { CLUSTER, config, intent, network, publicIp, written } from "../../test/unit/support/azure.ts";
 
 const VMSS = "azure:///subscriptions/s/resourceGroups/mc/providers/Microsoft.Compute/virtualMachineScaleSets";
@@ -212,5 +212,38 @@ describe("placedSides with a shared address", () => {
     expect(place(second, observed)[0]!.loadBalancer.name).toBe(CLUSTER);
     // Without the shared address the emptier one is taken.
     expect(place(svc(2), observed)[0]!.loadBalancer.name).toBe("lb-b");
+  });
+});
+
+describe("placedSides and the nodes", () => {
+  it("a Service that selects its nodes itself keeps them all, whichever load balancer it is on", () => {
+    const own = svc(1, { annotations: { "portico.io/target-node-labels": "role=edge" } });
+    const [d] = place(own, { loadBalancers: [], publicIps: [] });
+    expect(d!.loadBalancer.name).toBe(CLUSTER);
+    expect(d!.pool.shared).toBe(false);
+    expect(poolIps(d!)).toEqual(["10.0.1.10", "10.0.1.11"]);
+  });
+
+  it("nodes no configuration takes are told as a Warning, naming them and the fix", () => {
+    // Both have a nodeSelector, so a node in neither primary pool that fails both is on neither.
+    const selective = (c: LoadBalancerConfiguration): LoadBalancerConfiguration => ({
+      ...c,
+      nodeSelector: { matchLabels: { edge: "true" } },
+    });
+    const lone = { name: "node-x", internalIP: "10.0.1.20" };
+    const cfg = multi(NO_LIMITS, [selective(K), selective(B)]);
+    const [notice, ...rest] = placementNotices(cfg, svc(1, { nodes: [...NODES, lone] }));
+    expect(rest).toEqual([]);
+    expect(notice).toMatchObject({ type: "Warning", reason: "NodesOnNoLoadBalancer" });
+    expect(notice!.message).toContain("nodes node-x are on none of the configured load balancers");
+    expect(placementNotices(cfg, svc(1))).toEqual([]);
+    expect(placementNotices(config(), svc(1, { nodes: [lone] }))).toEqual([]);
+  });
+
+  it("lists at most five of them", () => {
+    const selective: LoadBalancerConfiguration = { ...K, nodeSelector: { matchLabels: { edge: "true" } } };
+    const many = Array.from({ length: 7 }, (_, i) => ({ name: `n${i}`, internalIP: `10.0.1.${30 + i}` }));
+    const [notice] = placementNotices(multi(NO_LIMITS, [selective]), svc(1, { nodes: many }));
+    expect(notice!.message).toContain("nodes n0, n1, n2, n3, n4 and 2 more are");
   });
 });

@@ -5,15 +5,16 @@
 // with every load balancer's reason, while nothing of it exists. Pure: a function of the intent and the
 // observation, so every reconcile of an unchanged Service places it the same.
 import { ConfigurationError } from "../errors.ts";
-import type { LoadBalancerIntent } from "../provider.ts";
+import type { LoadBalancerIntent, Notice } from "../provider.ts";
 import type { AzureServiceSettings } from "./annotations.ts";
 import type { AzureConfig } from "./config.ts";
+import { TARGET_NODE_ANNOTATIONS } from "./desired.ts";
 import { configurationOf, type LoadBalancerConfiguration } from "./lbConfigurations.ts";
 import { holdsService } from "./loadBalancerEdit.ts";
 import { assertSidesWithinLimits } from "./limits.ts";
 import type { DesiredService, Network, Observed } from "./model.ts";
 import { frontendName, sharedLoadBalancerName } from "./names.ts";
-import { nodesOf } from "./nodePlacement.ts";
+import { nodesOf, unplacedNodes } from "./nodePlacement.ts";
 import { CONFIGURATIONS_ANNOTATION, placeService } from "./placement.ts";
 import { ownedLoadBalancer } from "./plan.ts";
 import { sharedFrontend } from "./sharedFrontends.ts";
@@ -53,9 +54,11 @@ export function placedSides(
     assertSidesWithinLimits(sides, observed, ctx.config.limits);
     return sides;
   }
+  // Nodes a Service selects itself (its own pool) are the user's choice; the others are its load balancer's.
+  const ownNodes = TARGET_NODE_ANNOTATIONS.some((a) => intent.annotations[a]);
   const describe = (name: string) =>
     desiredSides(
-      { ...intent, nodes: nodesOf(configs, intent.nodes, name) },
+      { ...intent, nodes: ownNodes ? intent.nodes : nodesOf(configs, intent.nodes, name) },
       settings,
       { ...ctx, loadBalancerBase: name },
       observed.publicIps,
@@ -154,4 +157,25 @@ function sharingConfiguration(
       if (c && sharedFrontend(lb, d.frontendName, d.frontend)) return c.name;
     }
   return undefined;
+}
+
+/**
+ * What the user should hear about the nodes with several load balancers: eligible nodes that no configuration
+ * takes, so that no load balancer sends to them (cloud-provider-azure warns of them the same way).
+ */
+export function placementNotices(config: AzureConfig, intent: LoadBalancerIntent): Notice[] {
+  const left = unplacedNodes(config.multipleStandardLoadBalancerConfigurations ?? [], intent.nodes);
+  if (!left.length || TARGET_NODE_ANNOTATIONS.some((a) => intent.annotations[a])) return [];
+  const shown =
+    left.length > 5 ? `${left.slice(0, 5).join(", ")} and ${left.length - 5} more` : left.join(", ");
+  return [
+    {
+      type: "Warning",
+      reason: "NodesOnNoLoadBalancer",
+      message:
+        `nodes ${shown} are on none of the configured load balancers (not in a primary pool, and every ` +
+        "nodeSelector fails them), so they receive no traffic: give one configuration a nodeSelector that " +
+        "matches them, or none",
+    },
+  ];
 }

@@ -22,7 +22,7 @@ import { checkList, parseLoadBalancerConfigurations } from "./lbConfigurations.t
 import type { DesiredService, Observed } from "./model.ts";
 import { frontendName } from "./names.ts";
 import { droppedFamilies, FAMILIES, sideNotices } from "./sides.ts";
-import { placedSides } from "./placeSides.ts";
+import { placedSides, placementNotices } from "./placeSides.ts";
 import { NetworkCache } from "./network.ts";
 import { listPublicIps, observe, type Where } from "./observe.ts";
 import { ownedServiceRefs } from "./owned.ts";
@@ -106,7 +106,12 @@ export class AzureProvider implements LoadBalancerProvider {
       notices: [
         ...sides.flatMap((s) => s.plan.notices),
         // Told when the Service's parts change, not on every resync.
-        ...(sides.some((s) => s.plan.operations.length) ? sideNotices(sides.map((s) => s.desired)) : []),
+        ...(sides.some((s) => s.plan.operations.length)
+          ? [
+              ...sideNotices(sides.map((s) => s.desired)),
+              ...(targetType === "instance" ? placementNotices(this.config, intent) : []),
+            ]
+          : []),
       ],
       traffic: trafficOfSides(intent, sides, targetType),
       ...(complete ? {} : { requeueAfterMs: ADDRESS_PENDING_RETRY_MS }),

@@ -12,7 +12,7 @@ import type { TestAzure } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import type { LoadBalancerConfiguration } from "../../../providers/azure/lbConfigurations.ts";
 import { DOCUMENTED_LIMITS } from "../../emulators/azure/index.ts";
-import { lbService, patchService, readyCondition, waitForIP } from "./fixtures.ts";
+import { lbService, patchService, readyCondition, serviceEvents, waitForIP } from "./fixtures.ts";
 import { inventory } from "./inventory.ts";
 import { porticoctlStatus } from "./porticoctl.ts";
 import { AzureProvider } from "../../../providers/azure/provider.ts";
@@ -272,6 +272,39 @@ test("a Service stays on its load balancer when another empties, and moves, keep
   expect(frontend.publicIp).toBe(own?.name);
   expect(own?.address).toBe(ipC);
   expect((await cluster.getService("c")).status?.loadBalancer?.ingress?.[0]?.ip).toBe(ipC);
+});
+
+test("nodes that no configured load balancer takes are told as a Warning on the Service, and get no traffic", async ({
+  cluster,
+  azure,
+}) => {
+  const ns = cluster.namespace;
+  const ips = await scaleSetNodes(cluster, azure);
+  // A standalone VM, in no scale set, and node-2, in pool-c, which is no one's primary pool: every
+  // configuration has a nodeSelector they fail.
+  await cluster.createNode("lone", {
+    internalIP: "10.0.1.20",
+    providerID: `azure:///subscriptions/${azure.subscriptionId}/resourceGroups/${AZURE_WORLD.resourceGroup}/providers/Microsoft.Compute/virtualMachines/lone`,
+  });
+  const edgeOnly = { matchLabels: { "example.com/edge": "true" } };
+  await start(cluster, azure, [
+    { name: ns, primaryVMSet: "pool-a", nodeSelector: edgeOnly },
+    { name: `${ns}-b`, primaryVMSet: "pool-b", nodeSelector: edgeOnly },
+  ]);
+  const svc = await createService(cluster, "web");
+  await waitForIP(cluster, "web");
+  const events = await waitFor("the Warning about the node", async () => {
+    const list = await serviceEvents(cluster, "web");
+    return list.some((e) => e.reason === "NodesOnNoLoadBalancer") ? list : undefined;
+  });
+  const warning = events.find((e) => e.reason === "NodesOnNoLoadBalancer");
+  expect(warning?.type).toBe("Warning");
+  expect(warning?.message).toContain(
+    `nodes ${ns}-lone, ${ns}-node-2 are on none of the configured load balancers`,
+  );
+  const placed = await layout(azure);
+  expect(placed.holder(frontendOf(svc))).toBe(ns);
+  expect(placed.nodePool(ns)).toEqual([ips["pool-a"]]);
 });
 
 /** The controller's azure.json for porticoctl, as an operator hands it over. */
