@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AzureConfigError, parseAzureConfig } from "./config.ts";
 import { checkList, configurationOf, parseLoadBalancerConfigurations } from "./lbConfigurations.ts";
+import { AzureProvider } from "./provider.ts";
 
 const base = {
   subscriptionId: "s",
@@ -147,5 +148,30 @@ describe("configurationOf", () => {
     expect(configurationOf(configs, "lb-2-internal")?.name).toBe("lb-2");
     expect(configurationOf(configs, "lb-3")).toBeUndefined();
     expect(configurationOf(configs, undefined)).toBeUndefined();
+  });
+});
+
+describe("the provider's check of the configurations it is given", () => {
+  // Settings handed over without the file (embedding, tests) are checked the same, with the cluster's name.
+  const provider = (configs: unknown, extra: object = {}) =>
+    new AzureProvider({
+      clusterName: "prod",
+      ...base,
+      ...extra,
+      multipleStandardLoadBalancerConfigurations: configs as never,
+      credential: { getToken: () => Promise.resolve(null) },
+    });
+
+  it("takes a list with an entry for the cluster's load balancer", () => {
+    expect(provider([{ name: "prod", primaryVMSet: "a" }]).name).toBe("azure");
+    expect(provider([{ name: "main", primaryVMSet: "a" }], { loadBalancerName: "main" }).name).toBe("azure");
+  });
+
+  it("refuses one without it, one with a bad entry, and one with loadBalancerPerService", () => {
+    expect(() => provider([{ name: "other", primaryVMSet: "a" }])).toThrow(/no entry named prod/);
+    expect(() => provider([{ name: "prod" }])).toThrow(/needs "primaryVMSet"/);
+    expect(() => provider([{ name: "prod", primaryVMSet: "a" }], { loadBalancerPerService: true })).toThrow(
+      /"loadBalancerPerService" cannot be combined/,
+    );
   });
 });
