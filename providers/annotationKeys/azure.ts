@@ -87,7 +87,7 @@ export const AZURE_KEYS: KeyFamily = {
     ),
     refused(
       "azure-load-balancer-mode",
-      "Portico places Services on its own shared load balancer (or one per Service with loadBalancerPerService); remove the annotation",
+      "Portico places Services itself (multipleStandardLoadBalancerConfigurations, azure-load-balancer-configurations); remove it",
     ),
     refused(
       "azure-additional-public-ips",
