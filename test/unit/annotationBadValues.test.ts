@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { buildIntent } from "../../controller/intent.ts";
 import { KEY_FAMILIES } from "../../providers/annotationKeys/review.ts";
 import { parseAwsSettings } from "../../providers/aws/annotations.ts";
+import { CONFIGURATIONS_ANNOTATION, placeService } from "../../providers/azure/placement.ts";
 import { desiredLoadBalancer } from "../../providers/aws/desired.ts";
 import { ConfigurationError } from "../../providers/errors.ts";
 import { Allocator } from "../../providers/metal/allocator.ts";
@@ -42,6 +43,17 @@ const aws: Refusal = (annotations) =>
     desiredLoadBalancer(i, parseAwsSettings(annotations, { scheme: "internal" }), NETWORK, "prod");
   });
 const azure: Refusal = (annotations) => caught(() => azureDesired(azureIntent({ annotations })));
+/** Placement on one of several configured Azure load balancers (multipleStandardLoadBalancerConfigurations). */
+const placement: Refusal = (annotations) =>
+  caught(() =>
+    placeService({
+      configurations: [{ name: "lb-a" }, { name: "lb-b" }],
+      requested: annotations[CONFIGURATIONS_ANNOTATION],
+      serviceLabels: {},
+      namespaceLabels: {},
+      rules: new Map(),
+    }),
+  );
 const intent: Refusal = (annotations) =>
   caught(() => buildIntent(svc({}, annotations), [], [], "portico.io/aws-nlb"));
 const metal: Refusal = (annotations) => {
@@ -161,6 +173,10 @@ const CASES: Record<string, Case> = {
     bad: { [`${S}azure-disable-load-balancer-nsg-rule`]: "no" },
   },
   [`${S}azure-dns-label-name`]: { check: azure, bad: { [`${S}azure-dns-label-name`]: "Bad_Label-" } },
+  [`${S}azure-load-balancer-configurations`]: {
+    check: placement,
+    bad: { [`${S}azure-load-balancer-configurations`]: "lb-nowhere" },
+  },
   [`${S}azure-load-balancer-disable-tcp-reset`]: {
     check: azure,
     bad: { [`${S}azure-load-balancer-disable-tcp-reset`]: "yes" },
