@@ -25,6 +25,7 @@ import {
   TcpProber,
 } from "../test/integration/metal/clients.ts";
 import { ArpRecorder } from "../test/integration/metal/arpRecorder.ts";
+import { measureAtSize } from "../test/integration/metal/atSize.ts";
 import { MoveLog, poolEditMoves, relabelMoves } from "../test/integration/metal/moves.ts";
 import { moduleFootprint } from "../test/integration/metal/footprint.ts";
 import { measureSteady } from "../test/integration/metal/steady.ts";
@@ -44,6 +45,13 @@ const SOLICITATIONS = Number(process.env.BENCH_NDP_REQUESTS ?? 50);
 const FAILOVERS = Number(process.env.BENCH_FAILOVERS ?? 10);
 const HANDOVERS = Number(process.env.BENCH_HANDOVERS ?? 3);
 const RELABELS = Number(process.env.BENCH_RELABELS ?? 3);
+/**
+ * Last, on request, the speakers at size: this many more Services and Nodes (Nodes without a speaker), e.g.
+ * BENCH_SIZE_SERVICES=1000 BENCH_SIZE_NODES=100. The benchmark's own API clients then need more than 1,024
+ * open files (ulimit -n).
+ */
+const SIZE_SERVICES = Number(process.env.BENCH_SIZE_SERVICES ?? 0);
+const SIZE_NODES = Number(process.env.BENCH_SIZE_NODES ?? 0);
 /** The client's ARP requests: 100 a second, for this long without moves, then throughout the moves. */
 const ASK_INTERVAL_MS = 10;
 const STEADY_SECONDS = Number(process.env.BENCH_STEADY_SECONDS ?? 30);
@@ -147,6 +155,11 @@ export async function benchSpeaker(): Promise<Record<string, unknown>> {
     const saturating = await arpFlood(metal, elected, (frame) =>
       sendRawFrames(metal.lan, client, addonPath(), [frame], FLOOD_FRAMES),
     );
+    let atSize;
+    if (SIZE_SERVICES > 0) {
+      progress(`${SIZE_SERVICES} more Services and ${SIZE_NODES} more Nodes`);
+      atSize = await measureAtSize(metal, { services: SIZE_SERVICES, nodes: SIZE_NODES }, speakerPid);
+    }
     return {
       speakers: SPEAKERS,
       loadAverage: `${loadBefore.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after (1 min)`,
@@ -159,6 +172,7 @@ export async function benchSpeaker(): Promise<Record<string, unknown>> {
       announcerIdle: idle,
       arpFlood: paced,
       arpFloodSaturating: saturating,
+      ...(atSize ? { speakersAtSize: atSize } : {}),
       note: BASELINE,
     };
   } finally {
