@@ -38,6 +38,11 @@ export async function startController(
     ...(config.namespace ? { namespace: config.namespace } : {}),
     ...(config.nodeSelector ? { nodeLabelSelector: config.nodeSelector } : {}),
     pools: config.provider === "metal",
+    namespaces:
+      config.provider === "azure" &&
+      (config.azure?.multipleStandardLoadBalancerConfigurations ?? []).some(
+        (c) => c.serviceNamespaceSelector !== undefined,
+      ),
     ...(config.provider === "metal" && config.metallb && config.metallb.mode !== "off"
       ? { metallbNamespace: config.metallb.namespace, metallbRequired: config.metallb.mode === "on" }
       : {}),

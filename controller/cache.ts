@@ -55,6 +55,8 @@ export interface CacheOptions {
   nodeLabelSelector?: string;
   /** Also watch IPAddressPools and Namespaces (their labels select pools): bare metal only. */
   pools?: boolean;
+  /** Watch Namespaces (their labels select Services) even without pools: Azure's namespace selectors. */
+  namespaces?: boolean;
   /** With pools: also MetalLB's IPAddressPools (metallb.io/v1beta1) in this namespace, when installed. */
   metallbNamespace?: string;
   /** MetalLB's pools were asked for explicitly (--metallb=on): a missing CRD is warned about at every retry. */
@@ -119,6 +121,15 @@ export class ClusterCache {
     this.wire("service", this.services);
     this.wire("node", this.nodes);
     this.wire("endpointslice", this.endpointSlices);
+    if (opts.pools || opts.namespaces) {
+      this.namespaces = new ListWatch<V1Namespace>(
+        "/api/v1/namespaces",
+        watch,
+        () => core.listNamespace(),
+        false,
+      );
+      this.wire("namespace", this.namespaces);
+    }
     if (opts.pools) {
       const custom = kc.makeApiClient(CustomObjectsApi);
       this.pools = new ListWatch<IPAddressPoolObject>(
@@ -135,14 +146,7 @@ export class ClusterCache {
           }>,
         false,
       );
-      this.namespaces = new ListWatch<V1Namespace>(
-        "/api/v1/namespaces",
-        watch,
-        () => core.listNamespace(),
-        false,
-      );
       this.wire("ipaddresspool", this.pools);
-      this.wire("namespace", this.namespaces);
       const l2 = { group: L2STATUS_GROUP, version: L2STATUS_VERSION, plural: L2STATUS_PLURAL };
       this.l2Statuses = new ListWatch<KubernetesObject & { status?: unknown }>(
         ns

@@ -41,16 +41,15 @@ describe("nodes", () => {
     ).toEqual(["a"]);
   });
 
-  test("node targets carry providerID, InternalIP and zone, sorted by name", () => {
-    const n = node("z", {
-      ip: "10.1.2.3",
-      labels: { "topology.kubernetes.io/zone": "us-east-1b" },
-      providerID: "aws:///us-east-1b/i-0abc",
-    });
-    expect(buildIntent(service(), [n, node("a")], [], CLASS).nodes).toEqual([
+  test("node targets carry providerID, InternalIP, zone and labels, sorted by name", () => {
+    const labels = { "topology.kubernetes.io/zone": "us-east-1b", agentpool: "edge" };
+    const n = node("z", { ip: "10.1.2.3", labels, providerID: "aws:///us-east-1b/i-0abc" });
+    const a = buildIntent(service(), [n, node("a")], [], CLASS).nodes;
+    expect(a.map(({ labels: _l, ...rest }) => rest)).toEqual([
       { name: "a", providerID: "aws:///us-east-1a/i-a0000000", internalIP: "10.0.0.1" },
       { name: "z", providerID: "aws:///us-east-1b/i-0abc", internalIP: "10.1.2.3", zone: "us-east-1b" },
     ]);
+    expect(a[1]!.labels).toMatchObject(labels);
   });
 });
 

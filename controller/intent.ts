@@ -124,13 +124,15 @@ function nodeTarget(node: V1Node): NodeTarget {
   const internalIPv6 = node.status?.addresses?.find(
     (a) => a.type === "InternalIP" && a.address.includes(":") && a.address !== internalIP,
   )?.address;
-  const zone = node.metadata?.labels?.[ZONE_LABEL];
+  const labels = node.metadata?.labels;
+  const zone = labels?.[ZONE_LABEL];
   return {
     name: node.metadata!.name!,
     ...(node.spec?.providerID ? { providerID: node.spec.providerID } : {}),
     ...(internalIP ? { internalIP } : {}),
     ...(internalIPv6 ? { internalIPv6 } : {}),
     ...(zone ? { zone } : {}),
+    ...(labels && Object.keys(labels).length ? { labels } : {}),
   };
 }
 

@@ -167,5 +167,6 @@ function serviceFingerprint(svc: V1Service): string {
   const m = svc.metadata ?? {};
   const { [MANAGED_BY_ANNOTATION]: _claim, ...annotations } = m.annotations ?? {};
   const finalizers = (m.finalizers ?? []).filter((f) => f !== FINALIZER);
-  return JSON.stringify([svc.spec, annotations, finalizers, m.deletionTimestamp]);
+  // Labels too: Azure places Services on load balancers by them, and bare-metal pools select by them.
+  return JSON.stringify([svc.spec, annotations, m.labels, finalizers, m.deletionTimestamp]);
 }

@@ -28,6 +28,8 @@ export interface NodeTarget {
   /** The node's IPv6 InternalIP when internalIP is IPv4 (dual-stack nodes): IPv6 frontends' backends. */
   internalIPv6?: string;
   zone?: string;
+  /** The node's labels, for providers that place nodes by them (Azure's per-load-balancer node selectors). */
+  labels?: Record<string, string>;
 }
 
 /** A pod endpoint from the Service's EndpointSlices. */
