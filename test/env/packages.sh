@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests use, when they are missing:
 # - the bare-metal tests' real network clients: arping (Thomas Habets' arping, whose output the tests read)
-#   and ndisc6 (IPv6 neighbour discovery);
+#   and ndisc6 (IPv6 neighbour discovery); tcpdump, whose kernel timestamps the speaker benchmark reads;
 # - the local cluster's node software: containerd and runc, the CNI reference plugins, iptables and
 #   conntrack for kube-proxy, curl for the clients; buildah and mmdebstrap, which build the images.
 set -euo pipefail
@@ -9,6 +9,7 @@ missing=()
 need() { command -v "$1" >/dev/null 2>&1 || [ -e "$1" ] || missing+=("$2"); }
 need arping arping
 need ndisc6 ndisc6
+need tcpdump tcpdump
 need containerd containerd
 need runc runc
 need /usr/lib/cni/bridge containernetworking-plugins

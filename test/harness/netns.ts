@@ -73,7 +73,12 @@ export function requireLanTools(tools: string[] = []): void {
   }
 }
 
-const DEBIAN_PACKAGES: Record<string, string> = { arping: "arping", ndisc6: "ndisc6", setpriv: "util-linux" };
+const DEBIAN_PACKAGES: Record<string, string> = {
+  arping: "arping",
+  ndisc6: "ndisc6",
+  setpriv: "util-linux",
+  tcpdump: "tcpdump",
+};
 
 /** Removes namespaces left by test processes that no longer exist (a run killed before its clean-up). */
 async function sweepStale(): Promise<void> {
