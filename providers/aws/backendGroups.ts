@@ -193,26 +193,12 @@ export async function observeBackendRules(
   cluster: string,
   serviceUid?: string,
 ): Promise<(ObservedBackendRule & { serviceUid: string })[]> {
-  const rules: SecurityGroupRule[] = [];
-  let token: string | undefined;
-  do {
-    const page = await call("ec2:DescribeSecurityGroupRules", () =>
-      clients.ec2.send(
-        new DescribeSecurityGroupRulesCommand({
-          Filters: [
-            { Name: `tag:${TAG.cluster}`, Values: [cluster] },
-            serviceUid
-              ? { Name: `tag:${TAG.serviceUid}`, Values: [serviceUid] }
-              : { Name: `tag-key`, Values: [TAG.serviceUid] },
-          ],
-          MaxResults: 1000,
-          ...(token ? { NextToken: token } : {}),
-        }),
-      ),
-    );
-    rules.push(...(page.SecurityGroupRules ?? []));
-    token = page.NextToken || undefined;
-  } while (token);
+  const rules = await securityGroupRulesWhere(clients, [
+    { Name: `tag:${TAG.cluster}`, Values: [cluster] },
+    serviceUid
+      ? { Name: `tag:${TAG.serviceUid}`, Values: [serviceUid] }
+      : { Name: `tag-key`, Values: [TAG.serviceUid] },
+  ]);
   return rules
     .filter((r) => !r.IsEgress && (r.IpProtocol === "tcp" || r.IpProtocol === "udp"))
     .map((r) => ({
@@ -230,23 +216,8 @@ export async function backendRuleTags(
   clients: AwsClients,
   cluster: string,
 ): Promise<Record<string, string>[]> {
-  const out: Record<string, string>[] = [];
-  let token: string | undefined;
-  do {
-    const page = await call("ec2:DescribeSecurityGroupRules", () =>
-      clients.ec2.send(
-        new DescribeSecurityGroupRulesCommand({
-          Filters: [{ Name: `tag:${TAG.cluster}`, Values: [cluster] }],
-          MaxResults: 1000,
-          ...(token ? { NextToken: token } : {}),
-        }),
-      ),
-    );
-    for (const r of page.SecurityGroupRules ?? [])
-      out.push(Object.fromEntries((r.Tags ?? []).map((t) => [t.Key!, t.Value ?? ""])));
-    token = page.NextToken || undefined;
-  } while (token);
-  return out;
+  const rules = await securityGroupRulesWhere(clients, [{ Name: `tag:${TAG.cluster}`, Values: [cluster] }]);
+  return rules.map((r) => Object.fromEntries((r.Tags ?? []).map((t) => [t.Key!, t.Value ?? ""])));
 }
 
 /** Adds rules to one backend group, each tagged as the Service's and described for people reading the console. */
@@ -315,4 +286,27 @@ export async function revokeBackendRules(
     if (err instanceof CloudError && /NotFound$/.test(err.code)) return;
     throw err;
   }
+}
+
+/** Every security-group rule the filters select, a page (1000) a call. */
+export async function securityGroupRulesWhere(
+  clients: AwsClients,
+  filters: { Name: string; Values: string[] }[],
+): Promise<SecurityGroupRule[]> {
+  const rules: SecurityGroupRule[] = [];
+  let token: string | undefined;
+  do {
+    const page = await call("ec2:DescribeSecurityGroupRules", () =>
+      clients.ec2.send(
+        new DescribeSecurityGroupRulesCommand({
+          Filters: filters,
+          MaxResults: 1000,
+          ...(token ? { NextToken: token } : {}),
+        }),
+      ),
+    );
+    rules.push(...(page.SecurityGroupRules ?? []));
+    token = page.NextToken || undefined;
+  } while (token);
+  return rules;
 }

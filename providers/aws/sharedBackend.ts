@@ -6,7 +6,6 @@ import {
   AuthorizeSecurityGroupIngressCommand,
   CreateSecurityGroupCommand,
   DeleteSecurityGroupCommand,
-  DescribeSecurityGroupRulesCommand,
   DescribeSecurityGroupsCommand,
   RevokeSecurityGroupIngressCommand,
 } from "@aws-sdk/client-ec2";
@@ -20,6 +19,7 @@ import {
   type ObservedRange,
   type PortRange,
 } from "./backendRanges.ts";
+import { securityGroupRulesWhere } from "./backendGroups.ts";
 import { call, type AwsClients } from "./clients.ts";
 import { TAG } from "./names.ts";
 
@@ -286,35 +286,20 @@ export class SharedBackend {
 
 /** Portico's shared range rules in this cluster, whichever backend group holds them (one call a page). */
 export async function observeRanges(clients: AwsClients, cluster: string): Promise<ObservedRange[]> {
-  const out: ObservedRange[] = [];
-  let token: string | undefined;
-  do {
-    const page = await call("ec2:DescribeSecurityGroupRules", () =>
-      clients.ec2.send(
-        new DescribeSecurityGroupRulesCommand({
-          Filters: [
-            { Name: `tag:${TAG.cluster}`, Values: [cluster] },
-            { Name: `tag:${TAG.resource}`, Values: [RANGE_RULE_RESOURCE] },
-          ],
-          MaxResults: 1000,
-          ...(token ? { NextToken: token } : {}),
-        }),
-      ),
-    );
-    for (const r of page.SecurityGroupRules ?? []) {
-      if (r.IsEgress || (r.IpProtocol !== "tcp" && r.IpProtocol !== "udp")) continue;
-      out.push({
-        ruleId: r.SecurityGroupRuleId!,
-        groupId: r.GroupId!,
-        protocol: r.IpProtocol,
-        from: r.FromPort!,
-        to: r.ToPort!,
-        source: r.ReferencedGroupInfo?.GroupId ?? "",
-      });
-    }
-    token = page.NextToken || undefined;
-  } while (token);
-  return out;
+  const rules = await securityGroupRulesWhere(clients, [
+    { Name: `tag:${TAG.cluster}`, Values: [cluster] },
+    { Name: `tag:${TAG.resource}`, Values: [RANGE_RULE_RESOURCE] },
+  ]);
+  return rules
+    .filter((r) => !r.IsEgress && (r.IpProtocol === "tcp" || r.IpProtocol === "udp"))
+    .map((r) => ({
+      ruleId: r.SecurityGroupRuleId!,
+      groupId: r.GroupId!,
+      protocol: r.IpProtocol as "tcp" | "udp",
+      from: r.FromPort!,
+      to: r.ToPort!,
+      source: r.ReferencedGroupInfo?.GroupId ?? "",
+    }));
 }
 
 function digest(...parts: string[]): string {
