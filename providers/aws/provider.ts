@@ -210,7 +210,11 @@ export class AwsProvider implements LoadBalancerProvider {
 
   /** Shared backend rules narrow to what the Services in view need, and an unused shared group goes. */
   async settle(inView: ServiceRef[]): Promise<void> {
-    await this.shared.settle(inView.map((s) => s.uid));
+    const owning = new Set((await this.ownedServices()).map((s) => s.uid));
+    await this.shared.settle(
+      inView.map((s) => s.uid),
+      owning,
+    );
   }
 
   inspect(service: ServiceRef): Promise<InspectNode[]> {

@@ -97,15 +97,19 @@ export class SharedBackend {
   }
 
   /**
-   * Told which Services are in view: rules are narrowed to what they need once each has been reconciled, and a
-   * shared group no Service uses any more is deleted with its rules (left for the next time while a load
-   * balancer being deleted still holds it).
+   * Told which Services are in view (and, if known, which own anything in the cloud): rules are narrowed to what
+   * they need once each has been reconciled, and a shared group no Service uses any more is deleted with its
+   * rules (left for the next time while a load balancer being deleted still holds it).
    */
-  settle(live: string[]): Promise<string[]> {
+  settle(live: string[], owning?: ReadonlySet<string>): Promise<string[]> {
     return this.serially(async () => {
       // Uses of Services not in the list are kept: one made since the list was taken may rely on them, and a
       // deleted Service's use goes with its deletion (release).
       this.live = new Set(live);
+      // A Service not reconciled yet that owns nothing in the cloud (refused for bad input before anything was
+      // made, say) has no load balancer relying on any rule: it holds nothing back.
+      if (owning)
+        for (const uid of live) if (!this.uses.has(uid) && !owning.has(uid)) this.uses.set(uid, null);
       this.rules = undefined;
       if (!this.complete()) return [];
       const changes: string[] = [];

@@ -330,3 +330,26 @@ test("ip targets: as pods come and go, each pod group's rule follows them", asyn
   await waitFor("pod A's rule to go", async () => (await groupRules(aws, groupA)).length === 0);
   expect((await groupRules(aws, groupB)).map((r) => r.rule)).toEqual([`tcp/8080/${shared}`]);
 });
+
+test("a Service in view that owns nothing in the cloud (refused before anything was made) does not hold the shared ranges back", async ({
+  cluster,
+  aws,
+}) => {
+  let nodeGroup = "";
+  const world = await awsWorld(cluster, aws, 1, {
+    nodeSecurityGroups: async (vpcId) => [(nodeGroup = await aws.createSecurityGroup(vpcId, "nodes"))],
+  });
+  const provider = directProvider(cluster);
+  const a = intentFor(world, "a");
+  const c = intentFor(world, "c", { ports: [{ name: "", protocol: "TCP", port: 80, nodePort: 30099 }] });
+  await provider.ensure(a);
+  await provider.ensure(c);
+  await provider.delete(c.service);
+  const shared = (await sharedGroups(aws))[0]!.id;
+  // Not yet told which Services exist: c's port stays open, as a Service not looked at might rely on it.
+  expect((await groupRules(aws, nodeGroup)).map((r) => r.rule)).toEqual([`tcp/30080-30099/${shared}`]);
+  // b is in view but was never made (its annotations were refused, say): it relies on nothing.
+  const b = intentFor(world, "b").service;
+  await provider.settle([a.service, b]);
+  expect((await groupRules(aws, nodeGroup)).map((r) => r.rule)).toEqual([`tcp/30080/${shared}`]);
+});
