@@ -35,8 +35,12 @@ export class ElbIndex {
   private readonly ttlMs: number;
   private snapshot: Snapshot | undefined;
   private loading: Promise<Snapshot> | undefined;
-  private tags: { snapshot: Snapshot; byService: Map<string, string[]> } | undefined;
-  private tagsLoading: Promise<Map<string, string[]>> | undefined;
+  /**
+   * Whose each listed resource is, read once per listing and after it: a Service changed since the listing began
+   * is read alone anyway, and one changed before shows in both. (Tags of an earlier listing would miss what was
+   * made since, for Services the newer listing no longer counts as changed.)
+   */
+  private readonly tags = new WeakMap<Snapshot, Promise<Map<string, string[]>>>();
   private readonly changed = new Map<string, number>();
   private changes = 0;
 
@@ -96,21 +100,25 @@ export class ElbIndex {
     return this.loading;
   }
 
-  /** Which listed resources are whose, read with (after) the listing it goes with. */
-  private async tagged(s: Snapshot): Promise<Map<string, string[]>> {
-    if (this.tags?.snapshot === s) return this.tags.byService;
-    this.tagsLoading ??= taggedResources(this.clients, [{ Key: TAG.cluster, Values: [this.cluster] }])
-      .then((resources) => {
-        const byService = new Map<string, string[]>();
-        for (const r of resources) {
-          const uid = r.Tags?.find((t) => t.Key === TAG.serviceUid)?.Value;
-          if (uid) byService.set(uid, [...(byService.get(uid) ?? []), r.ResourceARN!]);
-        }
-        this.tags = { snapshot: s, byService };
-        return byService;
-      })
-      .finally(() => (this.tagsLoading = undefined));
-    return this.tagsLoading;
+  /** Which listed resources are whose, read after the listing it goes with. */
+  private tagged(s: Snapshot): Promise<Map<string, string[]>> {
+    let loading = this.tags.get(s);
+    if (!loading) {
+      loading = taggedResources(this.clients, [{ Key: TAG.cluster, Values: [this.cluster] }]).then(
+        (resources) => {
+          const byService = new Map<string, string[]>();
+          for (const r of resources) {
+            const uid = r.Tags?.find((t) => t.Key === TAG.serviceUid)?.Value;
+            if (uid) byService.set(uid, [...(byService.get(uid) ?? []), r.ResourceARN!]);
+          }
+          return byService;
+        },
+      );
+      // A failed read is not kept: the next observation reads again.
+      loading.catch(() => this.tags.delete(s));
+      this.tags.set(s, loading);
+    }
+    return loading;
   }
 
   private async load(): Promise<Snapshot> {
