@@ -1,6 +1,7 @@
 // Wires the shared cache to the work queue and the reconciler: every change that can affect a Service's load
 // balancer enqueues that Service; a periodic resync and orphan collection catch whatever was missed.
 import type { CoreV1Api, KubernetesObject, V1EndpointSlice, V1Service } from "@kubernetes/client-node";
+import { withPriority } from "../providers/priority.ts";
 import type { LoadBalancerProvider, ServiceRef } from "../providers/provider.ts";
 import { serviceKey, type ClusterCache } from "./cache.ts";
 import { FINALIZER, MANAGED_BY_ANNOTATION, tookOn, wantsLoadBalancer, type ClassConfig } from "./classes.ts";
@@ -66,17 +67,20 @@ export class Manager {
     });
     this.enqueueAll();
     this.timers.push(setInterval(() => this.enqueueAll(true), this.o.resyncPeriodMs));
+    // Nothing asked for it: its cloud calls wait behind changes users wait for.
     const collect = () =>
-      collectOrphans({
-        provider: this.o.provider,
-        core: this.o.core,
-        log,
-        ...(this.o.namespace ? { namespace: this.o.namespace } : {}),
-      })
-        .then(() => this.o.provider.settle?.(this.inView()))
-        .catch((err: unknown) =>
-          log.warn({ err: (err as Error).message }, "orphan collection failed; will try again"),
-        );
+      withPriority("background", () =>
+        collectOrphans({
+          provider: this.o.provider,
+          core: this.o.core,
+          log,
+          ...(this.o.namespace ? { namespace: this.o.namespace } : {}),
+        })
+          .then(() => this.o.provider.settle?.(this.inView()))
+          .catch((err: unknown) =>
+            log.warn({ err: (err as Error).message }, "orphan collection failed; will try again"),
+          ),
+      );
     this.timers.push(
       setTimeout(() => void collect(), 0),
       setInterval(() => void collect(), this.o.orphanCollectionPeriodMs),

@@ -15,7 +15,7 @@ import { backendNeeds, cidrBackendRules } from "./backendRules.ts";
 import { SharedBackend, type SharedUse } from "./sharedBackend.ts";
 import { SecurityGroupIndex } from "./securityGroupIndex.ts";
 import { ElbIndex } from "./elbIndex.ts";
-import { withPriority } from "./rateLimiter.ts";
+import { withPriority } from "../priority.ts";
 import { UserSecurityGroups } from "./userSecurityGroups.ts";
 import { CertificateChecker } from "./certificates.ts";
 import { inspectService } from "./inspect.ts";

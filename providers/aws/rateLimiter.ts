@@ -13,20 +13,9 @@
 //
 // Calls carry a priority (`withPriority`): a change a user waits for ("user", the default) goes before
 // background work (resync) queued on the same bucket, which waits while user work is queued.
-import { AsyncLocalStorage } from "node:async_hooks";
+import { currentPriority, withPriority, type Priority } from "../priority.ts";
 
-export type Priority = "user" | "background";
-
-const priority = new AsyncLocalStorage<Priority>();
-
-/** Runs `fn` (and every AWS call made within it, however deep) at the given priority. */
-export function withPriority<T>(p: Priority, fn: () => T): T {
-  return priority.run(p, fn);
-}
-
-export function currentPriority(): Priority {
-  return priority.getStore() ?? "user";
-}
+export { currentPriority, withPriority, type Priority };
 
 export interface Limit {
   capacity: number;
