@@ -40,6 +40,7 @@ import {
 } from "./model.ts";
 import { nlbSecurityGroups, type Operation } from "./plan.ts";
 import { DEFAULT_TG_ATTRIBUTES } from "./desired.ts";
+import { ownTargetGroupNamed } from "./existingTargetGroup.ts";
 
 const REGISTER_BATCH = 200;
 
@@ -209,7 +210,12 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<Applie
               Tags: tags(tg.tags),
             }),
           ),
-        );
+        ).catch(async (err: unknown) => {
+          if (!(err instanceof CloudError && err.code === "DuplicateTargetGroupName")) throw err;
+          const existing = await ownTargetGroupNamed(clients, tg.name, ctx.cluster, ctx.service);
+          if (!existing) throw err;
+          return { TargetGroups: [{ TargetGroupArn: existing }] };
+        });
         const arn = out.TargetGroups![0]!.TargetGroupArn!;
         targetGroups.set(tg.name, arn);
         // A new group has ELBv2's defaults already: only the others are set.
