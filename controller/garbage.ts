@@ -11,12 +11,15 @@ export async function collectOrphans(opts: {
   log: Logger;
   /** Only Services in this namespace are in view (a namespaced controller). */
   namespace?: string;
-}): Promise<ServiceRef[]> {
+}): Promise<{ deleted: ServiceRef[]; owning: ServiceRef[] }> {
   const owned = await opts.provider.ownedServices();
   const deleted: ServiceRef[] = [];
+  const owning: ServiceRef[] = [];
   for (const ref of owned) {
-    if (opts.namespace && ref.namespace !== opts.namespace) continue;
-    if (await stillExists(opts.core, ref)) continue;
+    if ((opts.namespace && ref.namespace !== opts.namespace) || (await stillExists(opts.core, ref))) {
+      owning.push(ref);
+      continue;
+    }
     opts.log.info(
       { service: `${ref.namespace}/${ref.name}`, uid: ref.uid },
       "deleting cloud resources of a Service that no longer exists",
@@ -24,7 +27,8 @@ export async function collectOrphans(opts: {
     await opts.provider.delete(ref);
     deleted.push(ref);
   }
-  return deleted;
+  // What still owns cloud resources, for the provider's settle (read once per pass, not twice).
+  return { deleted, owning };
 }
 
 async function stillExists(core: CoreV1Api, ref: ServiceRef): Promise<boolean> {

@@ -76,7 +76,7 @@ export class Manager {
           log,
           ...(this.o.namespace ? { namespace: this.o.namespace } : {}),
         })
-          .then(() => this.o.provider.settle?.(this.inView()))
+          .then(({ owning }) => this.o.provider.settle?.(this.inView(), owning))
           .catch((err: unknown) =>
             log.warn({ err: (err as Error).message }, "orphan collection failed; will try again"),
           ),

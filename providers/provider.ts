@@ -151,10 +151,11 @@ export interface LoadBalancerProvider {
   /** Services that own cloud resources in this cluster, found from ownership tags (for orphan collection). */
   ownedServices(): Promise<ServiceRef[]>;
   /**
-   * Told, now and then, every Service in the controller's view that wants a load balancer: what Services share
-   * (AWS's backend rules) is narrowed to what they need once each has been ensured, and what none uses goes.
+   * Told, now and then, every Service in the controller's view that wants a load balancer (and, when just read,
+   * those owning cloud resources): what Services share (AWS's backend rules) is narrowed to what they need once
+   * each has been ensured, and what none uses goes.
    */
-  settle?(inView: ServiceRef[]): Promise<void>;
+  settle?(inView: ServiceRef[], owning?: ServiceRef[]): Promise<void>;
   /** What exists in the cloud for the Service and how healthy it is, read-only (for `porticoctl status`). */
   inspect?(service: ServiceRef): Promise<InspectNode[]>;
 }

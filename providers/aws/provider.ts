@@ -209,8 +209,8 @@ export class AwsProvider implements LoadBalancerProvider {
   }
 
   /** Shared backend rules narrow to what the Services in view need, and an unused shared group goes. */
-  async settle(inView: ServiceRef[]): Promise<void> {
-    const owning = new Set((await this.ownedServices()).map((s) => s.uid));
+  async settle(inView: ServiceRef[], owningNow?: ServiceRef[]): Promise<void> {
+    const owning = new Set((owningNow ?? (await this.ownedServices())).map((s) => s.uid));
     await this.shared.settle(
       inView.map((s) => s.uid),
       owning,
