@@ -92,7 +92,7 @@ export function readAdvertisements(
 
 /** An advertisement naming no pool and selecting none applies to every pool of its group. */
 export function selectsPool(
-  ad: L2Advertisement,
+  ad: Pick<L2Advertisement, "group" | "ipAddressPools" | "ipAddressPoolSelectors">,
   pool: { readonly name: string; readonly group: PoolGroup; readonly labels: Labels },
 ): boolean {
   if (ad.group !== pool.group) return false;

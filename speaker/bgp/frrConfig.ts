@@ -1,0 +1,197 @@
+// FRR's configuration for one node, rendered from the peers it has and the prefixes it advertises. Pure and
+// deterministic: the same input gives the same text, so FRR's own reload (frr-reload.py, which diffs the file
+// against the running configuration) changes only what changed — a new Service adds one `network` line and a
+// prefix-list entry, and no session is reset. Each peer gets its own outbound route-map: it lets through only
+// the prefixes advertised to that peer, setting their communities and local preference, and its inbound
+// route-map refuses every route (the speaker announces; it never learns routes).
+import type { IPFamily } from "../../providers/metal/address.ts";
+import type { BfdProfile, BgpPeer } from "./peers.ts";
+import type { AdvertisedPrefix, PathAttributes } from "./routes.ts";
+
+export interface FrrInput {
+  readonly hostname: string;
+  /** Each peer with the password its Secret holds, when it names one. */
+  readonly peers: readonly (BgpPeer & { readonly resolvedPassword?: string })[];
+  readonly prefixes: readonly AdvertisedPrefix[];
+  readonly bfdProfiles: readonly BfdProfile[];
+  /** Counts the configurations written, so whoever applies one can say which it applied. */
+  readonly generation: number;
+}
+
+export interface FrrRender {
+  readonly text: string;
+  /** Peers left out, and why (a second local AS number; a BFD profile that does not exist). */
+  readonly problems: string[];
+  /** The peers configured (keys). */
+  readonly peers: string[];
+}
+
+export const GENERATION_MARK = "! portico generation ";
+
+export function renderFrrConfig(input: FrrInput): FrrRender {
+  const problems: string[] = [];
+  const sorted = [...input.peers].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const asn = sorted[0]?.myASN;
+  const profiles = new Map(input.bfdProfiles.map((p) => [p.name, p] as const));
+  const peers = sorted.filter((peer) => {
+    if (peer.myASN !== asn) {
+      problems.push(
+        `BGPPeer ${peer.key}: myASN ${peer.myASN} differs from ${asn} of BGPPeer ${sorted[0]!.key}; a node speaks BGP as one AS, so this peer is left out (give every BGPPeer of a node the same myASN, or use localASN)`,
+      );
+      return false;
+    }
+    return true;
+  });
+  const seen = new Set<string>();
+  const unique = peers.filter((peer) => {
+    const id = neighbor(peer);
+    if (seen.has(id)) {
+      problems.push(`BGPPeer ${peer.key}: another BGPPeer of this node already peers with ${id}; left out`);
+      return false;
+    }
+    seen.add(id);
+    return true;
+  });
+  const lines: string[] = [
+    `${GENERATION_MARK}${input.generation}`,
+    "! Written by the Portico speaker; applied with frr-reload.py. Do not edit: the next change overwrites it.",
+    "frr defaults traditional",
+    `hostname ${input.hostname}`,
+    "log stdout informational",
+    "ip nht resolve-via-default",
+    "ipv6 nht resolve-via-default",
+    "!",
+  ];
+  for (const peer of unique) lines.push(...filters(peer, input.prefixes));
+  if (unique.length > 0) {
+    lines.push(`router bgp ${asn}`);
+    const routerID = unique.find((p) => p.routerID)?.routerID;
+    if (routerID) lines.push(` bgp router-id ${routerID}`);
+    lines.push(
+      " no bgp ebgp-requires-policy",
+      " no bgp network import-check",
+      " no bgp default ipv4-unicast",
+    );
+    for (const peer of unique) {
+      const bfd = peer.bfdProfile;
+      if (bfd !== undefined && !profiles.has(bfd)) {
+        problems.push(
+          `BGPPeer ${peer.key}: bfdProfile ${bfd} does not exist; the session runs without BFD until it does`,
+        );
+      }
+      lines.push(...session(peer, bfd !== undefined && profiles.has(bfd)));
+    }
+    for (const family of ["IPv4", "IPv6"] as const) {
+      lines.push(` address-family ${family === "IPv4" ? "ipv4" : "ipv6"} unicast`);
+      for (const p of input.prefixes) if (p.family === family) lines.push(`  network ${p.prefix}`);
+      for (const peer of unique) {
+        const id = neighbor(peer);
+        lines.push(
+          `  neighbor ${id} activate`,
+          `  neighbor ${id} route-map ${mapName(peer)}-in in`,
+          `  neighbor ${id} route-map ${mapName(peer)}-out out`,
+        );
+      }
+      lines.push(" exit-address-family");
+    }
+    lines.push("exit", "!");
+  }
+  const used = [
+    ...new Set(unique.flatMap((p) => (p.bfdProfile && profiles.has(p.bfdProfile) ? [p.bfdProfile] : []))),
+  ];
+  if (used.length > 0) {
+    lines.push("bfd");
+    for (const name of used.sort()) lines.push(...bfdProfile(profiles.get(name)!));
+    lines.push("exit", "!");
+  }
+  return { text: `${lines.join("\n")}\n`, problems, peers: unique.map((p) => p.key) };
+}
+
+function neighbor(peer: BgpPeer): string {
+  return peer.address;
+}
+
+/** Route-map and prefix-list names: letters, digits and dashes only, stable for a peer. */
+function mapName(peer: BgpPeer): string {
+  return `portico-${peer.address.replace(/[.:]/g, "-")}`;
+}
+
+function session(peer: BgpPeer & { readonly resolvedPassword?: string }, bfd: boolean): string[] {
+  const id = neighbor(peer);
+  const lines = [` neighbor ${id} remote-as ${peer.peerASN}`];
+  if (peer.port !== undefined) lines.push(` neighbor ${id} port ${peer.port}`);
+  if (peer.localASN !== undefined)
+    lines.push(` neighbor ${id} local-as ${peer.localASN} no-prepend replace-as`);
+  const timers = sessionTimers(peer);
+  if (timers) lines.push(` neighbor ${id} timers ${timers.keepalive} ${timers.hold}`);
+  if (peer.connectTime !== undefined) lines.push(` neighbor ${id} timers connect ${peer.connectTime}`);
+  const password = peer.password ?? peer.resolvedPassword;
+  if (password) lines.push(` neighbor ${id} password ${password}`);
+  if (peer.sourceAddress) lines.push(` neighbor ${id} update-source ${peer.sourceAddress}`);
+  if (peer.ebgpMultiHop) lines.push(` neighbor ${id} ebgp-multihop`);
+  if (peer.gracefulRestart) lines.push(` neighbor ${id} graceful-restart`);
+  if (bfd) lines.push(` neighbor ${id} bfd`, ` neighbor ${id} bfd profile ${peer.bfdProfile}`);
+  return lines;
+}
+
+/** Keepalive defaults to a third of the hold time, and the hold time to three keepalives, as in BGP itself. */
+export function sessionTimers(peer: Pick<BgpPeer, "holdTime" | "keepaliveTime">) {
+  const { holdTime, keepaliveTime } = peer;
+  if (holdTime === undefined && keepaliveTime === undefined) return undefined;
+  const hold = holdTime ?? keepaliveTime! * 3;
+  const keepalive = keepaliveTime ?? Math.floor(hold / 3);
+  return { keepalive, hold };
+}
+
+/** The peer's prefix-lists and route-maps: one prefix-list per family and set of path attributes. */
+function filters(peer: BgpPeer, prefixes: readonly AdvertisedPrefix[]): string[] {
+  const name = mapName(peer);
+  const groups = new Map<string, { family: IPFamily; attrs: PathAttributes; prefixes: string[] }>();
+  for (const p of prefixes) {
+    const attrs = p.peers.get(peer.key);
+    if (!attrs) continue;
+    const key = `${p.family}|${attrs.localPref ?? ""}|${attrs.communities.join(" ")}|${attrs.largeCommunities.join(" ")}`;
+    const group = groups.get(key) ?? { family: p.family, attrs, prefixes: [] };
+    groups.set(key, group);
+    group.prefixes.push(p.prefix);
+  }
+  const lines: string[] = [`route-map ${name}-in deny 10`, "exit", "!"];
+  const ordered = [...groups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  ordered.forEach(([, group], index) => {
+    const list = `${name}-${index + 1}`;
+    const ip = group.family === "IPv4" ? "ip" : "ipv6";
+    group.prefixes.forEach((prefix, i) =>
+      lines.push(`${ip} prefix-list ${list} seq ${(i + 1) * 5} permit ${prefix}`),
+    );
+    lines.push(
+      `route-map ${name}-out permit ${(index + 1) * 10}`,
+      ` match ${ip} address prefix-list ${list}`,
+    );
+    if (group.attrs.localPref !== undefined) lines.push(` set local-preference ${group.attrs.localPref}`);
+    if (group.attrs.communities.length > 0)
+      lines.push(` set community ${group.attrs.communities.join(" ")} additive`);
+    if (group.attrs.largeCommunities.length > 0)
+      lines.push(` set large-community ${group.attrs.largeCommunities.join(" ")} additive`);
+    lines.push("exit", "!");
+  });
+  // Whatever no entry above lets through (routes of other peers' prefixes) is not sent to this peer.
+  lines.push(`route-map ${name}-out deny 65535`, "exit", "!");
+  return lines;
+}
+
+function bfdProfile(profile: BfdProfile): string[] {
+  const lines = [` profile ${profile.name}`];
+  if (profile.receiveInterval !== undefined) lines.push(`  receive-interval ${profile.receiveInterval}`);
+  if (profile.transmitInterval !== undefined) lines.push(`  transmit-interval ${profile.transmitInterval}`);
+  if (profile.detectMultiplier !== undefined) lines.push(`  detect-multiplier ${profile.detectMultiplier}`);
+  if (profile.echoMode) lines.push("  echo-mode");
+  if (profile.echoInterval !== undefined)
+    lines.push(
+      `  echo receive-interval ${profile.echoInterval}`,
+      `  echo transmit-interval ${profile.echoInterval}`,
+    );
+  if (profile.passiveMode) lines.push("  passive-mode");
+  if (profile.minimumTtl !== undefined) lines.push(`  minimum-ttl ${profile.minimumTtl}`);
+  lines.push(" exit");
+  return lines;
+}
