@@ -47,7 +47,12 @@ export async function startController(
       ? { metallbNamespace: config.metallb.namespace, metallbRequired: config.metallb.mode === "on" }
       : {}),
   });
-  const provider = opts.provider ?? (await createProvider(config, metrics, cache));
+  const provider =
+    opts.provider ??
+    (await createProvider(config, metrics, cache, {
+      core,
+      coordination: kc.makeApiClient(CoordinationV1Api),
+    }));
   const classes = {
     loadBalancerClass: config.loadBalancerClass,
     defaultForUnclassed: config.defaultForUnclassed,

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { AzureConfigError, parseAzureConfig, type AzureConfig } from "../providers/azure/config.ts";
 import { LBC_NLB_CLASS } from "./classes.ts";
+import { LBC_LEADER_LEASE } from "../providers/aws/lbcAdoption.ts";
 import {
   AWS_LOAD_BALANCER_CLASS,
   AZURE_LOAD_BALANCER_CLASS,
@@ -41,6 +42,11 @@ export interface ControllerConfig {
     region?: string;
     observationTtlMs: number;
     fullObservationPeriodMs?: number;
+    /**
+     * Take over the AWS Load Balancer Controller's NLBs in place: the cluster name it tagged them with, whether a
+     * Service its NLB cannot serve in place may get a new one (a new DNS name), and its leader Lease.
+     */
+    takeOverLbc?: { cluster: string; recreate: boolean; lease: { namespace: string; name: string } };
   };
   /** Required with provider azure. */
   azure?: AzureConfig;
@@ -54,7 +60,15 @@ const USAGE = `portico-controller: reconciles LoadBalancer Services into cloud l
   --default-load-balancer           also serve LoadBalancer Services without a class
   --aws-take-over-lbc               aws: serve the AWS Load Balancer Controller's Services instead of it, beside
                                     the controller's own (class service.k8s.aws/nlb, and unclassed ones of
-                                    aws-load-balancer-type external or nlb-ip)
+                                    aws-load-balancer-type external or nlb-ip); their NLBs, listeners and
+                                    target groups are taken over in place (same ARN and DNS name)
+  --aws-take-over-lbc-cluster NAME  the cluster name the AWS Load Balancer Controller tagged its resources with
+                                    (default: --cluster-name); implies --aws-take-over-lbc
+  --aws-take-over-lbc-recreate      when its NLB cannot serve a Service in place (scheme, IP address type, security
+                                    groups or static addresses differ), make a new one (a new DNS name) beside it
+                                    instead of refusing
+  --aws-lbc-leader-lease NS/NAME    its leader-election Lease: while renewed, nothing is taken over
+                                    (default kube-system/aws-load-balancer-controller-leader)
   --namespace NS                    serve one namespace only (default: all)
   --node-selector SELECTOR          only nodes matching this label selector are targets
   --workers N                       Services reconciled at once (default 4)
@@ -95,6 +109,9 @@ export function parseConfig(
       "load-balancer-class": { type: "string" },
       "default-load-balancer": { type: "boolean" },
       "aws-take-over-lbc": { type: "boolean" },
+      "aws-take-over-lbc-cluster": { type: "string" },
+      "aws-take-over-lbc-recreate": { type: "boolean" },
+      "aws-lbc-leader-lease": { type: "string" },
       namespace: { type: "string" },
       "node-selector": { type: "string" },
       workers: { type: "string" },
@@ -147,7 +164,13 @@ export function parseConfig(
   if (metallb !== "auto" && metallb !== "on" && metallb !== "off")
     throw new UsageError(`--metallb must be auto, on or off (got ${metallb})`);
   const leaseDurationMs = seconds("--lease-duration", values["lease-duration"], 15);
-  const takeOver = values["aws-take-over-lbc"] ?? false;
+  const takeOver =
+    (values["aws-take-over-lbc"] ?? false) || values["aws-take-over-lbc-cluster"] !== undefined;
+  const lease = (
+    values["aws-lbc-leader-lease"] ?? `${LBC_LEADER_LEASE.namespace}/${LBC_LEADER_LEASE.name}`
+  ).split("/");
+  if (lease.length !== 2 || !lease[0] || !lease[1])
+    throw new UsageError("--aws-lbc-leader-lease must be NAMESPACE/NAME");
   if (takeOver && provider !== "aws") throw new UsageError("--aws-take-over-lbc needs --provider aws");
   if (takeOver && values["load-balancer-class"] === LBC_NLB_CLASS)
     throw new UsageError(
@@ -196,6 +219,15 @@ export function parseConfig(
         3600,
       ),
       ...(values["aws-region"] ? { region: values["aws-region"] } : {}),
+      ...(takeOver
+        ? {
+            takeOverLbc: {
+              cluster: values["aws-take-over-lbc-cluster"] || clusterName,
+              recreate: values["aws-take-over-lbc-recreate"] ?? false,
+              lease: { namespace: lease[0], name: lease[1] },
+            },
+          }
+        : {}),
     },
     ...(azure ? { azure } : {}),
     ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),

@@ -1,6 +1,7 @@
 // Builds the configured provider. The controller core knows providers only through this file and the
 // LoadBalancerProvider interface. Each provider is loaded only when chosen: a cloud SDK is large, and a
 // controller for one cloud should not carry the other's in memory.
+import type { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
 import type { LoadBalancerProvider } from "../providers/provider.ts";
 import type { ClusterCache } from "./cache.ts";
 import { metalInventory } from "./metalInventory.ts";
@@ -13,10 +14,14 @@ export async function createProvider(
   config: ControllerConfig,
   metrics: ControllerMetrics,
   cache: ClusterCache,
+  /** The apiserver, for providers that read or write more than the cache holds (AWS taking over LBC's NLBs). */
+  kube?: { core: CoreV1Api; coordination: CoordinationV1Api },
 ): Promise<LoadBalancerProvider> {
   switch (config.provider) {
     case "aws": {
       const { AwsProvider } = await import("../providers/aws/provider.ts");
+      const takeOver = config.aws.takeOverLbc;
+      const { lbcLeaseReader, lbcFinalizerReleaser } = await import("./lbcTakeOver.ts");
       const aws = new AwsProvider({
         clusterName: config.clusterName,
         defaultScheme: config.aws.defaultScheme,
@@ -25,6 +30,20 @@ export async function createProvider(
           ? { fullObservationPeriodMs: config.aws.fullObservationPeriodMs }
           : {}),
         ...(config.aws.region ? { region: config.aws.region } : {}),
+        ...(takeOver
+          ? {
+              takeOverLbc: {
+                cluster: takeOver.cluster,
+                recreate: takeOver.recreate,
+                ...(kube
+                  ? {
+                      liveController: lbcLeaseReader(kube.coordination, takeOver.lease),
+                      releaseFinalizer: lbcFinalizerReleaser(kube.core, cache),
+                    }
+                  : {}),
+              },
+            }
+          : {}),
       });
       aws.clients.onCall((_service, operation, outcome, code) => {
         metrics.cloudCalls.inc({ operation, outcome });

@@ -113,7 +113,7 @@ async function readAlone(clients: AwsClients, cluster: string, service: ServiceR
   return { loadBalancers, targetGroups };
 }
 
-async function describeLoadBalancers(clients: AwsClients, arns: string[]): Promise<LoadBalancer[]> {
+export async function describeLoadBalancers(clients: AwsClients, arns: string[]): Promise<LoadBalancer[]> {
   const out: LoadBalancer[] = [];
   for (let i = 0; i < arns.length; i += 20) {
     const chunk = arns.slice(i, i + 20);
@@ -178,7 +178,7 @@ async function assertOwned(
   }
 }
 
-async function observeLoadBalancer(
+export async function observeLoadBalancer(
   clients: AwsClients,
   lb: LoadBalancer,
   listenerAttributePorts: number[],
@@ -247,7 +247,7 @@ export function loadBalancerFields(lb: LoadBalancer): Omit<ObservedLoadBalancer,
   };
 }
 
-async function describeTargetGroups(clients: AwsClients, arns: string[]): Promise<TargetGroup[]> {
+export async function describeTargetGroups(clients: AwsClients, arns: string[]): Promise<TargetGroup[]> {
   const groups: TargetGroup[] = [];
   for (const arn of arns) {
     // One at a time: a group deleted since the tag index listed it fails only its own call.
@@ -263,7 +263,7 @@ async function describeTargetGroups(clients: AwsClients, arns: string[]): Promis
   return groups;
 }
 
-async function observeTargetGroup(clients: AwsClients, tg: TargetGroup): Promise<ObservedTargetGroup> {
+export async function observeTargetGroup(clients: AwsClients, tg: TargetGroup): Promise<ObservedTargetGroup> {
   const arn = tg.TargetGroupArn!;
   const [{ targets, health }, attributes] = await Promise.all([
     registeredTargets(clients, arn),

@@ -29,6 +29,15 @@ import { apply } from "./apply.ts";
 import { describeOperation, plan, planDeletion, type Operation, type Plan } from "./plan.ts";
 import { SubnetResolver } from "./network.ts";
 import { RecentObservations } from "./recentObservations.ts";
+import {
+  adoptedNames,
+  asTaken,
+  lbcLoadBalancerName,
+  renamed,
+  renamesOf,
+  type Renames,
+} from "./lbcAdoption.ts";
+import { LbcTakeOver, type LbcTakeOverOptions, type TakeOverView } from "./lbcTakeOver.ts";
 
 export { AWS_LOAD_BALANCER_CLASS } from "../classes.ts";
 /** What changes a Service's own security group or its per-Service backend rules. */
@@ -58,6 +67,8 @@ export interface AwsProviderOptions extends AwsClientOptions {
    */
   fullObservationPeriodMs?: number;
   clients?: AwsClients;
+  /** Take over the AWS Load Balancer Controller's NLBs in place (lbcTakeOver.ts); absent: never look for them. */
+  takeOverLbc?: LbcTakeOverOptions;
 }
 
 export class AwsProvider implements LoadBalancerProvider {
@@ -73,6 +84,9 @@ export class AwsProvider implements LoadBalancerProvider {
   private readonly shared: SharedBackend;
   private readonly groupIndex: SecurityGroupIndex;
   private readonly elbIndex: ElbIndex;
+  private readonly lbc: LbcTakeOver | undefined;
+  /** The names each taken-over Service's resources kept, as last observed (found again from tags after a restart). */
+  private readonly renames = new Map<string, Renames>();
 
   constructor(opts: AwsProviderOptions) {
     this.cluster = opts.clusterName;
@@ -90,6 +104,7 @@ export class AwsProvider implements LoadBalancerProvider {
     this.userGroups = new UserSecurityGroups(this.clients);
     this.shared = new SharedBackend(this.clients, this.cluster);
     this.groupIndex = new SecurityGroupIndex(this.clients, this.cluster);
+    this.lbc = opts.takeOverLbc ? new LbcTakeOver(this.clients, this.cluster, opts.takeOverLbc) : undefined;
   }
 
   ensure(intent: LoadBalancerIntent, context: { background?: boolean } = {}): Promise<EnsureResult> {
@@ -100,26 +115,88 @@ export class AwsProvider implements LoadBalancerProvider {
   private async ensureNow(intent: LoadBalancerIntent): Promise<EnsureResult> {
     const uid = intent.service.uid;
     try {
-      const { desired, shared } = await this.desire(intent);
+      const { desired: wanted, shared } = await this.desire(intent);
+      const takeOver = await this.lbc?.look(intent, wanted);
+      if (takeOver?.refusal) throw takeOver.refusal;
+      const taken = takeOver ? await this.lbc!.take(intent.service, takeOver.adoption) : [];
+      if (taken.length) {
+        this.recent.forget(uid);
+        this.elbIndex.touched(uid);
+        const names = renamesOf(takeOver!.adoption);
+        if (names) this.renames.set(uid, names);
+      }
+      let desired = this.withRenames(uid, wanted);
       // The shared rules first: the NLB's own backend rules from before them go only once they are in place.
       const { groupId, changes } = await this.shared.use(uid, shared);
       if (groupId) desired.sharedBackendGroup = groupId;
       const reused = await this.reuse(uid, desired);
       if (reused) {
         const p = plan(desired, reused);
-        if (onlyTargets(p)) return await this.carryOut(intent.service, desired, reused, p, changes);
+        if (onlyTargets(p))
+          return await this.finish(
+            intent,
+            takeOver,
+            taken,
+            this.carryOut(intent.service, desired, reused, p, changes),
+          );
         // The plan depends on more than the shape the observation was kept for: observe everything.
         this.recent.forget(uid);
       }
       const observed = await this.observe(intent, desired);
+      desired = this.adopted(intent.service, wanted, desired, observed);
+      if (groupId) desired.sharedBackendGroup = groupId;
       const p = plan(desired, observed);
       if (onlyTargets(p)) this.recent.remember(uid, desired, observed);
       else this.recent.forget(uid);
-      return await this.carryOut(intent.service, desired, observed, p, changes);
+      return await this.finish(
+        intent,
+        takeOver,
+        taken,
+        this.carryOut(intent.service, desired, observed, p, changes),
+      );
     } catch (err) {
       this.recent.forget(uid);
       throw err;
     }
+  }
+
+  /** The take-over's word on a pass that went through (lbcTakeOver.ts: what was taken, LBC's finalizer). */
+  private async finish(
+    intent: LoadBalancerIntent,
+    takeOver: TakeOverView | undefined,
+    taken: string[],
+    pass: Promise<EnsureResult>,
+  ): Promise<EnsureResult> {
+    const result = await pass;
+    if (!takeOver || !this.lbc) return result;
+    return {
+      ...result,
+      notices: [...result.notices, ...(await this.lbc.after(intent.service, takeOver, taken, result))],
+    };
+  }
+
+  /** The desired load balancer under the names of what was taken over for the Service, as last known. */
+  private withRenames(uid: string, desired: DesiredLoadBalancer): DesiredLoadBalancer {
+    const names = this.lbc && this.renames.get(uid);
+    return names ? renamed(desired, names) : desired;
+  }
+
+  /** After a full observation: the taken-over names as Portico's tags show them now (the truth after a restart). */
+  private adopted(
+    service: ServiceRef,
+    wanted: DesiredLoadBalancer,
+    desired: DesiredLoadBalancer,
+    observed: Observed,
+  ): DesiredLoadBalancer {
+    if (!this.lbc) return desired;
+    const found = adoptedNames(
+      wanted,
+      observed,
+      lbcLoadBalancerName(this.lbc.options.cluster, service, wanted.scheme),
+    );
+    if (!found) return desired;
+    this.renames.set(service.uid, found);
+    return renamed(wanted, found);
   }
 
   /**
@@ -179,9 +256,15 @@ export class AwsProvider implements LoadBalancerProvider {
   }
 
   async plan(intent: LoadBalancerIntent): Promise<PlanDescription> {
-    const { plan: p, unresolved, shared } = await this.prepare(intent);
+    const { plan: p, unresolved, shared, takeOver } = await this.prepare(intent);
+    if (!p) return { operations: takeOver?.lines ?? [] };
     return {
       operations: [
+        ...(takeOver?.lines ?? []),
+        // Where there was nothing of the AWS Load Balancer Controller's to take over, what serves the Service now.
+        ...(takeOver?.adoption.kind === "none" && p.current
+          ? [`keep NLB ${p.current.arn} (Portico's): ${p.current.dnsName} stays`]
+          : []),
         ...shared,
         ...p.operations.map(describeOperation),
         // Said here so that a missing backend rule is never a mystery; ensure goes on without it.
@@ -291,19 +374,37 @@ export class AwsProvider implements LoadBalancerProvider {
     });
   }
 
+  /**
+   * Ensure's reads and plan, without its writes. Taking over, what LBC made is planned as if already retagged as
+   * Portico's, as the real pass would find it; a refused take-over plans nothing.
+   */
   private async prepare(intent: LoadBalancerIntent): Promise<{
-    desired: DesiredLoadBalancer;
-    observed: Observed;
-    plan: Plan;
+    plan?: Plan;
     unresolved: Unresolved[];
     shared: string[];
+    takeOver?: TakeOverView;
   }> {
-    const { desired, unresolved, shared } = await this.desire(intent);
+    const { desired: wanted, unresolved, shared } = await this.desire(intent);
+    const takeOver = await this.lbc?.look(intent, wanted);
+    if (takeOver?.refusal) return { unresolved, shared: [], takeOver };
     const preview = await this.shared.preview(intent.service.uid, shared);
     if (shared)
-      desired.sharedBackendGroup = (await this.shared.groupOf(shared.vpcId)) ?? SHARED_GROUP_TO_BE_MADE;
+      wanted.sharedBackendGroup = (await this.shared.groupOf(shared.vpcId)) ?? SHARED_GROUP_TO_BE_MADE;
+    const names = takeOver && renamesOf(takeOver.adoption);
+    let desired = names ? renamed(wanted, names) : this.withRenames(intent.service.uid, wanted);
+    if (names && takeOver.adoption.kind === "adopt") {
+      // Observed under Portico's own names: LBC's NLB is not Portico's yet, and found by its name it would be refused.
+      const observed = asTaken(await this.observe(intent, wanted), takeOver.adoption);
+      return { plan: plan(desired, observed), unresolved, shared: preview, takeOver };
+    }
     const observed = await this.observe(intent, desired);
-    return { desired, observed, plan: plan(desired, observed), unresolved, shared: preview };
+    desired = this.adopted(intent.service, wanted, desired, observed);
+    return {
+      plan: plan(desired, observed),
+      unresolved,
+      shared: preview,
+      takeOver,
+    };
   }
 }
 
