@@ -1,13 +1,17 @@
 // What the bare-metal allocator needs from the cluster, read from the shared cache: the IPAddressPools (Portico's,
 // and MetalLB's when the controller reads them), and the addresses every Service this controller took on already
 // holds (from its status, oldest first), so a restarted controller rebuilds exactly the allocations it had and
-// never hands an address out twice.
+// never hands an address out twice. Services it serves but has not addressed yet (moved over from MetalLB, or
+// given an address by hand) come after them: their addresses are kept where a pool has them free
+// (providers/metal/inherited.ts), and counted from the start, so no other Service takes them meanwhile.
 import type { V1Service } from "@kubernetes/client-node";
 import type { Assignment } from "../providers/metal/allocationTypes.ts";
 import type { MetalInventory } from "../providers/metal/provider.ts";
+import { INHERITED_REFUSALS } from "../providers/metal/inherited.ts";
 import { SHARING_ANNOTATIONS } from "../providers/metal/request.ts";
 import type { ClusterCache } from "./cache.ts";
-import { tookOn, type ClassConfig } from "./classes.ts";
+import { tookOn, wantsLoadBalancer, type ClassConfig } from "./classes.ts";
+import { READY_CONDITION } from "./status.ts";
 
 export function metalInventory(cache: ClusterCache, classes: ClassConfig): MetalInventory {
   return {
@@ -20,12 +24,22 @@ export function metalInventory(cache: ClusterCache, classes: ClassConfig): Metal
         namespace: p.metadata!.namespace!,
       })),
     ],
-    assignments: () =>
-      cache.services
+    assignments: () => {
+      const addressed = cache.services
         .list()
-        .filter((s) => tookOn(s, classes) && s.status?.loadBalancer?.ingress?.some((i) => i.ip))
-        .sort(oldestFirst)
-        .map(assignment),
+        .filter((s) => s.status?.loadBalancer?.ingress?.some((i) => i.ip))
+        .sort(oldestFirst);
+      const own = addressed.filter((s) => tookOn(s, classes) && reportedOn(s));
+      const inherited = addressed.filter((s) => !own.includes(s) && wantsLoadBalancer(s, classes));
+      return [
+        ...own.map(assignment),
+        ...inherited.map((s): Assignment => ({ ...assignment(s), inherited: true })),
+      ];
+    },
+    statusAddresses: (namespace, name) =>
+      (cache.services.get(name, namespace)?.status?.loadBalancer?.ingress ?? []).flatMap((i) =>
+        i.ip ? [i.ip] : [],
+      ),
     nodeAddresses: () =>
       cache.nodes.list().map((n) => ({
         name: n.metadata!.name!,
@@ -35,6 +49,16 @@ export function metalInventory(cache: ClusterCache, classes: ClassConfig): Metal
       })),
     announcements: (namespace, name) => cache.announcements(namespace, name),
   };
+}
+
+/**
+ * Portico has said how the Service is served (its Ready condition), other than refusing the address in its status
+ * (inherited.ts): the address there is Portico's own. Taking a Service on comes first, so one just taken on by
+ * another worker, not reported on yet, still has the address it came with.
+ */
+function reportedOn(svc: V1Service): boolean {
+  const ready = svc.status?.conditions?.find((c) => c.type === READY_CONDITION);
+  return ready !== undefined && !(INHERITED_REFUSALS as readonly string[]).includes(ready.reason ?? "");
 }
 
 function assignment(svc: V1Service): Assignment {

@@ -42,6 +42,11 @@ export interface Assignment {
   readonly addresses: readonly string[];
   readonly sharingKey?: string;
   readonly ports: readonly ServicePort[];
+  /**
+   * Read from the status of a Service this controller serves but has not addressed yet (MetalLB's, or set by
+   * hand): kept only where it is inside a pool and free, unlike the controller's own allocations.
+   */
+  readonly inherited?: boolean;
 }
 
 export interface AssignedAddress {

@@ -129,10 +129,25 @@ export class Allocator {
       }
       if (!this.pools.some((pool) => poolContains(pool, address))) {
         problem(text, notInAnyPool(address, undefined, this.pools));
+        // Only the controller's own allocations outside every pool are kept (the Service still uses them);
+        // an inherited one was never Portico's to hand out.
+        if (assignment.inherited) continue;
       }
       kept.push(address);
     }
     this.commit(holder, kept);
+  }
+
+  /**
+   * Takes on addresses a Service already holds from before this controller (its status), as one assignment:
+   * all of them, or none when any is outside every pool or taken; returns the problems (none: taken on).
+   */
+  adopt(assignment: Assignment): RestoreProblem[] {
+    const before = this.problems.length;
+    this.restore({ ...assignment, inherited: true });
+    const problems = this.problems.splice(before);
+    if (problems.length) this.release(assignment.serviceKey);
+    return problems;
   }
 
   /**

@@ -31,6 +31,7 @@ import {
   type PoolObject,
 } from "./poolSources.ts";
 import { POOL_RECORD_ANNOTATION, requestFromService } from "./request.ts";
+import { inherit } from "./inherited.ts";
 import type { L2StatusFields } from "./l2status.ts";
 import { metalTraffic, poolRecord } from "./traffic.ts";
 
@@ -50,6 +51,8 @@ export interface MetalInventory {
    * when the controller cannot read them, and then the provider reports nothing about traffic.
    */
   announcements?(namespace: string, name: string): L2StatusFields[] | undefined;
+  /** The addresses in the Service's status now (MetalLB's, or set by hand, before Portico first serves it). */
+  statusAddresses?(namespace: string, name: string): string[];
 }
 
 export interface PoolState {
@@ -90,6 +93,8 @@ export class MetalProvider implements LoadBalancerProvider {
   /** Addresses the speakers found in use by another host, from their records, kept for IN_USE_TTL_MS. */
   private readonly inUse = new Map<string, InUseAddress>();
   private readonly now: () => number;
+  /** Services whose status addresses were taken on and that have not been told so yet (inherited.ts). */
+  private readonly inherited = new Set<string>();
 
   constructor(inventory: MetalInventory, now: () => number = Date.now) {
     this.inventory = inventory;
@@ -102,20 +107,28 @@ export class MetalProvider implements LoadBalancerProvider {
     const moved = this.learnInUse(service.key, records ?? []);
     const allocator = this.current();
     const asked = request(intent);
-    this.refuseAmbiguous(service, asked, allocator.addressesOf(service.key));
+    const status = this.statusOf(intent);
+    this.refuseAmbiguous(service, asked, [...allocator.addressesOf(service.key), ...status]);
+    // Addresses let go for a host found using them are not taken on again from the status they are still in.
+    const taken = moved.length ? ({ kind: "none" } as const) : inherit(allocator, service, asked, status);
+    if (taken.kind === "refused") throw taken.error;
+    if (taken.kind === "kept") this.inherited.add(service.key);
     // A failed assignment changes nothing: what the Service held (and its status shows) stays its own.
     const result = allocator.assign(service, asked);
     if (!result.ok) throw allocationError(result.error);
     const addresses = result.addresses.map((a) => a.address);
+    const kept = this.inherited.delete(service.key) && sameAddresses(addresses, status);
     const pools = RECORDS_POOL ? poolRecord(result.addresses) : undefined;
     const traffic = records && metalTraffic(addresses, records, intent.endpoints.length > 0);
     return Promise.resolve({
       ingress: addresses.map((ip) => ({ ip, ipMode: "VIP" as const })),
       ...(pools ? { recorded: { [POOL_RECORD_ANNOTATION]: pools } } : {}),
       ...(traffic ? { traffic } : {}),
-      changes: result.changed
-        ? [`assigned ${result.addresses.map((a) => `${a.address} from pool ${a.pool}`).join(", ")}`]
-        : [],
+      changes: kept
+        ? [`kept ${describeKept(result.addresses)}, the address the Service had before Portico`]
+        : result.changed
+          ? [`assigned ${result.addresses.map((a) => `${a.address} from pool ${a.pool}`).join(", ")}`]
+          : [],
       notices: [
         ...moved.map((m): Notice => ({
           type: "Warning",
@@ -156,18 +169,34 @@ export class MetalProvider implements LoadBalancerProvider {
     const scratch = Allocator.fromAssignments(this.pools(), this.current().assignments());
     const service = forAllocation(intent);
     const asked = request(intent);
-    this.refuseAmbiguous(service, asked, scratch.addressesOf(service.key));
+    const status = this.statusOf(intent);
+    this.refuseAmbiguous(service, asked, [...scratch.addressesOf(service.key), ...status]);
+    const taken = inherit(scratch, service, asked, status);
+    if (taken.kind === "refused")
+      return Promise.resolve({ operations: [`cannot keep: ${taken.error.message}`] });
     const result = scratch.assign(service, asked);
+    const keeping =
+      result.ok &&
+      (taken.kind === "kept" || this.inherited.has(service.key)) &&
+      sameAddresses(
+        result.addresses.map((a) => a.address),
+        status,
+      );
     return Promise.resolve({
       operations: !result.ok
         ? [`cannot assign: ${result.error.message}`]
-        : result.changed
-          ? [`assign ${result.addresses.map((a) => `${a.address} from pool ${a.pool}`).join(", ")}`]
-          : [],
+        : keeping
+          ? [
+              `keep ${describeKept(result.addresses)}: the address the Service already has (MetalLB's or set by hand)`,
+            ]
+          : result.changed
+            ? [`assign ${result.addresses.map((a) => `${a.address} from pool ${a.pool}`).join(", ")}`]
+            : [],
     });
   }
 
   delete(service: ServiceRef): Promise<void> {
+    this.inherited.delete(`${service.namespace}/${service.name}`);
     this.current().release(`${service.namespace}/${service.name}`);
     return Promise.resolve();
   }
@@ -213,9 +242,11 @@ export class MetalProvider implements LoadBalancerProvider {
           ? [{ serviceKey: `~node/${f.node}`, addresses: [f.address], ports: [] }]
           : [],
       );
+      const fromInventory = this.allocator ? [] : this.inventory.assignments();
+      for (const a of fromInventory) if (a.inherited) this.inherited.add(a.serviceKey);
       const held = this.allocator
         ? this.allocator.assignments().filter((a) => !a.serviceKey.startsWith("~"))
-        : this.inventory.assignments();
+        : fromInventory;
       // An address another host uses is held by that host, unless a Service announces it already.
       const taken = new Set(held.flatMap((a) => a.addresses));
       const inUse: Assignment[] = [...this.inUse.keys()]
@@ -225,6 +256,10 @@ export class MetalProvider implements LoadBalancerProvider {
     }
     this.poolsSeen = seen;
     return this.allocator;
+  }
+
+  private statusOf(intent: LoadBalancerIntent): string[] {
+    return this.inventory.statusAddresses?.(intent.service.namespace, intent.service.name) ?? [];
   }
 
   private pools(): Pool[] {
@@ -271,6 +306,23 @@ export class MetalProvider implements LoadBalancerProvider {
     const field = dup.name === asked.pool ? (asked.poolField ?? "metadata.annotations") : "spec";
     throw new ConfigurationError("DuplicatePoolName", field, dup.message, "");
   }
+}
+
+function sameAddresses(a: readonly string[], b: readonly string[]): boolean {
+  const canon = (list: readonly string[]) =>
+    list
+      .map((t) => {
+        const p = parseIP(t);
+        return p.ok ? p.value.text : t;
+      })
+      .sort()
+      .join(",");
+  return a.length > 0 && canon(a) === canon(b);
+}
+
+/** `192.168.10.5 (in pool lan)`, for each address. */
+function describeKept(addresses: readonly { address: string; pool: string }[]): string {
+  return addresses.map((a) => `${a.address} (in pool ${a.pool})`).join(", ");
 }
 
 function forAllocation(intent: LoadBalancerIntent): ServiceForAllocation {
