@@ -17,8 +17,9 @@ export interface LeaseRef {
 const LEASE_READ_TTL_MS = 5_000;
 
 /**
- * Who holds the Lease, when it was renewed within its duration (as leader election itself judges it: a holder
- * that stopped renewing loses it once the duration has passed); undefined when nobody does.
+ * Who holds the Lease, when it was renewed within twice its duration (a holder that stopped renewing loses it
+ * once the duration has passed; the second duration allows for the holder's clock being behind ours: better to
+ * wait a little longer than to take over from a controller that still runs); undefined when nobody does.
  */
 export function liveHolder(lease: V1Lease | undefined, now: number): string | undefined {
   const holder = lease?.spec?.holderIdentity;
@@ -26,7 +27,9 @@ export function liveHolder(lease: V1Lease | undefined, now: number): string | un
   if (!holder || !renewed) return undefined;
   const age = now - new Date(String(renewed)).getTime();
   const durationMs = (lease.spec?.leaseDurationSeconds ?? 15) * 1000;
-  return age < durationMs ? `${holder} (renewed ${Math.max(0, Math.round(age / 1000))} s ago)` : undefined;
+  return age < 2 * durationMs
+    ? `${holder} (renewed ${Math.max(0, Math.round(age / 1000))} s ago)`
+    : undefined;
 }
 
 /** Reads LBC's Lease (at most every few seconds) and says who runs LBC now; throws when the Lease cannot be read. */

@@ -182,8 +182,10 @@ export class ServiceReconciler {
       this.d.onOutcome?.("invalid");
       await this.d.events.record(svc, "Warning", err.reason, err.message);
       await this.writeStatus(svc, undefined, { status: "False", reason: err.reason, message: err.message });
-      // Only a change to the Service (which triggers a reconcile by itself) can fix this.
-      return {};
+      // Only a change to the Service (which triggers a reconcile by itself) can fix this, unless the provider
+      // waits on something outside it (another controller still running) and says when to look again.
+      const recheck = (err as { recheckAfterMs?: number }).recheckAfterMs;
+      return recheck ? { requeueAfterMs: recheck } : {};
     }
     if (err instanceof CloudError) {
       log.warn({ operation: err.operation, code: err.code, retryable: err.retryable }, err.message);

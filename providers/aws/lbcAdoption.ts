@@ -55,7 +55,8 @@ export function recogniseLbc(
     if (t[LBC_TAG.cluster] !== lbcCluster || t[LBC_TAG.serviceStack] !== stack) continue;
     if (t[LBC_TAG.ingressStack] !== undefined || t[TAG.cluster] !== undefined) continue;
     const resource = t[LBC_TAG.serviceResource] ?? "";
-    if (r.arn.includes(":loadbalancer/net/") && resource === LBC_LOAD_BALANCER_RESOURCE) {
+    // Whether it is an NLB is read from DescribeLoadBalancers' Type, not guessed from the ARN.
+    if (r.arn.includes(":loadbalancer/") && resource === LBC_LOAD_BALANCER_RESOURCE) {
       // LBC makes one NLB per Service; a second with the same tags is not something to guess about.
       found.loadBalancerArn ??= r.arn;
       continue;

@@ -29,6 +29,14 @@ import {
   taggedResources,
 } from "./observe.ts";
 
+/** How soon a Service refused because LBC runs is looked at again: LBC's Lease lapses within 15 s of it stopping. */
+export const LBC_RECHECK_MS = 15_000;
+
+/** A refusal that lifts by itself once LBC stops: the controller looks again (recheckAfterMs) without a change. */
+class WaitingForLbc extends ConfigurationError {
+  readonly recheckAfterMs = LBC_RECHECK_MS;
+}
+
 export interface LbcTakeOverOptions {
   /** The cluster name LBC ran with (its --cluster-name): the value of its `elbv2.k8s.aws/cluster` tag. */
   cluster: string;
@@ -73,7 +81,7 @@ export class LbcTakeOver {
     if (adoption.kind !== "none" || intent.loadBalancerClass === LBC_NLB_CLASS) {
       const holder = await this.options.liveController?.();
       if (holder) {
-        const refusal = new ConfigurationError(
+        const refusal = new WaitingForLbc(
           "LoadBalancerControllerRunning",
           "spec.loadBalancerClass",
           `the AWS Load Balancer Controller still runs (${holder} renews its leader Lease) and would fight over this Service's NLB`,

@@ -1,0 +1,213 @@
+// Taking over the AWS Load Balancer Controller's NLBs in place: the Service keeps its NLB (same ARN, same DNS name),
+// listener and target group, brought to what Portico would make; targets are registered before any is
+// deregistered; LBC's finalizer goes last; what LBC made for another cluster or for an Ingress is never touched;
+// and nothing is done while LBC still runs.
+import { LBC_NLB_CLASS } from "../../../controller/classes.ts";
+import type { Controller } from "../../../controller/app.ts";
+import { FINALIZER } from "../../../controller/classes.ts";
+import { lbcFinalizerReleaser, lbcLeaseReader } from "../../../controller/lbcTakeOver.ts";
+import { ADOPTED_TAG, LBC_FINALIZER } from "../../../providers/aws/lbcAdoption.ts";
+import { AwsProvider } from "../../../providers/aws/provider.ts";
+import { LBC_RECHECK_MS } from "../../../providers/aws/lbcTakeOver.ts";
+import { expect, readyCondition, test, waitFor } from "../../harness/index.ts";
+import { startPortico } from "../../harness/controller.ts";
+import { startFaultProxy } from "../../harness/faultProxy.ts";
+import { awsWorld, serviceEvents, waitForHostname } from "./fixtures.ts";
+import { inventory } from "./inventory.ts";
+import { lbcIngressNlb, lbcLease, lbcService, lbcStack, tagsOf, targetsOf } from "./lbcAdoptionWorld.ts";
+
+const LEASE = "aws-load-balancer-controller-leader";
+const WRITES = /^(AddTags|RemoveTags|Register|Deregister|Modify|Set|Create|Delete)/;
+
+test("LBC's NLB, listener and target group are taken over in place: same ARN and DNS name, targets never all gone, its finalizer removed last; another cluster's and an Ingress's untouched", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 3);
+  const [gone] = await aws.createInstances(world.network.subnets[0]!.subnetId, 1);
+  const [i0, i1, i2] = world.instances;
+  const svc = await lbcService(cluster, "web");
+  const nodePort = svc.spec!.ports![0]!.nodePort!;
+  // LBC served two of today's nodes and one that has left the cluster.
+  const mine = await lbcStack(aws, world, svc, { lbcCluster: cluster.namespace, targets: [i0!, i1!, gone!] });
+  const other = await lbcStack(aws, world, svc, { lbcCluster: "another-cluster", targets: [i0!] });
+  const ingress = await lbcIngressNlb(aws, world, cluster.namespace, `${cluster.namespace}/web`);
+  const untouched = async () => ({
+    other: [await tagsOf(aws, other.loadBalancerArn), await tagsOf(aws, other.targetGroupArn)],
+    otherTargets: await targetsOf(aws, other.targetGroupArn),
+    ingress: [await tagsOf(aws, ingress.loadBalancerArn), await tagsOf(aws, ingress.targetGroupArn)],
+  });
+  const before = await untouched();
+
+  // Every write the emulator answered, in order, with LBC's finalizer's removal among them.
+  const proxy = await startFaultProxy(process.env.AWS_ENDPOINT_URL!);
+  cluster.defer(() => proxy.close());
+  const log: { action: string; body: string }[] = [];
+  proxy.onAnswer((action, body, status) => {
+    if (status < 300 && WRITES.test(action)) log.push({ action, body: decodeURIComponent(body) });
+  });
+  const release = async (s: Parameters<ReturnType<typeof lbcFinalizerReleaser>>[0]) => {
+    const released = await lbcFinalizerReleaser(cluster.core, (await started).cache)(s);
+    if (released) log.push({ action: "ReleaseFinalizer", body: "" });
+    return released;
+  };
+  const provider = new AwsProvider({
+    clusterName: cluster.namespace,
+    endpoint: proxy.url,
+    takeOverLbc: {
+      cluster: cluster.namespace,
+      liveController: lbcLeaseReader(cluster.coordination, { namespace: cluster.namespace, name: LEASE }),
+      releaseFinalizer: release,
+    },
+  });
+  // Released through the controller's own cache, as the controller wires it (the closure runs after this line).
+  const started: Promise<Controller> = startPortico(cluster, { alsoServes: [LBC_NLB_CLASS] }, { provider });
+  await started;
+
+  expect(await waitForHostname(cluster, "web")).toBe(mine.dnsName);
+  const finalizers = await waitFor("LBC's finalizer to go", async () => {
+    const f = (await cluster.getService("web")).metadata?.finalizers ?? [];
+    return f.includes(LBC_FINALIZER) ? undefined : f;
+  });
+  expect(finalizers).toContain(FINALIZER);
+
+  // The same NLB, listener and target group, Portico's now, with today's nodes as targets.
+  const inv = await inventory(aws);
+  const nlb = inv.loadBalancers.find((lb) => lb.arn === mine.loadBalancerArn)!;
+  expect(nlb.dnsName).toBe(mine.dnsName);
+  expect(nlb.tags).toMatchObject({
+    "portico.io/cluster": cluster.namespace,
+    "portico.io/service": `${cluster.namespace}/web`,
+    "portico.io/service-uid": svc.metadata!.uid,
+    [ADOPTED_TAG]: "aws-load-balancer-controller",
+  });
+  expect(
+    Object.keys(nlb.tags).filter((k) => k.startsWith("service.k8s.aws/") || k.startsWith("elbv2.")),
+  ).toEqual([]);
+  expect(nlb.listeners).toEqual([
+    expect.objectContaining({ port: 80, protocol: "TCP", targetGroupArn: mine.targetGroupArn }),
+  ]);
+  expect(await targetsOf(aws, mine.targetGroupArn)).toEqual(
+    [i0!, i1!, i2!].map((i) => `${i.instanceId}:${nodePort}`).sort(),
+  );
+  expect((await tagsOf(aws, mine.targetGroupArn))["portico.io/service-uid"]).toBe(svc.metadata!.uid);
+  // No second NLB for the Service.
+  expect(
+    inv.loadBalancers.filter((lb) => lb.tags["portico.io/service-uid"] === svc.metadata!.uid),
+  ).toHaveLength(1);
+
+  // Replayed in order, the target group was never empty, and the new node came in before the old one left.
+  const registered = new Set([i0!, i1!, gone!].map((i) => i.instanceId));
+  const ids = (body: string) => [...body.matchAll(/Targets\.member\.\d+\.Id=([^&]+)/g)].map((m) => m[1]!);
+  const moves = log.filter(
+    (e) => /^(Register|Deregister)Targets$/.test(e.action) && e.body.includes(mine.targetGroupArn),
+  );
+  expect(moves.map((m) => m.action)).toEqual(["RegisterTargets", "DeregisterTargets"]);
+  for (const move of moves) {
+    for (const id of ids(move.body)) {
+      if (move.action === "RegisterTargets") registered.add(id);
+      else registered.delete(id);
+    }
+    expect(registered.size).toBeGreaterThan(0);
+  }
+  // The finalizer went after every write the take-over made.
+  const releasedAt = log.findIndex((e) => e.action === "ReleaseFinalizer");
+  expect(releasedAt).toBeGreaterThan(0);
+  expect(log.slice(releasedAt + 1).filter((e) => e.action !== "ReleaseFinalizer")).toEqual([]);
+  expect(log.slice(0, releasedAt).map((e) => e.action)).toEqual(
+    expect.arrayContaining(["AddTags", "RemoveTags", "RegisterTargets", "DeregisterTargets"]),
+  );
+
+  expect(await untouched()).toEqual(before);
+  const events = await serviceEvents(cluster, "web");
+  expect(events.filter((e) => e.reason === "AdoptedLoadBalancer").map((e) => e.message)).toEqual(
+    expect.arrayContaining([
+      expect.stringContaining(`adopt NLB ${mine.loadBalancerArn}`),
+      expect.stringContaining(`removed the AWS Load Balancer Controller's finalizer ${LBC_FINALIZER}`),
+    ]),
+  );
+});
+
+test("while LBC's leader Lease is renewed nothing is taken over (condition and Event); once it lapses the NLB is taken over in place", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 1);
+  const svc = await lbcService(cluster, "web");
+  const mine = await lbcStack(aws, world, svc, { lbcCluster: "lbc-cluster", targets: world.instances });
+  await lbcLease(cluster, LEASE, "aws-load-balancer-controller-7d9f-abcde");
+  const tagsBefore = await tagsOf(aws, mine.loadBalancerArn);
+  // The controller as configured from its flags: LBC's cluster named apart, its Lease where the test put it.
+  await startPortico(cluster, {
+    alsoServes: [LBC_NLB_CLASS],
+    aws: {
+      defaultScheme: "internal",
+      observationTtlMs: 60_000,
+      takeOverLbc: {
+        cluster: "lbc-cluster",
+        recreate: false,
+        lease: { namespace: cluster.namespace, name: LEASE },
+      },
+    },
+  });
+  const refused = await waitFor("the refusal", async () => {
+    const c = await readyCondition(cluster, "web");
+    return c?.status === "False" ? c : undefined;
+  });
+  expect(refused.reason).toBe("LoadBalancerControllerRunning");
+  expect(refused.message).toContain("aws-load-balancer-controller-7d9f-abcde");
+  expect(
+    (await serviceEvents(cluster, "web")).some((e) => e.reason === "LoadBalancerControllerRunning"),
+  ).toBe(true);
+  expect(await tagsOf(aws, mine.loadBalancerArn)).toEqual(tagsBefore);
+  expect((await inventory(aws)).loadBalancers).toHaveLength(1);
+  expect((await cluster.getService("web")).metadata?.finalizers).toContain(LBC_FINALIZER);
+
+  // LBC scaled down: its Lease goes (released, or expired). Nothing changes on the Service, yet the controller
+  // looks again by itself and takes over.
+  await cluster.coordination.deleteNamespacedLease({ name: LEASE, namespace: cluster.namespace });
+  const hostname = await waitFor(
+    "the take-over once LBC stopped",
+    async () => (await cluster.getService("web")).status?.loadBalancer?.ingress?.[0]?.hostname,
+    { timeoutMs: LBC_RECHECK_MS + 20_000 },
+  );
+  expect(hostname).toBe(mine.dnsName);
+  await waitFor("LBC's finalizer to go", async () =>
+    (await cluster.getService("web")).metadata?.finalizers?.includes(LBC_FINALIZER) ? undefined : true,
+  );
+  expect((await tagsOf(aws, mine.loadBalancerArn))["portico.io/service-uid"]).toBe(svc.metadata!.uid);
+});
+
+test("an NLB whose scheme differs from the Service's is never changed: refused naming the annotation, LBC's finalizer kept", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 1, { internetFacing: true });
+  const svc = await lbcService(cluster, "web", {
+    "service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing",
+  });
+  const mine = await lbcStack(aws, world, svc, { lbcCluster: cluster.namespace, targets: world.instances });
+  const tagsBefore = await tagsOf(aws, mine.loadBalancerArn);
+  await startPortico(cluster, {
+    alsoServes: [LBC_NLB_CLASS],
+    aws: {
+      defaultScheme: "internal",
+      observationTtlMs: 60_000,
+      takeOverLbc: {
+        cluster: cluster.namespace,
+        recreate: false,
+        lease: { namespace: cluster.namespace, name: LEASE },
+      },
+    },
+  });
+  const refused = await waitFor("the refusal", async () => {
+    const c = await readyCondition(cluster, "web");
+    return c?.status === "False" ? c : undefined;
+  });
+  expect(refused.reason).toBe("CannotAdoptInPlace");
+  expect(refused.message).toContain("aws-load-balancer-scheme");
+  expect(refused.message).toContain("--aws-take-over-lbc-recreate");
+  expect(await tagsOf(aws, mine.loadBalancerArn)).toEqual(tagsBefore);
+  expect((await inventory(aws)).loadBalancers).toHaveLength(1);
+  expect((await cluster.getService("web")).metadata?.finalizers).toContain(LBC_FINALIZER);
+});
