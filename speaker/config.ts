@@ -31,6 +31,11 @@ export interface SpeakerConfig {
   readonly gratuitous: { readonly burstOffsetsMs: readonly number[]; readonly periodicMs: number };
   readonly maxRepliesPerSecond: number;
   readonly logLevel: string;
+  /**
+   * BGP mode: the directory shared with the FRR agent (frr.conf written here, status.json read), and the
+   * namespace whose Secrets hold the BGPPeers' passwords. Absent: L2 mode only.
+   */
+  readonly bgp?: { readonly frrDir: string; readonly secretNamespace: string };
 }
 
 export const USAGE = `portico-speaker: announces bare-metal LoadBalancer addresses over ARP and NDP (one per node)
@@ -56,6 +61,10 @@ export const USAGE = `portico-speaker: announces bare-metal LoadBalancer address
   --memberlist-secret-file FILE    shared secret authenticating membership traffic (env MEMBERLIST_SECRET)
   --gratuitous-interval-ms MS      re-announce owned addresses this often after the takeover burst (default 0: off)
   --max-replies-per-second N       per interface (default 5000; 0: unlimited)
+  --frr-config-dir DIR             BGP mode: advertise through FRR, writing its configuration here for the FRR
+                                   agent beside it (manifests/speaker/frr) and reading the sessions' state back
+  --secret-namespace NS            where BGPPeers' passwordSecrets live (default: env POD_NAMESPACE, else
+                                   portico-system)
   --log-level LEVEL                (default info; env PORTICO_LOG_LEVEL)
   --kubeconfig FILE                outside a cluster (env KUBECONFIG)`;
 
@@ -105,6 +114,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
         "gratuitous-interval-ms": { type: "string" },
         "max-replies-per-second": { type: "string" },
         "log-level": { type: "string" },
+        "frr-config-dir": { type: "string" },
+        "secret-namespace": { type: "string" },
         kubeconfig: { type: "string" },
         help: { type: "boolean" },
       },
@@ -154,5 +165,13 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     },
     maxRepliesPerSecond: integer("max-replies-per-second", values["max-replies-per-second"], 5000, 0),
     logLevel: values["log-level"] ?? env.PORTICO_LOG_LEVEL ?? "info",
+    ...(values["frr-config-dir"]
+      ? {
+          bgp: {
+            frrDir: values["frr-config-dir"],
+            secretNamespace: values["secret-namespace"] ?? env.POD_NAMESPACE ?? "portico-system",
+          },
+        }
+      : {}),
   };
 }

@@ -79,6 +79,29 @@ export class SpeakerMetrics {
     labelNames: ["direction", "type"],
     registers: [this.registry],
   });
+  readonly bgpSessions = new Gauge({
+    name: "portico_speaker_bgp_session_up",
+    help: "1 while the BGP session with the peer is Established, else 0 (BGP mode)",
+    labelNames: ["peer"],
+    registers: [this.registry],
+  });
+  readonly bgpPrefixesSent = new Gauge({
+    name: "portico_speaker_bgp_prefixes_sent",
+    help: "Prefixes this node advertises to the peer, as FRR counts them (BGP mode)",
+    labelNames: ["peer"],
+    registers: [this.registry],
+  });
+  readonly bgpAdvertised = new Gauge({
+    name: "portico_speaker_bgp_advertised_prefixes",
+    help: "Prefixes this node's FRR configuration advertises (BGP mode)",
+    registers: [this.registry],
+  });
+  readonly frrReloads = new Counter({
+    name: "portico_speaker_frr_reloads_total",
+    help: "FRR configurations written for the agent to apply, and the agent's outcome (written, applied, failed)",
+    labelNames: ["outcome"],
+    registers: [this.registry],
+  });
   readonly membershipEvents = new Counter({
     name: "portico_speaker_membership_events_total",
     help: "Membership events: declared-dead, refuted, sync, dropped datagrams",

@@ -27,6 +27,8 @@ import { RankingCache } from "./ranking.ts";
 import { ServiceReports } from "./serviceReports.ts";
 import { announcedServices, nodeAddresses, schedulableNodes, serviceKey } from "./serviceView.ts";
 import type { SpeakerMetrics } from "./metrics.ts";
+import { BgpAnnouncer } from "./bgp/announcer.ts";
+import { l2Services } from "./bgp/modes.ts";
 
 const STATS_INTERVAL_MS = 5000;
 /**
@@ -35,6 +37,8 @@ const STATS_INTERVAL_MS = 5000;
  */
 const HOLD_TIMEOUTS = 4;
 const MIN_HOLD_MS = 2000;
+/** How long a stopping speaker waits for FRR to withdraw its routes before it exits anyway. */
+const BGP_WITHDRAW_MS = 5000;
 
 export class Speaker {
   private readonly config: SpeakerConfig;
@@ -56,6 +60,8 @@ export class Speaker {
   private readonly l2Statuses: L2StatusWriter;
   private readonly conflicts: ConflictProbes;
   private readonly handovers: Handovers;
+  /** The BGP mode, when the speaker runs with FRR beside it. */
+  private readonly bgp: BgpAnnouncer | undefined;
   /** The last election's outcome for this node, kept for planning again when a hand-over moves on. */
   private decision: { won: Map<string, Interfaces>; winners: Map<string, string | undefined> } | undefined;
   /** SIGTERM received: this node is no longer a candidate, and waits for its addresses to be taken over. */
@@ -83,8 +89,21 @@ export class Speaker {
       ...(config.metallb.mode === "off"
         ? {}
         : { metallbNamespace: config.metallb.namespace, metallbRequired: config.metallb.mode === "on" }),
+      ...(config.bgp ? { bgp: true } : {}),
     });
     this.announceConfig = new AnnounceConfig(this.cache, log);
+    if (config.bgp) {
+      this.bgp = new BgpAnnouncer({
+        node: config.nodeName,
+        ...config.bgp,
+        kc,
+        core: this.core,
+        log,
+        metrics,
+        objects: () => this.cache.bgpObjects(),
+        changed: () => this.scheduleRecompute(),
+      });
+    }
     this.reports = new ServiceReports({ node: config.nodeName, log, metrics, core: this.core });
     this.l2Statuses = new L2StatusWriter(
       kc,
@@ -167,6 +186,7 @@ export class Speaker {
     this.synced = true;
     this.memberlist.setPeers(nodeAddresses(this.cache.nodes.list()));
     await this.memberlist.start();
+    this.bgp?.start();
     this.timers.push(
       setInterval(() => this.rescanInterfaces(), this.config.interfaceRescanMs),
       setInterval(() => this.announcers.forEach((a) => a.collectStats()), STATS_INTERVAL_MS),
@@ -193,12 +213,21 @@ export class Speaker {
   async stop(): Promise<void> {
     if (this.stopped || this.leaving) return;
     this.leaving = true;
+    // BGP: withdraw every route now (the recompute below renders none for a leaving node), while L2 hands over.
+    let withdrawn: Promise<boolean> | undefined;
+    if (this.bgp) {
+      this.recompute();
+      withdrawn = this.bgp.applied(BGP_WITHDRAW_MS);
+    }
     if (this.ready && this.owned.size > 0) {
       await this.memberlist.announceLeave();
       const deadline = Date.now() + this.maxHoldMs;
       this.scheduleRecompute();
       while (this.owned.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     }
+    if (withdrawn && !(await withdrawn))
+      this.log.warn("FRR did not confirm the withdrawal in time; stopping anyway");
+    this.bgp?.stop();
     this.stopped = true;
     this.apply(new Map());
     await this.memberlist.leave();
@@ -230,7 +259,17 @@ export class Speaker {
     this.ranking.setNodes(nodes.map((n) => n.metadata?.name ?? "").filter(Boolean));
     const { pools, ads } = this.announceConfig.current();
     const rules = new AnnounceRules(pools, ads, nodes);
-    const announced = announcedServices(services, this.cache.endpointSlices.list(), this.config, pools);
+    const all = announcedServices(services, this.cache.endpointSlices.list(), this.config, pools);
+    if (this.bgp) {
+      const self = nodes.find((n) => n.metadata?.name === this.config.nodeName);
+      this.bgp.update({
+        nodeLabels: self?.metadata?.labels ?? {},
+        eligible: !this.leaving && schedulableNodes(self ? [self] : []).has(this.config.nodeName),
+        services: all,
+        pools,
+      });
+    }
+    const announced = this.bgp ? l2Services(all, pools, ads, this.bgp.selectedPools(pools)) : all;
     const assignments = assignAddresses(
       announced,
       eligible,

@@ -48,7 +48,7 @@ function render(overrides: Partial<FrrInput> = {}) {
     hostname: "node-1",
     peers: [{ ...peers[0]!, resolvedPassword: "s3cret" }, peers[1]!],
     prefixes: [
-      prefix("198.51.100.10/32", { "tor-1": plain, "tor-6": plain }),
+      prefix("198.51.100.10/32", { "tor-1": plain }),
       prefix("198.51.100.11/32", {
         "tor-1": { communities: ["65000:1"], largeCommunities: ["1:2:3"], localPref: 150 },
       }),
@@ -108,10 +108,13 @@ describe("FRR configuration", () => {
       "ip prefix-list portico-192-0-2-1-2 seq 5 permit 198.51.100.10/32\nroute-map portico-192-0-2-1-out permit 20\n match ip address prefix-list portico-192-0-2-1-2\nexit",
     );
     expect(text).toContain("route-map portico-192-0-2-1-out deny 65535");
-    // The IPv6 peer gets both its IPv4 and its IPv6 prefix, each in a list of its family.
-    expect(text).toContain("ip prefix-list portico-2001-db8--1-1 seq 5 permit 198.51.100.10/32");
-    expect(text).toContain("ipv6 prefix-list portico-2001-db8--1-2 seq 5 permit 2001:db8:5::10/128");
-    expect(text).not.toMatch(/portico-2001-db8--1-\d seq \d+ permit 198.51.100.11/);
+    // Each session carries its own family: the IPv6 peer is activated for IPv6 only.
+    expect(text).toContain("ipv6 prefix-list portico-2001-db8--1-1 seq 5 permit 2001:db8:5::10/128");
+    expect(text).not.toMatch(/portico-2001-db8--1-\d seq \d+ permit 198/);
+    expect(text).toMatch(
+      /address-family ipv6 unicast\n {2}network 2001:db8:5::10\/128\n {2}neighbor 2001:db8::1 activate\n/,
+    );
+    expect(text).not.toMatch(/address-family ipv4 unicast\n( {2}.*\n)* {2}neighbor 2001:db8::1 activate/);
   });
 
   test("the same input renders the same text; a new prefix adds lines without changing the others", () => {
@@ -119,11 +122,11 @@ describe("FRR configuration", () => {
     const before = render().text.split("\n");
     const after = render({
       prefixes: [
-        prefix("198.51.100.10/32", { "tor-1": plain, "tor-6": plain }),
+        prefix("198.51.100.10/32", { "tor-1": plain }),
         prefix("198.51.100.11/32", {
           "tor-1": { communities: ["65000:1"], largeCommunities: ["1:2:3"], localPref: 150 },
         }),
-        prefix("198.51.100.12/32", { "tor-1": plain, "tor-6": plain }),
+        prefix("198.51.100.12/32", { "tor-1": plain }),
         prefix("2001:db8:5::10/128", { "tor-6": plain }),
       ],
     }).text.split("\n");
@@ -131,7 +134,6 @@ describe("FRR configuration", () => {
     expect(removed).toEqual([]);
     expect(after.filter((line) => !before.includes(line))).toEqual([
       "ip prefix-list portico-192-0-2-1-2 seq 10 permit 198.51.100.12/32",
-      "ip prefix-list portico-2001-db8--1-1 seq 10 permit 198.51.100.12/32",
       "  network 198.51.100.12/32",
     ]);
   });

@@ -84,7 +84,7 @@ export function renderFrrConfig(input: FrrInput): FrrRender {
     for (const family of ["IPv4", "IPv6"] as const) {
       lines.push(` address-family ${family === "IPv4" ? "ipv4" : "ipv6"} unicast`);
       for (const p of input.prefixes) if (p.family === family) lines.push(`  network ${p.prefix}`);
-      for (const peer of unique) {
+      for (const peer of unique.filter((p) => p.family === family)) {
         const id = neighbor(peer);
         lines.push(
           `  neighbor ${id} activate`,

@@ -24,6 +24,7 @@ const peers = readPeers(
   [
     { metadata: { name: "tor-1" }, spec: { myASN: 64512, peerASN: 64500, peerAddress: "192.0.2.1" } },
     { metadata: { name: "tor-2" }, spec: { myASN: 64512, peerASN: 64500, peerAddress: "192.0.2.2" } },
+    { metadata: { name: "tor-6" }, spec: { myASN: 64512, peerASN: 64500, peerAddress: "2001:db8::2" } },
   ],
   "portico.io",
 ).peers;
@@ -156,9 +157,9 @@ describe("what is advertised", () => {
         services: [service("ns/a", ["198.51.100.10", "2001:db8:5::10"]), service("ns/b", "198.51.100.77")],
       }),
     );
-    expect(routes.prefixes.map((p) => [p.prefix, p.family, p.services])).toEqual([
-      ["198.51.100.0/24", "IPv4", ["ns/a", "ns/b"]],
-      ["2001:db8:5::/64", "IPv6", ["ns/a"]],
+    expect(routes.prefixes.map((p) => [p.prefix, p.family, p.services, [...p.peers.keys()]])).toEqual([
+      ["198.51.100.0/24", "IPv4", ["ns/a", "ns/b"], ["tor-1", "tor-2"]],
+      ["2001:db8:5::/64", "IPv6", ["ns/a"], ["tor-6"]],
     ]);
   });
 

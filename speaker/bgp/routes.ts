@@ -80,7 +80,8 @@ export function bgpRoutes(input: RouteInput): Routes {
         const length = parsed.value.family === "IPv4" ? ad.aggregationLength : ad.aggregationLengthV6;
         const prefix = maskedPrefix(parsed.value.family, parsed.value.value, length);
         const targets = ad.peers.length === 0 ? input.peers : ad.peers.flatMap((n) => peerNames.get(n) ?? []);
-        for (const peer of targets.filter((p) => p.group === ad.group)) {
+        // A session carries its own address family only (MetalLB's default; dual-stack sessions are refused).
+        for (const peer of targets.filter((p) => p.group === ad.group && p.family === parsed.value.family)) {
           const entry = byPrefix.get(prefix) ?? {
             family: parsed.value.family,
             peers: new Map<string, Attrs>(),

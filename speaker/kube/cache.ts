@@ -25,6 +25,7 @@ import {
   type L2StatusRecord,
 } from "../../providers/metal/l2status.ts";
 import { CustomWatch } from "./customWatch.ts";
+import { BgpWatches, type BgpObjects } from "./bgpWatches.ts";
 
 const MAX_RESTART_DELAY_MS = 30_000;
 /** MetalLB's CRDs are usually absent: look for them every five minutes, not every 30 s, on every node. */
@@ -39,6 +40,8 @@ export interface KubeCacheOptions {
   readonly metallbNamespace?: string;
   /** MetalLB's CRDs were asked for explicitly: their absence is worth a warning at every retry. */
   readonly metallbRequired?: boolean;
+  /** Also watch the BGP mode's objects (BGPPeers, BGPAdvertisements, BFDProfiles). */
+  readonly bgp?: boolean;
 }
 
 type Pools = CustomWatch<PoolObject & KubernetesObject>;
@@ -54,6 +57,7 @@ export class KubeCache {
   private readonly l2StatusWatch: L2Statuses;
   private readonly metallbPools: Pools | undefined;
   private readonly metallbAds: Ads | undefined;
+  private readonly bgp: BgpWatches | undefined;
   private readonly log: Logger;
   private readonly handlers: (() => void)[] = [];
   private stopped = false;
@@ -116,14 +120,17 @@ export class KubeCache {
     // Before any other handler: the cache keeps the object its handlers get.
     for (const verb of ["add", "update"] as const) this.l2StatusWatch.lw.on(verb, trimL2Status);
     const metallbNs = options.metallbNamespace;
-    if (metallbNs !== undefined) {
-      const metallb = {
-        group: "metallb.io",
-        version: "v1beta1",
-        namespace: metallbNs,
-        missingRetryMs: options.metallbRequired ? MAX_RESTART_DELAY_MS : OPTIONAL_RETRY_MS,
-        quietWhenMissing: !options.metallbRequired,
-      };
+    const metallbRead =
+      metallbNs === undefined
+        ? undefined
+        : {
+            namespace: metallbNs,
+            missingRetryMs: options.metallbRequired ? MAX_RESTART_DELAY_MS : OPTIONAL_RETRY_MS,
+            quietWhenMissing: !options.metallbRequired,
+          };
+    if (options.bgp) this.bgp = new BgpWatches(kc, watch, MAX_RESTART_DELAY_MS, metallbRead);
+    if (metallbRead !== undefined) {
+      const metallb = { group: "metallb.io", version: "v1beta1", ...metallbRead };
       this.metallbPools = new CustomWatch(kc, watch, {
         ...metallb,
         plural: "ipaddresspools",
@@ -177,6 +184,11 @@ export class KubeCache {
     return this.metallbAds?.list() ?? [];
   }
 
+  /** The BGP mode's objects; none when the speaker does not run in BGP mode. */
+  bgpObjects(): BgpObjects | undefined {
+    return this.bgp?.objects();
+  }
+
   /** Called after any change to any watched object. */
   onChange(handler: () => void): void {
     this.handlers.push(handler);
@@ -202,9 +214,14 @@ export class KubeCache {
   }
 
   private customWatches(): CustomWatch<KubernetesObject>[] {
-    return [this.poolWatch, this.adWatch, this.l2StatusWatch, this.metallbPools, this.metallbAds].filter(
-      (c) => c !== undefined,
-    );
+    return [
+      this.poolWatch,
+      this.adWatch,
+      this.l2StatusWatch,
+      this.metallbPools,
+      this.metallbAds,
+      ...(this.bgp?.all() ?? []),
+    ].filter((c) => c !== undefined);
   }
 
   private all(): ListWatch<KubernetesObject>[] {

@@ -94,7 +94,18 @@ async function sweepStale(): Promise<void> {
     } catch {
       alive = false;
     }
-    if (!alive) await sh(IP, ["netns", "del", name]).catch(() => undefined);
+    if (alive) continue;
+    // Most processes die with the test (parent-death signal), but daemons that drop root (FRR's) lose that
+    // signal when they change user: whatever still runs in the namespace goes with it.
+    const pids = await sh(IP, ["netns", "pids", name]).catch(() => "");
+    for (const stale of pids.split(/\s+/).filter(Boolean)) {
+      try {
+        process.kill(Number(stale), "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+    await sh(IP, ["netns", "del", name]).catch(() => undefined);
   }
 }
 

@@ -1,0 +1,47 @@
+// BGPPeers' passwords kept in Secrets (passwordSecret, in the speaker's namespace, key "password", as MetalLB's
+// basic-auth Secrets hold it). Read when first needed and again each minute, so a rotated password reaches FRR
+// without a watch on every Secret of the namespace; a Secret that cannot be read is said and the peer's
+// session is configured without it (and so does not come up) rather than left as it was.
+import type { CoreV1Api } from "@kubernetes/client-node";
+
+const REFRESH_MS = 60_000;
+
+export class PasswordSecrets {
+  private readonly core: CoreV1Api;
+  private readonly namespace: string;
+  private readonly changed: () => void;
+  private readonly known = new Map<string, { password?: string; problem?: string; at: number }>();
+  private readonly pending = new Set<string>();
+
+  constructor(core: CoreV1Api, namespace: string, changed: () => void) {
+    this.core = core;
+    this.namespace = namespace;
+    this.changed = changed;
+  }
+
+  /** The password now known for the Secret (fetching it in the background when unknown or stale). */
+  get(name: string): { password?: string; problem?: string } {
+    const entry = this.known.get(name);
+    if ((!entry || Date.now() - entry.at > REFRESH_MS) && !this.pending.has(name)) void this.fetch(name);
+    return entry ?? { problem: `Secret ${this.namespace}/${name} not read yet` };
+  }
+
+  private async fetch(name: string): Promise<void> {
+    this.pending.add(name);
+    let next: { password?: string; problem?: string };
+    try {
+      const secret = await this.core.readNamespacedSecret({ name, namespace: this.namespace });
+      const encoded = secret.data?.password;
+      next = encoded
+        ? { password: Buffer.from(encoded, "base64").toString("utf8") }
+        : { problem: `Secret ${this.namespace}/${name} has no "password" key` };
+    } catch (err) {
+      next = { problem: `Secret ${this.namespace}/${name} cannot be read: ${(err as Error).message}` };
+    } finally {
+      this.pending.delete(name);
+    }
+    const before = this.known.get(name);
+    this.known.set(name, { ...next, at: Date.now() });
+    if (before?.password !== next.password || before?.problem !== next.problem) this.changed();
+  }
+}

@@ -1,0 +1,78 @@
+// The BGP mode's configuration objects: Portico's BGPPeers, BGPAdvertisements and BFDProfiles (portico.io,
+// cluster-scoped) and MetalLB's (metallb.io: BGPPeer v1beta2, the others v1beta1, in MetalLB's namespace) when
+// it is read. Watched only when the speaker runs in BGP mode, so an L2-only cluster needs neither the CRDs nor
+// the RBAC. A missing CRD means none of its objects, as for the pools.
+import type { KubeConfig, KubernetesObject, Watch } from "@kubernetes/client-node";
+import type { ConfigObject } from "../bgp/peers.ts";
+import { CustomWatch } from "./customWatch.ts";
+
+type Objects = CustomWatch<ConfigObject & KubernetesObject>;
+
+export interface BgpObjects {
+  readonly peers: readonly ConfigObject[];
+  readonly ads: readonly ConfigObject[];
+  readonly bfdProfiles: readonly ConfigObject[];
+  readonly metallbPeers: readonly ConfigObject[];
+  readonly metallbAds: readonly ConfigObject[];
+  readonly metallbBfdProfiles: readonly ConfigObject[];
+}
+
+export interface MetallbRead {
+  readonly namespace: string;
+  readonly missingRetryMs: number;
+  readonly quietWhenMissing: boolean;
+}
+
+export class BgpWatches {
+  private readonly porticoWatches: [Objects, Objects, Objects];
+  private readonly metallbWatches: [Objects, Objects, Objects] | undefined;
+
+  constructor(kc: KubeConfig, watch: Watch, retryMs: number, metallb: MetallbRead | undefined) {
+    const portico = (plural: string, kind: string) =>
+      new CustomWatch<ConfigObject & KubernetesObject>(kc, watch, {
+        group: "portico.io",
+        version: "v1alpha1",
+        plural,
+        missingRetryMs: retryMs,
+        quietWhenMissing: false,
+        whenMissing: `the ${kind} CRD (portico.io) is not installed; apply manifests/base/crds to use the BGP mode`,
+      });
+    this.porticoWatches = [
+      portico("bgppeers", "BGPPeer"),
+      portico("bgpadvertisements", "BGPAdvertisement"),
+      portico("bfdprofiles", "BFDProfile"),
+    ];
+    if (metallb) {
+      const theirs = (plural: string, version: string, kind: string) =>
+        new CustomWatch<ConfigObject & KubernetesObject>(kc, watch, {
+          group: "metallb.io",
+          version,
+          plural,
+          ...metallb,
+          whenMissing: `MetalLB's ${kind} CRD (metallb.io/${version}) is not installed; reading Portico's only`,
+        });
+      this.metallbWatches = [
+        theirs("bgppeers", "v1beta2", "BGPPeer"),
+        theirs("bgpadvertisements", "v1beta1", "BGPAdvertisement"),
+        theirs("bfdprofiles", "v1beta1", "BFDProfile"),
+      ];
+    }
+  }
+
+  all(): Objects[] {
+    return [...this.porticoWatches, ...(this.metallbWatches ?? [])];
+  }
+
+  objects(): BgpObjects {
+    const [peers, ads, bfd] = this.porticoWatches;
+    const [mPeers, mAds, mBfd] = this.metallbWatches ?? [];
+    return {
+      peers: peers.list(),
+      ads: ads.list(),
+      bfdProfiles: bfd.list(),
+      metallbPeers: mPeers?.list() ?? [],
+      metallbAds: mAds?.list() ?? [],
+      metallbBfdProfiles: mBfd?.list() ?? [],
+    };
+  }
+}
