@@ -125,7 +125,7 @@ function mergePorts(existing: V1Service, wanted: V1Service) {
   }));
 }
 
-async function metalPlanner(kc: KubeConfig, core: CoreV1Api): Promise<LoadBalancerProvider> {
+export async function metalPlanner(kc: KubeConfig, core: CoreV1Api): Promise<LoadBalancerProvider> {
   const custom = kc.makeApiClient(CustomObjectsApi);
   const pools = (
     (await custom.listClusterCustomObject({

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// porticoctl: look at Portico's work. `status`, `plan` and `doctor`, with kubectl's conventions.
+// porticoctl: look at Portico's work. `status`, `plan`, `doctor` and `migrate`, with kubectl's conventions.
 import { CoordinationV1Api, CoreV1Api, DiscoveryV1Api, KubeConfig } from "@kubernetes/client-node";
 import { parseArgs } from "node:util";
 import type { ProviderName } from "../../providers/annotationKeys/types.ts";
@@ -7,6 +7,8 @@ import { readAzureConfig } from "../config.ts";
 import { annotations, annotationsMarkdown } from "./annotations.ts";
 import { runningControllers } from "./controllers.ts";
 import { doctor } from "./doctor.ts";
+import { migrate } from "./migrate.ts";
+import { LBC_LEADER_LEASE } from "../../providers/aws/lbcAdoption.ts";
 import { plan } from "./plan.ts";
 import { Printer, type OutputFormat } from "./render.ts";
 import type { CloudAccess } from "./services.ts";
@@ -18,6 +20,8 @@ const USAGE = `porticoctl: look at Portico's load balancers
   porticoctl plan -f service.yaml             what Portico would create or change for a Service, without doing it
   porticoctl doctor NAMESPACE/NAME | NAME     why a Service has no address, or why traffic does not reach it
   porticoctl annotations [aws|azure|metal]    every annotation key Portico reads or refuses (-o markdown too)
+  porticoctl migrate [-n NS]                  before moving over, what Portico will adopt, keep, recreate or refuse
+                                              for each Service it would serve, and why (nothing is changed)
 
   -n, --namespace NS        namespace (default: the kubeconfig's, or all for status)
   -A, --all-namespaces      status: every namespace
@@ -30,6 +34,10 @@ const USAGE = `porticoctl: look at Portico's load balancers
                             every namespace (default portico-system)
       --azure-config FILE   the controller's Azure cloud-config (azure.json), so status and doctor can read the
                             Azure load balancer (env PORTICO_AZURE_CONFIG; AZURE_* and PORTICO_AZURE_* override keys)
+  migrate, as the controller's --aws-take-over-lbc flags:
+      --lbc-cluster NAME    the cluster name the AWS Load Balancer Controller tagged with (default: --cluster-name)
+      --lbc-lease NS/NAME   its leader Lease (default kube-system/aws-load-balancer-controller-leader)
+      --allow-recreate      as --aws-take-over-lbc-recreate: a new NLB where its NLB cannot serve in place
 
 Exit codes: 0 all is well, 1 something is wrong (doctor found a problem, a Service is not ready), 2 usage.`;
 
@@ -51,6 +59,9 @@ export async function main(
         "cluster-name": { type: "string" },
         "controller-namespace": { type: "string" },
         "azure-config": { type: "string" },
+        "lbc-cluster": { type: "string" },
+        "lbc-lease": { type: "string" },
+        "allow-recreate": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -145,6 +156,25 @@ export async function main(
           access,
         },
       );
+    case "migrate": {
+      const [leaseNamespace, leaseName, ...rest] = (
+        values["lbc-lease"] ?? `${LBC_LEADER_LEASE.namespace}/${LBC_LEADER_LEASE.name}`
+      ).split("/");
+      if (!leaseNamespace || !leaseName || rest.length) {
+        write("--lbc-lease must be NAMESPACE/NAME\n");
+        return 2;
+      }
+      const coordination = kc.makeApiClient(CoordinationV1Api);
+      return migrate(kc, { core, discovery, coordination }, printer, {
+        ...(values.namespace ? { namespace: values.namespace } : {}),
+        ...(clusterName ? { clusterName } : {}),
+        ...(values["lbc-cluster"] ? { lbcCluster: values["lbc-cluster"] } : {}),
+        lbcLease: { namespace: leaseNamespace, name: leaseName },
+        recreate: values["allow-recreate"] ?? false,
+        controllers: await runningControllers(coordination, controllerNamespace),
+        access,
+      });
+    }
     default:
       write(`unknown command ${command}\n\n${USAGE}\n`);
       return 2;

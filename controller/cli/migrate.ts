@@ -1,0 +1,182 @@
+// `porticoctl migrate`: before anything changes, what Portico will do with each Service it would serve — adopt
+// another controller's load balancer in place, keep what it has, recreate (and why), or refuse — computed by the
+// same intent and provider plan as the real run. Providers say it in their plan's lines, by convention starting
+// with the verdict ("adopt …", "keep …", "recreate: …", "refuse: …"); anything else is what the plan would change.
+import type { CoordinationV1Api, CoreV1Api, DiscoveryV1Api, KubeConfig } from "@kubernetes/client-node";
+import { AWS_LOAD_BALANCER_CLASS, LBC_NLB_CLASS, providerOfClass } from "../../providers/classes.ts";
+import { ConfigurationError } from "../../providers/errors.ts";
+import type { LoadBalancerProvider } from "../../providers/provider.ts";
+import { classServedUnder, wantsLoadBalancer, type ClassConfig } from "../classes.ts";
+import { buildIntent, SERVICE_NAME_LABEL } from "../intent.ts";
+import { parseLabelSelector } from "../labels.ts";
+import { lbcLeaseReader, type LeaseRef } from "../lbcTakeOver.ts";
+import type { PublishedSettings } from "../publishedSettings.ts";
+import type { RunningController } from "./controllers.ts";
+import { metalPlanner } from "./plan.ts";
+import type { Printer } from "./render.ts";
+import { inspectorFor, type CloudAccess } from "./services.ts";
+
+export type Verdict = "refuse" | "recreate" | "adopt" | "keep" | "change" | "error";
+
+/** The verdict a plan's lines carry: the gravest first, so a refusal is never hidden behind an adoption. */
+export function verdictOf(lines: readonly string[]): Verdict {
+  for (const verdict of ["refuse", "recreate", "adopt", "keep"] as const)
+    if (lines.some((l) => l === verdict || l.startsWith(`${verdict} `) || l.startsWith(`${verdict}:`)))
+      return verdict;
+  return lines.length ? "change" : "keep";
+}
+
+const HEALTH: Record<Verdict, "ok" | "warn" | "bad" | undefined> = {
+  adopt: "ok",
+  keep: "ok",
+  change: undefined,
+  recreate: "warn",
+  refuse: "bad",
+  error: "bad",
+};
+
+export interface MigrateOptions {
+  namespace?: string;
+  /** From --cluster-name; otherwise the serving controller's published one. */
+  clusterName?: string;
+  /** The AWS Load Balancer Controller's cluster name (default: Portico's). */
+  lbcCluster?: string;
+  /** Where the AWS Load Balancer Controller's leader Lease is. */
+  lbcLease: LeaseRef;
+  /** Preview with --aws-take-over-lbc-recreate. */
+  recreate: boolean;
+  controllers: readonly RunningController[];
+  access?: CloudAccess;
+}
+
+interface Row {
+  service: string;
+  verdict: Verdict;
+  lines: string[];
+}
+
+export async function migrate(
+  kc: KubeConfig,
+  api: { core: CoreV1Api; discovery: DiscoveryV1Api; coordination: CoordinationV1Api },
+  printer: Printer,
+  opts: MigrateOptions,
+): Promise<number> {
+  const services = opts.namespace
+    ? await api.core.listNamespacedService({ namespace: opts.namespace })
+    : await api.core.listServiceForAllNamespaces();
+  const serving = servingConfigs(opts.controllers);
+  const nodes = (await api.core.listNode()).items;
+  const providers = new Map<string, LoadBalancerProvider | undefined>();
+  const liveController = lbcLeaseReader(api.coordination, opts.lbcLease);
+  const rows: Row[] = [];
+  for (const svc of services.items) {
+    const found = serving.find((c) => wantsLoadBalancer(svc, c.classes));
+    if (!found) continue;
+    const namespace = svc.metadata!.namespace!;
+    const name = `${namespace}/${svc.metadata!.name}`;
+    const cls = classServedUnder(svc, found.classes);
+    const kind = providerOfClass(cls) ?? found.settings?.provider;
+    const clusterName = opts.clusterName || found.settings?.clusterName;
+    if (!clusterName && kind !== "metal") {
+      rows.push(
+        failed(name, "no running controller publishes the cluster name names depend on: give --cluster-name"),
+      );
+      continue;
+    }
+    const key = `${kind}/${cls}`;
+    if (!providers.has(key)) {
+      providers.set(
+        key,
+        kind === "aws"
+          ? await awsPlanner(clusterName!, opts, liveController)
+          : kind === "metal"
+            ? await metalPlanner(kc, api.core)
+            : inspectorFor(cls, clusterName!, opts.access),
+      );
+    }
+    const provider = providers.get(key);
+    if (!provider) {
+      rows.push(failed(name, `class ${cls} has no planner here (for Azure, give --azure-config)`));
+      continue;
+    }
+    const slices = await api.discovery.listNamespacedEndpointSlice({
+      namespace,
+      labelSelector: `${SERVICE_NAME_LABEL}=${svc.metadata!.name}`,
+    });
+    try {
+      const nodeSelector = found.settings?.nodeSelector
+        ? parseLabelSelector(found.settings.nodeSelector)
+        : undefined;
+      const intent = buildIntent(svc, nodes, slices.items, cls, nodeSelector ? { nodeSelector } : {});
+      const { operations } = await provider.plan(intent);
+      rows.push({ service: name, verdict: verdictOf(operations), lines: operations });
+    } catch (err) {
+      if (!(err instanceof ConfigurationError)) throw err;
+      rows.push(failed(name, err.message));
+    }
+  }
+  if (printer.structured) printer.data(rows);
+  else if (!rows.length) printer.line("no Service that Portico would serve");
+  else
+    for (const r of rows) {
+      printer.line(`${printer.paint(r.service, "bold")}  ${printer.paint(r.verdict, HEALTH[r.verdict])}`);
+      printer.tree(
+        r.lines.length
+          ? r.lines.map((label) => ({ label }))
+          : [{ label: "nothing to do: the cloud already matches", health: "ok" }],
+      );
+    }
+  return rows.some((r) => r.verdict === "refuse" || r.verdict === "error") ? 1 : 0;
+}
+
+function failed(service: string, message: string): Row {
+  return { service, verdict: "error", lines: [message] };
+}
+
+/**
+ * Which Services Portico would serve, and under which controller's settings: each running controller's classes,
+ * and, where no AWS controller takes over yet, the AWS Load Balancer Controller's Services as a controller
+ * started with --aws-take-over-lbc would serve them.
+ */
+function servingConfigs(
+  controllers: readonly RunningController[],
+): { classes: ClassConfig; settings?: PublishedSettings }[] {
+  const running = controllers
+    .filter((c) => c.fresh && c.settings)
+    .map((c) => ({
+      settings: c.settings!,
+      classes: {
+        loadBalancerClass: c.settings!.loadBalancerClass,
+        defaultForUnclassed: c.settings!.defaultForUnclassed,
+        alsoServes: [
+          ...(c.settings!.alsoServes ?? []),
+          ...(c.settings!.provider === "aws" ? [LBC_NLB_CLASS] : []),
+        ],
+      },
+    }));
+  if (running.some((c) => c.settings.provider === "aws")) return running;
+  return [
+    ...running,
+    {
+      classes: {
+        loadBalancerClass: AWS_LOAD_BALANCER_CLASS,
+        defaultForUnclassed: false,
+        alsoServes: [LBC_NLB_CLASS],
+      },
+    },
+  ];
+}
+
+/** The AWS provider as a controller taking over would run it, reading only (no finalizer is released). */
+async function awsPlanner(
+  clusterName: string,
+  opts: MigrateOptions,
+  liveController: () => Promise<string | undefined>,
+): Promise<LoadBalancerProvider> {
+  const { AwsProvider } = await import("../../providers/aws/provider.ts");
+  return new AwsProvider({
+    clusterName,
+    maxAttempts: 3,
+    takeOverLbc: { cluster: opts.lbcCluster || clusterName, recreate: opts.recreate, liveController },
+  });
+}
