@@ -5,6 +5,8 @@ import { CloudError } from "../errors.ts";
 import { call, isNotFound, type AzureClients } from "./clients.ts";
 import { sameId } from "./ids.ts";
 import { withoutService, withService } from "./loadBalancerEdit.ts";
+import { withoutLegacy } from "./adoption.ts";
+import { CPA_OWNERSHIP_TAGS } from "./cloudProviderAzure.ts";
 import type {
   DesiredService,
   LoadBalancer,
@@ -58,6 +60,23 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<string
         // changing right now (sharedPublicIps.ts).
         await editPublicIpTags(clients, op, (tags) => ({ ...tags, ...op.tags }));
         break;
+      case "adoptPublicIp":
+        // cloud-provider-azure's tags go, so that it no longer counts the public IP its own (and never deletes it).
+        await editPublicIpTags(clients, op, (tags) => ({
+          ...Object.fromEntries(Object.entries(tags).filter(([k]) => !CPA_OWNERSHIP_TAGS.includes(k))),
+          ...op.tags,
+        }));
+        break;
+      case "releaseLegacyFrontend": {
+        const before = observed.loadBalancers.find((lb) => lb.name === op.loadBalancer);
+        await writer.submit(
+          key("lb", ctx.loadBalancerGroup, op.loadBalancer),
+          loadBalancerAccess(clients, ctx.loadBalancerGroup, op.loadBalancer),
+          (lb) => lb && withoutLegacy(lb, op.frontend),
+          seen(before),
+        );
+        break;
+      }
       case "updateLoadBalancer": {
         const desired = ctx.desired!;
         const before = observed.loadBalancers.find((lb) => lb.name === op.loadBalancer);

@@ -33,6 +33,11 @@ export interface AzureConfig {
    * rules unchanged (desired.ts says why Portico's default differs).
    */
   floatingIPDefault?: boolean;
+  /**
+   * The --cluster-name cloud-provider-azure ran with (default `kubernetes`, AKS's): a Service's public IP it made,
+   * tagged with this cluster and the Service, is taken over with its address instead of replaced (adoption.ts).
+   */
+  cloudProviderAzureClusterName?: string;
   /** ARM endpoint; default https://management.azure.com (the emulator exports AZURE_RESOURCE_MANAGER_ENDPOINT). */
   resourceManagerEndpoint?: string;
   /** Microsoft Entra authority; default from AZURE_AUTHORITY_HOST, else the public cloud. */
@@ -66,6 +71,7 @@ const STRING_KEYS = [
   "securityGroupResourceGroup",
   "loadBalancerResourceGroup",
   "loadBalancerName",
+  "cloudProviderAzureClusterName",
   "resourceManagerEndpoint",
   "activeDirectoryAuthorityHost",
   "aadClientId",

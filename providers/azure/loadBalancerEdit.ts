@@ -7,6 +7,7 @@ import { childId, nameOf, sameId } from "./ids.ts";
 import type { DesiredService, LoadBalancer, PoolSpec, ProbeSpec, RuleSpec } from "./model.ts";
 import { belongsTo, isNodePool, MAX_TAGS, TAG } from "./names.ts";
 import { assertPortsFree, frontendIdOf, releaseFrontend, sharedFrontend } from "./sharedFrontends.ts";
+import { takenOver, withLegacyRenamed } from "./adoption.ts";
 
 type Frontend = NonNullable<LoadBalancer["frontendIPConfigurations"]>[number];
 type Pool = NonNullable<LoadBalancer["backendAddressPools"]>[number];
@@ -15,8 +16,12 @@ type Rule = NonNullable<LoadBalancer["loadBalancingRules"]>[number];
 
 export const recordTag = (frontend: string): string => `${TAG.frontendPrefix}${frontend}`;
 
-/** The load balancer with the Service's parts as desired (created when `lb` is undefined). */
-export function withService(lb: LoadBalancer | undefined, d: DesiredService): LoadBalancer {
+/**
+ * The load balancer with the Service's parts as desired (created when `read` is undefined). cloud-provider-azure's
+ * frontend of the Service, if the load balancer has it, becomes Portico's in the same write (adoption.ts).
+ */
+export function withService(read: LoadBalancer | undefined, d: DesiredService): LoadBalancer {
+  const lb = read && withLegacyRenamed(read, d);
   if (lb) assertOwned(lb, d);
   const base: LoadBalancer = lb ?? {
     location: d.location,
@@ -73,7 +78,7 @@ export function withService(lb: LoadBalancer | undefined, d: DesiredService): Lo
       : `private address ${d.frontend.privateIp ?? "(dynamic)"}`;
   assertPortsFree(next, fe, shared?.name ?? fe, address);
   const pruned = withoutUnusedNodePool(next);
-  return lb && canonical(lb) === canonical(pruned) ? lb : pruned;
+  return read && canonical(read) === canonical(pruned) ? read : pruned;
 }
 
 /**
@@ -92,7 +97,8 @@ export function withoutService(lb: LoadBalancer, frontend: string): LoadBalancer
     frontend,
   );
   if (canonical(next) === canonical(lb)) return lb;
-  if (!next.frontendIPConfigurations?.length) return undefined;
+  // One Portico took over stays: it did not make it.
+  if (!next.frontendIPConfigurations?.length) return takenOver(lb) ? withoutUnusedNodePool(next) : undefined;
   return withoutUnusedNodePool(next);
 }
 

@@ -74,6 +74,8 @@ export type PublicIpChoice =
       prefixId?: string;
       /** Absent: IPv4. */
       version?: IpFamily;
+      /** Made by another controller for this Service, and taken over now with its address (adoption.ts). */
+      adopt?: { from: string; address?: string };
     }
   | { kind: "user"; name: string; resourceGroup: string; id: string }
   /** Another Service's public IP that Portico made, which this Service shares (recorded in its tags). */

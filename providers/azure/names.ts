@@ -20,6 +20,11 @@ export const TAG = {
    * keeps such a list in its k8s-azure-service tag): the public IP goes only when none is left.
    */
   sharedWith: "portico.io-shared-with",
+  /**
+   * On what Portico took over from another controller (adoption.ts): whose it was. A load balancer so marked is
+   * never deleted; a public IP so marked is the Service's own, found again by its tags rather than its name.
+   */
+  adoptedFrom: "portico.io-adopted-from",
 } as const;
 
 /** ARM allows at most 50 tags on a resource. */

@@ -3,7 +3,7 @@
 // unit-tested exhaustively and shown as a dry run. Load balancer and security group operations carry no body:
 // apply re-runs the same pure edits on a fresh read, so they never overwrite another Service's concurrent write.
 import type { Notice } from "../provider.ts";
-import { sameId } from "./ids.ts";
+import { nameOf, sameId } from "./ids.ts";
 import { canonical, holdsService, withoutService, withService } from "./loadBalancerEdit.ts";
 import type { DesiredService, LoadBalancer, Observed, PublicIPAddress } from "./model.ts";
 import { belongsTo, isNodePool, TAG, type IpFamily } from "./names.ts";
@@ -11,6 +11,8 @@ import { dnsLabelOf, familyOf, ownedBy } from "./publicIp.ts";
 import type { IpTag } from "./publicIpAnnotations.ts";
 import { leaving, sharersOf, type SharingOperation } from "./sharedPublicIps.ts";
 import { withoutServiceRules, withServiceRules } from "./securityRulesEdit.ts";
+import { legacyElsewhere, legacyFrontend } from "./adoption.ts";
+import { CLOUD_PROVIDER_AZURE } from "./cloudProviderAzure.ts";
 
 export type Operation =
   | {
@@ -26,6 +28,18 @@ export type Operation =
     }
   | { kind: "setPublicIpDnsLabel"; name: string; resourceGroup: string; dnsLabel?: string }
   | { kind: "tagPublicIp"; name: string; resourceGroup: string; tags: Record<string, string> }
+  /** Another controller's public IP for the Service becomes Portico's: its tags say so, its address stays. */
+  | {
+      kind: "adoptPublicIp";
+      name: string;
+      resourceGroup: string;
+      id: string;
+      from: string;
+      address?: string;
+      tags: Record<string, string>;
+    }
+  /** cloud-provider-azure's frontend of the Service leaves another load balancer, so its public IP can move. */
+  | { kind: "releaseLegacyFrontend"; loadBalancer: string; frontend: string; publicIp: string }
   | { kind: "updateLoadBalancer"; loadBalancer: string; create: boolean; changes: string[] }
   | { kind: "removeFromLoadBalancer"; loadBalancer: string; deletesIt: boolean; reason: string }
   | { kind: "updateSecurityRules"; securityGroup: string; count: number }
@@ -68,7 +82,16 @@ export function plan(d: DesiredService, observed: Observed): Plan {
         ...(pip.version ? { version: pip.version } : {}),
       });
     else {
-      if (Object.entries(pip.tags).some(([k, v]) => existing.tags?.[k] !== v))
+      if (pip.adopt)
+        ops.push({
+          kind: "adoptPublicIp",
+          ...where,
+          id: pip.id,
+          from: pip.adopt.from,
+          ...(pip.adopt.address ? { address: pip.adopt.address } : {}),
+          tags: { ...pip.tags, [TAG.adoptedFrom]: pip.adopt.from },
+        });
+      else if (Object.entries(pip.tags).some(([k, v]) => existing.tags?.[k] !== v))
         ops.push({ kind: "tagPublicIp", ...where, tags: pip.tags });
       // Changed or removed with the annotation: Portico's public IP carries exactly the label asked for.
       if (dnsLabelOf(existing) !== pip.dnsLabel)
@@ -112,13 +135,34 @@ export function plan(d: DesiredService, observed: Observed): Plan {
       message: `moving to load balancer ${d.loadBalancer.name}: the public IP must leave ${lb.name} first, so the Service is unreachable until the move completes`,
     });
   }
+  // Where Portico uses another load balancer than cloud-provider-azure did, the public IP moves with its address.
+  for (const legacy of legacyElsewhere(observed.loadBalancers, d)) {
+    const address = observedAddress(d, observed);
+    ops.push({ kind: "releaseLegacyFrontend", ...legacy, publicIp: nameOf(pip?.id) ?? "" });
+    notices.push({
+      type: "Warning",
+      reason: "TrafficMoves",
+      message:
+        `public IP ${nameOf(pip?.id)}${address ? ` (${address})` : ""} moves from ${CLOUD_PROVIDER_AZURE}'s frontend ${legacy.frontend} on load balancer ` +
+        `${legacy.loadBalancer} to Portico's on ${d.loadBalancer.name}: the address is kept, and traffic stops until the new frontend is in place; ` +
+        `set loadBalancerName to ${legacy.loadBalancer} in the Azure config to take the load balancer over in place instead`,
+    });
+  }
   const after = withService(target, d);
+  const legacy = legacyFrontend(target, d);
   if (!target || after !== target)
     ops.push({
       kind: "updateLoadBalancer",
       loadBalancer: d.loadBalancer.name,
       create: !target,
-      changes: describeChanges(target, after, fe),
+      changes: [
+        ...(legacy && after !== target
+          ? [
+              `adopt ${CLOUD_PROVIDER_AZURE}'s frontend ${legacy.name} as ${fe} (address kept), its rules and probes replaced by Portico's`,
+            ]
+          : []),
+        ...describeChanges(target, after, fe),
+      ],
     });
   for (const lb of others)
     if (!breakFirst.includes(lb)) ops.push(removal(lb, fe, `moved to ${d.loadBalancer.name}`));
@@ -251,6 +295,10 @@ export function describeOperation(op: Operation): string {
       );
     case "tagPublicIp":
       return `set the tags of public IP ${op.name}`;
+    case "adoptPublicIp":
+      return `adopt public IP ${op.id} (${op.from}'s)${op.address ? ` — address ${op.address} kept` : ""}`;
+    case "releaseLegacyFrontend":
+      return `take ${CLOUD_PROVIDER_AZURE}'s frontend ${op.frontend}, its rules and probes off load balancer ${op.loadBalancer}, so that public IP ${op.publicIp} moves with its address`;
     case "setPublicIpDnsLabel":
       return op.dnsLabel
         ? `set the DNS label of public IP ${op.name} to ${op.dnsLabel}`

@@ -18,6 +18,13 @@ import {
 } from "./names.ts";
 import { sameIpTags, type IpTag } from "./publicIpAnnotations.ts";
 import { assertRoomToShare } from "./sharedPublicIps.ts";
+import {
+  CLOUD_PROVIDER_AZURE,
+  cpaClaim,
+  cpaFrontendNames,
+  cpaPublicIpNames,
+  DEFAULT_ANCHOR_CLUSTER,
+} from "./cloudProviderAzure.ts";
 
 export function choosePublicIp(
   settings: AzureServiceSettings,
@@ -65,12 +72,33 @@ export function choosePublicIp(
         `a public IP named ${name} exists that Portico did not make for this Service`,
         `name a public IP to use with ${AZURE_ANNOTATIONS.pipName}; Portico never adopts what it did not create`,
       );
+    // Taken over from cloud-provider-azure earlier, or to be now: its name is cloud-provider-azure's.
+    found ??= candidates.find(
+      (p) => ownedBy(p, ctx.cluster, service) && p.tags?.[TAG.adoptedFrom] && familyOf(p) === family,
+    );
+    const anchor = anchorOf(ctx.config);
+    const names = cpaPublicIpNames(anchor, service.uid, family).map((n) => n.toLowerCase());
+    found ??= candidates.find(
+      (p) =>
+        names.includes(p.name?.toLowerCase() ?? "") &&
+        familyOf(p) === family &&
+        cpaClaim(p, `${service.namespace}/${service.name}`, anchor) === "this",
+    );
   }
   const name = found?.name ?? named ?? publicIpName(ctx.cluster, service.uid, family);
   const id = found?.id ?? resourceId(ctx.config.subscriptionId, rg, "publicIPAddresses", name);
   const shareable = shareableOn(ctx);
   if (found) assertOfFamily(found, family, field);
   if (found) assertUsable(found, service, field, ctx.cluster, shareable, family);
+  const claim = found && cpaClaim(found, `${service.namespace}/${service.name}`, anchorOf(ctx.config));
+  if (found && claim === "this" && !found.tags?.[TAG.serviceUid]) {
+    // cloud-provider-azure's public IP for this Service: Portico's from now on, with the address it has.
+    assertFixedAsMade(found, settings, family);
+    return {
+      ...managed(settings, service, ctx.cluster, family, { name, resourceGroup: rg, id }),
+      adopt: { from: CLOUD_PROVIDER_AZURE, ...(found.ipAddress ? { address: found.ipAddress } : {}) },
+    };
+  }
   if (found && isSharedPorticoIp(found, ctx.cluster, service)) {
     assertRoomToShare(found, service.uid, field);
     assertUserIpAsAsked(found, settings, family);
@@ -78,20 +106,32 @@ export function choosePublicIp(
   }
   if (!found || ownedBy(found, ctx.cluster, service)) {
     if (found) assertFixedAsMade(found, settings, family);
-    return {
-      kind: "managed",
-      name,
-      resourceGroup: rg,
-      id,
-      tags: { ...settings.publicIpTags, ...ownershipTags(ctx.cluster, service, "publicip") },
-      ...(settings.dnsLabel ? { dnsLabel: settings.dnsLabel } : {}),
-      ipTags: settings.ipTags,
-      ...(settings.publicIpPrefixId ? { prefixId: settings.publicIpPrefixId } : {}),
-      ...(family === "IPv6" ? { version: family } : {}),
-    };
+    return managed(settings, service, ctx.cluster, family, { name, resourceGroup: rg, id });
   }
   assertUserIpAsAsked(found, settings, family);
   return { kind: "user", name, resourceGroup: rg, id };
+}
+
+/** The cluster name cloud-provider-azure tagged its public IPs with. */
+const anchorOf = (config: AzureConfig): string =>
+  config.cloudProviderAzureClusterName ?? DEFAULT_ANCHOR_CLUSTER;
+
+function managed(
+  settings: AzureServiceSettings,
+  service: ServiceRef,
+  cluster: string,
+  family: IpFamily,
+  where: { name: string; resourceGroup: string; id: string },
+): Extract<PublicIpChoice, { kind: "managed" }> {
+  return {
+    kind: "managed",
+    ...where,
+    tags: { ...settings.publicIpTags, ...ownershipTags(cluster, service, "publicip") },
+    ...(settings.dnsLabel ? { dnsLabel: settings.dnsLabel } : {}),
+    ipTags: settings.ipTags,
+    ...(settings.publicIpPrefixId ? { prefixId: settings.publicIpPrefixId } : {}),
+    ...(family === "IPv6" ? { version: family } : {}),
+  };
 }
 
 /** The annotations that name one family's public IP and prefix. */
@@ -238,7 +278,9 @@ function assertUsable(
     shareable !== undefined &&
     uidOfFrontend(nameOf(user)) !== undefined &&
     user.toLowerCase().includes(`/loadbalancers/${shareable.toLowerCase()}/frontendipconfigurations/`);
-  if (user && !sharedWithService && nameOf(user) !== frontendName(service.uid, family))
+  // cloud-provider-azure's frontend of this Service: Portico takes it over (adoption.ts).
+  const legacy = cpaFrontendNames(service.uid, family).includes(nameOf(user) ?? "");
+  if (user && !sharedWithService && !legacy && nameOf(user) !== frontendName(service.uid, family))
     throw new ConfigurationError(
       "PublicIPInUse",
       field,
