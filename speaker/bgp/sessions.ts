@@ -72,11 +72,11 @@ export function readAgentStatus(raw: unknown): AgentStatus | undefined {
  * unreachable peer.
  */
 function errorOf(info: Record<string, unknown>): string | undefined {
-  const notification = [info.lastNotificationReason, info.lastErrorCodeSubcodeText, info.lastResetDueTo].find(
-    (v): v is string => typeof v === "string" && v !== "",
-  );
+  const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
+  const notification = text(info.lastNotificationReason) ?? text(info.lastErrorCodeSubcodeText);
   if (notification) return notification;
-  if (info.connectionsEstablished === 0 || info.connectionsEstablished === undefined)
-    return "no TCP connection to the peer yet: it is unreachable, not configured for this node, or refuses the session's password";
-  return undefined;
+  const established = typeof info.connectionsEstablished === "number" ? info.connectionsEstablished : 0;
+  if (established === 0)
+    return "never established: the peer does not answer — it is unreachable, not configured for this node, or refuses the session's password (TCP MD5)";
+  return text(info.lastResetDueTo);
 }

@@ -40,6 +40,10 @@ export async function createBgpLan(
     poolAddresses: string[];
     onCleanup: (fn: () => Promise<void>) => void;
     bfd?: boolean;
+    /** The TCP MD5 password the router expects from every node. */
+    routerPassword?: string;
+    /** Fields of the BGPPeers' specs beside (or instead of) the defaults. */
+    peer?: Record<string, unknown>;
   },
 ): Promise<BgpLan> {
   const metal = await MetalCluster.create(cluster, {
@@ -64,7 +68,12 @@ export async function createBgpLan(
     await Promise.all(instances.map((i) => i.kill()));
     instances.forEach((i) => i.remove());
   });
-  await router.configure(routerConfig(metal.nodes.map((n) => n.host)));
+  await router.configure(
+    routerConfig(
+      metal.nodes.map((n) => n.host),
+      options.routerPassword,
+    ),
+  );
   // New connections spread over the paths by their ports, as datacenter routers hash flows.
   await lan.exec(routerHost, "sysctl", ["-q", "-w", "net.ipv4.fib_multipath_hash_policy=1"]);
   const client = await hostBehind(lan, routerHost, options.onCleanup);
@@ -111,10 +120,14 @@ export async function createBgpLan(
       holdTime: "9s",
       ...(options.bfd !== false ? { bfdProfile: bfdName } : {}),
       nodeSelectors: [{ matchLabels: { [TEST_NODE_LABEL]: cluster.namespace } }],
+      ...options.peer,
     });
   }
   const startSpeaker = (node: MetalNode) =>
-    node.startSpeaker([`--frr-config-dir=${frr.get(node.name)!.dir}`]);
+    node.startSpeaker([
+      `--frr-config-dir=${frr.get(node.name)!.dir}`,
+      `--secret-namespace=${cluster.namespace}`,
+    ]);
   return { metal, router, routerHost, client, frr, pool, peerNames, create, startSpeaker };
 }
 
@@ -130,7 +143,7 @@ export async function startBgpSpeakers(bgp: BgpLan): Promise<void> {
 }
 
 /** The router: iBGP with every node (IPv4 and IPv6 sessions), BFD, and ECMP over up to 16 paths. */
-function routerConfig(nodes: readonly LanHost[]): string {
+function routerConfig(nodes: readonly LanHost[], password: string | undefined): string {
   const neighbors = nodes.flatMap((n) => [n.ipv4, n.ipv6]);
   return [
     "frr defaults traditional",
@@ -142,6 +155,7 @@ function routerConfig(nodes: readonly LanHost[]): string {
     ...neighbors.flatMap((address) => [
       ` neighbor ${address} remote-as ${ASN}`,
       ` neighbor ${address} timers 3 9`,
+      ...(password ? [` neighbor ${address} password ${password}`] : []),
       ` neighbor ${address} bfd`,
       ` neighbor ${address} bfd profile fast`,
     ]),

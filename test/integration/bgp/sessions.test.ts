@@ -1,0 +1,150 @@
+// BGP sessions as users see them: passwords from Secrets, sessions that never reset for unrelated changes, a
+// stopping speaker that withdraws before it goes, and a wrong password or AS number said on the peer's status.
+import { CustomObjectsApi } from "@kubernetes/client-node";
+import { beforeAll, onTestFinished } from "vitest";
+import { expect, test, waitFor, type TestCluster } from "../../harness/index.ts";
+import { requireLanTools } from "../../harness/netns.ts";
+import { buildAddon, E2E_TIMEOUT_MS } from "../metal/speakers.ts";
+import { createBgpLan, routerNextHops, startBgpSpeakers, type BgpLan } from "./bgpCluster.ts";
+
+const WEB = "198.51.100.20";
+const EXTRA = Array.from({ length: 8 }, (_, i) => `198.51.100.${30 + i}`);
+const POOL = ["198.51.100.0/24", "2001:db8:5::/64"];
+
+beforeAll(async () => {
+  requireLanTools(["/usr/lib/frr/bgpd", "vtysh"]);
+  await buildAddon();
+}, 180_000);
+
+interface Neighbor {
+  bgpState?: string;
+  connectionsEstablished?: number;
+}
+
+async function routerSessions(bgp: BgpLan): Promise<Record<string, Neighbor>> {
+  return bgp.router.json<Record<string, Neighbor>>("show bgp neighbors json");
+}
+
+type Sessions = Record<string, { state?: string; established?: boolean; lastError?: string }>;
+
+async function peerSessions(cluster: TestCluster, name: string): Promise<Sessions> {
+  const peer = (await cluster.kubeConfig.makeApiClient(CustomObjectsApi).getClusterCustomObject({
+    group: "portico.io",
+    version: "v1alpha1",
+    plural: "bgppeers",
+    name,
+  })) as { status?: { sessions?: Sessions } };
+  return peer.status?.sessions ?? {};
+}
+
+test(
+  "a password from a Secret brings the sessions up; unrelated Services never reset one; a stopping speaker withdraws first",
+  async ({ cluster }) => {
+    await cluster.core.createNamespacedSecret({
+      namespace: cluster.namespace,
+      body: {
+        metadata: { name: "router-password" },
+        type: "kubernetes.io/basic-auth",
+        stringData: { password: "s3cret-md5" },
+      },
+    });
+    const bgp = await createBgpLan(cluster, {
+      nodes: 3,
+      addresses: [WEB, ...EXTRA],
+      poolAddresses: POOL,
+      onCleanup: onTestFinished,
+      routerPassword: "s3cret-md5",
+      peer: { passwordSecret: { name: "router-password" } },
+    });
+    const { metal } = bgp;
+    const [n0] = metal.nodes;
+    await bgp.create("bgpadvertisements", "BGPAdvertisement", `${cluster.namespace}-all`, {
+      ipAddressPools: [bgp.pool.name],
+    });
+    await startBgpSpeakers(bgp);
+    await metal.createService("web", [WEB]);
+    const all = metal.nodes.map((n) => n.host.ipv4).sort();
+    await waitFor(
+      "the router to route the Service over every node",
+      async () => (await routerNextHops(bgp, WEB)).join() === all.join(),
+      { timeoutMs: 60_000 },
+    );
+    const before = await routerSessions(bgp);
+    for (const n of metal.nodes) expect(before[n.host.ipv4]?.bgpState).toBe("Established");
+
+    // Services come and go: each one only adds or removes routes, on sessions that stay up.
+    for (const [i, address] of EXTRA.entries()) await metal.createService(`extra-${i}`, [address]);
+    await waitFor(
+      "every new Service to be routed over every node",
+      async () => {
+        const hops = await Promise.all(EXTRA.map((a) => routerNextHops(bgp, a)));
+        return hops.every((h) => h.join() === all.join());
+      },
+      { timeoutMs: 60_000 },
+    );
+    for (let i = 0; i < 4; i++)
+      await cluster.core.deleteNamespacedService({ name: `extra-${i}`, namespace: cluster.namespace });
+    await waitFor("deleted Services to be withdrawn", async () => {
+      const hops = await Promise.all(EXTRA.slice(0, 4).map((a) => routerNextHops(bgp, a)));
+      return hops.every((h) => h.length === 0);
+    });
+    const after = await routerSessions(bgp);
+    for (const n of metal.nodes) {
+      expect(after[n.host.ipv4]?.bgpState).toBe("Established");
+      expect(after[n.host.ipv4]?.connectionsEstablished).toBe(before[n.host.ipv4]?.connectionsEstablished);
+    }
+
+    // SIGTERM: the speaker withdraws its node's routes (FRR stays up, its session too) before it exits.
+    await n0!.terminate();
+    const hops = await routerNextHops(bgp, WEB);
+    expect(hops).not.toContain(n0!.host.ipv4);
+    expect(hops).toHaveLength(2);
+    expect((await routerSessions(bgp))[n0!.host.ipv4]?.bgpState).toBe("Established");
+  },
+  E2E_TIMEOUT_MS,
+);
+
+test(
+  "a wrong password is said on the peer's status, and the session is not pretended up",
+  async ({ cluster }) => {
+    const bgp = await createBgpLan(cluster, {
+      nodes: 1,
+      addresses: [WEB],
+      poolAddresses: POOL,
+      onCleanup: onTestFinished,
+      routerPassword: "right",
+      peer: { password: "wrong", connectTime: "1s" },
+      bfd: false,
+    });
+    await startBgpSpeakers(bgp);
+    const node = bgp.metal.nodes[0]!;
+    await waitFor("the node's session to be reported down with the likely cause", async () => {
+      const session = (await peerSessions(cluster, bgp.peerNames[0]))[node.name];
+      if (session?.established === false && /password/.test(session.lastError ?? "")) return true;
+      throw new Error(JSON.stringify(session));
+    });
+  },
+  E2E_TIMEOUT_MS,
+);
+
+test(
+  "a wrong AS number is said on the peer's status in FRR's words",
+  async ({ cluster }) => {
+    const bgp = await createBgpLan(cluster, {
+      nodes: 1,
+      addresses: [WEB],
+      poolAddresses: POOL,
+      onCleanup: onTestFinished,
+      peer: { peerASN: 64999, connectTime: "1s" },
+      bfd: false,
+    });
+    await startBgpSpeakers(bgp);
+    const node = bgp.metal.nodes[0]!;
+    await waitFor("the node's session to be reported refused for its AS number", async () => {
+      const session = (await peerSessions(cluster, bgp.peerNames[0]))[node.name];
+      if (session?.established === false && /Bad Peer AS/i.test(session.lastError ?? "")) return true;
+      throw new Error(JSON.stringify(session));
+    });
+  },
+  E2E_TIMEOUT_MS,
+);
