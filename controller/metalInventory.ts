@@ -37,7 +37,7 @@ export function metalInventory(cache: ClusterCache, classes: ClassConfig): Metal
       ];
     },
     statusAddresses: (namespace, name) =>
-      (cache.services.get(name, namespace)?.status?.loadBalancer?.ingress ?? []).flatMap((i) =>
+      (serviceOf(cache, namespace, name)?.status?.loadBalancer?.ingress ?? []).flatMap((i) =>
         i.ip ? [i.ip] : [],
       ),
     nodeAddresses: () =>
@@ -49,6 +49,14 @@ export function metalInventory(cache: ClusterCache, classes: ClassConfig): Metal
       })),
     announcements: (namespace, name) => cache.announcements(namespace, name),
   };
+}
+
+/** The Service from the cache; porticoctl's snapshot of the cluster can only list. */
+function serviceOf(cache: ClusterCache, namespace: string, name: string): V1Service | undefined {
+  const services: Partial<Pick<ClusterCache["services"], "get">> & Pick<ClusterCache["services"], "list"> =
+    cache.services;
+  if (services.get) return services.get(name, namespace);
+  return services.list().find((s) => s.metadata?.namespace === namespace && s.metadata.name === name);
 }
 
 /**
