@@ -3,6 +3,7 @@
 // Portico's (by its tags, as everything else) and a restarted LBC would not find them as its own. Nothing else
 // is changed here: the plan brings them to the Service's desired state in place like any load balancer of Portico's.
 import { AddTagsCommand, RemoveTagsCommand, type Tag } from "@aws-sdk/client-elastic-load-balancing-v2";
+import type { ResourceTagMapping } from "@aws-sdk/client-resource-groups-tagging-api";
 import { LBC_NLB_CLASS } from "../classes.ts";
 import { ConfigurationError } from "../errors.ts";
 import type { EnsureResult, LoadBalancerIntent, Notice, ServiceRef } from "../provider.ts";
@@ -11,15 +12,21 @@ import { call, type AwsClients } from "./clients.ts";
 import {
   ADOPTED_FROM_LBC,
   ADOPTED_TAG,
+  adoptedNames,
   decideAdoption,
   describeAdoption,
   LBC_FINALIZER,
   LBC_TAG,
+  lbcLoadBalancerName,
   recogniseLbc,
+  renamed,
+  renamesOf,
   type Adoption,
   type LbcObserved,
+  type Renames,
+  type TaggedArn,
 } from "./lbcAdoption.ts";
-import type { DesiredLoadBalancer } from "./model.ts";
+import type { DesiredLoadBalancer, Observed } from "./model.ts";
 import { ownershipTags } from "./names.ts";
 import {
   describeLoadBalancers,
@@ -28,6 +35,9 @@ import {
   observeTargetGroup,
   taggedResources,
 } from "./observe.ts";
+
+/** How long a listing of the stacks holding LBC's resources stands. */
+const LISTING_TTL_MS = 60_000;
 
 /** How soon a Service refused because LBC runs is looked at again: LBC's Lease lapses within 15 s of it stopping. */
 export const LBC_RECHECK_MS = 15_000;
@@ -67,6 +77,13 @@ export class LbcTakeOver {
   readonly options: LbcTakeOverOptions;
   private readonly clients: AwsClients;
   private readonly cluster: string;
+  /** The names each taken-over Service's resources kept, as last known (found again from tags after a restart). */
+  private readonly renames = new Map<string, Renames>();
+  /** The stacks (`namespace/name`) holding resources LBC tagged for its cluster, as the account's listing says. */
+  private listing: { at: number; stacks: Set<string> } | undefined;
+  private loading: Promise<Set<string>> | undefined;
+  /** When LBC was last seen running: a listing from before then may miss what it made since. */
+  private lastSeenLive = 0;
 
   constructor(clients: AwsClients, porticoCluster: string, options: LbcTakeOverOptions) {
     this.clients = clients;
@@ -80,6 +97,7 @@ export class LbcTakeOver {
     // Only a Service LBC serves or served can have LBC working on it at the same time.
     if (adoption.kind !== "none" || intent.loadBalancerClass === LBC_NLB_CLASS) {
       const holder = await this.options.liveController?.();
+      if (holder) this.lastSeenLive = Date.now();
       if (holder) {
         const refusal = new WaitingForLbc(
           "LoadBalancerControllerRunning",
@@ -109,6 +127,9 @@ export class LbcTakeOver {
    */
   async take(service: ServiceRef, adoption: Adoption): Promise<string[]> {
     if (adoption.kind !== "adopt") return [];
+    const names = renamesOf(adoption);
+    if (names) this.renames.set(service.uid, names);
+    this.listing?.stacks.delete(`${service.namespace}/${service.name}`);
     const resources = [
       ...(adoption.loadBalancer ? [{ arn: adoption.loadBalancer.arn, kind: "loadbalancer" }] : []),
       ...adoption.targetGroups.map((f) => ({ arn: f.group.observed.arn, kind: "targetgroup" })),
@@ -133,6 +154,28 @@ export class LbcTakeOver {
     return resources.map((r) => `took over ${r.arn} from the AWS Load Balancer Controller`);
   }
 
+  /** The desired load balancer under the names of what was taken over for the Service, as last known. */
+  named(uid: string, desired: DesiredLoadBalancer): DesiredLoadBalancer {
+    const names = this.renames.get(uid);
+    return names ? renamed(desired, names) : desired;
+  }
+
+  /**
+   * After a full observation, the taken-over names as Portico's own tags show them (what a restarted controller
+   * knows): undefined when the observation shows none, and the names last known stand.
+   */
+  namedAfter(
+    service: ServiceRef,
+    wanted: DesiredLoadBalancer,
+    observed: Observed,
+  ): DesiredLoadBalancer | undefined {
+    const lbcName = lbcLoadBalancerName(this.options.cluster, service, wanted.scheme);
+    const found = adoptedNames(wanted, observed, lbcName);
+    if (!found) return undefined;
+    this.renames.set(service.uid, found);
+    return renamed(wanted, found);
+  }
+
   /**
    * After a pass that went through: what was taken over, as an Event, and LBC's finalizer released once nothing of
    * LBC's is left for the Service — never while LBC's NLB stands beside a new one of Portico's.
@@ -142,14 +185,15 @@ export class LbcTakeOver {
     view: TakeOverView,
     taken: string[],
     result: EnsureResult,
-  ): Promise<Notice[]> {
+  ): Promise<EnsureResult> {
     const notices: Notice[] = [];
+    const told = () => ({ ...result, notices: [...result.notices, ...notices] });
     const say = view.lines.join("; ");
     if (taken.length) notices.push({ type: "Normal", reason: "AdoptedLoadBalancer", message: say });
     if (view.adoption.kind === "recreate") {
       if (result.changes.some((c) => c.startsWith("create ")))
         notices.push({ type: "Warning", reason: "RecreatingLoadBalancer", message: say });
-      return notices;
+      return told();
     }
     if (await this.options.releaseFinalizer?.(service))
       notices.push({
@@ -157,23 +201,39 @@ export class LbcTakeOver {
         reason: "AdoptedLoadBalancer",
         message: `removed the AWS Load Balancer Controller's finalizer ${LBC_FINALIZER}: Portico owns the Service's NLB and target groups`,
       });
-    return notices;
+    return told();
+  }
+
+  /**
+   * Which Services' stacks hold LBC's resources: one paged read for the cluster at most every minute instead of a
+   * read per Service and pass. It lags only behind what LBC made while running, so a listing older than the last
+   * time LBC was seen running is read again; a Service it names is read alone before anything is done.
+   */
+  private async listed(): Promise<Set<string>> {
+    const l = this.listing;
+    if (l && Date.now() - l.at < LISTING_TTL_MS && l.at > this.lastSeenLive) return l.stacks;
+    this.loading ??= (async () => {
+      const at = Date.now();
+      const resources = await taggedResources(this.clients, [
+        { Key: LBC_TAG.cluster, Values: [this.options.cluster] },
+      ]);
+      const stacks = new Set(resources.flatMap((r) => taggedArn(r).tags[LBC_TAG.serviceStack] ?? []));
+      this.listing = { at, stacks };
+      return stacks;
+    })().finally(() => (this.loading = undefined));
+    return this.loading;
   }
 
   /** LBC's resources for the Service, found by LBC's tags and described as observation describes Portico's. */
   private async read(service: ServiceRef): Promise<LbcObserved> {
+    const stack = `${service.namespace}/${service.name}`;
+    // Most Services have nothing of LBC's (left): the account's listing says so without a read of their own.
+    if (!(await this.listed()).has(stack)) return { targetGroups: [] };
     const tagged = await taggedResources(this.clients, [
       { Key: LBC_TAG.cluster, Values: [this.options.cluster] },
-      { Key: LBC_TAG.serviceStack, Values: [`${service.namespace}/${service.name}`] },
+      { Key: LBC_TAG.serviceStack, Values: [stack] },
     ]);
-    const found = recogniseLbc(
-      tagged.map((r) => ({
-        arn: r.ResourceARN!,
-        tags: Object.fromEntries((r.Tags ?? []).map((t) => [t.Key!, t.Value])),
-      })),
-      this.options.cluster,
-      service,
-    );
+    const found = recogniseLbc(tagged.map(taggedArn), this.options.cluster, service);
     if (!found.loadBalancerArn && !found.targetGroups.length) return { targetGroups: [] };
     const [lbs, tgs] = await Promise.all([
       describeLoadBalancers(this.clients, found.loadBalancerArn ? [found.loadBalancerArn] : []),
@@ -195,4 +255,11 @@ export class LbcTakeOver {
     ]);
     return { ...(loadBalancer ? { loadBalancer } : {}), targetGroups };
   }
+}
+
+function taggedArn(r: ResourceTagMapping): TaggedArn {
+  return {
+    arn: r.ResourceARN!,
+    tags: Object.fromEntries((r.Tags ?? []).map((t) => [t.Key!, t.Value])),
+  };
 }

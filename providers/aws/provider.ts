@@ -29,14 +29,7 @@ import { apply } from "./apply.ts";
 import { describeOperation, plan, planDeletion, type Operation, type Plan } from "./plan.ts";
 import { SubnetResolver } from "./network.ts";
 import { RecentObservations } from "./recentObservations.ts";
-import {
-  adoptedNames,
-  asTaken,
-  lbcLoadBalancerName,
-  renamed,
-  renamesOf,
-  type Renames,
-} from "./lbcAdoption.ts";
+import { asTaken, renamed, renamesOf } from "./lbcAdoption.ts";
 import { LbcTakeOver, type LbcTakeOverOptions, type TakeOverView } from "./lbcTakeOver.ts";
 
 export { AWS_LOAD_BALANCER_CLASS } from "../classes.ts";
@@ -85,8 +78,6 @@ export class AwsProvider implements LoadBalancerProvider {
   private readonly groupIndex: SecurityGroupIndex;
   private readonly elbIndex: ElbIndex;
   private readonly lbc: LbcTakeOver | undefined;
-  /** The names each taken-over Service's resources kept, as last observed (found again from tags after a restart). */
-  private readonly renames = new Map<string, Renames>();
 
   constructor(opts: AwsProviderOptions) {
     this.cluster = opts.clusterName;
@@ -116,87 +107,40 @@ export class AwsProvider implements LoadBalancerProvider {
     const uid = intent.service.uid;
     try {
       const { desired: wanted, shared } = await this.desire(intent);
+      // Taking over: what the AWS Load Balancer Controller made is retagged first, then planned as Portico's own.
       const takeOver = await this.lbc?.look(intent, wanted);
       if (takeOver?.refusal) throw takeOver.refusal;
       const taken = takeOver ? await this.lbc!.take(intent.service, takeOver.adoption) : [];
       if (taken.length) {
         this.recent.forget(uid);
         this.elbIndex.touched(uid);
-        const names = renamesOf(takeOver!.adoption);
-        if (names) this.renames.set(uid, names);
       }
-      let desired = this.withRenames(uid, wanted);
+      const told = async (pass: Promise<EnsureResult>) => {
+        const result = await pass;
+        return takeOver ? this.lbc!.after(intent.service, takeOver, taken, result) : result;
+      };
+      let desired = this.lbc?.named(uid, wanted) ?? wanted;
       // The shared rules first: the NLB's own backend rules from before them go only once they are in place.
       const { groupId, changes } = await this.shared.use(uid, shared);
       if (groupId) desired.sharedBackendGroup = groupId;
       const reused = await this.reuse(uid, desired);
       if (reused) {
         const p = plan(desired, reused);
-        if (onlyTargets(p))
-          return await this.finish(
-            intent,
-            takeOver,
-            taken,
-            this.carryOut(intent.service, desired, reused, p, changes),
-          );
+        if (onlyTargets(p)) return await told(this.carryOut(intent.service, desired, reused, p, changes));
         // The plan depends on more than the shape the observation was kept for: observe everything.
         this.recent.forget(uid);
       }
       const observed = await this.observe(intent, desired);
-      desired = this.adopted(intent.service, wanted, desired, observed);
+      desired = this.lbc?.namedAfter(intent.service, wanted, observed) ?? desired;
       if (groupId) desired.sharedBackendGroup = groupId;
       const p = plan(desired, observed);
       if (onlyTargets(p)) this.recent.remember(uid, desired, observed);
       else this.recent.forget(uid);
-      return await this.finish(
-        intent,
-        takeOver,
-        taken,
-        this.carryOut(intent.service, desired, observed, p, changes),
-      );
+      return await told(this.carryOut(intent.service, desired, observed, p, changes));
     } catch (err) {
       this.recent.forget(uid);
       throw err;
     }
-  }
-
-  /** The take-over's word on a pass that went through (lbcTakeOver.ts: what was taken, LBC's finalizer). */
-  private async finish(
-    intent: LoadBalancerIntent,
-    takeOver: TakeOverView | undefined,
-    taken: string[],
-    pass: Promise<EnsureResult>,
-  ): Promise<EnsureResult> {
-    const result = await pass;
-    if (!takeOver || !this.lbc) return result;
-    return {
-      ...result,
-      notices: [...result.notices, ...(await this.lbc.after(intent.service, takeOver, taken, result))],
-    };
-  }
-
-  /** The desired load balancer under the names of what was taken over for the Service, as last known. */
-  private withRenames(uid: string, desired: DesiredLoadBalancer): DesiredLoadBalancer {
-    const names = this.lbc && this.renames.get(uid);
-    return names ? renamed(desired, names) : desired;
-  }
-
-  /** After a full observation: the taken-over names as Portico's tags show them now (the truth after a restart). */
-  private adopted(
-    service: ServiceRef,
-    wanted: DesiredLoadBalancer,
-    desired: DesiredLoadBalancer,
-    observed: Observed,
-  ): DesiredLoadBalancer {
-    if (!this.lbc) return desired;
-    const found = adoptedNames(
-      wanted,
-      observed,
-      lbcLoadBalancerName(this.lbc.options.cluster, service, wanted.scheme),
-    );
-    if (!found) return desired;
-    this.renames.set(service.uid, found);
-    return renamed(wanted, found);
   }
 
   /**
@@ -390,15 +334,15 @@ export class AwsProvider implements LoadBalancerProvider {
     const preview = await this.shared.preview(intent.service.uid, shared);
     if (shared)
       wanted.sharedBackendGroup = (await this.shared.groupOf(shared.vpcId)) ?? SHARED_GROUP_TO_BE_MADE;
-    const names = takeOver && renamesOf(takeOver.adoption);
-    let desired = names ? renamed(wanted, names) : this.withRenames(intent.service.uid, wanted);
-    if (names && takeOver.adoption.kind === "adopt") {
+    if (takeOver?.adoption.kind === "adopt") {
       // Observed under Portico's own names: LBC's NLB is not Portico's yet, and found by its name it would be refused.
       const observed = asTaken(await this.observe(intent, wanted), takeOver.adoption);
+      const desired = renamed(wanted, renamesOf(takeOver.adoption)!);
       return { plan: plan(desired, observed), unresolved, shared: preview, takeOver };
     }
+    let desired = this.lbc?.named(intent.service.uid, wanted) ?? wanted;
     const observed = await this.observe(intent, desired);
-    desired = this.adopted(intent.service, wanted, desired, observed);
+    desired = this.lbc?.namedAfter(intent.service, wanted, observed) ?? desired;
     return {
       plan: plan(desired, observed),
       unresolved,

@@ -119,6 +119,33 @@ test("LBC's NLB, listener and target group are taken over in place: same ARN and
   );
 
   expect(await untouched()).toEqual(before);
+
+  // A restarted controller, knowing nothing but the tags, keeps the same NLB and target group: nothing is made
+  // or deleted for the Service.
+  await (await started).stop();
+  const again = await startPortico(cluster, {
+    alsoServes: [LBC_NLB_CLASS],
+    aws: {
+      defaultScheme: "internal",
+      observationTtlMs: 60_000,
+      takeOverLbc: {
+        cluster: cluster.namespace,
+        recreate: false,
+        lease: { namespace: cluster.namespace, name: LEASE },
+      },
+    },
+  });
+  const calls = (again.provider as AwsProvider).clients.calls;
+  await waitFor("the restarted controller to look at the Service", () =>
+    (calls.get("elbv2:DescribeTargetHealth") ?? 0) > 0 && again.manager.queue.length === 0 ? true : undefined,
+  );
+  expect([...calls.keys()].filter((op) => /:(Create|Delete)/.test(op))).toEqual([]);
+  const afterRestart = await inventory(aws);
+  expect(
+    afterRestart.loadBalancers.filter((lb) => lb.tags["portico.io/service-uid"] === svc.metadata!.uid),
+  ).toEqual([expect.objectContaining({ arn: mine.loadBalancerArn })]);
+  expect(afterRestart.targetGroups.filter((tg) => tg.arn === mine.targetGroupArn)).toHaveLength(1);
+
   const events = await serviceEvents(cluster, "web");
   expect(events.filter((e) => e.reason === "AdoptedLoadBalancer").map((e) => e.message)).toEqual(
     expect.arrayContaining([
