@@ -39,5 +39,8 @@ test("the IAM policy grants exactly the actions the provider calls", () => {
   const granted = new Set(policy.Statement.flatMap((s) => s.Action));
   const called = actionsCalled();
   expect(called.size).toBeGreaterThan(20);
-  expect([...granted].filter((a) => !IMPLIED.includes(a)).sort()).toEqual([...called].sort());
+  // An implied action may also be called on its own (AddTags, when taking over the AWS Load Balancer Controller's).
+  expect([...granted].filter((a) => !IMPLIED.includes(a) || called.has(a)).sort()).toEqual(
+    [...called].sort(),
+  );
 });
