@@ -53,7 +53,9 @@ export function withService(read: LoadBalancer | undefined, d: DesiredService): 
   };
   const shared = sharedFrontend(rest, fe, d.frontend);
   const current = rest.frontendIPConfigurations?.find((f) => f.name === fe);
-  const wanted = shared ? undefined : frontendBody(d, current);
+  // Renamed from cloud-provider-azure's in this write: ARM gives a new frontend a new dynamic address.
+  const renamed = current !== undefined && !read?.frontendIPConfigurations?.some((f) => f.name === fe);
+  const wanted = shared ? undefined : frontendBody(d, current, renamed);
   // Leaving its frontend (for another Service's, or for another address) hands it to Services still using it.
   if (current && (shared || canonicalFrontend(current) !== canonicalFrontend(wanted!)))
     rest = releaseFrontend(rest, fe);
@@ -127,15 +129,18 @@ function assertOwned(lb: LoadBalancer, d: DesiredService): void {
     );
 }
 
-function frontendBody(d: DesiredService, current: Frontend | undefined): Frontend {
+function frontendBody(d: DesiredService, current: Frontend | undefined, renamed = false): Frontend {
   const f = d.frontend;
   if (f.kind === "public") return { name: d.frontendName, publicIPAddress: { id: f.publicIpId } };
   const keep =
     !f.privateIp && sameId(current?.subnet?.id, f.subnetId) ? current?.privateIPAddress : undefined;
+  // A frontend renamed in this write is new to ARM, which keeps the address only when it is asked for (Static);
+  // the next write makes it dynamic again, and ARM keeps a frontend's address when only its allocation changes.
+  const pinned = f.privateIp !== undefined || (renamed && keep !== undefined);
   return {
     name: d.frontendName,
     subnet: { id: f.subnetId },
-    privateIPAllocationMethod: f.privateIp ? "Static" : "Dynamic",
+    privateIPAllocationMethod: pinned ? "Static" : "Dynamic",
     privateIPAddressVersion: f.family ?? "IPv4",
     // A dynamic address is ARM's to choose; sending back the one it chose keeps it.
     ...(f.privateIp ? { privateIPAddress: f.privateIp } : keep ? { privateIPAddress: keep } : {}),

@@ -7,7 +7,7 @@ import type { LoadBalancer } from "@azure/arm-network";
 import { expect, test, waitFor, AZURE_WORLD, type TestAzure, type TestCluster } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { azureTestConfig } from "../../harness/azure.ts";
-import { azureWorld, lbService, waitForIP } from "./fixtures.ts";
+import { azureWorld, INTERNAL, lbService, waitForIP } from "./fixtures.ts";
 import { inventory } from "./inventory.ts";
 
 const w = AZURE_WORLD;
@@ -244,4 +244,64 @@ test("another cluster's public IP for a Service of the same name, and its load b
     (await inventory(azure)).publicIps.length === before.publicIps.length ? true : undefined,
   );
   expect(await inventory(azure)).toEqual(before);
+});
+
+test("an internal Service's frontend on cloud-provider-azure's internal load balancer is taken over with its private address", async ({
+  cluster,
+  azure,
+}) => {
+  await azureWorld(cluster, azure, 1);
+  const web = await movedService(cluster, "web", INTERNAL);
+  const lbId = `/subscriptions/${azure.subscriptionId}/resourceGroups/${w.resourceGroup}/providers/Microsoft.Network/loadBalancers/kubernetes-internal`;
+  const subnetId = `/subscriptions/${azure.subscriptionId}/resourceGroups/${w.resourceGroup}/providers/Microsoft.Network/virtualNetworks/${w.vnetName}/subnets/${w.subnetName}`;
+  const { probe, rule } = cpaParts(lbId, web.uid, "", web.nodePort);
+  // A dynamic address that is not the subnet's first free one, so that a new frontend would not get it again.
+  const body = (allocation: "Static" | "Dynamic") => ({
+    location: w.location,
+    sku: { name: "Standard", tier: "Regional" },
+    frontendIPConfigurations: [
+      {
+        name: cpaBase(web.uid),
+        subnet: { id: subnetId },
+        privateIPAllocationMethod: allocation,
+        privateIPAddress: "10.0.1.200",
+      },
+    ],
+    backendAddressPools: [{ name: "kubernetes" }],
+    probes: [probe],
+    loadBalancingRules: [rule],
+  });
+  await azure.network.loadBalancers.createOrUpdate(
+    w.resourceGroup,
+    "kubernetes-internal",
+    body("Static"),
+    poll,
+  );
+  const made = await azure.network.loadBalancers.createOrUpdate(
+    w.resourceGroup,
+    "kubernetes-internal",
+    body("Dynamic"),
+    poll,
+  );
+  const address = made.frontendIPConfigurations![0]!.privateIPAddress!;
+  expect(address).toBe("10.0.1.200");
+
+  await startPortico(cluster, {
+    provider: "azure",
+    defaultForUnclassed: true,
+    azure: azureTestConfig({ loadBalancerName: "kubernetes" }),
+  });
+  expect(await waitForIP(cluster, "web")).toBe(address);
+  // Renamed with the address pinned (a new frontend would get another), then dynamic again as the Service asks.
+  const lb = await waitFor("the frontend to be dynamic again, with its address", async () => {
+    const found = await lbOf(azure, "kubernetes-internal");
+    return found?.frontends[0]?.allocation === "Dynamic" ? found : undefined;
+  });
+  expect(lb.frontends).toEqual([
+    expect.objectContaining({ name: porticoFrontend(web.uid), privateIp: address, subnet: w.subnetName }),
+  ]);
+  expect(lb.rules.map((r) => r.name)).toEqual([`${porticoFrontend(web.uid)}-TCP-80`]);
+  expect((await cluster.getService("web")).status?.loadBalancer?.ingress).toEqual([
+    { ip: address, ipMode: "VIP" },
+  ]);
 });
