@@ -73,6 +73,10 @@ describe("cloud-provider-azure's names and tags", () => {
     expect(cpaFrontendNames(UID, "IPv6")).toEqual([`${BASE}-IPv6`, BASE]);
     expect(cpaFrontendNames(UID, "IPv4", "frontends")).toEqual([BASE, `${BASE}-frontends`]);
     expect(cpaPublicIpNames("kubernetes", UID, "IPv4")).toEqual([`kubernetes-${BASE}`]);
+    expect(cpaPublicIpNames("kubernetes", UID, "IPv6", `${RG}/providers/x/publicIPPrefixes/pfx`)).toEqual([
+      `kubernetes-${BASE}-pfx-IPv6`,
+      `kubernetes-${BASE}-pfx`,
+    ]);
   });
 
   it("reads the service tag as a list, and claims only this Service's public IP of the anchor cluster", () => {

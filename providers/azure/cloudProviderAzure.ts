@@ -5,7 +5,8 @@
 //   characters (so one hex digit shorter than Portico's frontend names, names.ts);
 // - its frontend is the base name (`<base>-<subnet>` for an internal Service with a subnet annotation), its rules
 //   and probes `<base>-<PROTOCOL>-<port>`, and a dual-stack Service's IPv6 parts add `-IPv6`;
-// - its public IP is `<cluster>-<base>` (`-IPv6` added likewise), where cluster is the controller manager's
+// - its public IP is `<cluster>-<base>` (`-<prefix name>` when made from a public IP prefix, `-IPv6` added as for
+//   the other parts), where cluster is the controller manager's
 //   --cluster-name (`kubernetes` on AKS), tagged `k8s-azure-service: <ns>/<name>[,<ns>/<name>...]` and
 //   `k8s-azure-cluster-name: <cluster>` (older releases: `service` and `kubernetes-cluster-name`);
 // - its load balancers are the cluster's, `<cluster>` and `<cluster>-internal`, untagged.
@@ -53,9 +54,19 @@ export function cpaFrontendNames(uid: string, family: IpFamily, subnet?: string)
   return family === "IPv6" ? [...plain.map((n) => `${n}${FAMILY_SUFFIX}`), ...plain] : plain;
 }
 
-/** The names cloud-provider-azure gives the Service's public IP of this family, without a prefix annotation. */
-export function cpaPublicIpNames(anchorCluster: string, uid: string, family: IpFamily): string[] {
-  const name = `${anchorCluster}-${cpaBaseName(uid)}`.slice(0, NAME_MAX - FAMILY_SUFFIX.length);
+/**
+ * The names cloud-provider-azure gives the Service's public IP of this family; one made from a public IP prefix
+ * (the pip-prefix-id annotation) ends with the prefix's name.
+ */
+export function cpaPublicIpNames(
+  anchorCluster: string,
+  uid: string,
+  family: IpFamily,
+  prefixId?: string,
+): string[] {
+  const prefix = prefixId?.split("/").filter(Boolean).pop();
+  const full = `${anchorCluster}-${cpaBaseName(uid)}${prefix ? `-${prefix}` : ""}`;
+  const name = full.slice(0, NAME_MAX - FAMILY_SUFFIX.length);
   return family === "IPv6" ? [`${name}${FAMILY_SUFFIX}`, name] : [name];
 }
 

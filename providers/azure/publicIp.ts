@@ -77,7 +77,9 @@ export function choosePublicIp(
       (p) => ownedBy(p, ctx.cluster, service) && p.tags?.[TAG.adoptedFrom] && familyOf(p) === family,
     );
     const anchor = anchorOf(ctx.config);
-    const names = cpaPublicIpNames(anchor, service.uid, family).map((n) => n.toLowerCase());
+    const names = cpaPublicIpNames(anchor, service.uid, family, settings.publicIpPrefixId).map((n) =>
+      n.toLowerCase(),
+    );
     found ??= candidates.find(
       (p) =>
         names.includes(p.name?.toLowerCase() ?? "") &&
