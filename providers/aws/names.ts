@@ -24,11 +24,13 @@ function hash(...parts: (string | number)[]): string {
 
 /** `k8s-<ns>-<name>-<hash>`: at most 32 characters, as ELBv2 requires, readable in the console. */
 function shortName(service: ServiceRef, digest: string): string {
-  // Truncation can leave a hyphen at an end, and ELBv2 refuses names with "--" in them.
+  // Truncation can leave a hyphen at an end, and ELBv2 refuses names with "--" in them (a namespace or Service
+  // name may well hold two: "team--web").
   const clean = (s: string) =>
     s
       .replace(/[^a-zA-Z0-9-]/g, "")
       .slice(0, 8)
+      .replace(/-{2,}/g, "-")
       .replace(/^-+|-+$/g, "") || "x";
   return `k8s-${clean(service.namespace)}-${clean(service.name)}-${digest.slice(0, 10)}`;
 }

@@ -238,3 +238,41 @@ test("an NLB whose scheme differs from the Service's is never changed: refused n
   expect((await inventory(aws)).loadBalancers).toHaveLength(1);
   expect((await cluster.getService("web")).metadata?.finalizers).toContain(LBC_FINALIZER);
 });
+
+test("with --aws-take-over-lbc-recreate such a Service gets a new NLB beside LBC's, which stays untouched with its finalizer, and a Warning says so", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 1, { internetFacing: true });
+  const svc = await lbcService(cluster, "web", {
+    "service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing",
+  });
+  const mine = await lbcStack(aws, world, svc, { lbcCluster: cluster.namespace, targets: world.instances });
+  const tagsBefore = await tagsOf(aws, mine.loadBalancerArn);
+  const targetsBefore = await targetsOf(aws, mine.targetGroupArn);
+  await startPortico(cluster, {
+    alsoServes: [LBC_NLB_CLASS],
+    aws: {
+      defaultScheme: "internal",
+      observationTtlMs: 60_000,
+      takeOverLbc: {
+        cluster: cluster.namespace,
+        recreate: true,
+        lease: { namespace: cluster.namespace, name: LEASE },
+      },
+    },
+  });
+  const hostname = await waitForHostname(cluster, "web");
+  expect(hostname).not.toBe(mine.dnsName);
+  const inv = await inventory(aws);
+  expect(inv.loadBalancers.find((lb) => lb.dnsName === hostname)?.scheme).toBe("internet-facing");
+  expect(await tagsOf(aws, mine.loadBalancerArn)).toEqual(tagsBefore);
+  expect(await targetsOf(aws, mine.targetGroupArn)).toEqual(targetsBefore);
+  expect((await cluster.getService("web")).metadata?.finalizers).toContain(LBC_FINALIZER);
+  const warning = await waitFor("the Warning", async () =>
+    (await serviceEvents(cluster, "web")).find((e) => e.reason === "RecreatingLoadBalancer"),
+  );
+  expect(warning.type).toBe("Warning");
+  expect(warning.message).toContain(`recreate: NLB ${mine.loadBalancerArn}`);
+  expect(warning.message).toContain(`delete it, its target groups and the finalizer ${LBC_FINALIZER}`);
+});
