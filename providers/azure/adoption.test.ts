@@ -19,6 +19,7 @@ import {
   desired,
   FE,
   intent,
+  OTHER_UID,
   publicIp,
   RG,
   SUB,
@@ -206,5 +207,41 @@ describe("the plan and the edits", () => {
     const d = desired(intent(), { config: anchored, publicIps: [pip] });
     const lb = { ...cpaLoadBalancer("kubernetes", pip.id!), tags: { "portico.io-cluster": "elsewhere" } };
     expect(() => withService(lb, d)).toThrow(/LoadBalancerNameTaken|Portico did not make/);
+  });
+
+  it("keeps a secondary Service's rules on the shared public IP working, pointed at the renamed frontend", () => {
+    const shared = publicIp("shared", { tags: cpaTags("shop/web,shop/api") });
+    const pipName = { "service.beta.kubernetes.io/azure-pip-name": "shared" };
+    const lb = cpaLoadBalancer("kubernetes", shared.id!);
+    const secondary = cpaBaseName(OTHER_UID);
+    const id = lbId("kubernetes");
+    lb.loadBalancingRules!.push({
+      name: `${secondary}-TCP-443`,
+      protocol: "Tcp",
+      frontendPort: 443,
+      backendPort: 443,
+      frontendIPConfiguration: { id: `${id}/frontendIPConfigurations/${BASE}` },
+      backendAddressPool: { id: `${id}/backendAddressPools/kubernetes` },
+    });
+    const primary = desired(intent({ annotations: pipName }), { config: anchored, publicIps: [shared] });
+    expect(primary.publicIp?.kind).toBe("user");
+    const first = withService(lb, primary);
+    const rule = (l: LoadBalancer, name: string) => l.loadBalancingRules?.find((r) => r.name === name);
+    expect(rule(first, `${secondary}-TCP-443`)?.frontendIPConfiguration?.id).toBe(
+      `${id}/frontendIPConfigurations/${FE}`,
+    );
+    const api = desired(
+      intent(
+        { annotations: pipName, ports: [{ name: "https", protocol: "TCP", port: 443, nodePort: 30443 }] },
+        OTHER_UID,
+        "api",
+      ),
+      { config: anchored, publicIps: [shared] },
+    );
+    const second = withService(first, api);
+    expect(rule(second, `${secondary}-TCP-443`)).toBeUndefined();
+    expect(rule(second, `${api.frontendName}-TCP-443`)?.frontendIPConfiguration?.id).toBe(
+      `${id}/frontendIPConfigurations/${FE}`,
+    );
   });
 });

@@ -7,16 +7,24 @@
 // one first (a public IP serves one load balancer at a time), and the public IP moves with its address. Pure edits
 // on the load balancer as read, like loadBalancerEdit.ts.
 import { childId, sameId } from "./ids.ts";
-import { CLOUD_PROVIDER_AZURE, cpaFrontendNames } from "./cloudProviderAzure.ts";
+import { CLOUD_PROVIDER_AZURE, cpaSide } from "./cloudProviderAzure.ts";
 import type { DesiredService, LoadBalancer } from "./model.ts";
 import { belongsTo, TAG } from "./names.ts";
 
 type Frontend = NonNullable<LoadBalancer["frontendIPConfigurations"]>[number];
 
+/** cloud-provider-azure's names for the Service's side on this load balancer (dual-stack when it has an IPv6 frontend). */
+function sideOn(lb: LoadBalancer | undefined, d: DesiredService) {
+  const subnet = d.frontend.kind === "internal" ? d.frontend.subnetId.split("/").pop() : undefined;
+  const v6 = cpaSide(d.service.uid, "IPv6", true, subnet).frontends;
+  const dual =
+    d.family === "IPv6" && (lb?.frontendIPConfigurations ?? []).some((f) => v6.includes(f.name ?? ""));
+  return cpaSide(d.service.uid, d.family, dual, subnet);
+}
+
 /** cloud-provider-azure's frontend of the Service's side on this load balancer, carrying the address it wants. */
 export function legacyFrontend(lb: LoadBalancer | undefined, d: DesiredService): Frontend | undefined {
-  const subnet = d.frontend.kind === "internal" ? d.frontend.subnetId.split("/").pop() : undefined;
-  const names = cpaFrontendNames(d.service.uid, d.family, subnet);
+  const names = sideOn(lb, d).frontends;
   const want = d.frontend;
   return lb?.frontendIPConfigurations?.find(
     (f) =>
@@ -28,17 +36,47 @@ export function legacyFrontend(lb: LoadBalancer | undefined, d: DesiredService):
 }
 
 /**
- * The load balancer with cloud-provider-azure's frontend of the Service renamed as Portico's, and its rules and
- * probes gone (withService puts Portico's in their place in the same write); `lb` itself when there is none, when
- * Portico's frontend is there already, or when another cluster's Portico owns the load balancer.
+ * The load balancer with cloud-provider-azure's parts of the Service's side taken out of the way of Portico's:
+ * its frontend renamed as Portico's (other Services' rules sharing it, cloud-provider-azure's secondary Services,
+ * pointed at the new name so that their traffic continues), its rules and probes gone (withService puts Portico's
+ * in their place in the same write). `lb` itself when it has none of them, or when another cluster's Portico owns
+ * the load balancer.
  */
 export function withLegacyRenamed(lb: LoadBalancer, d: DesiredService): LoadBalancer {
-  const legacy = legacyFrontend(lb, d);
   const owner = lb.tags?.[TAG.cluster];
-  if (!legacy || (owner !== undefined && owner !== d.cluster) || d.loadBalancer.perService) return lb;
-  if (lb.frontendIPConfigurations?.some((f) => f.name === d.frontendName)) return lb;
-  const renamed: Frontend = {
-    name: d.frontendName,
+  if ((owner !== undefined && owner !== d.cluster) || d.loadBalancer.perService) return lb;
+  const side = sideOn(lb, d);
+  const present = (lb.frontendIPConfigurations ?? []).some((f) => f.name === d.frontendName);
+  const legacy = present ? undefined : legacyFrontend(lb, d);
+  const rules = lb.loadBalancingRules ?? [];
+  const theirs = rules.filter((r) => side.owns(r.name));
+  if (!legacy && !theirs.length) return lb;
+  const lbId = lb.id ?? d.loadBalancer.id;
+  const legacyId = legacy && (legacy.id ?? childId(lbId, "frontendIPConfigurations", legacy.name!));
+  const renamedId = childId(lbId, "frontendIPConfigurations", d.frontendName);
+  const kept = rules
+    .filter((r) => !theirs.includes(r))
+    .map((r) =>
+      legacyId && sameId(r.frontendIPConfiguration?.id, legacyId)
+        ? { ...r, frontendIPConfiguration: { id: renamedId } }
+        : r,
+    );
+  const used = (p: { id?: string; name?: string }) =>
+    kept.some((r) => sameId(r.probe?.id, p.id) || r.probe?.id?.split("/").pop() === p.name);
+  const frontends = (lb.frontendIPConfigurations ?? []).filter((f) => f !== legacy);
+  return {
+    ...lb,
+    tags: { ...lb.tags, [TAG.cluster]: d.cluster, [TAG.adoptedFrom]: CLOUD_PROVIDER_AZURE },
+    frontendIPConfigurations: legacy ? [...frontends, renamedFrontend(legacy, d.frontendName)] : frontends,
+    loadBalancingRules: kept,
+    probes: (lb.probes ?? []).filter((p) => used(p) || !side.owns(p.name)),
+  };
+}
+
+/** cloud-provider-azure's frontend under Portico's name, with the same public IP or private address. */
+function renamedFrontend(legacy: Frontend, name: string): Frontend {
+  return {
+    name,
     ...(legacy.publicIPAddress
       ? { publicIPAddress: { id: legacy.publicIPAddress.id } }
       : {
@@ -48,12 +86,6 @@ export function withLegacyRenamed(lb: LoadBalancer, d: DesiredService): LoadBala
           ...(legacy.privateIPAddress ? { privateIPAddress: legacy.privateIPAddress } : {}),
         }),
     ...(legacy.zones?.length ? { zones: legacy.zones } : {}),
-  };
-  const without = withoutLegacy(lb, legacy.name!);
-  return {
-    ...without,
-    tags: { ...lb.tags, [TAG.cluster]: d.cluster, [TAG.adoptedFrom]: CLOUD_PROVIDER_AZURE },
-    frontendIPConfigurations: [...(without.frontendIPConfigurations ?? []), renamed],
   };
 }
 

@@ -55,6 +55,32 @@ export function cpaFrontendNames(uid: string, family: IpFamily, subnet?: string)
 }
 
 /**
+ * The names of cloud-provider-azure's parts of one side of the Service: its frontends, and whether a rule or probe
+ * is one of its (`<frontend>-<PROTOCOL>-<port>`, `-IPv6` at the end on a dual-stack Service's IPv6 side).
+ */
+export function cpaSide(
+  uid: string,
+  family: IpFamily,
+  dualStack: boolean,
+  subnet?: string,
+): { frontends: string[]; owns(child: string | undefined): boolean } {
+  const base = cpaBaseName(uid);
+  const heads = [base, ...(subnet ? [`${base}-${subnet}`.slice(0, NAME_MAX - FAMILY_SUFFIX.length)] : [])];
+  const suffix = family === "IPv6" && dualStack ? FAMILY_SUFFIX : "";
+  return {
+    frontends: heads.map((h) => `${h}${suffix}`),
+    owns: (name) =>
+      name !== undefined &&
+      name.endsWith(suffix) &&
+      heads.some(
+        (h) =>
+          /^-(?:TCP|UDP|SCTP)-\d+$/.test(name.slice(h.length, name.length - suffix.length)) &&
+          name.startsWith(h),
+      ),
+  };
+}
+
+/**
  * The names cloud-provider-azure gives the Service's public IP of this family; one made from a public IP prefix
  * (the pip-prefix-id annotation) ends with the prefix's name.
  */
