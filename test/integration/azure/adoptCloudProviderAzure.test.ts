@@ -105,6 +105,14 @@ test("cloud-provider-azure's public IP, frontend, rule and probe are taken over 
   });
   expect(await waitForIP(cluster, "web")).toBe(pip.ipAddress);
 
+  // What porticoctl plan would have said, told as the change made.
+  const told = await cluster.core.listNamespacedEvent({
+    namespace: cluster.namespace,
+    fieldSelector: "involvedObject.name=web",
+  });
+  expect(told.items.map((e) => e.message).join("\n")).toContain(
+    `adopt public IP ${pip.id} (cloud-provider-azure's) — address ${pip.ipAddress} kept`,
+  );
   const after = await azure.network.publicIPAddresses.get(w.resourceGroup, pip.name!);
   expect(after.id).toBe(pip.id);
   expect(after.ipAddress).toBe(pip.ipAddress);
