@@ -5,6 +5,8 @@
 #             node:24-bookworm-slim base images made here (mmdebstrap's Debian plus the npm registry's Node.js)
 #   workload  localhost/portico-workload:<hash>, the test backend (test/images/workload), FROM scratch
 #   pause     registry.k8s.io/pause:3.10, the pod sandbox (test/images/pause), FROM scratch
+#   frr       localhost/portico-frr:<hash>, a stand-in for upstream's quay.io/frrouting/frr:8.4 (the speaker's FRR
+#             sidecar and its agent): Debian's frr 8.4 packages, with upstream's entry point (test/images/frr)
 # Everything is cached by a hash of its inputs under $PORTICO_CACHE (default .cache/) in images/; a run with
 # unchanged inputs builds nothing. Prints one JSON object on stdout (references, archives, and the seconds
 # each part took to build in this run, 0 when cached). Progress goes to stderr; every failure is one line
@@ -46,6 +48,11 @@ mirrors=("deb http://deb.debian.org/debian $suite main" "deb http://deb.debian.o
 full_packages=ca-certificates,python3,make,g++
 slim_packages=ca-certificates
 pause_ref=registry.k8s.io/pause:3.10
+# FRR's daemons and vtysh (frr), frr-reload.py and the python3 it and the agent run on (frr-pythontools), and
+# the init upstream's image starts FRR under (tini).
+frr_packages=frr,frr-pythontools,tini
+# The minor release of the DaemonSet's default image (quay.io/frrouting/frr:8.4.x), which the stand-in matches.
+frr_release=8.4
 
 # One run at a time: a second one waits, then finds everything built by the first.
 mkdir -p "$dir"
@@ -332,6 +339,56 @@ go_image() {
   image_seconds=$((SECONDS - start))
 }
 
+# The stand-in for upstream's FRR image, from Debian's frr packages (no registry is reachable): what the
+# DaemonSet uses of it is the same as upstream's, /sbin/tini, /usr/lib/frr/docker-start (test/images/frr),
+# the daemons, vtysh, /usr/lib/frr/frr-reload.py and python3. Sets frr_ref, frr_archive and frr_seconds.
+frr_image() {
+  local start=$SECONDS entry=$root/test/images/frr/docker-start hash work c
+  [ -f "$entry" ] || fail "test/images/frr/docker-start is missing: restore it from git"
+  hash=$({
+    printf 'suite %s\npackages %s\nrelease %s\n' "$suite" "$frr_packages" "$frr_release"
+    printf '%s\n' "${mirrors[@]}"
+    sha256sum <"$entry"
+    declare -f frr_image export_image
+  } | key_of)
+  frr_ref=localhost/portico-frr:$hash
+  frr_archive=$dir/frr-$hash.tar
+  frr_seconds=0
+  [ -s "$frr_archive" ] && return
+  say "making $frr_ref from Debian $suite's frr packages with mmdebstrap (a few minutes)..."
+  prepare_storage
+  new_scratch
+  work=$scratch_dir
+  # As for the base images: minbase, without documentation. The hooks put upstream's entry point and tini's
+  # path in, show that the daemons run and are release $frr_release, and take out the host's resolv.conf and
+  # hostname. Debian's postinst made the frr user and group, which the daemons drop to.
+  # shellcheck disable=SC2016 # "$1" in the hooks is expanded by mmdebstrap's shell, not here
+  mmdebstrap --mode=root --variant=minbase --format=tar --include="$frr_packages" \
+    --aptopt='Acquire::Retries "3"' \
+    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*' \
+    --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-include=/usr/share/locale/locale.alias' \
+    --customize-hook="install -m 0755 '$entry' \"\$1/usr/lib/frr/docker-start\"" \
+    --customize-hook='ln -sf /usr/bin/tini "$1/usr/sbin/tini"' \
+    --customize-hook="chroot \"\$1\" /usr/lib/frr/bgpd --version | grep -q 'version $frr_release\\.' || { echo \"Debian's frr is not $frr_release\" >&2; exit 1; }" \
+    --customize-hook='chroot "$1" python3 /usr/lib/frr/frr-reload.py --help >/dev/null' \
+    --customize-hook='rm -f "$1/etc/resolv.conf" "$1/etc/hostname"' \
+    "$suite" - "${mirrors[@]}" |
+    tar --delete --wildcards './dev/?*' >"$work/frr.tar" ||
+    fail "mmdebstrap could not build the FRR image's root filesystem (see above); deb.debian.org must be reachable over http"
+  c=$(bah from scratch)
+  containers+=("$c")
+  bah add "$c" "$work/frr.tar" / >&2 || fail "buildah add of the FRR root filesystem failed (see above)"
+  bah config --os linux --arch amd64 --workingdir / --cmd '["/sbin/tini", "--", "/usr/lib/frr/docker-start"]' \
+    --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$c" >&2
+  bah commit --quiet "$c" "$frr_ref" >/dev/null || fail "buildah commit of $frr_ref failed (see above)"
+  bah rm "$c" >/dev/null
+  rm -f "$work/frr.tar"
+  export_image "$frr_ref" "$frr_archive"
+  prune_archives frr
+  frr_seconds=$((SECONDS - start))
+}
+
 # The recipe of each part is part of its key: `declare -f` prints a function without its comments, so
 # changing how an image is made rebuilds it, while rewording a comment does not.
 base_key=$({
@@ -349,7 +406,8 @@ workload_ref=$image_ref workload_archive=$image_archive workload_seconds=$image_
 # The same user as the upstream pause image.
 go_image pause "$pause_ref" --user 65535:65535
 pause_archive=$image_archive pause_seconds=$image_seconds
+frr_image
 
-printf '{"portico":{"ref":"%s","archive":"%s"},"workload":{"ref":"%s","archive":"%s"},"pause":{"ref":"%s","archive":"%s"},"seconds":{"base":%d,"portico":%d,"workload":%d,"pause":%d}}\n' \
+printf '{"portico":{"ref":"%s","archive":"%s"},"workload":{"ref":"%s","archive":"%s"},"pause":{"ref":"%s","archive":"%s"},"frr":{"ref":"%s","archive":"%s"},"seconds":{"base":%d,"portico":%d,"workload":%d,"pause":%d,"frr":%d}}\n' \
   "$portico_ref" "$portico_archive" "$workload_ref" "$workload_archive" "$pause_ref" "$pause_archive" \
-  "$base_seconds" "$portico_seconds" "$workload_seconds" "$pause_seconds"
+  "$frr_ref" "$frr_archive" "$base_seconds" "$portico_seconds" "$workload_seconds" "$pause_seconds" "$frr_seconds"

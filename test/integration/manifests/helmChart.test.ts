@@ -95,6 +95,14 @@ test("the chart's crds/ holds exactly the CRDs of manifests/base/crds, byte for 
   }
 });
 
+test("the chart's FRR agent is manifests/speaker/frr/portico-frr-agent.py, byte for byte", () => {
+  // The chart reads it from its own files/ (Helm reads nothing outside the chart); the overlay from speaker/.
+  const copy = readFileSync(join(CHART, "files", "portico-frr-agent.py"), "utf8");
+  expect(copy, "copy manifests/speaker/frr/portico-frr-agent.py into manifests/charts/portico/files/").toBe(
+    readFileSync(join(MANIFESTS, "speaker", "frr", "portico-frr-agent.py"), "utf8"),
+  );
+});
+
 describe.each(OVERLAYS)("the chart with the %s overlay's values", (overlay) => {
   test("passes helm lint --strict", async () => {
     const lint = await runHelm(["lint", "--strict", CHART, ...chartArgs(overlay)]);

@@ -39,8 +39,11 @@ test("a release installs the rendered objects, keeps its memberlist secret on up
     [
       ...["ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole"],
       ...["ClusterRoleBinding", "ClusterRoleBinding", "ClusterRoleBinding", "ClusterRoleBinding"],
-      ...["DaemonSet", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Secret"],
-      ...["ServiceAccount", "ServiceAccount"],
+      ...["DaemonSet", "Deployment", "PodDisruptionBudget", "Secret", "ServiceAccount", "ServiceAccount"],
+      // The controller's leader election, and the speaker's peers' password Secrets.
+      ...["Role", "Role", "RoleBinding", "RoleBinding"],
+      // FRR's startup files and the FRR agent's script.
+      ...["ConfigMap", "ConfigMap"],
     ].sort(),
   );
   const api = KubernetesObjectApi.makeApiClient(cluster.kubeConfig);

@@ -4,7 +4,7 @@
 // portico.validate for combinations).
 import type { KubernetesObject, V1DaemonSet, V1Deployment, V1Secret } from "@kubernetes/client-node";
 import { describe, expect, test } from "../../harness/index.ts";
-import { CHART, chartArgs, find, renderChart, runHelm } from "../../harness/manifests.ts";
+import { CHART, chartArgs, find, renderChart, renderOverlay, runHelm } from "../../harness/manifests.ts";
 
 const metal = chartArgs("metal");
 
@@ -126,6 +126,21 @@ describe("values helm refuses, naming the key and the fix", () => {
       "a port beyond 65535",
       [...metal, ...set({ "speaker.metricsPort": 70000 })],
       /speaker\/metricsPort': maximum/,
+    ],
+    [
+      "the FRR directory in the speaker's flags",
+      [...metal, "--set", "speaker.extraArgs={--frr-config-dir=/tmp/frr}"],
+      /speaker.extraArgs: --frr-config-dir is set by the chart: set the value speaker.frr.enabled instead/,
+    ],
+    [
+      "an FRR image without a tag",
+      [...metal, ...set({ "speaker.frr.image.tag": "" })],
+      /at '\/speaker\/frr\/image\/tag': minLength/,
+    ],
+    [
+      "a misspelt FRR key",
+      [...metal, ...set({ "speaker.frr.enable": false })],
+      /at '\/speaker\/frr': additional properties 'enable' not allowed/,
     ],
   ])("%s", async (_, args, message) => {
     const result = await runHelm(["template", "portico", CHART, ...args]);
@@ -296,6 +311,79 @@ describe("values that reach the objects", () => {
     }
     expect(names[0]).toMatch(/^portico-azure-config-[a-z0-9]{10}$/);
     expect(names[1]).not.toBe(names[0]);
+  });
+
+  test("FRR's image, its tag and pull policy reach FRR's three containers, and Portico's image stays", async () => {
+    const objects = await renderChart([
+      ...metal,
+      ...set({ "image.repository": "registry.example/portico", "image.tag": "1.2.3" }),
+      ...set({ "speaker.frr.image.repository": "mirror.example/frr", "speaker.frr.image.tag": "8.4.7" }),
+      ...set({ "speaker.frr.image.pullPolicy": "IfNotPresent" }),
+    ]);
+    const pod = speakerOf(objects).spec!.template.spec!;
+    const images = [...(pod.initContainers ?? []), ...pod.containers].map((c) => [
+      c.name,
+      c.image,
+      c.imagePullPolicy,
+    ]);
+    expect(images).toEqual([
+      ["frr-files", "mirror.example/frr:8.4.7", "IfNotPresent"],
+      ["speaker", "registry.example/portico:1.2.3", undefined],
+      ["frr", "mirror.example/frr:8.4.7", "IfNotPresent"],
+      ["frr-agent", "mirror.example/frr:8.4.7", "IfNotPresent"],
+    ]);
+    // By default upstream's 8.4 image, as the metal overlay names it.
+    const defaults = speakerOf(await renderChart(metal)).spec!.template.spec!;
+    expect(defaults.containers.map((c) => c.image)).toEqual([
+      "portico",
+      "quay.io/frrouting/frr:8.4.2",
+      "quay.io/frrouting/frr:8.4.2",
+    ]);
+  });
+
+  test("the BGP mode can be turned off: no FRR, no FRR directory, no BGP RBAC and no Secrets read", async () => {
+    const on = await renderChart(metal);
+    const objects = await renderChart([...metal, ...set({ "speaker.frr.enabled": false })]);
+    const pod = speakerOf(objects).spec!.template.spec!;
+    expect(pod.containers.map((c) => c.name)).toEqual(["speaker"]);
+    expect(pod.initContainers).toBeUndefined();
+    expect(pod.volumes?.map((v) => v.name)).toEqual(["memberlist"]);
+    const speaker = first(pod.containers);
+    expect(speaker.args?.filter((a) => a.startsWith("--frr-config-dir"))).toEqual([]);
+    expect(speaker.env?.map((e) => e.name)).toEqual(["NODE_NAME"]);
+    expect(speaker.volumeMounts?.map((m) => m.name)).toEqual(["memberlist"]);
+    const kinds = (list: KubernetesObject[]) => list.map((o) => `${o.kind}/${o.metadata!.name}`).sort();
+    const gone = kinds(on).filter((k) => !kinds(objects).includes(k));
+    expect(gone).toEqual([
+      `ConfigMap/${on.find((o) => o.metadata!.name!.startsWith("portico-frr-agent-"))!.metadata!.name}`,
+      "ConfigMap/portico-frr-startup",
+      "Role/portico-speaker-secrets",
+      "RoleBinding/portico-speaker-secrets",
+    ]);
+    const role = find<KubernetesObject & { rules: { apiGroups: string[]; resources: string[] }[] }>(
+      objects,
+      "ClusterRole",
+      "portico-speaker",
+    );
+    const resources = role.rules.flatMap((r) => r.resources.map((res) => `${r.apiGroups.join()}/${res}`));
+    expect(resources.filter((r) => /bgp|bfd/.test(r))).toEqual([]);
+    expect(resources).toContain("metallb.io/l2advertisements");
+  });
+
+  test("the speaker's FRR ConfigMaps follow the release's name, and the agent's name follows its script", async () => {
+    const objects = await renderChart(metal, { release: "lan", namespace: "lan-lb" });
+    const pod = speakerOf(objects, "lan-portico").spec!.template.spec!;
+    const maps = (pod.volumes ?? []).flatMap((v) => (v.configMap ? [v.configMap.name!] : []));
+    expect(maps).toEqual([
+      "lan-portico-frr-startup",
+      expect.stringMatching(/^lan-portico-frr-agent-[a-z0-9]{10}$/) as string,
+    ]);
+    for (const name of maps) expect(find(objects, "ConfigMap", name).metadata!.namespace).toBe("lan-lb");
+    // The same script as the metal overlay's ConfigMap, under the same hashed name.
+    const overlayName = (await renderOverlay("metal")).find(
+      (o) => o.kind === "ConfigMap" && o.metadata!.name!.startsWith("portico-frr-agent-"),
+    )!.metadata!.name!;
+    expect(maps[1]).toBe(`lan-${overlayName}`);
   });
 
   test("by default no Namespace: the release's namespace is Helm's to make (--create-namespace)", async () => {

@@ -2,9 +2,15 @@
 // by the real apiserver (server-side dry run: full validation and admission, nothing stored), and the pods
 // the workloads would start pass its admission too (Pod Security, ServiceAccount, priority class). The
 // arguments each container gets are parsed by the programs' own flag parsers.
-import type { KubernetesObject, V1Namespace, V1ServiceAccount } from "@kubernetes/client-node";
+import type {
+  KubernetesObject,
+  V1ConfigMap,
+  V1Container,
+  V1Namespace,
+  V1ServiceAccount,
+} from "@kubernetes/client-node";
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseConfig as parseControllerConfig } from "../../../controller/config.ts";
 import { parseConfig as parseSpeakerConfig } from "../../../speaker/config.ts";
@@ -188,6 +194,70 @@ test("metal: the pool and advertisement CRDs, and a speaker on every node with t
   });
   const ns = find<V1Namespace>(objects, "Namespace", "portico-system");
   expect(ns.metadata!.labels!["pod-security.kubernetes.io/enforce"]).toBe("privileged");
+});
+
+test("metal: the speaker runs in the BGP mode, with FRR and the FRR agent beside it sharing its directory", async () => {
+  const objects = await renderOverlay("metal");
+  const s = workload(objects, "portico-speaker");
+  const pod = s.template.spec!;
+  const volume = (name: string) => pod.volumes?.find((v) => v.name === name);
+  const mountOf = (c: V1Container, path: string) => c.volumeMounts?.find((m) => m.mountPath === path)?.name;
+  const [frr, agent] = s.sidecars as [V1Container, V1Container];
+
+  // The speaker: BGP mode into a directory of the pod, and its own namespace for the peers' Secrets.
+  const env = downwardEnv(s.container, { namespace: "team-lb", nodeName: "node-a", podName: "p" });
+  const speaker = parseSpeakerConfig(await argsWithMountedFiles(objects, s, "shared"), env);
+  expect(speaker.bgp).toEqual({ frrDir: "/etc/portico-frr", secretNamespace: "team-lb" });
+  const shared = mountOf(s.container, speaker.bgp!.frrDir);
+  expect(volume(shared!)?.emptyDir).toEqual({});
+
+  // The agent reads and writes the same directory and reaches FRR's vty sockets in another shared one.
+  const agentEnv = downwardEnv(agent, { namespace: "team-lb", nodeName: "node-a", podName: "p" });
+  expect(mountOf(agent, agentEnv.PORTICO_FRR_DIR!)).toBe(shared);
+  const sockets = mountOf(agent, agentEnv.FRR_VTY_SOCKET!);
+  expect(sockets).toBeDefined();
+  expect(mountOf(frr, "/var/run/frr")).toBe(sockets);
+  expect(volume(sockets!)?.emptyDir).toEqual({});
+  // It runs the script of manifests/speaker/frr, from a ConfigMap kustomize generates from it.
+  const [interpreter, script] = agent.command as [string, string];
+  expect(interpreter).toBe("python3");
+  const scriptDir = script.slice(0, script.lastIndexOf("/"));
+  const agentMap = volume(mountOf(agent, scriptDir)!)?.configMap?.name;
+  expect(find<V1ConfigMap>(objects, "ConfigMap", agentMap!).data).toEqual({
+    [script.slice(scriptDir.length + 1)]: readFileSync(
+      join(MANIFESTS, "speaker", "frr", "portico-frr-agent.py"),
+      "utf8",
+    ),
+  });
+  expect(agent.securityContext).toMatchObject({
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    capabilities: { drop: ["ALL"], add: ["CHOWN", "DAC_OVERRIDE"] },
+  });
+
+  // FRR: as upstream's image is started, with the capabilities its daemons keep, and bgpd and bfdd enabled
+  // by the daemons file its init container copies into its /etc/frr.
+  expect(frr.image).toMatch(/^quay\.io\/frrouting\/frr:8\.4\.\d+$/);
+  expect(frr.command).toEqual(["/bin/sh", "-c", "/sbin/tini -- /usr/lib/frr/docker-start"]);
+  expect(frr.securityContext).toEqual({
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    capabilities: { add: ["NET_ADMIN", "NET_BIND_SERVICE", "NET_RAW", "SYS_ADMIN"] },
+  });
+  const etc = mountOf(frr, "/etc/frr");
+  const init = pod.initContainers?.find((c) => mountOf(c, "/etc/frr") === etc);
+  expect(init?.image).toBe(frr.image);
+  const startup = find<V1ConfigMap>(
+    objects,
+    "ConfigMap",
+    volume(mountOf(init!, "/tmp/frr")!)!.configMap!.name!,
+  );
+  const enabled = [...startup.data!.daemons!.matchAll(/^(\w+)=yes$/gm)].map((m) => m[1]);
+  expect(enabled).toEqual(["bgpd", "bfdd", "vtysh_enable"]);
+  expect(startup.data!["vtysh.conf"]).toBe("service integrated-vtysh-config\n");
+  // Every path FRR writes is a volume: its root filesystem stays read-only.
+  for (const path of ["/var/run/frr", "/etc/frr", "/var/tmp/frr", "/var/lib/frr"])
+    expect(volume(mountOf(frr, path)!)?.emptyDir, path).toEqual({});
 });
 
 test("the base namespace's restricted Pod Security level is enforced: the speaker's pod is refused there", async ({

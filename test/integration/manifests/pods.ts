@@ -17,22 +17,28 @@ export interface Workload {
   kind: "Deployment" | "DaemonSet";
   name: string;
   template: V1PodTemplateSpec;
+  /** The container running Portico's program (the controller, the speaker). */
   container: V1Container;
+  /** The others: the speaker's FRR sidecar and its agent. */
+  sidecars: V1Container[];
 }
+
+/** The containers beside Portico's own, by workload: only the speaker has any (FRR and the FRR agent). */
+const SIDECARS: Record<string, string[]> = { "portico-speaker": ["frr", "frr-agent"] };
 
 export function workloads(objects: KubernetesObject[]): Workload[] {
   return objects
     .filter((o): o is V1Deployment | V1DaemonSet => o.kind === "Deployment" || o.kind === "DaemonSet")
     .map((o) => {
+      const name = o.metadata!.name!;
       const template = o.spec!.template;
-      const containers = template.spec!.containers;
-      if (containers.length !== 1) throw new Error(`${o.kind} ${o.metadata!.name} should run one container`);
-      return {
-        kind: o.kind as Workload["kind"],
-        name: o.metadata!.name!,
-        template,
-        container: containers[0]!,
-      };
+      const [container, ...sidecars] = template.spec!.containers;
+      const expected = SIDECARS[name] ?? [];
+      if (!container || sidecars.map((c) => c.name).join() !== expected.join())
+        throw new Error(
+          `${o.kind} ${name} should run Portico's container first, then ${expected.join(", ") || "nothing else"}`,
+        );
+      return { kind: o.kind as Workload["kind"], name, template, container, sidecars };
     });
 }
 

@@ -1,5 +1,6 @@
 // The speaker's ServiceAccount and RBAC from the metal overlay: the speaker's own Kubernetes code (its
-// list-watches and its Events) works under them, and nothing else is allowed.
+// list-watches, its Events, and in the BGP mode its peers' Secrets and their status) works under them, and
+// nothing else is allowed.
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { KubeCache } from "../../../speaker/kube/cache.ts";
@@ -12,6 +13,7 @@ import {
 import { expect, mergePatch, test, waitFor } from "../../harness/index.ts";
 import { installCrds, renderOverlay, statusOf } from "../../harness/manifests.ts";
 import { L2StatusWriter } from "../../../speaker/kube/l2statusWriter.ts";
+import { PasswordSecrets } from "../../../speaker/bgp/passwords.ts";
 import { planL2Statuses } from "../../../speaker/l2statusPlan.ts";
 import { createPool, installPoolCrd } from "../../harness/pools.ts";
 import { allowedVerbs, installRbac, type Grant } from "./access.ts";
@@ -98,7 +100,76 @@ test("under its own ServiceAccount the speaker watches Services, EndpointSlices,
   await waitFor("the record deleted", () => records().length === 0);
 });
 
-test("the speaker's ServiceAccount may only read what it watches and create Events", async ({ cluster }) => {
+test("in the BGP mode it watches the peers, reads a peer's password Secret and writes its node's session", async ({
+  cluster,
+}) => {
+  await installCrds(cluster.kubeConfig, await renderOverlay("metal"));
+  const kc = await installRbac(cluster, "metal", SA);
+  const admin = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
+  const peer = `${cluster.namespace}-router`;
+  const api = { group: "portico.io", version: "v1alpha1" } as const;
+  await admin.createClusterCustomObject({
+    ...api,
+    plural: "bgppeers",
+    body: {
+      apiVersion: "portico.io/v1alpha1",
+      kind: "BGPPeer",
+      metadata: { name: peer },
+      spec: {
+        myASN: 64512,
+        peerASN: 64512,
+        peerAddress: "192.0.2.2",
+        passwordSecret: { name: "router-password" },
+      },
+    },
+  });
+  cluster.defer(() =>
+    admin.deleteClusterCustomObject({ ...api, plural: "bgppeers", name: peer }).then(() => undefined),
+  );
+  const cache = new KubeCache(kc, pino({ level: "silent" }), {
+    nodeSelector: cluster.nodeSelector,
+    bgp: true,
+  });
+  cluster.defer(() => cache.stop());
+  await cache.start();
+  await waitFor("the speaker's cache to see the BGPPeer", () =>
+    cache.bgpObjects()?.peers.some((p) => p.metadata?.name === peer) ? true : undefined,
+  );
+
+  // The password, from a Secret of its own namespace (where the DaemonSet's POD_NAMESPACE points it).
+  await cluster.core.createNamespacedSecret({
+    namespace: cluster.namespace,
+    body: { metadata: { name: "router-password" }, stringData: { password: "s3cret" } },
+  });
+  let changed = 0;
+  const passwords = new PasswordSecrets(kc.makeApiClient(CoreV1Api), cluster.namespace, () => (changed += 1));
+  passwords.get("router-password");
+  await waitFor("the password read", () => (changed > 0 ? true : undefined));
+  const read = passwords.get("router-password");
+  expect({ password: read.password, problem: read.problem }).toEqual({
+    password: "s3cret",
+    problem: undefined,
+  });
+
+  // Its node's session, merge-patched into the status as bgp/announcer.ts writes it.
+  const session = { state: "Established", established: true, prefixesSent: 2 };
+  await kc
+    .makeApiClient(CustomObjectsApi)
+    .patchClusterCustomObjectStatus(
+      { ...api, plural: "bgppeers", name: peer, body: { status: { sessions: { n1: session } } } },
+      mergePatch,
+    );
+  const written = (await admin.getClusterCustomObject({ ...api, plural: "bgppeers", name: peer })) as {
+    spec: { peerAddress: string };
+    status?: { sessions?: Record<string, unknown> };
+  };
+  expect(written.status?.sessions).toEqual({ n1: session });
+  expect(written.spec.peerAddress).toBe("192.0.2.2");
+});
+
+test("the speaker's ServiceAccount may only read what it watches, create Events, write its peers' status and read Secrets of its namespace", async ({
+  cluster,
+}) => {
   const kc = await installRbac(cluster, "metal", SA);
   const ns = cluster.namespace;
   const expected: Grant[] = [
@@ -122,6 +193,11 @@ test("the speaker's ServiceAccount may only read what it watches and create Even
       resource: "servicel2statuses",
       verbs: ["list", "watch", "create", "patch", "delete"],
     },
+    { group: "portico.io", resource: "bgppeers", verbs: ["list", "watch"] },
+    { group: "portico.io", resource: "bgppeers", subresource: "status", verbs: ["patch"] },
+    { group: "portico.io", resource: "bgpadvertisements", verbs: ["list", "watch"] },
+    { group: "portico.io", resource: "bgpadvertisements", subresource: "status", verbs: [] },
+    { group: "portico.io", resource: "bfdprofiles", verbs: ["list", "watch"] },
     {
       group: "metallb.io",
       resource: "ipaddresspools",
@@ -135,18 +211,50 @@ test("the speaker's ServiceAccount may only read what it watches and create Even
       verbs: ["list", "watch"],
     },
     { group: "metallb.io", resource: "ipaddresspools", subresource: "status", verbs: [] },
-    { group: "metallb.io", resource: "bgpadvertisements", verbs: [] },
-    { group: "", resource: "secrets", namespace: ns, verbs: [] },
+    { group: "metallb.io", resource: "bgppeers", namespace: "metallb-system", verbs: ["list", "watch"] },
+    {
+      group: "metallb.io",
+      resource: "bgpadvertisements",
+      namespace: "metallb-system",
+      verbs: ["list", "watch"],
+    },
+    { group: "metallb.io", resource: "bfdprofiles", namespace: "metallb-system", verbs: ["list", "watch"] },
+    { group: "metallb.io", resource: "bgppeers", subresource: "status", verbs: [] },
+    { group: "metallb.io", resource: "communities", namespace: "metallb-system", verbs: [] },
+    { group: "", resource: "secrets", namespace: ns, verbs: ["get"] },
+    { group: "", resource: "secrets", namespace: "metallb-system", verbs: [] },
+    { group: "", resource: "secrets", verbs: [] },
     { group: "", resource: "pods", verbs: [] },
   ];
   expect(await allowedVerbs(cluster.kubeConfig, ns, SA, expected)).toEqual(expected);
 
-  // And the real calls are refused: it cannot move an address by writing a Service, a Node or a pool.
+  // And the real calls are refused: it cannot move an address by writing a Service, a Node, a pool or a
+  // peer, nor read Secrets beyond its namespace, nor list them.
   await installPoolCrd(cluster);
+  await installCrds(cluster.kubeConfig, await renderOverlay("metal"));
   const pool = await createPool(cluster, "lan", { addresses: ["192.0.2.228/30"] });
   const node = (await cluster.createNode("n1")).metadata!.name!;
   await cluster.createService("web", { type: "ClusterIP", ports: [{ port: 80 }] });
+  const admin = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
+  const peer = `${ns}-peer`;
+  await admin.createClusterCustomObject({
+    group: "portico.io",
+    version: "v1alpha1",
+    plural: "bgppeers",
+    body: {
+      apiVersion: "portico.io/v1alpha1",
+      kind: "BGPPeer",
+      metadata: { name: peer },
+      spec: { myASN: 64512, peerASN: 64512, peerAddress: "192.0.2.2" },
+    },
+  });
+  cluster.defer(() =>
+    admin
+      .deleteClusterCustomObject({ group: "portico.io", version: "v1alpha1", plural: "bgppeers", name: peer })
+      .then(() => undefined),
+  );
   const core = kc.makeApiClient(CoreV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
   const refused = {
     patchServiceStatus: await statusOf(
       core.patchNamespacedServiceStatus({ name: "web", namespace: ns, body: { status: {} } }, mergePatch),
@@ -155,7 +263,7 @@ test("the speaker's ServiceAccount may only read what it watches and create Even
       core.patchNode({ name: node, body: { metadata: { labels: { x: "y" } } } }, mergePatch),
     ),
     patchPool: await statusOf(
-      kc.makeApiClient(CustomObjectsApi).patchClusterCustomObject(
+      custom.patchClusterCustomObject(
         {
           group: "portico.io",
           version: "v1alpha1",
@@ -166,14 +274,29 @@ test("the speaker's ServiceAccount may only read what it watches and create Even
         mergePatch,
       ),
     ),
-    readSecret: await statusOf(core.readNamespacedSecret({ name: "portico-memberlist", namespace: ns })),
+    patchPeer: await statusOf(
+      custom.patchClusterCustomObject(
+        {
+          group: "portico.io",
+          version: "v1alpha1",
+          plural: "bgppeers",
+          name: peer,
+          body: { spec: { peerAddress: "192.0.2.99" } },
+        },
+        mergePatch,
+      ),
+    ),
+    readSecretElsewhere: await statusOf(core.readNamespacedSecret({ name: "any", namespace: "default" })),
+    listSecrets: await statusOf(core.listNamespacedSecret({ namespace: ns })),
     getService: await statusOf(core.readNamespacedService({ name: "web", namespace: ns })),
   };
   expect(refused).toEqual({
     patchServiceStatus: 403,
     patchNode: 403,
     patchPool: 403,
-    readSecret: 403,
+    patchPeer: 403,
+    readSecretElsewhere: 403,
+    listSecrets: 403,
     getService: 403,
   });
 });

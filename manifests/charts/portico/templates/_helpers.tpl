@@ -93,6 +93,17 @@ name as the aks overlay's, and a new content a new name, which rolls the control
 {{- end -}}
 
 {{/*
+The FRR agent's ConfigMap name with kustomize's configMapGenerator suffix, computed as for azure.json above, so
+the metal overlay's name and the chart's are one, and a new agent script rolls the speakers. The script is the
+chart's copy of manifests/speaker/frr/portico-frr-agent.py (a test keeps the two the same).
+*/}}
+{{- define "portico.frrAgentConfigMapName" -}}
+{{- $encoded := dict "data" (dict "portico-frr-agent.py" (.Files.Get "files/portico-frr-agent.py")) "kind" "ConfigMap" "name" "" | toJson -}}
+{{- $hash := sha256sum $encoded | trunc 10 | replace "0" "g" | replace "1" "h" | replace "3" "k" | replace "a" "m" | replace "e" "t" -}}
+{{- printf "%s-frr-agent-%s" (include "portico.fullname" .) $hash -}}
+{{- end -}}
+
+{{/*
 Settings that cannot work together, refused with the value to change, before anything is sent to the cluster
 (values.schema.json has already checked each value on its own). A setting is never ignored silently.
 */}}
@@ -136,7 +147,7 @@ Settings that cannot work together, refused with the value to change, before any
 {{- end -}}
 {{- range .Values.speaker.extraArgs -}}
 {{- $flag := regexReplaceAll "=.*" . "" -}}
-{{- $value := get (dict "--metrics-address" "speaker.metricsPort" "--memberlist-port" "speaker.memberlistPort" "--memberlist-secret-file" "speaker.memberlist.secretName" "--load-balancer-class" "loadBalancerClass") $flag -}}
+{{- $value := get (dict "--metrics-address" "speaker.metricsPort" "--memberlist-port" "speaker.memberlistPort" "--memberlist-secret-file" "speaker.memberlist.secretName" "--load-balancer-class" "loadBalancerClass" "--frr-config-dir" "speaker.frr.enabled") $flag -}}
 {{- if $value -}}
 {{- fail (printf "speaker.extraArgs: %s is set by the chart: set the value %s instead" $flag $value) -}}
 {{- end -}}
