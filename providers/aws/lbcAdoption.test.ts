@@ -223,7 +223,12 @@ describe("the taken-over names, found again from Portico's own observation", () 
 
   test("LBC's name for the scheme, and the group each listener forwards to, stand for Portico's", () => {
     const desired = build();
-    const names = adoptedNames(desired, taken(desired), lbcLoadBalancerName("prod", SERVICE, "internal"))!;
+    const names = adoptedNames(
+      desired,
+      taken(desired),
+      lbcLoadBalancerName("prod", SERVICE, "internal"),
+      SERVICE,
+    )!;
     expect(names).toEqual({
       loadBalancer: lbcNlb().name,
       targetGroups: { [desired.targetGroups[0]!.name]: lbcGroup().name },
@@ -232,19 +237,60 @@ describe("the taken-over names, found again from Portico's own observation", () 
     expect(p.operations.map((o) => o.kind)).not.toContain("createLoadBalancer");
   });
 
-  test("Portico's own NLB, or one of another scheme, is not renamed", () => {
+  test("Portico's own NLB and target group, or an NLB of another scheme, are not renamed", () => {
     const desired = build();
-    const own = { ...taken(desired), loadBalancers: [lbcNlb({ name: desired.name })] };
-    expect(adoptedNames(desired, own, lbcLoadBalancerName("prod", SERVICE, "internal"))).toBeUndefined();
+    const ownGroup = lbcGroup({ name: desired.targetGroups[0]!.name });
+    const own = {
+      ...taken(desired),
+      loadBalancers: [lbcNlb({ name: desired.name })],
+      targetGroups: [ownGroup],
+    };
+    expect(
+      adoptedNames(desired, own, lbcLoadBalancerName("prod", SERVICE, "internal"), SERVICE),
+    ).toBeUndefined();
     const public_ = build({ "service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing" });
     expect(
-      adoptedNames(public_, taken(public_), lbcLoadBalancerName("prod", SERVICE, "internet-facing")),
+      adoptedNames(public_, taken(public_), lbcLoadBalancerName("prod", SERVICE, "internet-facing"), SERVICE),
+    ).toBeUndefined();
+  });
+
+  test("an NLB named by annotation keeps its name; the target group LBC named is still found as the port's", () => {
+    const desired = build({ "service.beta.kubernetes.io/aws-load-balancer-name": "shop-web" });
+    const observed = { ...taken(desired), loadBalancers: [lbcNlb({ name: "shop-web" })] };
+    expect(
+      adoptedNames(desired, observed, lbcLoadBalancerName("prod", SERVICE, "internal"), SERVICE),
+    ).toEqual({
+      targetGroups: { [desired.targetGroups[0]!.name]: lbcGroup().name },
+    });
+  });
+
+  test("a target group Portico made for an earlier node port is not taken for the new one: the plan replaces it", () => {
+    const desired = build();
+    const earlier = desiredLoadBalancer(
+      intent({ ports: [{ name: "http", protocol: "TCP", port: 80, nodePort: 31999 }] }),
+      parseAwsSettings({}, { scheme: "internal" }),
+      NETWORK,
+      "prod",
+    ).targetGroups[0]!;
+    const observed = {
+      ...taken(desired),
+      loadBalancers: [lbcNlb({ name: desired.name })],
+      targetGroups: [lbcGroup({ name: earlier.name, port: 31999 })],
+    };
+    expect(earlier.name).not.toBe(desired.targetGroups[0]!.name);
+    expect(
+      adoptedNames(desired, observed, lbcLoadBalancerName("prod", SERVICE, "internal"), SERVICE),
     ).toBeUndefined();
   });
 
   test("a group whose target type no longer fits keeps Portico's name, so the plan replaces it", () => {
     const desired = build({ "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip" });
-    const names = adoptedNames(desired, taken(desired), lbcLoadBalancerName("prod", SERVICE, "internal"))!;
+    const names = adoptedNames(
+      desired,
+      taken(desired),
+      lbcLoadBalancerName("prod", SERVICE, "internal"),
+      SERVICE,
+    )!;
     expect(names.targetGroups).toEqual({});
   });
 });

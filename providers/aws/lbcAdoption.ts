@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import type { ServiceRef } from "../provider.ts";
 import type { DesiredLoadBalancer, Observed, ObservedLoadBalancer, ObservedTargetGroup } from "./model.ts";
-import { TAG } from "./names.ts";
+import { TAG, targetGroupName } from "./names.ts";
 import { MORE_AWS_ANNOTATIONS as M } from "./moreAnnotations.ts";
 
 /**
@@ -205,18 +205,20 @@ export function renamed(desired: DesiredLoadBalancer, renames: Renames): Desired
 }
 
 /**
- * After the take-over, found again from what Portico observes (its own tags) alone: the Service's NLB carries
- * LBC's name for its scheme (`lbcName`) where Portico's own name is absent, and each listener forwards to a
- * target group of the same protocol and target type. Undefined when Portico's own names stand.
+ * After the take-over, found again from what Portico observes (its own tags) alone. The NLB: one named as LBC
+ * names it for the scheme (`lbcName`) where none has Portico's own name (a name fixed by annotation is the same
+ * for both). Each target group: the one the NLB's listener forwards to, when it has the protocol and target type
+ * the port asks for and a name Portico would not have given it (one Portico made, for a node port or VPC since
+ * changed, is replaced as usual). Undefined when there is nothing to rename.
  */
 export function adoptedNames(
   desired: DesiredLoadBalancer,
   observed: Observed,
   lbcName: string,
+  service: ServiceRef,
 ): Renames | undefined {
-  if (desired.name === lbcName || observed.loadBalancers.some((lb) => lb.name === desired.name))
-    return undefined;
-  const lb = observed.loadBalancers.find((l) => l.name === lbcName && l.scheme === desired.scheme);
+  const own = observed.loadBalancers.find((l) => l.name === desired.name);
+  const lb = own ?? observed.loadBalancers.find((l) => l.name === lbcName && l.scheme === desired.scheme);
   if (!lb) return undefined;
   const targetGroups: Record<string, string> = {};
   const names = new Set(observed.targetGroups.map((tg) => tg.name));
@@ -225,10 +227,20 @@ export function adoptedNames(
     const arn = lb.listeners.find((l) => l.port === listener.port)?.targetGroupArn;
     const have = observed.targetGroups.find((tg) => tg.arn === arn);
     if (!want || !have || names.has(want.name) || Object.values(targetGroups).includes(have.name)) continue;
-    if (have.protocol === want.protocol && have.targetType === want.targetType)
+    const porticos = targetGroupName(service, {
+      loadBalancer: desired.name,
+      protocol: have.protocol,
+      port: have.port,
+      targetType: have.targetType,
+      vpcId: want.vpcId,
+      listenerPort: listener.port,
+      ...(want.ipAddressType ? { ipAddressType: want.ipAddressType } : {}),
+    });
+    if (have.name !== porticos && have.protocol === want.protocol && have.targetType === want.targetType)
       targetGroups[want.name] = have.name;
   }
-  return { loadBalancer: lb.name, targetGroups };
+  if (own && !Object.keys(targetGroups).length) return undefined;
+  return { ...(own ? {} : { loadBalancer: lb.name }), targetGroups };
 }
 
 /** One line per thing taken over, kept or made anew: for Events, `porticoctl plan` and `porticoctl migrate`. */

@@ -170,7 +170,7 @@ export class LbcTakeOver {
     observed: Observed,
   ): DesiredLoadBalancer | undefined {
     const lbcName = lbcLoadBalancerName(this.options.cluster, service, wanted.scheme);
-    const found = adoptedNames(wanted, observed, lbcName);
+    const found = adoptedNames(wanted, observed, lbcName, service);
     if (!found) return undefined;
     this.renames.set(service.uid, found);
     return renamed(wanted, found);
