@@ -16,7 +16,7 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-.PHONY: help deps env test test-unit test-e2e test-chaos check docs demo bench bench-aws bench-speaker bench-azure bench-metal bench-cluster bench-memory build clean
+.PHONY: help deps env test test-unit test-e2e test-chaos check docs demo bench bench-aws bench-speaker bench-bgp bench-azure bench-metal bench-cluster bench-memory build clean
 help:
 	@echo "make test   run every test (unit + integration on a real kube-apiserver and the AWS emulator)"
 	@echo "make demo   start the local environment and show Portico at work"
@@ -64,7 +64,7 @@ demo: env
 	node test/env/demo.ts
 
 # Each benchmark prints its figures with the command that reproduced them and keeps them in bench/results/.
-bench: bench-aws bench-azure bench-metal bench-speaker bench-cluster bench-memory
+bench: bench-aws bench-azure bench-metal bench-speaker bench-bgp bench-cluster bench-memory
 
 # Portico on the local cluster: set-up times, and what a client sees when the announcing node is lost.
 bench-cluster: env
@@ -81,6 +81,10 @@ bench-metal: env
 
 bench-speaker: env
 	node bench/speaker.ts
+
+# BGP mode: failover at a client behind a real router (FRR), with and without BFD, and 1000 addresses advertised.
+bench-bgp: env
+	node bench/bgp.ts
 
 bench-aws: env
 	node bench/aws.ts

@@ -81,7 +81,7 @@ describe("FRR configuration", () => {
         " neighbor 2001:db8::1 port 1179",
         " address-family ipv4 unicast",
         "  network 198.51.100.10/32",
-        "  network 198.51.100.11/32",
+        "  network 198.51.100.11/32 route-map portico-set-fb24e7af7c",
         "  neighbor 192.0.2.1 activate",
       ].join("\n"),
     );
@@ -91,30 +91,68 @@ describe("FRR configuration", () => {
     );
   });
 
-  test("each peer's route-map lets through its own prefixes only, with their attributes, and refuses every route in", () => {
-    const { text } = render();
-    expect(text).toContain("route-map portico-192-0-2-1-in deny 10\n");
+  test("attributes every peer gets alike ride on the prefix's origin; prefix-lists only for the exceptions", () => {
+    const tor2 = readPeers(
+      [{ metadata: { name: "tor-2" }, spec: { myASN: 64512, peerASN: 64500, peerAddress: "192.0.2.2" } }],
+      "portico.io",
+    ).peers[0]!;
+    const tagged: PathAttributes = { communities: ["65000:1"], largeCommunities: ["1:2:3"], localPref: 150 };
+    const { text } = render({
+      peers: [peers[0]!, tor2, peers[1]!],
+      prefixes: [
+        prefix("198.51.100.10/32", { "tor-1": plain, "tor-2": plain }),
+        prefix("198.51.100.11/32", { "tor-1": tagged, "tor-2": tagged }),
+        prefix("198.51.100.13/32", { "tor-1": plain }),
+        prefix("198.51.100.14/32", { "tor-1": tagged, "tor-2": { ...plain, communities: ["no-export"] } }),
+        prefix("2001:db8:5::10/128", { "tor-6": plain }),
+      ],
+    });
+    const origin = /network 198\.51\.100\.11\/32 route-map (portico-set-[0-9a-f]{10})\n/.exec(text)?.[1];
+    expect(origin).toBeDefined();
+    expect(text).toContain(
+      `route-map ${origin} permit 10\n set local-preference 150\n set community 65000:1\n set large-community 1:2:3\nexit`,
+    );
+    expect(text).toContain("  network 198.51.100.10/32\n");
+    expect(text).toContain("  network 198.51.100.13/32\n");
+    expect(text).toContain("  network 198.51.100.14/32\n");
+    // The exceptions: listed once, permitted with their attributes to the peers that get them, denied to the rest.
+    expect(text).toContain(
+      "ip prefix-list portico-some-peers-v4 seq 5 permit 198.51.100.13/32\nip prefix-list portico-some-peers-v4 seq 10 permit 198.51.100.14/32\n",
+    );
     expect(text).toContain(
       [
-        "ip prefix-list portico-192-0-2-1-1 seq 5 permit 198.51.100.11/32",
+        "ip prefix-list portico-192-0-2-1-1 seq 5 permit 198.51.100.14/32",
         "route-map portico-192-0-2-1-out permit 10",
         " match ip address prefix-list portico-192-0-2-1-1",
         " set local-preference 150",
         " set community 65000:1 additive",
         " set large-community 1:2:3 additive",
+        "exit",
+        "!",
+        "ip prefix-list portico-192-0-2-1-2 seq 5 permit 198.51.100.13/32",
+        "route-map portico-192-0-2-1-out permit 20",
+        " match ip address prefix-list portico-192-0-2-1-2",
+        "exit",
+        "!",
+        "route-map portico-192-0-2-1-out deny 65000",
+        " match ip address prefix-list portico-some-peers-v4",
+        "exit",
+        "!",
+        "route-map portico-192-0-2-1-out permit 65535",
       ].join("\n"),
     );
     expect(text).toContain(
-      "ip prefix-list portico-192-0-2-1-2 seq 5 permit 198.51.100.10/32\nroute-map portico-192-0-2-1-out permit 20\n match ip address prefix-list portico-192-0-2-1-2\nexit",
+      "route-map portico-192-0-2-2-out permit 10\n match ip address prefix-list portico-192-0-2-2-1\n set community no-export additive\n",
     );
-    expect(text).toContain("route-map portico-192-0-2-1-out deny 65535");
-    // Each session carries its own family: the IPv6 peer is activated for IPv6 only.
-    expect(text).toContain("ipv6 prefix-list portico-2001-db8--1-1 seq 5 permit 2001:db8:5::10/128");
-    expect(text).not.toMatch(/portico-2001-db8--1-\d seq \d+ permit 198/);
+    expect(text).not.toMatch(/portico-192-0-2-2-\d seq \d+ permit 198\.51\.100\.13/);
+    expect(text).toContain("route-map portico-192-0-2-1-in deny 10\n");
+    // The IPv6 peer has no exceptions of its family: everything of its family goes out.
+    expect(text).toContain("route-map portico-2001-db8--1-out permit 65535");
+    expect(text).not.toContain("route-map portico-2001-db8--1-out deny");
     expect(text).toMatch(
-      /address-family ipv6 unicast\n {2}network 2001:db8:5::10\/128\n {2}neighbor 2001:db8::1 activate\n/,
+      /address-family ipv6 unicast\n  network 2001:db8:5::10\/128\n  neighbor 2001:db8::1 activate\n/,
     );
-    expect(text).not.toMatch(/address-family ipv4 unicast\n( {2}.*\n)* {2}neighbor 2001:db8::1 activate/);
+    expect(text).not.toMatch(/address-family ipv4 unicast\n(  .*\n)*  neighbor 2001:db8::1 activate/);
   });
 
   test("the same input renders the same text; a new prefix adds lines without changing the others", () => {
@@ -132,10 +170,7 @@ describe("FRR configuration", () => {
     }).text.split("\n");
     const removed = before.filter((line) => !after.includes(line));
     expect(removed).toEqual([]);
-    expect(after.filter((line) => !before.includes(line))).toEqual([
-      "ip prefix-list portico-192-0-2-1-2 seq 10 permit 198.51.100.12/32",
-      "  network 198.51.100.12/32",
-    ]);
+    expect(after.filter((line) => !before.includes(line))).toEqual(["  network 198.51.100.12/32"]);
   });
 
   test("a peer with another myASN, a duplicate address or a missing BFD profile is said", () => {

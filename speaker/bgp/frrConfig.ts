@@ -1,12 +1,11 @@
 // FRR's configuration for one node, rendered from the peers it has and the prefixes it advertises. Pure and
 // deterministic: the same input gives the same text, so FRR's own reload (frr-reload.py, which diffs the file
-// against the running configuration) changes only what changed — a new Service adds one `network` line and a
-// prefix-list entry, and no session is reset. Each peer gets its own outbound route-map: it lets through only
-// the prefixes advertised to that peer, setting their communities and local preference, and its inbound
-// route-map refuses every route (the speaker announces; it never learns routes).
+// against the running configuration) changes only what changed — a new Service adds one `network` line, and
+// no session is reset. Who gets which prefix with which attributes is frrFilters.ts's.
 import type { IPFamily } from "../../providers/metal/address.ts";
 import type { BfdProfile, BgpPeer } from "./peers.ts";
-import type { AdvertisedPrefix, PathAttributes } from "./routes.ts";
+import { mapName, planFilters } from "./frrFilters.ts";
+import type { AdvertisedPrefix } from "./routes.ts";
 
 export interface FrrInput {
   readonly hostname: string;
@@ -62,7 +61,8 @@ export function renderFrrConfig(input: FrrInput): FrrRender {
     "ipv6 nht resolve-via-default",
     "!",
   ];
-  for (const peer of unique) lines.push(...filters(peer, input.prefixes));
+  const filters = planFilters(unique, input.prefixes);
+  lines.push(...filters.lines);
   if (unique.length > 0) {
     lines.push(`router bgp ${asn}`);
     const routerID = unique.find((p) => p.routerID)?.routerID;
@@ -83,7 +83,11 @@ export function renderFrrConfig(input: FrrInput): FrrRender {
     }
     for (const family of ["IPv4", "IPv6"] as const) {
       lines.push(` address-family ${family === "IPv4" ? "ipv4" : "ipv6"} unicast`);
-      for (const p of input.prefixes) if (p.family === family) lines.push(`  network ${p.prefix}`);
+      for (const p of input.prefixes) {
+        if (p.family !== family) continue;
+        const map = filters.origin.get(p.prefix);
+        lines.push(`  network ${p.prefix}${map ? ` route-map ${map}` : ""}`);
+      }
       for (const peer of unique.filter((p) => p.family === family)) {
         const id = neighbor(peer);
         lines.push(
@@ -111,11 +115,6 @@ function neighbor(peer: BgpPeer): string {
   return peer.address;
 }
 
-/** Route-map and prefix-list names: letters, digits and dashes only, stable for a peer. */
-function mapName(peer: BgpPeer): string {
-  return `portico-${peer.address.replace(/[.:]/g, "-")}`;
-}
-
 function session(peer: BgpPeer & { readonly resolvedPassword?: string }, bfd: boolean): string[] {
   const id = neighbor(peer);
   const lines = [` neighbor ${id} remote-as ${peer.peerASN}`];
@@ -141,42 +140,6 @@ export function sessionTimers(peer: Pick<BgpPeer, "holdTime" | "keepaliveTime">)
   const hold = holdTime ?? keepaliveTime! * 3;
   const keepalive = keepaliveTime ?? Math.floor(hold / 3);
   return { keepalive, hold };
-}
-
-/** The peer's prefix-lists and route-maps: one prefix-list per family and set of path attributes. */
-function filters(peer: BgpPeer, prefixes: readonly AdvertisedPrefix[]): string[] {
-  const name = mapName(peer);
-  const groups = new Map<string, { family: IPFamily; attrs: PathAttributes; prefixes: string[] }>();
-  for (const p of prefixes) {
-    const attrs = p.peers.get(peer.key);
-    if (!attrs) continue;
-    const key = `${p.family}|${attrs.localPref ?? ""}|${attrs.communities.join(" ")}|${attrs.largeCommunities.join(" ")}`;
-    const group = groups.get(key) ?? { family: p.family, attrs, prefixes: [] };
-    groups.set(key, group);
-    group.prefixes.push(p.prefix);
-  }
-  const lines: string[] = [`route-map ${name}-in deny 10`, "exit", "!"];
-  const ordered = [...groups].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  ordered.forEach(([, group], index) => {
-    const list = `${name}-${index + 1}`;
-    const ip = group.family === "IPv4" ? "ip" : "ipv6";
-    group.prefixes.forEach((prefix, i) =>
-      lines.push(`${ip} prefix-list ${list} seq ${(i + 1) * 5} permit ${prefix}`),
-    );
-    lines.push(
-      `route-map ${name}-out permit ${(index + 1) * 10}`,
-      ` match ${ip} address prefix-list ${list}`,
-    );
-    if (group.attrs.localPref !== undefined) lines.push(` set local-preference ${group.attrs.localPref}`);
-    if (group.attrs.communities.length > 0)
-      lines.push(` set community ${group.attrs.communities.join(" ")} additive`);
-    if (group.attrs.largeCommunities.length > 0)
-      lines.push(` set large-community ${group.attrs.largeCommunities.join(" ")} additive`);
-    lines.push("exit", "!");
-  });
-  // Whatever no entry above lets through (routes of other peers' prefixes) is not sent to this peer.
-  lines.push(`route-map ${name}-out deny 65535`, "exit", "!");
-  return lines;
 }
 
 function bfdProfile(profile: BfdProfile): string[] {

@@ -2,6 +2,7 @@
 # Installs the Debian packages the tests use, when they are missing:
 # - the bare-metal tests' real network clients: arping (Thomas Habets' arping, whose output the tests read)
 #   and ndisc6 (IPv6 neighbour discovery); tcpdump, whose kernel timestamps the speaker benchmark reads;
+# - FRR (zebra, bgpd, bfdd, vtysh, frr-reload.py): the BGP tests' nodes and router;
 # - the local cluster's node software: containerd and runc, the CNI reference plugins, iptables and
 #   conntrack for kube-proxy, curl for the clients; buildah and mmdebstrap, which build the images.
 set -euo pipefail
@@ -10,6 +11,7 @@ need() { command -v "$1" >/dev/null 2>&1 || [ -e "$1" ] || missing+=("$2"); }
 need arping arping
 need ndisc6 ndisc6
 need tcpdump tcpdump
+need /usr/lib/frr/bgpd frr
 need containerd containerd
 need runc runc
 need /usr/lib/cni/bridge containernetworking-plugins

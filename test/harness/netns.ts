@@ -78,6 +78,8 @@ const DEBIAN_PACKAGES: Record<string, string> = {
   ndisc6: "ndisc6",
   setpriv: "util-linux",
   tcpdump: "tcpdump",
+  "/usr/lib/frr/bgpd": "frr",
+  vtysh: "frr",
 };
 
 /** Removes namespaces left by test processes that no longer exist (a run killed before its clean-up). */

@@ -72,6 +72,7 @@ export async function createBgpLan(
     routerConfig(
       metal.nodes.map((n) => n.host),
       options.routerPassword,
+      options.bfd !== false,
     ),
   );
   // New connections spread over the paths by their ports, as datacenter routers hash flows.
@@ -142,8 +143,8 @@ export async function startBgpSpeakers(bgp: BgpLan): Promise<void> {
   );
 }
 
-/** The router: iBGP with every node (IPv4 and IPv6 sessions), BFD, and ECMP over up to 16 paths. */
-function routerConfig(nodes: readonly LanHost[], password: string | undefined): string {
+/** The router: iBGP with every node (IPv4 and IPv6 sessions), BFD unless asked not to, and ECMP over up to 16 paths. */
+function routerConfig(nodes: readonly LanHost[], password: string | undefined, bfd: boolean): string {
   const neighbors = nodes.flatMap((n) => [n.ipv4, n.ipv6]);
   return [
     "frr defaults traditional",
@@ -156,8 +157,7 @@ function routerConfig(nodes: readonly LanHost[], password: string | undefined): 
       ` neighbor ${address} remote-as ${ASN}`,
       ` neighbor ${address} timers 3 9`,
       ...(password ? [` neighbor ${address} password ${password}`] : []),
-      ` neighbor ${address} bfd`,
-      ` neighbor ${address} bfd profile fast`,
+      ...(bfd ? [` neighbor ${address} bfd`, ` neighbor ${address} bfd profile fast`] : []),
     ]),
     " address-family ipv4 unicast",
     "  maximum-paths ibgp 16",
