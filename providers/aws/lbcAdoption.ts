@@ -227,16 +227,23 @@ export function adoptedNames(
     const arn = lb.listeners.find((l) => l.port === listener.port)?.targetGroupArn;
     const have = observed.targetGroups.find((tg) => tg.arn === arn);
     if (!want || !have || names.has(want.name) || Object.values(targetGroups).includes(have.name)) continue;
-    const porticos = targetGroupName(service, {
-      loadBalancer: desired.name,
-      protocol: have.protocol,
-      port: have.port,
-      targetType: have.targetType,
-      vpcId: want.vpcId,
-      listenerPort: listener.port,
-      ...(want.ipAddressType ? { ipAddressType: want.ipAddressType } : {}),
-    });
-    if (have.name !== porticos && have.protocol === want.protocol && have.targetType === want.targetType)
+    // Either address family: the group may be Portico's from before a family change.
+    const porticos = [undefined, "ipv6"].map((ipAddressType) =>
+      targetGroupName(service, {
+        loadBalancer: desired.name,
+        protocol: have.protocol,
+        port: have.port,
+        targetType: have.targetType,
+        vpcId: want.vpcId,
+        listenerPort: listener.port,
+        ...(ipAddressType ? { ipAddressType } : {}),
+      }),
+    );
+    if (
+      !porticos.includes(have.name) &&
+      have.protocol === want.protocol &&
+      have.targetType === want.targetType
+    )
       targetGroups[want.name] = have.name;
   }
   if (own && !Object.keys(targetGroups).length) return undefined;
