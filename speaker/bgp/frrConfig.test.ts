@@ -150,9 +150,9 @@ describe("FRR configuration", () => {
     expect(text).toContain("route-map portico-2001-db8--1-out permit 65535");
     expect(text).not.toContain("route-map portico-2001-db8--1-out deny");
     expect(text).toMatch(
-      /address-family ipv6 unicast\n  network 2001:db8:5::10\/128\n  neighbor 2001:db8::1 activate\n/,
+      /address-family ipv6 unicast\n {2}network 2001:db8:5::10\/128\n {2}neighbor 2001:db8::1 activate\n/,
     );
-    expect(text).not.toMatch(/address-family ipv4 unicast\n(  .*\n)*  neighbor 2001:db8::1 activate/);
+    expect(text).not.toMatch(/address-family ipv4 unicast\n( {2}.*\n)* {2}neighbor 2001:db8::1 activate/);
   });
 
   test("the same input renders the same text; a new prefix adds lines without changing the others", () => {

@@ -2,7 +2,6 @@
 // deterministic: the same input gives the same text, so FRR's own reload (frr-reload.py, which diffs the file
 // against the running configuration) changes only what changed — a new Service adds one `network` line, and
 // no session is reset. Who gets which prefix with which attributes is frrFilters.ts's.
-import type { IPFamily } from "../../providers/metal/address.ts";
 import type { BfdProfile, BgpPeer } from "./peers.ts";
 import { mapName, planFilters } from "./frrFilters.ts";
 import type { AdvertisedPrefix } from "./routes.ts";
