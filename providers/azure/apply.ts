@@ -7,6 +7,7 @@ import { sameId } from "./ids.ts";
 import { withoutService, withService } from "./loadBalancerEdit.ts";
 import { withoutLegacy } from "./adoption.ts";
 import { CPA_OWNERSHIP_TAGS } from "./cloudProviderAzure.ts";
+import { withoutLegacySecurityRules } from "./legacySecurityRules.ts";
 import type {
   DesiredService,
   LoadBalancer,
@@ -115,6 +116,20 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<string
               rules: desired.securityRules ?? [],
               ...(frontendAddress ? { frontendAddress } : {}),
             });
+          },
+          seen(observed.securityGroup),
+        );
+        break;
+      }
+      case "removeLegacySecurityRules": {
+        const where = ctx.securityGroup!;
+        const uid = ctx.desired!.service.uid;
+        await writer.submit(
+          key("nsg", where.resourceGroup, where.name),
+          securityGroupAccess(clients, where),
+          (nsg) => {
+            if (!nsg) throw missingSecurityGroup(where);
+            return withoutLegacySecurityRules(nsg, uid, op.address);
           },
           seen(observed.securityGroup),
         );

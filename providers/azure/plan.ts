@@ -13,6 +13,7 @@ import { leaving, sharersOf, type SharingOperation } from "./sharedPublicIps.ts"
 import { withoutServiceRules, withServiceRules } from "./securityRulesEdit.ts";
 import { legacyElsewhere, legacyFrontend } from "./adoption.ts";
 import { CLOUD_PROVIDER_AZURE } from "./cloudProviderAzure.ts";
+import { withoutLegacySecurityRules } from "./legacySecurityRules.ts";
 
 export type Operation =
   | {
@@ -40,6 +41,8 @@ export type Operation =
     }
   /** cloud-provider-azure's frontend of the Service leaves another load balancer, so its public IP can move. */
   | { kind: "releaseLegacyFrontend"; loadBalancer: string; frontend: string; publicIp: string }
+  /** The address leaves cloud-provider-azure's security rules, once Portico's own rules admit its traffic. */
+  | { kind: "removeLegacySecurityRules"; securityGroup: string; address: string }
   | { kind: "updateLoadBalancer"; loadBalancer: string; create: boolean; changes: string[] }
   | { kind: "removeFromLoadBalancer"; loadBalancer: string; deletesIt: boolean; reason: string }
   | { kind: "updateSecurityRules"; securityGroup: string; count: number }
@@ -179,6 +182,9 @@ export function plan(d: DesiredService, observed: Observed): Plan {
       d.securityRules.some((r) => r.destination === "frontend") && !observedAddress(d, observed);
     if (edited !== nsg || pending)
       ops.push({ kind: "updateSecurityRules", securityGroup: nsg.name ?? "", count: d.securityRules.length });
+    const address = observedAddress(d, observed);
+    if (address && withoutLegacySecurityRules(nsg, d.service.uid, address) !== nsg)
+      ops.push({ kind: "removeLegacySecurityRules", securityGroup: nsg.name ?? "", address });
   } else if (nsg && withoutServiceRules(nsg, fe) !== nsg)
     ops.push({ kind: "removeSecurityRules", securityGroup: nsg.name ?? "" });
 
@@ -307,6 +313,8 @@ export function describeOperation(op: Operation): string {
       return `${op.create ? "create" : "update"} load balancer ${op.loadBalancer}: ${op.changes.join(", ") || "no change to the Service's parts"}`;
     case "removeFromLoadBalancer":
       return `remove the Service from load balancer ${op.loadBalancer} (${op.reason})${op.deletesIt ? ", deleting it: no frontend is left" : ""}`;
+    case "removeLegacySecurityRules":
+      return `take ${op.address} out of ${CLOUD_PROVIDER_AZURE}'s rules in network security group ${op.securityGroup} (Portico's rules admit its traffic now)`;
     case "updateSecurityRules":
       return `set the Service's ${op.count} security rule(s) in network security group ${op.securityGroup}`;
     case "removeSecurityRules":

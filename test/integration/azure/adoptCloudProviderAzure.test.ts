@@ -97,6 +97,37 @@ test("cloud-provider-azure's public IP, frontend, rule and probe are taken over 
     { uid: otherUid, pipId: otherPip.id!, nodePort: 31999 },
   ]);
   const otherBefore = (await inventory(azure)).publicIps.find((p) => p.name === otherPip.name);
+  // cloud-provider-azure's security rules: a shared one for both addresses, an older per-Service one.
+  const nsg = await azure.network.networkSecurityGroups.get(w.resourceGroup, w.securityGroupName);
+  const allow = (name: string, priority: number, destinations: string[]) => ({
+    name,
+    protocol: "Tcp",
+    access: "Allow",
+    direction: "Inbound",
+    priority,
+    sourcePortRange: "*",
+    destinationPortRange: "80",
+    sourceAddressPrefix: "Internet",
+    ...(destinations.length === 1
+      ? { destinationAddressPrefix: destinations[0] }
+      : { destinationAddressPrefixes: destinations }),
+  });
+  await azure.network.networkSecurityGroups.createOrUpdate(
+    w.resourceGroup,
+    w.securityGroupName,
+    {
+      ...nsg,
+      securityRules: [
+        allow("k8s-azure-lb_allow_IPv4_0123456789abcdef0123456789abcdef", 500, [
+          pip.ipAddress!,
+          otherPip.ipAddress!,
+        ]),
+        allow(`${cpaBase(web.uid)}-TCP-80-Internet`, 501, [pip.ipAddress!]),
+        allow("users-rule", 300, [pip.ipAddress!]),
+      ],
+    },
+    poll,
+  );
 
   await startPortico(cluster, {
     provider: "azure",
@@ -148,6 +179,16 @@ test("cloud-provider-azure's public IP, frontend, rule and probe are taken over 
     backendPort: 80,
     floatingIP: true,
   });
+  // The address has left cloud-provider-azure's rules once Portico's admit its traffic; the user's rule stays.
+  const rules = await waitFor("cloud-provider-azure's rules to let the address go", async () => {
+    const got = (await inventory(azure)).securityRules;
+    return got.some((r) => r.name === `${cpaBase(web.uid)}-TCP-80-Internet`) ? undefined : got;
+  });
+  expect(rules.find((r) => r.name.startsWith("k8s-azure-lb_allow"))).toMatchObject({
+    destinations: [otherPip.ipAddress],
+  });
+  expect(rules.find((r) => r.name === "users-rule")).toBeDefined();
+  expect(rules.some((r) => r.name.startsWith(`${fe}-`))).toBe(true);
   expect(lb.probes.map((p) => p.name)).toContain(`${cpaBase(otherUid)}-TCP-80`);
   expect(lb.probes.map((p) => p.name)).not.toContain(`${cpaBase(web.uid)}-TCP-80`);
   expect((await inventory(azure)).publicIps.find((p) => p.name === otherPip.name)).toEqual(otherBefore);
