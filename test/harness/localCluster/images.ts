@@ -10,6 +10,8 @@ export interface ClusterImages {
   portico: ImageArchive;
   workload: ImageArchive;
   pause: ImageArchive;
+  /** The stand-in for upstream's FRR image (Debian's frr 8.4), for the speaker's FRR containers. */
+  frr: ImageArchive;
   /** Seconds each part took to build in this run (0 when it came from the cache). */
   seconds: Record<string, number>;
 }

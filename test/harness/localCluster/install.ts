@@ -1,5 +1,6 @@
 // Installs Portico into the local cluster the way manifests/ tells users to: the memberlist Secret first,
-// then a kustomization of the user's own that includes the overlay and sets only the image, then an
+// then a kustomization of the user's own that includes the overlay and sets only the images (Portico's, and
+// for the metal overlay FRR's, pointed at a mirror: here the stand-in test/env/images.sh builds), then an
 // IPAddressPool; and waits until the controller Deployment and the speaker DaemonSet are ready, scheduled by
 // the real scheduler and run by the real kubelets from the image built from the Dockerfile.
 import {
@@ -31,6 +32,8 @@ export async function installPortico(
   opts: {
     overlay: Overlay;
     image: string;
+    /** Where the speaker's FRR containers take FRR's image from (the metal overlay names upstream's). */
+    frrImage?: string;
     pools?: PoolSpec[];
     timeoutMs?: number;
     /** More of the user's own kustomization (a namespace, a name prefix, patches). */
@@ -39,7 +42,12 @@ export async function installPortico(
 ): Promise<KubernetesObject[]> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
-  const objects = await renderOverlayWithImage(opts.overlay, opts.image, opts.kustomization);
+  const objects = await renderOverlayWithImage(opts.overlay, opts.image, {
+    ...opts.kustomization,
+    ...(opts.frrImage
+      ? { images: [imageEntry("portico", opts.image), imageEntry(UPSTREAM_FRR, opts.frrImage)] }
+      : {}),
+  });
   const namespace = objects.filter((o) => o.kind === "Namespace");
   let failures = await apply(kc, namespace, { dryRun: false });
   if (opts.overlay === "metal") {
@@ -60,6 +68,17 @@ export async function installPortico(
   for (const pool of opts.pools ?? []) await createPool(kc, pool);
   await waitForRollout(kc, objects, opts.timeoutMs ?? 180_000);
   return objects;
+}
+
+/** The image the metal overlay's FRR containers name, which a user's `images:` entry points at a mirror. */
+const UPSTREAM_FRR = "quay.io/frrouting/frr";
+
+/** A kustomization `images:` entry giving `name` the reference `image` (a tag after the last colon, if any). */
+function imageEntry(name: string, image: string): { name: string; newName: string; newTag?: string } {
+  const at = image.lastIndexOf(":");
+  return at > image.lastIndexOf("/")
+    ? { name, newName: image.slice(0, at), newTag: image.slice(at + 1) }
+    : { name, newName: image };
 }
 
 /** Deletes what installPortico applied, last first (`kubectl delete -k`). */
@@ -140,13 +159,14 @@ export async function startClusterWithPortico(opts: { dir: string; pool: PoolSpe
   const cluster = await LocalCluster.start({
     dir: opts.dir,
     tools,
-    images: [images.pause, images.portico, images.workload],
+    images: [images.pause, images.portico, images.workload, images.frr],
   });
   const t2 = Date.now();
   try {
     await installPortico(cluster.kubeconfig, {
       overlay: "metal",
       image: images.portico.ref,
+      frrImage: images.frr.ref,
       pools: [opts.pool],
     });
   } catch (err) {

@@ -1,0 +1,244 @@
+// The BGP mode on the local cluster, as users run it: the metal overlay's speaker pods with their FRR and FRR
+// agent containers (the stand-in FRR image test/env/images.sh builds from Debian's frr 8.4), configured only
+// through a BGPPeer and a BGPAdvertisement. A router namespace on the LAN runs its own FRR (the BGP tests'
+// FrrInstance) that every node peers with; a LoadBalancer Service's address, from a pool off the LAN, is
+// routed by the router over every node (ECMP), and a client behind the router, which has no other way there,
+// reaches the workload pods through the nodes' kube-proxy.
+import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import { Address4 } from "ip-address";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { onTestFinished } from "vitest";
+import { FrrInstance, hostBehind } from "../harness/frr.ts";
+import { clientGet, describe, expect, test, waitFor, type EchoAnswer } from "../harness/e2e.ts";
+import { IP, LanProcess, sh, type LanHost, type TestLan } from "../harness/netns.ts";
+import type { E2eContext } from "../harness/e2eSetup.ts";
+
+const ASN = 64512;
+/** The router's place on the LAN: the suite's hosts are .1 (gateway), .2 (client) and .11 on (nodes). */
+const ROUTER = { ipv4: "192.0.2.3", ipv6: "2001:db8::3" };
+/** TEST-NET-2, off the LAN: reached only through the routes the router learned. */
+const POOL = "198.51.100.0/28";
+/** The network behind the router (test/harness/frr.ts hostBehind). */
+const BEHIND = "198.18.0.0/24";
+const API = { group: "portico.io", version: "v1alpha1" } as const;
+
+/**
+ * The router: a namespace of its own plugged into the LAN's bridge (so the client the other tests use is left
+ * as it is), with FRR peering with every node over iBGP and installing up to 16 equal paths, and a host
+ * behind it. The namespaces carry the LAN's prefix, so a later run sweeps them if this one is killed.
+ */
+async function startRouter(context: E2eContext, logDir: string) {
+  const lanNamespace = context.client.switchPort.namespace;
+  const namespace = lanNamespace.replace(/-lan$/, "-router");
+  const id = lanNamespace.replace(/^ptm-/, "").replace(/-lan$/, "");
+  const tag = id.slice(-4);
+  await sh(IP, ["netns", "add", namespace]);
+  onTestFinished(() => sh(IP, ["netns", "del", namespace]).then(() => undefined));
+  const [port, iface] = [`b${tag}rt`, `e${tag}rt`];
+  await sh(IP, [
+    "-n",
+    lanNamespace,
+    "link",
+    "add",
+    port,
+    "type",
+    "veth",
+    "peer",
+    "name",
+    iface,
+    "netns",
+    namespace,
+  ]);
+  await sh(IP, ["-n", lanNamespace, "link", "set", port, "master", "br0", "up"]);
+  await sh(IP, ["-n", namespace, "addr", "add", `${ROUTER.ipv4}/24`, "dev", iface]);
+  await sh(IP, ["-n", namespace, "addr", "add", `${ROUTER.ipv6}/64`, "dev", iface, "nodad"]);
+  for (const link of [iface, "lo"]) await sh(IP, ["-n", namespace, "link", "set", link, "up"]);
+  const mac = (
+    JSON.parse(await sh(IP, ["-j", "-n", namespace, "link", "show", iface])) as { address: string }[]
+  )[0]!.address;
+  const host: LanHost = {
+    namespace,
+    iface,
+    ...ROUTER,
+    mac,
+    switchPort: { namespace: lanNamespace, iface: port },
+  };
+  // What FrrInstance and hostBehind use of a TestLan: its names, and starting processes in a namespace (this
+  // worker does not own the suite's LAN, which its global setup made).
+  const processes: LanProcess[] = [];
+  const lan = {
+    id,
+    lanNamespace,
+    start(on: LanHost, name: string, command: string, args: string[], options = {}) {
+      const proc = new LanProcess(name, join(logDir, `${name}.log`), on.namespace, command, args, options);
+      processes.push(proc);
+      return proc;
+    },
+  } as unknown as TestLan;
+  onTestFinished(async () => {
+    await Promise.all(processes.map((p) => p.kill()));
+  });
+  // New connections spread over the equal paths by their ports, as datacenter routers hash flows.
+  await sh(IP, ["netns", "exec", namespace, "sysctl", "-q", "-w", "net.ipv4.fib_multipath_hash_policy=1"]);
+  const frr = await FrrInstance.start(lan, host, "router");
+  onTestFinished(() => frr.remove());
+  const nodes = context.nodes.map((n) => n.host.ipv4);
+  await frr.configure(
+    [
+      "frr defaults traditional",
+      "hostname router",
+      `router bgp ${ASN}`,
+      ` bgp router-id ${ROUTER.ipv4}`,
+      " no bgp default ipv4-unicast",
+      ...nodes.flatMap((address) => [
+        ` neighbor ${address} remote-as ${ASN}`,
+        ` neighbor ${address} timers 3 9`,
+      ]),
+      " address-family ipv4 unicast",
+      "  maximum-paths ibgp 16",
+      ...nodes.map((address) => `  neighbor ${address} activate`),
+      " exit-address-family",
+      "exit",
+      "",
+    ].join("\n"),
+  );
+  const behind = await hostBehind(lan, host, onTestFinished);
+  return { host, frr, behind };
+}
+
+/** The router's kernel next hops for `address` (the routes zebra installed from BGP), sorted. */
+async function nextHops(router: LanHost, address: string): Promise<string[]> {
+  const routes = JSON.parse(
+    (await sh(IP, ["-j", "-n", router.namespace, "-4", "route", "show", address])) || "[]",
+  ) as { gateway?: string; nexthops?: { gateway?: string }[] }[];
+  return routes
+    .flatMap((r) => (r.nexthops ? r.nexthops.map((h) => h.gateway) : [r.gateway]))
+    .filter((g): g is string => typeof g === "string")
+    .sort();
+}
+
+/** Creates a cluster-scoped Portico object, deleted when the test ends. */
+async function create(
+  kc: KubeConfig,
+  plural: string,
+  kind: string,
+  name: string,
+  spec: object,
+): Promise<void> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  await custom.createClusterCustomObject({
+    ...API,
+    plural,
+    body: { apiVersion: `${API.group}/${API.version}`, kind, metadata: { name }, spec },
+  });
+  onTestFinished(async () => {
+    await custom.deleteClusterCustomObject({ ...API, plural, name }).catch(() => undefined);
+  });
+}
+
+describe("the BGP mode on the local cluster", () => {
+  test("a router peering with every node routes a Service's address over all of them, and HTTP from behind it reaches the pods", async ({
+    ns,
+  }) => {
+    const logDir = mkdtempSync(join(tmpdir(), "portico-e2e-bgp-"));
+    onTestFinished(() => {
+      if (process.env.PORTICO_KEEP_RUN !== "1") rmSync(logDir, { recursive: true, force: true });
+    });
+    const router = await startRouter(ns.context, logDir);
+    // Replies to the client behind the router go back through it, as a node's default route would take them.
+    for (const node of ns.context.nodes) {
+      const route = ["route", "add", BEHIND, "via", ROUTER.ipv4];
+      await sh(IP, ["-n", node.host.namespace, ...route]);
+      onTestFinished(() => sh(IP, ["-n", node.host.namespace, "route", "del", BEHIND]).then(() => undefined));
+    }
+
+    // What a user writes: a pool only the Services that name it draw from, a peer for every node, and an
+    // advertisement of the pool to every peer (MetalLB's shapes).
+    const pool = `${ns.name}-bgp`;
+    await create(ns.kc, "ipaddresspools", "IPAddressPool", pool, { addresses: [POOL], autoAssign: false });
+    await create(ns.kc, "bgppeers", "BGPPeer", `${ns.name}-router`, {
+      myASN: ASN,
+      peerASN: ASN,
+      peerAddress: ROUTER.ipv4,
+      // The nodes' bgpd listens on no port: they open the sessions, so a first attempt's failure is retried soon.
+      connectTime: "2s",
+    });
+    await create(ns.kc, "bgpadvertisements", "BGPAdvertisement", pool, { ipAddressPools: [pool] });
+
+    await ns.deployEcho("echo", 3, { spread: true });
+    await ns.createLoadBalancer("web", "echo", {}, { "portico.io/address-pool": pool });
+    await ns.createLoadBalancer(
+      "local",
+      "echo-local",
+      { externalTrafficPolicy: "Local" },
+      { "portico.io/address-pool": pool },
+    );
+    await ns.deployEcho("echo-local", 1);
+    const [web, local] = [await ns.waitForAddress("web"), await ns.waitForAddress("local")];
+    for (const address of [web, local])
+      expect(new Address4(address).isInSubnet(new Address4(POOL))).toBe(true);
+
+    // Every node's session is up and the address is routed over all three nodes.
+    const nodes = ns.context.nodes.map((n) => n.host.ipv4).sort();
+    await waitFor(
+      `the router to route ${web} over every node (${nodes.join(", ")})`,
+      async () => {
+        const hops = await nextHops(router.host, web);
+        if (hops.join() === nodes.join()) return true;
+        const sessions =
+          await router.frr.json<Record<string, { bgpState?: string }>>("show bgp neighbors json");
+        throw new Error(
+          `next hops ${hops.join(", ") || "none"}; sessions ${Object.entries(sessions)
+            .map(([peer, s]) => `${peer} ${s.bgpState}`)
+            .join(", ")}`,
+        );
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    // Each speaker reports its node's session on the peer.
+    await waitFor("every node's session established on the BGPPeer's status", async () => {
+      const peer = (await ns.kc.makeApiClient(CustomObjectsApi).getClusterCustomObject({
+        ...API,
+        plural: "bgppeers",
+        name: `${ns.name}-router`,
+      })) as { status?: { sessions?: Record<string, { established?: boolean }> } };
+      const sessions = peer.status?.sessions ?? {};
+      const up = Object.keys(sessions).filter((n) => sessions[n]?.established);
+      return up.length === ns.context.nodes.length || undefined;
+    });
+
+    // HTTP from behind the router: every request is answered, by all three pods (kube-proxy takes what any
+    // node receives to any pod).
+    await ns.waitAvailable("echo");
+    const behind = { ...ns.context, client: router.behind };
+    const pods = new Set<string>();
+    let failed = 0;
+    await waitFor(
+      `answers from all three pods at http://${web}/ from behind the router`,
+      async () => {
+        const answer = await clientGet(behind, `http://${web}/`);
+        if (answer) pods.add(answer.pod);
+        else failed += 1;
+        return pods.size === 3 || undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 50 },
+    );
+    expect(failed).toBe(0);
+
+    // externalTrafficPolicy Local: routed only to the node of its one pod, which sees the client's own address.
+    await ns.waitAvailable("echo-local");
+    const [pod] = (await ns.core.listNamespacedPod({ namespace: ns.name, labelSelector: "app=echo-local" }))
+      .items;
+    const endpointNode = ns.context.nodes.find((n) => n.layout.name === pod!.spec!.nodeName);
+    await waitFor(`${local} routed over ${pod!.spec!.nodeName} only`, async () => {
+      const hops = await nextHops(router.host, local);
+      return hops.join() === endpointNode?.host.ipv4 || undefined;
+    });
+    const answer = await waitFor<EchoAnswer>(`an answer at http://${local}/`, () =>
+      clientGet(behind, `http://${local}/`),
+    );
+    expect(answer.client.split(":")[0]).toBe(router.behind.ipv4);
+  });
+});
