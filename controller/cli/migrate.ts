@@ -2,7 +2,13 @@
 // another controller's load balancer in place, keep what it has, recreate (and why), or refuse — computed by the
 // same intent and provider plan as the real run. Providers say it in their plan's lines, by convention starting
 // with the verdict ("adopt …", "keep …", "recreate: …", "refuse: …"); anything else is what the plan would change.
-import type { CoordinationV1Api, CoreV1Api, DiscoveryV1Api, KubeConfig } from "@kubernetes/client-node";
+import {
+  CustomObjectsApi,
+  type CoordinationV1Api,
+  type CoreV1Api,
+  type DiscoveryV1Api,
+  type KubeConfig,
+} from "@kubernetes/client-node";
 import { AWS_LOAD_BALANCER_CLASS, LBC_NLB_CLASS, providerOfClass } from "../../providers/classes.ts";
 import { ConfigurationError } from "../../providers/errors.ts";
 import type { LoadBalancerProvider } from "../../providers/provider.ts";
@@ -69,6 +75,12 @@ export async function migrate(
   const providers = new Map<string, LoadBalancerProvider | undefined>();
   const liveController = lbcLeaseReader(api.coordination, opts.lbcLease);
   const rows: Row[] = [];
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const bindingsOf = new Map<string, Promise<TargetGroupBinding[]>>();
+  const bindings = (namespace: string) => {
+    if (!bindingsOf.has(namespace)) bindingsOf.set(namespace, lbcBindings(custom, namespace));
+    return bindingsOf.get(namespace)!;
+  };
   for (const svc of services.items) {
     const found = serving.find((c) => wantsLoadBalancer(svc, c.classes));
     if (!found) continue;
@@ -109,7 +121,8 @@ export async function migrate(
         : undefined;
       const intent = buildIntent(svc, nodes, slices.items, cls, nodeSelector ? { nodeSelector } : {});
       const { operations } = await provider.plan(intent);
-      rows.push({ service: name, verdict: verdictOf(operations), lines: operations });
+      const left = kind === "aws" ? bindingLines(await bindings(namespace), svc.metadata!.name!) : [];
+      rows.push({ service: name, verdict: verdictOf(operations), lines: [...operations, ...left] });
     } catch (err) {
       if (!(err instanceof ConfigurationError)) throw err;
       rows.push(failed(name, err.message));
@@ -179,4 +192,38 @@ async function awsPlanner(
     maxAttempts: 3,
     takeOverLbc: { cluster: opts.lbcCluster || clusterName, recreate: opts.recreate, liveController },
   });
+}
+
+/** The parts of the AWS Load Balancer Controller's TargetGroupBinding (elbv2.k8s.aws/v1beta1) read here. */
+export interface TargetGroupBinding {
+  metadata?: { name?: string; namespace?: string };
+  spec?: { serviceRef?: { name?: string }; targetGroupARN?: string };
+}
+
+/**
+ * The Service's TargetGroupBindings: LBC's own objects, left as they are. A running LBC registers and deregisters
+ * targets by them, also in target groups Portico has taken over, so they must go with LBC.
+ */
+export function bindingLines(all: readonly TargetGroupBinding[], service: string): string[] {
+  return all
+    .filter((b) => b.spec?.serviceRef?.name === service)
+    .map(
+      (b) =>
+        `keep TargetGroupBinding ${b.metadata?.namespace}/${b.metadata?.name} as it is (the AWS Load Balancer Controller's, for ${b.spec?.targetGroupARN ?? "no target group"}): delete it once LBC is gone (remove its finalizer elbv2.k8s.aws/resources first), or a running LBC would change the targets of a group Portico owns`,
+    );
+}
+
+/** LBC's TargetGroupBindings in a namespace; none where its CRD is not installed or may not be read. */
+async function lbcBindings(custom: CustomObjectsApi, namespace: string): Promise<TargetGroupBinding[]> {
+  try {
+    const list = (await custom.listNamespacedCustomObject({
+      group: "elbv2.k8s.aws",
+      version: "v1beta1",
+      namespace,
+      plural: "targetgroupbindings",
+    })) as { items?: TargetGroupBinding[] };
+    return list.items ?? [];
+  } catch {
+    return [];
+  }
 }

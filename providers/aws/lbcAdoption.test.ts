@@ -133,7 +133,15 @@ describe("deciding whether LBC's NLB can serve the Service in place", () => {
     expect(adoption).toMatchObject({
       kind: "adopt",
       targetGroups: [{ inPlace: true, desiredName: desired.targetGroups[0]!.name }],
+      leftSecurityGroups: ["sg-lbc-frontend"],
     });
+    expect(describeAdoption(adoption, false)).toEqual([
+      `adopt NLB ${NLB_ARN} (the AWS Load Balancer Controller's) in place: k8s-shop-web-0123456789.elb.amazonaws.com stays`,
+      "adopt target group k8s-shop-web-9876543210 (port 80, 1 target) in place",
+      expect.stringMatching(
+        /^keep security group sg-lbc-frontend as it is \(the AWS Load Balancer Controller's/,
+      ),
+    ]);
     const names = renamesOf(adoption)!;
     const nothing = { loadBalancers: [], targetGroups: [], securityGroups: [], backendRules: [] };
     const p = plan(renamed(desired, names), asTaken(nothing, adoption));

@@ -113,7 +113,13 @@ export interface TargetGroupFate {
 
 export type Adoption =
   | { kind: "none" }
-  | { kind: "adopt"; loadBalancer?: ObservedLoadBalancer; targetGroups: TargetGroupFate[] }
+  | {
+      kind: "adopt";
+      loadBalancer?: ObservedLoadBalancer;
+      targetGroups: TargetGroupFate[];
+      /** LBC's groups on the NLB that Portico's replace: not Portico's to delete, so left for the user. */
+      leftSecurityGroups: string[];
+    }
   | { kind: "recreate"; loadBalancer: ObservedLoadBalancer; reasons: string[] };
 
 /**
@@ -176,7 +182,16 @@ export function decideAdoption(desired: DesiredLoadBalancer, lbc: LbcObserved): 
     taken.add(want.name);
     return { group, inPlace: true, desiredName: want.name };
   });
-  return { kind: "adopt", ...(lbc.loadBalancer ? { loadBalancer: lbc.loadBalancer } : {}), targetGroups };
+  // The user's own groups (named by annotation) stay on the NLB; LBC's own frontend and backend groups do not.
+  const leftSecurityGroups = (lbc.loadBalancer?.securityGroups ?? []).filter(
+    (g) => !desired.userSecurityGroups.includes(g) && g !== desired.sharedBackendGroup,
+  );
+  return {
+    kind: "adopt",
+    ...(lbc.loadBalancer ? { loadBalancer: lbc.loadBalancer } : {}),
+    targetGroups,
+    leftSecurityGroups,
+  };
 }
 
 /** Desired names to replace with the taken-over resources' names: the NLB's, and target groups' by desired name. */
@@ -271,8 +286,12 @@ export function describeAdoption(adoption: Adoption, recreateAllowed: boolean): 
           : []),
         ...adoption.targetGroups.map((f) =>
           f.inPlace
-            ? `adopt target group ${f.group.observed.name} (port ${f.group.port}, ${f.group.observed.targets.length} targets) in place`
+            ? `adopt target group ${f.group.observed.name} (port ${f.group.port}, ${plural(f.group.observed.targets.length, "target")}) in place`
             : `adopt target group ${f.group.observed.name} (port ${f.group.port}) to replace it: ${f.reason}`,
+        ),
+        ...adoption.leftSecurityGroups.map(
+          (g) =>
+            `keep security group ${g} as it is (the AWS Load Balancer Controller's, not Portico's): Portico's groups replace it on the NLB; delete it, and the rules naming it, once nothing uses it`,
         ),
       ];
   }
@@ -287,3 +306,5 @@ export function asTaken(observed: Observed, adoption: Adoption): Observed {
     targetGroups: [...observed.targetGroups, ...adoption.targetGroups.map((f) => f.group.observed)],
   };
 }
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;

@@ -1,16 +1,42 @@
 // `porticoctl migrate` against the real apiserver and AWS emulator: per Service, what the take-over will adopt,
 // keep, recreate or refuse, before anything changes, and then what the controller does is what it said.
+import { CustomObjectsApi } from "@kubernetes/client-node";
 import { inject } from "vitest";
 import { LBC_NLB_CLASS } from "../../../controller/classes.ts";
 import { main } from "../../../controller/cli/porticoctl.ts";
 import { LBC_FINALIZER } from "../../../providers/aws/lbcAdoption.ts";
 import { expect, test, waitFor } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
+import { installCrds } from "../../harness/manifests.ts";
 import { awsWorld, lbService } from "../aws/fixtures.ts";
 import { inventory } from "../aws/inventory.ts";
 import { lbcLease, lbcService, lbcStack, tagsOf } from "../aws/lbcAdoptionWorld.ts";
 
 const LEASE = "aws-load-balancer-controller-leader";
+const TGB_CRD = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: "targetgroupbindings.elbv2.k8s.aws" },
+  spec: {
+    group: "elbv2.k8s.aws",
+    scope: "Namespaced",
+    names: { plural: "targetgroupbindings", singular: "targetgroupbinding", kind: "TargetGroupBinding" },
+    versions: [
+      {
+        name: "v1beta1",
+        served: true,
+        storage: true,
+        schema: {
+          openAPIV3Schema: {
+            type: "object",
+            // The client's model name for x-kubernetes-preserve-unknown-fields (it serialises by its model).
+            properties: { spec: { type: "object", x_kubernetes_preserve_unknown_fields: true } },
+          },
+        },
+      },
+    ],
+  },
+};
 const SCHEME = "service.beta.kubernetes.io/aws-load-balancer-scheme";
 
 async function ctl(...args: string[]): Promise<{ code: number; out: string }> {
@@ -31,6 +57,20 @@ test("migrate says per Service what will be adopted in place, recreated or refus
   const pub = await lbcService(cluster, "public", { [SCHEME]: "internet-facing" });
   const pubStack = await lbcStack(aws, world, pub, { lbcCluster: ns, targets: world.instances });
   await cluster.createService("mine", lbService());
+  // LBC's TargetGroupBinding for web, under LBC's CRD (the fields read here only).
+  await installCrds(cluster.kubeConfig, [TGB_CRD]);
+  await cluster.kubeConfig.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+    group: "elbv2.k8s.aws",
+    version: "v1beta1",
+    namespace: ns,
+    plural: "targetgroupbindings",
+    body: {
+      apiVersion: "elbv2.k8s.aws/v1beta1",
+      kind: "TargetGroupBinding",
+      metadata: { name: "k8s-web-binding" },
+      spec: { serviceRef: { name: "web", port: 80 }, targetGroupARN: webStack.targetGroupArn },
+    },
+  });
   const tagsBefore = await tagsOf(aws, webStack.loadBalancerArn);
   const args = ["migrate", "-n", ns, "--cluster-name", ns, "--lbc-lease", `${ns}/${LEASE}`];
 
@@ -41,6 +81,8 @@ test("migrate says per Service what will be adopted in place, recreated or refus
     `adopt NLB ${webStack.loadBalancerArn} (the AWS Load Balancer Controller's) in place: ${webStack.dnsName} stays`,
   );
   expect(text.out).toMatch(/adopt target group k8s-\S+ \(port 80, 2 targets\) in place/);
+  expect(text.out).toContain(`keep security group ${webStack.securityGroupId} as it is`);
+  expect(text.out).toContain(`keep TargetGroupBinding ${ns}/k8s-web-binding as it is`);
   expect(text.out).toContain(`${ns}/public  recreate`);
   expect(text.out).toContain(`recreate: NLB ${pubStack.loadBalancerArn}`);
   expect(text.out).toContain("it is internal and the Service asks for internet-facing");
@@ -95,10 +137,11 @@ test("migrate says per Service what will be adopted in place, recreated or refus
     const row = (JSON.parse(r.out) as { service: string; verdict: string; lines: string[] }[]).find(
       (x) => x.service === `${ns}/web`,
     )!;
-    return row.lines.length === 1 ? row : undefined;
+    return row.lines.length === 2 ? row : undefined;
   });
   expect(after.verdict).toBe("keep");
   expect(after.lines).toEqual([
     `keep NLB ${webStack.loadBalancerArn} (Portico's): ${webStack.dnsName} stays`,
+    expect.stringMatching(new RegExp(`^keep TargetGroupBinding ${ns}/k8s-web-binding as it is`)),
   ]);
 });
