@@ -219,8 +219,8 @@ test("metal: the speaker runs in the BGP mode, with FRR and the FRR agent beside
   expect(mountOf(frr, "/var/run/frr")).toBe(sockets);
   expect(volume(sockets!)?.emptyDir).toEqual({});
   // It runs the script of manifests/speaker/frr, from a ConfigMap kustomize generates from it.
-  const [interpreter, script] = agent.command as [string, string];
-  expect(interpreter).toBe("python3");
+  const [tini, separator, interpreter, script] = agent.command as [string, string, string, string];
+  expect([tini, separator, interpreter]).toEqual(["/sbin/tini", "--", "python3"]);
   const scriptDir = script.slice(0, script.lastIndexOf("/"));
   const agentMap = volume(mountOf(agent, scriptDir)!)?.configMap?.name;
   expect(find<V1ConfigMap>(objects, "ConfigMap", agentMap!).data).toEqual({

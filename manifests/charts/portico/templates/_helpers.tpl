@@ -94,8 +94,8 @@ name as the aks overlay's, and a new content a new name, which rolls the control
 
 {{/*
 The FRR agent's ConfigMap name with kustomize's configMapGenerator suffix, computed as for azure.json above, so
-the metal overlay's name and the chart's are one, and a new agent script rolls the speakers. The script is the
-chart's copy of manifests/speaker/frr/portico-frr-agent.py (a test keeps the two the same).
+the metal overlay's name and the chart's are one, and a new agent script rolls the speakers. files/ holds a
+symbolic link to manifests/speaker/frr/portico-frr-agent.py, which Helm follows: one script for both.
 */}}
 {{- define "portico.frrAgentConfigMapName" -}}
 {{- $encoded := dict "data" (dict "portico-frr-agent.py" (.Files.Get "files/portico-frr-agent.py")) "kind" "ConfigMap" "name" "" | toJson -}}
