@@ -103,7 +103,7 @@ describe("recognising LBC's resources by its tags", () => {
         { arn: NLB_ARN, tags: lbcTags({ "elbv2.k8s.aws/cluster": "staging" }) },
         { arn: NLB_ARN, tags: lbcTags({ "service.k8s.aws/stack": "shop/webs" }) },
         { arn: NLB_ARN, tags: lbcTags({ "ingress.k8s.aws/stack": "shop/web" }) },
-        { arn: NLB_ARN, tags: lbcTags({ "portico.io/cluster": "prod" }) },
+        { arn: NLB_ARN, tags: lbcTags({ "portico.io/cluster": "prod", "portico.io/service-uid": "uid-2" }) },
         // A target group whose resource ID names another Service, or no port.
         { arn: TG_ARN, tags: lbcTags({ "service.k8s.aws/resource": "shop/webs:80" }) },
         { arn: TG_ARN, tags: lbcTags({ "service.k8s.aws/resource": "shop/web:http" }) },
@@ -114,6 +114,11 @@ describe("recognising LBC's resources by its tags", () => {
       SERVICE,
     );
     expect(found).toEqual({ targetGroups: [] });
+  });
+
+  test("one already tagged as this Service's but still carrying LBC's tags (a take-over cut short) is taken, to finish it", () => {
+    const halfway = lbcTags({ "portico.io/cluster": "prod", "portico.io/service-uid": "uid-1" });
+    expect(recogniseLbc([{ arn: NLB_ARN, tags: halfway }], "prod", SERVICE).loadBalancerArn).toBe(NLB_ARN);
   });
 
   test("LBC's NLB name is found again from its cluster name, the Service's UID and the scheme (LBC's own test vector)", () => {

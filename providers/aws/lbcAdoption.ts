@@ -41,19 +41,17 @@ export interface LbcFound {
 
 /**
  * LBC's resources for the Service among tagged ones: made for `lbcCluster`, in the Service's stack, and not
- * an Ingress's. Anything that already carries Portico's ownership tags is Portico's, whatever else it says.
+ * an Ingress's. Anything that carries Portico's ownership tags for anything else is not taken; one already
+ * tagged for this Service but still carrying LBC's tags (a take-over cut short) is, to finish it.
  */
-export function recogniseLbc(
-  resources: TaggedArn[],
-  lbcCluster: string,
-  service: Pick<ServiceRef, "namespace" | "name">,
-): LbcFound {
+export function recogniseLbc(resources: TaggedArn[], lbcCluster: string, service: ServiceRef): LbcFound {
   const stack = `${service.namespace}/${service.name}`;
   const found: LbcFound = { targetGroups: [] };
   for (const r of resources) {
     const t = r.tags;
     if (t[LBC_TAG.cluster] !== lbcCluster || t[LBC_TAG.serviceStack] !== stack) continue;
-    if (t[LBC_TAG.ingressStack] !== undefined || t[TAG.cluster] !== undefined) continue;
+    if (t[LBC_TAG.ingressStack] !== undefined) continue;
+    if (t[TAG.cluster] !== undefined && t[TAG.serviceUid] !== service.uid) continue;
     const resource = t[LBC_TAG.serviceResource] ?? "";
     // Whether it is an NLB is read from DescribeLoadBalancers' Type, not guessed from the ARN.
     if (r.arn.includes(":loadbalancer/") && resource === LBC_LOAD_BALANCER_RESOURCE) {

@@ -129,7 +129,6 @@ export class LbcTakeOver {
     if (adoption.kind !== "adopt") return [];
     const names = renamesOf(adoption);
     if (names) this.renames.set(service.uid, names);
-    this.listing?.stacks.delete(`${service.namespace}/${service.name}`);
     const resources = [
       ...(adoption.loadBalancer ? [{ arn: adoption.loadBalancer.arn, kind: "loadbalancer" }] : []),
       ...adoption.targetGroups.map((f) => ({ arn: f.group.observed.arn, kind: "targetgroup" })),
@@ -151,6 +150,8 @@ export class LbcTakeOver {
         ),
       );
     }
+    // Only once every tag moved: a take-over cut short is found again (the listing still names the Service).
+    this.listing?.stacks.delete(`${service.namespace}/${service.name}`);
     return resources.map((r) => `took over ${r.arn} from the AWS Load Balancer Controller`);
   }
 
