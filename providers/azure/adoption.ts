@@ -120,17 +120,38 @@ export function withoutLegacy(lb: LoadBalancer, frontend: string): LoadBalancer 
   };
 }
 
-/** Load balancers other than the target where cloud-provider-azure's frontend of the Service holds its public IP. */
+/**
+ * Load balancers other than the target where cloud-provider-azure's frontend of the Service holds its address:
+ * its public IP, or (internal) a private address, returned so that Portico's frontend asks for it.
+ */
 export function legacyElsewhere(
   loadBalancers: LoadBalancer[],
   d: DesiredService,
-): { loadBalancer: string; frontend: string }[] {
-  if (d.frontend.kind !== "public") return [];
+): { loadBalancer: string; frontend: string; privateAddress?: string }[] {
   return loadBalancers.flatMap((lb) => {
     if (lb.name?.toLowerCase() === d.loadBalancer.name.toLowerCase()) return [];
     const legacy = legacyFrontend(lb, d);
-    return legacy ? [{ loadBalancer: lb.name ?? "", frontend: legacy.name ?? "" }] : [];
+    if (!legacy) return [];
+    const address = d.frontend.kind === "internal" ? legacy.privateIPAddress : undefined;
+    return [
+      {
+        loadBalancer: lb.name ?? "",
+        frontend: legacy.name ?? "",
+        ...(address ? { privateAddress: address } : {}),
+      },
+    ];
   });
+}
+
+/**
+ * The Service's side asking for a private address it had on cloud-provider-azure's frontend: for the write that
+ * makes Portico's frontend (a new frontend gets a new dynamic address otherwise); later writes ask for none, and
+ * ARM keeps the address of a frontend that only turns dynamic.
+ */
+export function pinnedTo(d: DesiredService, address: string): DesiredService {
+  return d.frontend.kind === "internal" && !d.frontend.privateIp
+    ? { ...d, frontend: { ...d.frontend, privateIp: address } }
+    : d;
 }
 
 /** A load balancer Portico took over keeps existing when Portico's last frontend leaves it. */

@@ -5,7 +5,7 @@ import { CloudError } from "../errors.ts";
 import { call, isNotFound, type AzureClients } from "./clients.ts";
 import { sameId } from "./ids.ts";
 import { withoutService, withService } from "./loadBalancerEdit.ts";
-import { withoutLegacy } from "./adoption.ts";
+import { pinnedTo, withoutLegacy } from "./adoption.ts";
 import { CPA_OWNERSHIP_TAGS } from "./cloudProviderAzure.ts";
 import { withoutLegacySecurityRules } from "./legacySecurityRules.ts";
 import type {
@@ -84,7 +84,7 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<string
         lbAfter = await writer.submit(
           key("lb", ctx.loadBalancerGroup, op.loadBalancer),
           loadBalancerAccess(clients, ctx.loadBalancerGroup, op.loadBalancer),
-          (lb) => withService(lb, desired),
+          (lb) => withService(lb, op.pinAddress ? pinnedTo(desired, op.pinAddress) : desired),
           seen(before),
         );
         break;

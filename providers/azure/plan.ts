@@ -11,7 +11,7 @@ import { dnsLabelOf, familyOf, ownedBy } from "./publicIp.ts";
 import type { IpTag } from "./publicIpAnnotations.ts";
 import { leaving, sharersOf, type SharingOperation } from "./sharedPublicIps.ts";
 import { withoutServiceRules, withServiceRules } from "./securityRulesEdit.ts";
-import { legacyElsewhere, legacyFrontend } from "./adoption.ts";
+import { legacyElsewhere, legacyFrontend, pinnedTo } from "./adoption.ts";
 import { CLOUD_PROVIDER_AZURE } from "./cloudProviderAzure.ts";
 import { withoutLegacySecurityRules } from "./legacySecurityRules.ts";
 
@@ -40,10 +40,17 @@ export type Operation =
       tags: Record<string, string>;
     }
   /** cloud-provider-azure's frontend of the Service leaves another load balancer, so its public IP can move. */
-  | { kind: "releaseLegacyFrontend"; loadBalancer: string; frontend: string; publicIp: string }
+  | { kind: "releaseLegacyFrontend"; loadBalancer: string; frontend: string; address: string }
   /** The address leaves cloud-provider-azure's security rules, once Portico's own rules admit its traffic. */
   | { kind: "removeLegacySecurityRules"; securityGroup: string; address: string }
-  | { kind: "updateLoadBalancer"; loadBalancer: string; create: boolean; changes: string[] }
+  | {
+      kind: "updateLoadBalancer";
+      loadBalancer: string;
+      create: boolean;
+      changes: string[];
+      /** A private address the new frontend asks for: the one cloud-provider-azure's frontend had (adoption.ts). */
+      pinAddress?: string;
+    }
   | { kind: "removeFromLoadBalancer"; loadBalancer: string; deletesIt: boolean; reason: string }
   | { kind: "updateSecurityRules"; securityGroup: string; count: number }
   | { kind: "removeSecurityRules"; securityGroup: string }
@@ -138,26 +145,37 @@ export function plan(d: DesiredService, observed: Observed): Plan {
       message: `moving to load balancer ${d.loadBalancer.name}: the public IP must leave ${lb.name} first, so the Service is unreachable until the move completes`,
     });
   }
-  // Where Portico uses another load balancer than cloud-provider-azure did, the public IP moves with its address.
+  // Where Portico uses another load balancer than cloud-provider-azure did, the address moves with the Service.
+  let pin: string | undefined;
   for (const legacy of legacyElsewhere(observed.loadBalancers, d)) {
-    const address = observedAddress(d, observed);
-    ops.push({ kind: "releaseLegacyFrontend", ...legacy, publicIp: nameOf(pip?.id) ?? "" });
+    const ip = observedAddress(d, observed);
+    const what = legacy.privateAddress
+      ? `private address ${legacy.privateAddress}`
+      : `public IP ${nameOf(pip?.id)}${ip ? ` (${ip})` : ""}`;
+    pin ??= legacy.privateAddress;
+    ops.push({
+      kind: "releaseLegacyFrontend",
+      loadBalancer: legacy.loadBalancer,
+      frontend: legacy.frontend,
+      address: what,
+    });
     notices.push({
       type: "Warning",
       reason: "TrafficMoves",
       message:
-        `public IP ${nameOf(pip?.id)}${address ? ` (${address})` : ""} moves from ${CLOUD_PROVIDER_AZURE}'s frontend ${legacy.frontend} on load balancer ` +
+        `${what} moves from ${CLOUD_PROVIDER_AZURE}'s frontend ${legacy.frontend} on load balancer ` +
         `${legacy.loadBalancer} to Portico's on ${d.loadBalancer.name}: the address is kept, and traffic stops until the new frontend is in place; ` +
         `set loadBalancerName to ${legacy.loadBalancer} in the Azure config to take the load balancer over in place instead`,
     });
   }
-  const after = withService(target, d);
+  const after = withService(target, pin ? pinnedTo(d, pin) : d);
   const legacy = legacyFrontend(target, d);
   if (!target || after !== target)
     ops.push({
       kind: "updateLoadBalancer",
       loadBalancer: d.loadBalancer.name,
       create: !target,
+      ...(pin ? { pinAddress: pin } : {}),
       changes: [
         ...(legacy && after !== target
           ? [
@@ -304,7 +322,7 @@ export function describeOperation(op: Operation): string {
     case "adoptPublicIp":
       return `adopt public IP ${op.id} (${op.from}'s)${op.address ? ` — address ${op.address} kept` : ""}`;
     case "releaseLegacyFrontend":
-      return `take ${CLOUD_PROVIDER_AZURE}'s frontend ${op.frontend}, its rules and probes off load balancer ${op.loadBalancer}, so that public IP ${op.publicIp} moves with its address`;
+      return `take ${CLOUD_PROVIDER_AZURE}'s frontend ${op.frontend}, its rules and probes off load balancer ${op.loadBalancer}, so that ${op.address} moves with the Service`;
     case "setPublicIpDnsLabel":
       return op.dnsLabel
         ? `set the DNS label of public IP ${op.name} to ${op.dnsLabel}`

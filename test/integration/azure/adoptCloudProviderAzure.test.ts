@@ -72,6 +72,49 @@ async function movedService(cluster: TestCluster, name: string, annotations: Rec
   return { uid: svc.metadata!.uid!, nodePort: svc.spec!.ports![0]!.nodePort! };
 }
 
+/**
+ * cloud-provider-azure's internal load balancer with the Service's frontend at a dynamic address that is not the
+ * subnet's first free one, so that a new frontend would not get it again; returns the address.
+ */
+async function cpaInternalFrontend(
+  azure: TestAzure,
+  web: { uid: string; nodePort: number },
+): Promise<string> {
+  const lbId = `/subscriptions/${azure.subscriptionId}/resourceGroups/${w.resourceGroup}/providers/Microsoft.Network/loadBalancers/kubernetes-internal`;
+  const subnetId = `/subscriptions/${azure.subscriptionId}/resourceGroups/${w.resourceGroup}/providers/Microsoft.Network/virtualNetworks/${w.vnetName}/subnets/${w.subnetName}`;
+  const { probe, rule } = cpaParts(lbId, web.uid, "", web.nodePort);
+  const body = (allocation: "Static" | "Dynamic") => ({
+    location: w.location,
+    sku: { name: "Standard", tier: "Regional" },
+    frontendIPConfigurations: [
+      {
+        name: cpaBase(web.uid),
+        subnet: { id: subnetId },
+        privateIPAllocationMethod: allocation,
+        privateIPAddress: "10.0.1.200",
+      },
+    ],
+    backendAddressPools: [{ name: "kubernetes" }],
+    probes: [probe],
+    loadBalancingRules: [rule],
+  });
+  await azure.network.loadBalancers.createOrUpdate(
+    w.resourceGroup,
+    "kubernetes-internal",
+    body("Static"),
+    poll,
+  );
+  const made = await azure.network.loadBalancers.createOrUpdate(
+    w.resourceGroup,
+    "kubernetes-internal",
+    body("Dynamic"),
+    poll,
+  );
+  const address = made.frontendIPConfigurations![0]!.privateIPAddress!;
+  expect(address).toBe("10.0.1.200");
+  return address;
+}
+
 const lbOf = async (azure: TestAzure, name: string) =>
   (await inventory(azure)).loadBalancers.find((l) => l.name === name);
 
@@ -301,39 +344,7 @@ test("an internal Service's frontend on cloud-provider-azure's internal load bal
 }) => {
   await azureWorld(cluster, azure, 1);
   const web = await movedService(cluster, "web", INTERNAL);
-  const lbId = `/subscriptions/${azure.subscriptionId}/resourceGroups/${w.resourceGroup}/providers/Microsoft.Network/loadBalancers/kubernetes-internal`;
-  const subnetId = `/subscriptions/${azure.subscriptionId}/resourceGroups/${w.resourceGroup}/providers/Microsoft.Network/virtualNetworks/${w.vnetName}/subnets/${w.subnetName}`;
-  const { probe, rule } = cpaParts(lbId, web.uid, "", web.nodePort);
-  // A dynamic address that is not the subnet's first free one, so that a new frontend would not get it again.
-  const body = (allocation: "Static" | "Dynamic") => ({
-    location: w.location,
-    sku: { name: "Standard", tier: "Regional" },
-    frontendIPConfigurations: [
-      {
-        name: cpaBase(web.uid),
-        subnet: { id: subnetId },
-        privateIPAllocationMethod: allocation,
-        privateIPAddress: "10.0.1.200",
-      },
-    ],
-    backendAddressPools: [{ name: "kubernetes" }],
-    probes: [probe],
-    loadBalancingRules: [rule],
-  });
-  await azure.network.loadBalancers.createOrUpdate(
-    w.resourceGroup,
-    "kubernetes-internal",
-    body("Static"),
-    poll,
-  );
-  const made = await azure.network.loadBalancers.createOrUpdate(
-    w.resourceGroup,
-    "kubernetes-internal",
-    body("Dynamic"),
-    poll,
-  );
-  const address = made.frontendIPConfigurations![0]!.privateIPAddress!;
-  expect(address).toBe("10.0.1.200");
+  const address = await cpaInternalFrontend(azure, web);
 
   await startPortico(cluster, {
     provider: "azure",
@@ -353,4 +364,29 @@ test("an internal Service's frontend on cloud-provider-azure's internal load bal
   expect((await cluster.getService("web")).status?.loadBalancer?.ingress).toEqual([
     { ip: address, ipMode: "VIP" },
   ]);
+});
+
+test("an internal Service moves to Portico's internal load balancer with its private address", async ({
+  cluster,
+  azure,
+}) => {
+  await azureWorld(cluster, azure, 1);
+  const web = await movedService(cluster, "web", INTERNAL);
+  const address = await cpaInternalFrontend(azure, web);
+
+  await startPortico(cluster, { provider: "azure", defaultForUnclassed: true });
+  expect(await waitForIP(cluster, "web")).toBe(address);
+  // Made with the address pinned once cloud-provider-azure's frontend let it go, then dynamic as the Service asks.
+  const lb = await waitFor("the frontend to be dynamic again, with its address", async () => {
+    const found = await lbOf(azure, `${cluster.namespace}-internal`);
+    return found?.frontends[0]?.allocation === "Dynamic" ? found : undefined;
+  });
+  expect(lb.frontends).toEqual([
+    expect.objectContaining({ name: porticoFrontend(web.uid), privateIp: address, subnet: w.subnetName }),
+  ]);
+  expect(lb.rules.map((r) => r.name)).toEqual([`${porticoFrontend(web.uid)}-TCP-80`]);
+  expect((await cluster.getService("web")).status?.loadBalancer?.ingress).toEqual([
+    { ip: address, ipMode: "VIP" },
+  ]);
+  expect(await lbOf(azure, "kubernetes-internal")).toMatchObject({ frontends: [], rules: [], probes: [] });
 });
