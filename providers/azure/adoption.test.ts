@@ -244,4 +244,41 @@ describe("the plan and the edits", () => {
       `${id}/frontendIPConfigurations/${FE}`,
     );
   });
+
+  it("ends the same when the secondary Service is served first", () => {
+    const shared = publicIp("shared", { tags: cpaTags("shop/web,shop/api") });
+    const pipName = { "service.beta.kubernetes.io/azure-pip-name": "shared" };
+    const lb = cpaLoadBalancer("kubernetes", shared.id!);
+    const id = lbId("kubernetes");
+    // cloud-provider-azure's rule of the secondary Service, on the primary's frontend.
+    lb.loadBalancingRules!.push({
+      name: `${cpaBaseName(OTHER_UID)}-TCP-443`,
+      protocol: "Tcp",
+      frontendPort: 443,
+      backendPort: 443,
+      frontendIPConfiguration: { id: `${id}/frontendIPConfigurations/${BASE}` },
+      backendAddressPool: { id: `${id}/backendAddressPools/kubernetes` },
+    });
+    const api = desired(
+      intent(
+        { annotations: pipName, ports: [{ name: "https", protocol: "TCP", port: 443, nodePort: 30443 }] },
+        OTHER_UID,
+        "api",
+      ),
+      { config: anchored, publicIps: [shared] },
+    );
+    const primary = desired(intent({ annotations: pipName }), { config: anchored, publicIps: [shared] });
+    const both = withService(withService(lb, api), primary);
+    expect(both.frontendIPConfigurations?.map((f) => f.name)).toEqual([
+      "a0123456789abcdef0123456789abcde",
+      FE,
+    ]);
+    const rule = (name: string) => both.loadBalancingRules?.find((r) => r.name === name);
+    expect(rule(`${api.frontendName}-TCP-443`)?.frontendIPConfiguration?.id).toBe(
+      `${id}/frontendIPConfigurations/${FE}`,
+    );
+    expect(rule(`${FE}-TCP-80`)?.frontendIPConfiguration?.id).toBe(`${id}/frontendIPConfigurations/${FE}`);
+    expect(rule(`${BASE}-TCP-80`)).toBeUndefined();
+    expect(rule(`${cpaBaseName(OTHER_UID)}-TCP-443`)).toBeUndefined();
+  });
 });
