@@ -276,3 +276,58 @@ test("with --aws-take-over-lbc-recreate such a Service gets a new NLB beside LBC
   expect(warning.message).toContain(`recreate: NLB ${mine.loadBalancerArn}`);
   expect(warning.message).toContain(`delete it, its target groups and the finalizer ${LBC_FINALIZER}`);
 });
+
+test("an unclassed Service LBC served with ip targets (type external, target type ip) is taken over too: the new pod registered before the gone one leaves", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 1);
+  const svc = await lbcService(
+    cluster,
+    "pods",
+    {
+      "service.beta.kubernetes.io/aws-load-balancer-type": "external",
+      "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip",
+    },
+    { unclassed: true },
+  );
+  expect(svc.spec?.loadBalancerClass).toBeUndefined();
+  const mine = await lbcStack(aws, world, svc, {
+    lbcCluster: cluster.namespace,
+    targets: [],
+    podTargets: ["10.0.0.10", "10.0.0.11"],
+  });
+  // 10.0.0.10 has gone, 10.0.0.12 has come.
+  await cluster.createEndpointSlice(
+    "pods",
+    [{ ip: "10.0.0.11" }, { ip: "10.0.0.12" }],
+    [{ name: "http", port: 8080 }],
+  );
+  const proxy = await startFaultProxy(process.env.AWS_ENDPOINT_URL!);
+  cluster.defer(() => proxy.close());
+  const moves: string[] = [];
+  proxy.onAnswer((action, body, status) => {
+    if (
+      status < 300 &&
+      /^(Register|Deregister)Targets$/.test(action) &&
+      decodeURIComponent(body).includes(mine.targetGroupArn)
+    )
+      moves.push(action);
+  });
+  const provider = new AwsProvider({
+    clusterName: cluster.namespace,
+    endpoint: proxy.url,
+    takeOverLbc: { cluster: cluster.namespace },
+  });
+  await startPortico(cluster, { alsoServes: [LBC_NLB_CLASS] }, { provider });
+  expect(await waitForHostname(cluster, "pods")).toBe(mine.dnsName);
+  await waitFor("the pods to be the targets", async () =>
+    (await targetsOf(aws, mine.targetGroupArn)).join() === "10.0.0.11:8080,10.0.0.12:8080" ? true : undefined,
+  );
+  expect(moves).toEqual(["RegisterTargets", "DeregisterTargets"]);
+  expect((await tagsOf(aws, mine.loadBalancerArn))["portico.io/service-uid"]).toBe(svc.metadata!.uid);
+  // Taken on under Portico's class, as every unclassed Service LBC served by its type annotation.
+  expect((await cluster.getService("pods")).metadata?.annotations?.["portico.io/managed-by"]).toBe(
+    "portico.io/aws-nlb",
+  );
+});

@@ -27,17 +27,21 @@ export interface LbcStack {
   securityGroupId: string;
 }
 
-/** A Service of LBC's class (port 80 → 8080), carrying LBC's finalizer as LBC leaves it. */
+/**
+ * A Service LBC serves (port 80 → 8080), carrying LBC's finalizer as LBC leaves it: of LBC's class, or with
+ * `unclassed` of no class (LBC then serves it by its `aws-load-balancer-type` annotation).
+ */
 export async function lbcService(
   cluster: TestCluster,
   name: string,
   annotations: Record<string, string> = {},
+  opts: { unclassed?: boolean } = {},
 ): Promise<V1Service> {
   await cluster.createService(
     name,
     {
       type: "LoadBalancer",
-      loadBalancerClass: LBC_NLB_CLASS,
+      ...(opts.unclassed ? {} : { loadBalancerClass: LBC_NLB_CLASS }),
       selector: { app: name },
       ports: [{ name: "http", port: 80, targetPort: 8080, protocol: "TCP" }],
     },
@@ -50,24 +54,36 @@ export async function lbcService(
 }
 
 /** LBC's target group name: `k8s-<ns8>-<name8>-<hash10>`, the hash over what it cannot change in place. */
-function lbcTargetGroupName(cluster: string, svc: V1Service, tgPort: number, svcPort: number): string {
+function lbcTargetGroupName(
+  cluster: string,
+  svc: V1Service,
+  tgPort: number,
+  svcPort: number,
+  targetType: string,
+): string {
   const uid = svc.metadata!.uid!;
   const digest = createHash("sha256")
-    .update(cluster + uid + uid + String(tgPort) + String(svcPort) + "instance" + "TCP" + "TCP" + "10")
+    .update(cluster + uid + uid + String(tgPort) + String(svcPort) + targetType + "TCP" + "TCP" + "10")
     .digest("hex");
   const clean = (s: string) => s.replace(/[^A-Za-z0-9]/g, "").slice(0, 8);
   return `k8s-${clean(svc.metadata!.namespace!)}-${clean(svc.metadata!.name!)}-${digest.slice(0, 10)}`;
 }
 
 /**
- * The NLB, frontend security group, instance target group (with `targets` registered at the node port) and
- * TCP:80 listener LBC makes for `svc` when running with `--cluster-name lbcCluster`.
+ * The NLB, frontend security group, target group and TCP:80 listener LBC makes for `svc` when running with
+ * `--cluster-name lbcCluster`: instance targets (`targets`, registered at the node port), or with `podTargets`
+ * ip targets (pod addresses at the target port 8080, as for `aws-load-balancer-nlb-target-type: ip`).
  */
 export async function lbcStack(
   aws: TestAws,
   world: AwsWorld,
   svc: V1Service,
-  opts: { lbcCluster: string; targets: TestInstance[]; scheme?: "internal" | "internet-facing" },
+  opts: {
+    lbcCluster: string;
+    targets: TestInstance[];
+    podTargets?: string[];
+    scheme?: "internal" | "internet-facing";
+  },
 ): Promise<LbcStack> {
   const ns = svc.metadata!.namespace!;
   const name = svc.metadata!.name!;
@@ -78,7 +94,8 @@ export async function lbcStack(
     { Key: "service.k8s.aws/stack", Value: stack },
     { Key: "service.k8s.aws/resource", Value: resource },
   ];
-  const nodePort = svc.spec!.ports![0]!.nodePort!;
+  const ip = opts.podTargets !== undefined;
+  const tgPort = ip ? 8080 : svc.spec!.ports![0]!.nodePort!;
   const lbName = lbcLoadBalancerName(
     opts.lbcCluster,
     { namespace: ns, name, uid: svc.metadata!.uid! },
@@ -104,11 +121,11 @@ export async function lbcStack(
   );
   const tg = await aws.elbv2.send(
     new CreateTargetGroupCommand({
-      Name: lbcTargetGroupName(opts.lbcCluster, svc, nodePort, 80),
+      Name: lbcTargetGroupName(opts.lbcCluster, svc, tgPort, 80, ip ? "ip" : "instance"),
       Protocol: "TCP",
-      Port: nodePort,
+      Port: tgPort,
       VpcId: world.network.vpcId,
-      TargetType: "instance",
+      TargetType: ip ? "ip" : "instance",
       HealthCheckProtocol: "TCP",
       HealthCheckPort: "traffic-port",
       HealthCheckIntervalSeconds: 10,
@@ -122,7 +139,9 @@ export async function lbcStack(
   await aws.elbv2.send(
     new RegisterTargetsCommand({
       TargetGroupArn: targetGroupArn,
-      Targets: opts.targets.map((t) => ({ Id: t.instanceId, Port: nodePort })),
+      Targets: ip
+        ? opts.podTargets!.map((address) => ({ Id: address, Port: tgPort }))
+        : opts.targets.map((t) => ({ Id: t.instanceId, Port: tgPort })),
     }),
   );
   const loadBalancerArn = lb.LoadBalancers![0]!.LoadBalancerArn!;
