@@ -53,7 +53,7 @@ export async function benchBgp(): Promise<Record<string, unknown>> {
         progress(`${NODES} nodes, a router and a client; BFD ${bfd ? "on" : "off"}`);
         const bgp = await lan(cluster, bfd, (fn) => phase.push(fn));
         progress(`${TRIALS} cable pulls`);
-        results[bfd ? "failoverWithBfd" : "failoverWithoutBfd"] = await failovers(bgp);
+        results[bfd ? "failoverWithBfd" : "failoverWithoutBfd"] = await failovers(bgp, bfd);
         if (bfd) {
           progress(`${SERVICES} Services advertised at once`);
           results.atSize = await atSize(cluster, bgp);
@@ -113,7 +113,7 @@ async function allRouted(bgp: BgpLan, address: string, timeoutMs: number): Promi
   );
 }
 
-async function failovers(bgp: BgpLan) {
+async function failovers(bgp: BgpLan, bfd: boolean) {
   const prober = new TcpProber(
     bgp.metal.lan,
     bgp.client,
@@ -145,6 +145,16 @@ async function failovers(bgp: BgpLan) {
       clientMs.push(failed.length ? Math.max(...failed.map((r) => r.start)) - cut + PROBE_INTERVAL_MS : 0);
       await setCable(node.host, true);
       await allRouted(bgp, V4, 120_000);
+      // The next pull is detected by BFD only once the node's BFD session is up again (it follows BGP's).
+      if (bfd)
+        await waitFor(
+          `${node.name}'s BFD session up at the router`,
+          async () => {
+            const peers = await bgp.router.json<{ peer?: string; status?: string }[]>("show bfd peers json");
+            return peers.some((p) => p.peer === node.host.ipv4 && p.status === "up");
+          },
+          { timeoutMs: 60_000 },
+        );
     }
   } finally {
     await prober.stop();

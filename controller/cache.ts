@@ -21,8 +21,16 @@ import {
   L2STATUS_VERSION,
   readL2Status,
   trimL2Status,
-  type L2StatusFields,
 } from "../providers/metal/l2status.ts";
+import {
+  BGPSTATUS_GROUP,
+  BGPSTATUS_PLURAL,
+  BGPSTATUS_VERSION,
+  bgpAnnouncement,
+  readBgpStatus,
+} from "../providers/metal/bgpStatus.ts";
+import type { Announcement } from "../providers/metal/traffic.ts";
+import { RecordWatch } from "./recordWatch.ts";
 import type { Logger } from "./log.ts";
 
 export type Kind = "service" | "node" | "endpointslice" | "ipaddresspool" | "namespace";
@@ -72,10 +80,9 @@ export class ClusterCache {
   readonly endpointSlices: ListWatch<V1EndpointSlice>;
   readonly pools: ListWatch<IPAddressPoolObject> | undefined;
   readonly metallbPools: ListWatch<IPAddressPoolObject> | undefined;
-  /** The speakers' ServiceL2Status records (bare metal): who announces which Service's addresses. */
-  readonly l2Statuses: ListWatch<KubernetesObject & { status?: unknown }> | undefined;
-  /** Like metallbMissingAt, for the records: none can be read (CRD missing, or no right to) until it moves. */
-  private l2StatusMissingAt: string | undefined;
+  /** The speakers' records (bare metal): who announces which Service's addresses, over ARP/NDP or BGP. */
+  readonly l2Statuses: RecordWatch | undefined;
+  readonly bgpStatuses: RecordWatch | undefined;
   /** The resourceVersion MetalLB's pools had when their list answered 404: none are installed until it moves. */
   private metallbMissingAt: string | undefined;
   private readonly metallbRequired: boolean;
@@ -147,22 +154,41 @@ export class ClusterCache {
         false,
       );
       this.wire("ipaddresspool", this.pools);
-      const l2 = { group: L2STATUS_GROUP, version: L2STATUS_VERSION, plural: L2STATUS_PLURAL };
-      this.l2Statuses = new ListWatch<KubernetesObject & { status?: unknown }>(
-        ns
-          ? `/apis/${L2STATUS_GROUP}/${L2STATUS_VERSION}/namespaces/${ns}/${L2STATUS_PLURAL}`
-          : `/apis/${L2STATUS_GROUP}/${L2STATUS_VERSION}/${L2STATUS_PLURAL}`,
+      const changed = (service: KubernetesObject, verb: "add" | "update" | "delete") =>
+        this.handlers.forEach((h) => h("servicel2status", verb, service));
+      this.l2Statuses = new RecordWatch(
+        kc,
         watch,
-        () =>
-          (ns
-            ? custom.listNamespacedCustomObject({ ...l2, namespace: ns })
-            : custom.listClusterCustomObject(l2)) as Promise<{
-            items: (KubernetesObject & { status?: unknown })[];
-            metadata?: { resourceVersion?: string };
-          }>,
-        false,
+        ns,
+        {
+          group: L2STATUS_GROUP,
+          version: L2STATUS_VERSION,
+          plural: L2STATUS_PLURAL,
+          trim: trimL2Status,
+          serviceOf: (obj) => {
+            const r = readL2Status(obj);
+            return r && { namespace: r.namespace, name: r.status.serviceName };
+          },
+        },
+        log,
+        changed,
       );
-      this.wireL2Statuses(this.l2Statuses);
+      this.bgpStatuses = new RecordWatch(
+        kc,
+        watch,
+        ns,
+        {
+          group: BGPSTATUS_GROUP,
+          version: BGPSTATUS_VERSION,
+          plural: BGPSTATUS_PLURAL,
+          serviceOf: (obj) => {
+            const r = readBgpStatus(obj);
+            return r && { namespace: r.namespace, name: r.status.serviceName };
+          },
+        },
+        log,
+        changed,
+      );
       const metallbNs = opts.metallbNamespace;
       if (metallbNs !== undefined) {
         const group = { group: "metallb.io", version: "v1beta1", plural: "ipaddresspools" };
@@ -201,20 +227,14 @@ export class ClusterCache {
    * The speakers' records of the Service's announcement, reduced to their fields; undefined when they cannot be
    * read (not bare metal, their CRD not installed, or no right to list them): nothing is then known of traffic.
    */
-  announcements(namespace: string, name: string): L2StatusFields[] | undefined {
-    if (!this.l2Statuses || this.l2StatusMissing()) return undefined;
-    return this.l2Statuses
-      .list(namespace)
-      .flatMap((obj) => readL2Status(obj) ?? [])
-      .filter((r) => r.status.serviceName === name)
-      .map((r) => r.status);
-  }
-
-  private l2StatusMissing(): boolean {
-    return (
-      this.l2StatusMissingAt !== undefined &&
-      this.l2StatusMissingAt === this.l2Statuses?.latestResourceVersion()
-    );
+  announcements(namespace: string, name: string): Announcement[] | undefined {
+    const l2 = this.l2Statuses?.list(namespace);
+    const bgp = this.bgpStatuses?.list(namespace);
+    if (!l2 && !bgp) return undefined;
+    return [
+      ...(l2 ?? []).flatMap((obj) => readL2Status(obj) ?? []).map((r) => r.status),
+      ...(bgp ?? []).flatMap((obj) => readBgpStatus(obj) ?? []).map((r) => bgpAnnouncement(r.status)),
+    ].filter((r) => r.serviceName === name);
   }
 
   private all(): ListWatch<KubernetesObject>[] {
@@ -225,8 +245,9 @@ export class ClusterCache {
       this.pools,
       this.namespaces,
       this.metallbPools,
-      this.l2Statuses,
-    ].filter((lw) => lw !== undefined);
+      this.l2Statuses?.lw,
+      this.bgpStatuses?.lw,
+    ].filter((lw) => lw !== undefined) as ListWatch<KubernetesObject>[];
   }
 
   onChange(handler: ChangeHandler): void {
@@ -242,7 +263,8 @@ export class ClusterCache {
     const listed = (lw: ListWatch<KubernetesObject>) =>
       lw.latestResourceVersion() !== "" ||
       (lw === this.metallbPools && this.metallbMissing()) ||
-      (lw === this.l2Statuses && this.l2StatusMissing());
+      (lw === this.l2Statuses?.lw && this.l2Statuses.missing()) ||
+      (lw === this.bgpStatuses?.lw && this.bgpStatuses.missing());
     while (!this.stopped && !all.every(listed)) await new Promise((r) => setTimeout(r, 100));
     if (this.metallbPools && !this.metallbMissing()) {
       this.log.info(
@@ -254,6 +276,7 @@ export class ClusterCache {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    await Promise.all([this.l2Statuses?.stop(), this.bgpStatuses?.stop()]);
     await Promise.all(this.all().map((lw) => lw.stop()));
   }
 
@@ -286,59 +309,6 @@ export class ClusterCache {
       if (this.stopped) return;
       const code = (err as { code?: unknown })?.code ?? (err as { statusCode?: unknown })?.statusCode;
       const max = metallb ? this.metallbFailed(lw, code, err, delay) : this.failed(kind, code, err, delay);
-      setTimeout(
-        () => {
-          if (!this.stopped) lw.start().catch(() => undefined);
-        },
-        Math.min(delay, max),
-      ).unref();
-      delay = Math.min(delay * 2, max);
-    });
-  }
-
-  /**
-   * A record's change brings its Service back at once, so the Serving condition follows a failover within the
-   * watch's latency: handlers are told of the Service it is about (namespace and name).
-   */
-  private wireL2Statuses(lw: ListWatch<KubernetesObject & { status?: unknown }>): void {
-    // Before any other handler: the cache keeps the object its handlers get, and needs little of it.
-    for (const verb of ["add", "update"] as const) lw.on(verb, trimL2Status);
-    for (const verb of ["add", "update", "delete"] as const) {
-      lw.on(verb, (obj) => {
-        const record = readL2Status(obj);
-        if (!record) return;
-        const service = { metadata: { namespace: record.namespace, name: record.status.serviceName } };
-        this.handlers.forEach((h) => h("servicel2status", verb, service));
-      });
-    }
-    let delay = 500;
-    lw.on("connect", () => {
-      if (lw.latestResourceVersion()) delay = 500;
-    });
-    lw.on("error", (err: unknown) => {
-      if (this.stopped) return;
-      const code = (err as { code?: unknown })?.code ?? (err as { statusCode?: unknown })?.statusCode;
-      if (code === 404 || code === 403) {
-        const told = this.l2StatusMissingAt !== undefined;
-        this.l2StatusMissingAt = lw.latestResourceVersion();
-        if (!told)
-          this.log.warn(
-            {
-              kind: "servicel2statuses.portico.io",
-              err:
-                code === 404
-                  ? "the ServiceL2Status CRD is not installed (kubectl apply -k manifests/overlays/metal)"
-                  : "may not list ServiceL2Statuses: apply the metal overlay's RBAC (manifests/overlays/metal/controller-rbac.yaml)",
-            },
-            "the Serving condition is not reported until the speakers' records can be read",
-          );
-      } else {
-        this.log.warn(
-          { kind: "servicel2statuses.portico.io", err: (err as Error)?.message ?? String(err) },
-          "watch failed; restarting",
-        );
-      }
-      const max = MAX_RESTART_DELAY_MS;
       setTimeout(
         () => {
           if (!this.stopped) lw.start().catch(() => undefined);

@@ -9,7 +9,16 @@
 // - Records of nodes whose speaker is not alive (a node gone for good, or whose addresses nobody took over)
 //   are deleted by one live speaker, the first by name, so none stays claiming a node that answers nothing.
 import type { InUse, L2StatusFields, L2StatusRecord, NotAnnounced } from "../providers/metal/l2status.ts";
-import { l2StatusName } from "../providers/metal/l2status.ts";
+import {
+  l2StatusName,
+  L2STATUS_GROUP,
+  L2STATUS_KIND,
+  L2STATUS_NODE_LABEL,
+  L2STATUS_PLURAL,
+  L2STATUS_SERVICE_LABEL,
+  L2STATUS_VERSION,
+} from "../providers/metal/l2status.ts";
+import type { DesiredRecord as GenericDesired, RecordKind, RecordPlan } from "./kube/recordWriter.ts";
 
 export interface AnnouncedHere {
   /** namespace/name */
@@ -43,19 +52,20 @@ export interface L2StatusInput {
   readonly live: ReadonlySet<string>;
 }
 
-export interface DesiredRecord {
-  readonly name: string;
-  readonly namespace: string;
-  /** The Service owns its records: they go with it. */
-  readonly serviceUid: string;
-  readonly status: L2StatusFields;
-}
+export type DesiredRecord = GenericDesired<L2StatusFields>;
+export type L2StatusPlan = RecordPlan<L2StatusFields>;
 
-export interface L2StatusPlan {
-  /** Records to create or overwrite (absent or different in the cache). */
-  readonly write: DesiredRecord[];
-  readonly remove: { readonly name: string; readonly namespace: string }[];
-}
+/** ServiceL2Status records, for the record writer. */
+export const L2_RECORDS: RecordKind<L2StatusFields> = {
+  group: L2STATUS_GROUP,
+  version: L2STATUS_VERSION,
+  plural: L2STATUS_PLURAL,
+  kind: L2STATUS_KIND,
+  serviceLabel: L2STATUS_SERVICE_LABEL,
+  nodeLabel: L2STATUS_NODE_LABEL,
+  fingerprint,
+  patch: (status) => ({ ...status, notAnnounced: status.notAnnounced ?? null, inUse: status.inUse ?? null }),
+};
 
 export function planL2Statuses(input: L2StatusInput): L2StatusPlan {
   interface Draft {

@@ -96,6 +96,12 @@ export class SpeakerMetrics {
     help: "Prefixes this node's FRR configuration advertises (BGP mode)",
     registers: [this.registry],
   });
+  readonly bgpStatusWrites = new Counter({
+    name: "portico_speaker_bgpstatus_writes_total",
+    help: "ServiceBGPStatus records written, by outcome (created, updated, deleted, failed)",
+    labelNames: ["outcome"],
+    registers: [this.registry],
+  });
   readonly frrReloads = new Counter({
     name: "portico_speaker_frr_reloads_total",
     help: "FRR configurations written for the agent to apply, and the agent's outcome (written, applied, failed)",

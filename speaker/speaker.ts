@@ -101,6 +101,7 @@ export class Speaker {
         log,
         metrics,
         objects: () => this.cache.bgpObjects(),
+        recordsInstalled: () => this.cache.bgpRecordsInstalled(),
         changed: () => this.scheduleRecompute(),
       });
     }
@@ -264,6 +265,8 @@ export class Speaker {
       const self = nodes.find((n) => n.metadata?.name === this.config.nodeName);
       this.bgp.update({
         nodeLabels: self?.metadata?.labels ?? {},
+        uids: new Map(services.map((s) => [serviceKey(s), s.metadata?.uid ?? ""] as const)),
+        live,
         eligible: !this.leaving && schedulableNodes(self ? [self] : []).has(this.config.nodeName),
         services: all,
         pools,

@@ -1,9 +1,13 @@
 // Whether a bare-metal Service's traffic can arrive: it can once a speaker announces each of its addresses
-// (it answers ARP/NDP for it, and its record says so), it cannot when no node may announce one (the speaker
+// (it answers ARP/NDP for it, or FRR advertises it to a router over an established session, and its record
+// says so), it cannot when no node may announce one (the speaker
 // that would have reported it says why) or the Service has no ready endpoint (speakers announce none then),
 // and it is not known yet while the first announcement is awaited. Pure: the records are read elsewhere.
 import type { TrafficState } from "../provider.ts";
 import type { L2StatusFields } from "./l2status.ts";
+
+/** A speaker's record of where a Service's addresses are announced: over ARP/NDP, or over BGP to peers. */
+export type Announcement = L2StatusFields & { readonly bgpPeers?: readonly string[] };
 
 const WHY: Record<string, string> = {
   noMatchingNode:
@@ -13,7 +17,7 @@ const WHY: Record<string, string> = {
 
 export function metalTraffic(
   addresses: readonly string[],
-  records: readonly L2StatusFields[],
+  records: readonly Announcement[],
   hasReadyEndpoint: boolean,
 ): TrafficState | undefined {
   if (addresses.length === 0) return undefined;
@@ -46,13 +50,24 @@ export function metalTraffic(
       reason: "AwaitingAnnouncement",
       message: `Waiting for a speaker to announce ${waiting.join(", ")}`,
     };
-  const said = where.map(
-    (w) =>
-      `${w.address} by node ${w.by
+  const said = where.map((w) => {
+    const l2 = w.by.filter((r) => r.bgpPeers === undefined);
+    const bgp = w.by.filter((r) => r.bgpPeers !== undefined);
+    const nodes = (records: readonly Announcement[]) =>
+      records
         .map((r) => r.node)
         .sort()
-        .join(" and node ")} on ${interfacesOf(w.by)}`,
-  );
+        .join(" and node ");
+    const ways = [
+      ...(l2.length ? [`by node ${nodes(l2)} on ${interfacesOf(l2)}`] : []),
+      ...(bgp.length
+        ? [
+            `over BGP by node ${nodes(bgp)} to ${[...new Set(bgp.flatMap((r) => r.bgpPeers!))].sort().join(", ")}`,
+          ]
+        : []),
+    ];
+    return `${w.address} ${ways.join(", and ")}`;
+  });
   return { flowing: true, reason: "Announced", message: `Announced: ${said.join("; ")}` };
 }
 

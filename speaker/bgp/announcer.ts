@@ -20,7 +20,10 @@ import { renderFrrConfig } from "./frrConfig.ts";
 import { FrrFiles } from "./frrFiles.ts";
 import { PasswordSecrets } from "./passwords.ts";
 import { peersOfNode, readBfdProfiles, readPeers, type BfdProfile, type BgpPeer } from "./peers.ts";
-import { bgpRoutes, bgpSelectedPools, type NotAdvertised } from "./routes.ts";
+import { bgpRoutes, bgpSelectedPools, type AdvertisedPrefix, type NotAdvertised } from "./routes.ts";
+import { BGP_RECORDS, planBgpStatuses } from "./statusPlan.ts";
+import { readBgpStatus, type BgpStatusFields } from "../../providers/metal/bgpStatus.ts";
+import { RecordWriter } from "../kube/recordWriter.ts";
 import type { SessionState } from "./sessions.ts";
 
 const STATUS_POLL_MS = 1000;
@@ -28,6 +31,10 @@ const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
 export interface BgpState {
   readonly nodeLabels: Labels;
+  /** namespace/name → UID, of the Services the speaker sees (records are owned by their Service). */
+  readonly uids: ReadonlyMap<string, string>;
+  /** Speakers alive now (one of them cleans up the records of dead ones). */
+  readonly live: ReadonlySet<string>;
   /** Ready, not excluded from load balancers, not stopping. */
   readonly eligible: boolean;
   readonly services: readonly AnnouncedService[];
@@ -58,7 +65,14 @@ export class BgpAnnouncer {
   /** What was last written to each Portico BGPPeer's status for this node. */
   private readonly reported = new Map<string, string>();
   private withheld: ReadonlyMap<string, NotAdvertised> = new Map();
+  /** What the configuration last written advertises, and what the one FRR last confirmed does. */
+  private writtenPrefixes: readonly AdvertisedPrefix[] = [];
+  private appliedPrefixes: readonly AdvertisedPrefix[] = [];
+  private lastState: BgpState | undefined;
+  private readonly records: RecordWriter<BgpStatusFields>;
+  private readonly recordsInstalled: () => boolean;
   private timer: NodeJS.Timeout | undefined;
+  private stopping = false;
 
   constructor(options: {
     node: string;
@@ -69,6 +83,7 @@ export class BgpAnnouncer {
     log: Logger;
     metrics: SpeakerMetrics;
     objects: () => BgpObjects | undefined;
+    recordsInstalled: () => boolean;
     changed: () => void;
   }) {
     this.node = options.node;
@@ -78,14 +93,26 @@ export class BgpAnnouncer {
     this.passwords = new PasswordSecrets(options.core, options.secretNamespace, options.changed);
     this.custom = options.kc.makeApiClient(CustomObjectsApi);
     this.objects = options.objects;
+    this.recordsInstalled = options.recordsInstalled;
+    this.records = new RecordWriter(
+      BGP_RECORDS,
+      options.kc,
+      this.log,
+      (outcome) => options.metrics.bgpStatusWrites.inc({ outcome }),
+      options.changed,
+    );
   }
 
   start(): void {
     this.timer = setInterval(() => void this.pollStatus(), STATUS_POLL_MS);
   }
 
+  /** Stops reading FRR's status; the node's records are deleted first (its routes are being withdrawn). */
   stop(): void {
+    this.stopping = true;
     if (this.timer) clearInterval(this.timer);
+    const status = this.files.readStatus();
+    if (status) this.writeRecords(status.sessions);
   }
 
   /** The pools some BGPAdvertisement selects (the L2 mode leaves those no L2Advertisement selects to BGP). */
@@ -102,6 +129,7 @@ export class BgpAnnouncer {
   update(state: BgpState): void {
     const { peers: all, ads, profiles } = this.config();
     const peers = peersOfNode(all, state.nodeLabels);
+    this.lastState = state;
     const routes = bgpRoutes({ node: this.node, ...state, ads, peers });
     this.withheld = routes.withheld;
     const problems = [...routes.problems];
@@ -127,6 +155,7 @@ export class BgpAnnouncer {
     this.metrics.bgpAdvertised.set(routes.prefixes.length);
     if (this.files.write(render.text)) {
       this.written = this.generation;
+      this.writtenPrefixes = routes.prefixes;
       this.metrics.frrReloads.inc({ outcome: "written" });
       this.log.info(
         { generation: this.generation, prefixes: routes.prefixes.length, peers: render.peers },
@@ -199,7 +228,37 @@ export class BgpAnnouncer {
       this.metrics.bgpSessions.set({ peer: peer.key }, session?.established ? 1 : 0);
       this.metrics.bgpPrefixesSent.set({ peer: peer.key }, session?.prefixesSent ?? 0);
     }
+    if (status.reload.ok && (status.reload.generation ?? 0) >= this.written)
+      this.appliedPrefixes = this.writtenPrefixes;
+    this.writeRecords(status.sessions);
     await this.reportSessions(status.sessions);
+  }
+
+  /** The ServiceBGPStatus records: which Services this node advertises, to which peers, over live sessions. */
+  private writeRecords(sessions: ReadonlyMap<string, SessionState>): void {
+    const state = this.lastState;
+    const objects = this.objects();
+    if (!state || !objects || !this.recordsInstalled()) return;
+    const established = new Map<string, string>();
+    for (const peer of this.configured.values())
+      if (sessions.get(peer.address)?.established) established.set(peer.key, peer.name);
+    const services = new Map<string, { uid: string; addresses: readonly string[] }>();
+    for (const service of state.services) {
+      const uid = state.uids.get(service.key);
+      if (uid) services.set(service.key, { uid, addresses: service.addresses });
+    }
+    const existing = objects.records.flatMap((o) => readBgpStatus(o) ?? []);
+    this.records.apply(
+      planBgpStatuses({
+        node: this.node,
+        prefixes: this.stopping ? [] : this.appliedPrefixes,
+        established,
+        services,
+        existing,
+        live: state.live,
+      }),
+      new Set(existing.map((r) => `${r.namespace}/${r.name}`)),
+    );
   }
 
   /** Writes this node's entry in each Portico BGPPeer's status.sessions when it changed, and removes stale ones. */

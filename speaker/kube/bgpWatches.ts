@@ -9,6 +9,8 @@ import { CustomWatch } from "./customWatch.ts";
 type Objects = CustomWatch<ConfigObject & KubernetesObject>;
 
 export interface BgpObjects {
+  /** The ServiceBGPStatus records (of the speaker's namespace, or all). */
+  readonly records: readonly (KubernetesObject & { status?: unknown })[];
   readonly peers: readonly ConfigObject[];
   readonly ads: readonly ConfigObject[];
   readonly bfdProfiles: readonly ConfigObject[];
@@ -26,8 +28,25 @@ export interface MetallbRead {
 export class BgpWatches {
   private readonly porticoWatches: [Objects, Objects, Objects];
   private readonly metallbWatches: [Objects, Objects, Objects] | undefined;
+  private readonly recordWatch: CustomWatch<KubernetesObject & { status?: unknown }>;
 
-  constructor(kc: KubeConfig, watch: Watch, retryMs: number, metallb: MetallbRead | undefined) {
+  constructor(
+    kc: KubeConfig,
+    watch: Watch,
+    retryMs: number,
+    metallb: MetallbRead | undefined,
+    namespace: string | undefined,
+  ) {
+    this.recordWatch = new CustomWatch(kc, watch, {
+      group: "portico.io",
+      version: "v1alpha1",
+      plural: "servicebgpstatuses",
+      ...(namespace ? { namespace } : {}),
+      missingRetryMs: retryMs,
+      quietWhenMissing: false,
+      whenMissing:
+        "the ServiceBGPStatus CRD is not installed; advertising without recording where (apply manifests/base/crds)",
+    });
     const portico = (plural: string, kind: string) =>
       new CustomWatch<ConfigObject & KubernetesObject>(kc, watch, {
         group: "portico.io",
@@ -59,14 +78,24 @@ export class BgpWatches {
     }
   }
 
-  all(): Objects[] {
-    return [...this.porticoWatches, ...(this.metallbWatches ?? [])];
+  all(): CustomWatch<KubernetesObject>[] {
+    return [...this.porticoWatches, ...(this.metallbWatches ?? []), this.recordWatch];
+  }
+
+  isRecordWatch(watch: CustomWatch<KubernetesObject>): boolean {
+    return watch === (this.recordWatch as CustomWatch<KubernetesObject>);
+  }
+
+  /** Whether records can be written (their CRD is installed and listed). */
+  recordsInstalled(): boolean {
+    return this.recordWatch.listed() && !this.recordWatch.missing();
   }
 
   objects(): BgpObjects {
     const [peers, ads, bfd] = this.porticoWatches;
     const [mPeers, mAds, mBfd] = this.metallbWatches ?? [];
     return {
+      records: this.recordWatch.list(),
       peers: peers.list(),
       ads: ads.list(),
       bfdProfiles: bfd.list(),

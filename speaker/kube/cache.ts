@@ -128,7 +128,7 @@ export class KubeCache {
             missingRetryMs: options.metallbRequired ? MAX_RESTART_DELAY_MS : OPTIONAL_RETRY_MS,
             quietWhenMissing: !options.metallbRequired,
           };
-    if (options.bgp) this.bgp = new BgpWatches(kc, watch, MAX_RESTART_DELAY_MS, metallbRead);
+    if (options.bgp) this.bgp = new BgpWatches(kc, watch, MAX_RESTART_DELAY_MS, metallbRead, ns);
     if (metallbRead !== undefined) {
       const metallb = { group: "metallb.io", version: "v1beta1", ...metallbRead };
       this.metallbPools = new CustomWatch(kc, watch, {
@@ -189,6 +189,11 @@ export class KubeCache {
     return this.bgp?.objects();
   }
 
+  /** Whether ServiceBGPStatus records can be written. */
+  bgpRecordsInstalled(): boolean {
+    return this.bgp?.recordsInstalled() ?? false;
+  }
+
   /** Called after any change to any watched object. */
   onChange(handler: () => void): void {
     this.handlers.push(handler);
@@ -198,7 +203,9 @@ export class KubeCache {
   async start(): Promise<void> {
     // The records are written, not read for the decision: announcing never waits for them (nor for their
     // RBAC), they are written once they have been listed.
-    const custom = this.customWatches().filter((c) => c !== this.l2StatusWatch);
+    const custom = this.customWatches().filter(
+      (c) => c !== this.l2StatusWatch && !(this.bgp?.isRecordWatch(c) ?? false),
+    );
     await Promise.all(this.all().map((lw) => lw.start()));
     const listed = () =>
       [this.services, this.endpointSlices, this.nodes].every((lw) => lw.latestResourceVersion() !== "") &&

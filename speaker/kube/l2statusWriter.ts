@@ -1,161 +1,17 @@
-// Writes the plan of speaker/l2statusPlan.ts: creates a record (owned by its Service, so it goes with it) or
-// overwrites it, and deletes the ones planned away. One request per record at a time; a plan repeated while
-// its request is in flight adds nothing, and the next recompute after the watch has caught up re-plans from
-// what the apiserver holds, so a failed write is retried by the level-triggered loop, not here.
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from "@kubernetes/client-node";
+// Writes the ServiceL2Status records planned by speaker/l2statusPlan.ts.
+import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
-import {
-  L2STATUS_GROUP,
-  L2STATUS_KIND,
-  L2STATUS_NODE_LABEL,
-  L2STATUS_PLURAL,
-  L2STATUS_SERVICE_LABEL,
-  L2STATUS_VERSION,
-} from "../../providers/metal/l2status.ts";
-import { fingerprint, type DesiredRecord, type L2StatusPlan } from "../l2statusPlan.ts";
+import type { L2StatusFields } from "../../providers/metal/l2status.ts";
+import { L2_RECORDS } from "../l2statusPlan.ts";
+import { RecordWriter } from "./recordWriter.ts";
 
-const REWRITE_AFTER_MS = 30_000;
-const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
-const api = { group: L2STATUS_GROUP, version: L2STATUS_VERSION, plural: L2STATUS_PLURAL };
-
-export class L2StatusWriter {
-  private readonly custom: CustomObjectsApi;
-  private readonly log: Logger;
-  private readonly counted: (outcome: "created" | "updated" | "deleted" | "failed") => void;
-  /** Record key → what is being written ("" for a delete). */
-  private readonly inFlight = new Map<string, string>();
-  /**
-   * Record key → what was last written and when. The same again within REWRITE_AFTER_MS is skipped: should the
-   * apiserver keep a record different from what was written (an older CRD pruning a field), the speaker would
-   * otherwise rewrite it at every event its own write causes.
-   */
-  private readonly written = new Map<string, { what: string; at: number }>();
-  /** Called when a write failed, so the loop looks again later. */
-  private readonly retry: () => void;
-
+export class L2StatusWriter extends RecordWriter<L2StatusFields> {
   constructor(
     kc: KubeConfig,
     log: Logger,
     counted: (outcome: "created" | "updated" | "deleted" | "failed") => void,
     retry: () => void,
   ) {
-    this.custom = kc.makeApiClient(CustomObjectsApi);
-    this.log = log;
-    this.counted = counted;
-    this.retry = retry;
+    super(L2_RECORDS, kc, log, counted, retry);
   }
-
-  /** `cached`: the keys (namespace/name) of the records the cache holds; one missing there is always written. */
-  apply(plan: L2StatusPlan, cached: ReadonlySet<string> = new Set()): void {
-    for (const record of plan.write) {
-      const key = `${record.namespace}/${record.name}`;
-      const what = fingerprint(record.status);
-      if (this.inFlight.get(key) === what) continue;
-      const last = this.written.get(key);
-      if (cached.has(key) && last?.what === what && Date.now() - last.at < REWRITE_AFTER_MS) continue;
-      this.inFlight.set(key, what);
-      void this.put(record)
-        .then((ok) => {
-          if (ok) this.written.set(key, { what, at: Date.now() });
-        })
-        .finally(() => {
-          if (this.inFlight.get(key) === what) this.inFlight.delete(key);
-        });
-    }
-    for (const { name, namespace } of plan.remove) {
-      const key = `${namespace}/${name}`;
-      if (this.inFlight.get(key) === "") continue;
-      this.inFlight.set(key, "");
-      this.written.delete(key);
-      void this.remove(name, namespace).finally(() => {
-        if (this.inFlight.get(key) === "") this.inFlight.delete(key);
-      });
-    }
-  }
-
-  /** Whether the record now holds what was asked. */
-  private async put(record: DesiredRecord): Promise<boolean> {
-    const body = {
-      apiVersion: `${L2STATUS_GROUP}/${L2STATUS_VERSION}`,
-      kind: L2STATUS_KIND,
-      metadata: {
-        name: record.name,
-        namespace: record.namespace,
-        labels: {
-          [L2STATUS_SERVICE_LABEL]: record.status.serviceName,
-          [L2STATUS_NODE_LABEL]: record.status.node,
-        },
-        ownerReferences: [
-          { apiVersion: "v1", kind: "Service", name: record.status.serviceName, uid: record.serviceUid },
-        ],
-      },
-      status: record.status,
-    };
-    try {
-      await this.custom.createNamespacedCustomObject({ ...api, namespace: record.namespace, body });
-      this.counted("created");
-      return true;
-    } catch (err) {
-      if (code(err) !== 409) {
-        this.failed("write", record, err);
-        return false;
-      }
-      try {
-        // It exists (the cache had not seen it yet, or it holds something else): overwrite the status.
-        await this.custom.patchNamespacedCustomObject(
-          {
-            ...api,
-            namespace: record.namespace,
-            name: record.name,
-            // A merge patch keeps fields it does not name: the optional lists are cleared explicitly.
-            body: {
-              status: {
-                ...record.status,
-                notAnnounced: record.status.notAnnounced ?? null,
-                inUse: record.status.inUse ?? null,
-              },
-            },
-          },
-          mergePatch,
-        );
-        this.counted("updated");
-        return true;
-      } catch (err2) {
-        this.failed("update", record, err2);
-        return false;
-      }
-    }
-  }
-
-  private async remove(name: string, namespace: string): Promise<void> {
-    try {
-      await this.custom.deleteNamespacedCustomObject({ ...api, namespace, name });
-      this.counted("deleted");
-    } catch (err) {
-      if (code(err) === 404) return;
-      this.failed("delete", { name, namespace }, err);
-    }
-  }
-
-  private failed(what: string, record: { name: string; namespace: string }, err: unknown): void {
-    this.counted("failed");
-    const status = code(err);
-    this.log.warn(
-      {
-        record: `${record.namespace}/${record.name}`,
-        err:
-          status === 403 ? "forbidden: apply the speaker's RBAC (manifests/speaker/rbac.yaml)" : errText(err),
-      },
-      `could not ${what} the ServiceL2Status record`,
-    );
-    setTimeout(this.retry, 2000).unref();
-  }
-}
-
-function code(err: unknown): unknown {
-  return (err as { code?: unknown })?.code ?? (err as { statusCode?: unknown })?.statusCode;
-}
-
-function errText(err: unknown): string {
-  return (err as Error)?.message ?? String(err);
 }

@@ -56,7 +56,7 @@ export async function createBgpLan(
   await installPoolCrd(cluster);
   await installCrds(
     cluster.kubeConfig,
-    ["bgppeers", "bgpadvertisements", "bfdprofiles"].map((plural) =>
+    ["bgppeers", "bgpadvertisements", "bfdprofiles", "servicebgpstatuses"].map((plural) =>
       loadYaml<KubernetesObject>(
         readFileSync(join(MANIFESTS, "base", "crds", `${plural}.portico.io.yaml`), "utf8"),
       ),

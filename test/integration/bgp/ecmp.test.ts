@@ -99,6 +99,27 @@ test(
     );
     expect(plain.paths?.every((p) => p.community === undefined && p.locPrf === 100)).toBe(true);
 
+    // Each node records that it advertises web, to which peers (ServiceBGPStatus, owned by the Service).
+    await waitFor("every node's ServiceBGPStatus for web", async () => {
+      const list = (await cluster.kubeConfig.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+        group: "portico.io",
+        version: "v1alpha1",
+        plural: "servicebgpstatuses",
+        namespace: cluster.namespace,
+      })) as {
+        items: { status?: { node?: string; serviceName?: string; peers?: string[]; addresses?: string[] } }[];
+      };
+      const web = list.items.filter((r) => r.status?.serviceName === "web");
+      return (
+        web.length === 3 &&
+        web.every(
+          (r) =>
+            r.status?.peers?.join() === [...bgp.peerNames].sort().join() &&
+            r.status?.addresses?.join() === [WEB, WEB6].join(),
+        )
+      );
+    });
+
     // HTTP (TCP) from behind the router: new connections spread over the nodes, and all are answered.
     const prober = new TcpProber(metal.lan, bgp.client, [{ address: WEB, port: SERVICE_PORT }], 20);
     await waitFor("connections from behind the router to reach all three nodes", () => {
