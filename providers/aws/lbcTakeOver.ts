@@ -27,7 +27,7 @@ import {
   type TaggedArn,
 } from "./lbcAdoption.ts";
 import type { DesiredLoadBalancer, Observed } from "./model.ts";
-import { ownershipTags } from "./names.ts";
+import { ownershipTags, TAG } from "./names.ts";
 import {
   describeLoadBalancers,
   describeTargetGroups,
@@ -92,7 +92,20 @@ export class LbcTakeOver {
   }
 
   async look(intent: LoadBalancerIntent, desired: DesiredLoadBalancer): Promise<TakeOverView> {
-    const adoption = decideAdoption(desired, await this.read(intent.service));
+    let adoption = decideAdoption(desired, await this.read(intent.service));
+    // Once Portico serves the Service with an NLB of its own (made beside LBC's when that could not serve in place),
+    // LBC's is never taken over later, even when the Service comes to match it: that would replace the NLB clients
+    // have moved to.
+    const lbcNlb = adoption.kind === "adopt" ? adoption.loadBalancer : undefined;
+    if (lbcNlb) {
+      const other = (await this.ownLoadBalancers(intent.service)).find((arn) => arn !== lbcNlb.arn);
+      if (other)
+        adoption = {
+          kind: "recreate",
+          loadBalancer: lbcNlb,
+          reasons: [`Portico already serves the Service with its own NLB ${other}`],
+        };
+    }
     const lines = describeAdoption(adoption, this.options.recreate === true);
     // Only a Service LBC serves or served can have LBC working on it at the same time.
     if (adoption.kind !== "none" || intent.loadBalancerClass === LBC_NLB_CLASS) {
@@ -203,6 +216,15 @@ export class LbcTakeOver {
         message: `removed the AWS Load Balancer Controller's finalizer ${LBC_FINALIZER}: Portico owns the Service's NLB and target groups`,
       });
     return told();
+  }
+
+  /** The NLBs Portico's tags say are the Service's (read only when about to take over LBC's). */
+  private async ownLoadBalancers(service: ServiceRef): Promise<string[]> {
+    const tagged = await taggedResources(this.clients, [
+      { Key: TAG.cluster, Values: [this.cluster] },
+      { Key: TAG.serviceUid, Values: [service.uid] },
+    ]);
+    return tagged.map((r) => r.ResourceARN!).filter((arn) => arn.includes(":loadbalancer/"));
   }
 
   /**

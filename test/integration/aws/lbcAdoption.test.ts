@@ -9,7 +9,7 @@ import { lbcFinalizerReleaser, lbcLeaseReader } from "../../../controller/lbcTak
 import { ADOPTED_TAG, LBC_FINALIZER } from "../../../providers/aws/lbcAdoption.ts";
 import { AwsProvider } from "../../../providers/aws/provider.ts";
 import { LBC_RECHECK_MS } from "../../../providers/aws/lbcTakeOver.ts";
-import { expect, readyCondition, test, waitFor } from "../../harness/index.ts";
+import { expect, mergePatch, readyCondition, test, waitFor } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { startFaultProxy } from "../../harness/faultProxy.ts";
 import { awsWorld, serviceEvents, waitForHostname } from "./fixtures.ts";
@@ -275,6 +275,26 @@ test("with --aws-take-over-lbc-recreate such a Service gets a new NLB beside LBC
   expect(warning.type).toBe("Warning");
   expect(warning.message).toContain(`recreate: NLB ${mine.loadBalancerArn}`);
   expect(warning.message).toContain(`delete it, its target groups and the finalizer ${LBC_FINALIZER}`);
+
+  // The Service comes to match LBC's NLB again (internal): Portico keeps to its own NLBs — a new internal one of
+  // its own replaces its internet-facing one — and LBC's stays as it is.
+  await cluster.core.patchNamespacedService(
+    {
+      name: "web",
+      namespace: cluster.namespace,
+      body: {
+        metadata: { annotations: { "service.beta.kubernetes.io/aws-load-balancer-scheme": "internal" } },
+      },
+    },
+    mergePatch,
+  );
+  const internal = await waitFor("Portico's own internal NLB", async () => {
+    const h = (await cluster.getService("web")).status?.loadBalancer?.ingress?.[0]?.hostname;
+    return h && h !== hostname ? h : undefined;
+  });
+  expect(internal).not.toBe(mine.dnsName);
+  expect(await tagsOf(aws, mine.loadBalancerArn)).toEqual(tagsBefore);
+  expect((await cluster.getService("web")).metadata?.finalizers).toContain(LBC_FINALIZER);
 });
 
 test("an unclassed Service LBC served with ip targets (type external, target type ip) is taken over too: the new pod registered before the gone one leaves", async ({
