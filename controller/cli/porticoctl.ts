@@ -1,6 +1,12 @@
 #!/usr/bin/env node
 // porticoctl: look at Portico's work. `status`, `plan`, `doctor` and `migrate`, with kubectl's conventions.
-import { CoordinationV1Api, CoreV1Api, DiscoveryV1Api, KubeConfig } from "@kubernetes/client-node";
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  DiscoveryV1Api,
+  KubeConfig,
+} from "@kubernetes/client-node";
 import { parseArgs } from "node:util";
 import type { ProviderName } from "../../providers/annotationKeys/types.ts";
 import { readAzureConfig } from "../config.ts";
@@ -21,7 +27,8 @@ const USAGE = `porticoctl: look at Portico's load balancers
   porticoctl doctor NAMESPACE/NAME | NAME     why a Service has no address, or why traffic does not reach it
   porticoctl annotations [aws|azure|metal]    every annotation key Portico reads or refuses (-o markdown too)
   porticoctl migrate [-n NS]                  before moving over, what Portico will adopt, keep, recreate or refuse
-                                              for each Service it would serve, and why (nothing is changed)
+                                              for each Service it would serve (every namespace unless -n), and why;
+                                              nothing is changed
 
   -n, --namespace NS        namespace (default: the kubeconfig's, or all for status)
   -A, --all-namespaces      status: every namespace
@@ -39,7 +46,8 @@ const USAGE = `porticoctl: look at Portico's load balancers
       --lbc-lease NS/NAME   its leader Lease (default kube-system/aws-load-balancer-controller-leader)
       --allow-recreate      as --aws-take-over-lbc-recreate: a new NLB where its NLB cannot serve in place
 
-Exit codes: 0 all is well, 1 something is wrong (doctor found a problem, a Service is not ready), 2 usage.`;
+Exit codes: 0 all is well, 1 something is wrong (doctor found a problem, a Service is not ready, migrate would
+refuse a Service), 2 usage.`;
 
 export async function main(
   argv: string[],
@@ -147,7 +155,12 @@ export async function main(
         return 2;
       }
       return doctor(
-        { core, discovery, coordination: kc.makeApiClient(CoordinationV1Api) },
+        {
+          core,
+          discovery,
+          coordination: kc.makeApiClient(CoordinationV1Api),
+          custom: kc.makeApiClient(CustomObjectsApi),
+        },
         printer,
         ref(target),
         {
