@@ -110,8 +110,8 @@ export class LbcTakeOver {
     // Only a Service LBC serves or served can have LBC working on it at the same time.
     if (adoption.kind !== "none" || intent.loadBalancerClass === LBC_NLB_CLASS) {
       const holder = await this.options.liveController?.();
-      if (holder) this.lastSeenLive = Date.now();
       if (holder) {
+        this.lastSeenLive = Date.now();
         const refusal = new WaitingForLbc(
           "LoadBalancerControllerRunning",
           "spec.loadBalancerClass",
