@@ -247,7 +247,7 @@ export class ClusterCache {
       this.metallbPools,
       this.l2Statuses?.lw,
       this.bgpStatuses?.lw,
-    ].filter((lw) => lw !== undefined) as ListWatch<KubernetesObject>[];
+    ].filter((lw) => lw !== undefined);
   }
 
   onChange(handler: ChangeHandler): void {

@@ -1,7 +1,15 @@
 // `porticoctl doctor ns/name`: why a Service has no external address, or why traffic cannot reach it. The
 // chain is checked in order — Service, class and controller, last reconcile, provider and credentials, nodes,
 // selector and endpoints, health checks, cloud targets — and each finding comes with its fix.
-import type { CoordinationV1Api, CoreV1Api, DiscoveryV1Api, V1Service } from "@kubernetes/client-node";
+import type {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  DiscoveryV1Api,
+  V1Service,
+} from "@kubernetes/client-node";
+import { METAL_LOAD_BALANCER_CLASS } from "../../providers/metal/provider.ts";
+import { bgpFindings } from "./doctorBgp.ts";
 import { CloudError, ConfigurationError } from "../../providers/errors.ts";
 import type { InspectNode } from "../../providers/provider.ts";
 import { FINALIZER, MANAGED_BY_ANNOTATION } from "../classes.ts";
@@ -21,6 +29,8 @@ export interface DoctorClients {
   core: CoreV1Api;
   discovery: DiscoveryV1Api;
   coordination: CoordinationV1Api;
+  /** For the BGP mode's peers and records (bare metal); without it they are not looked at. */
+  custom?: CustomObjectsApi;
 }
 
 export interface DoctorOptions {
@@ -87,6 +97,8 @@ export async function diagnose(
   findings.push(lastReconcile(svc));
   const traffic = servingFinding(svc);
   if (traffic) findings.push(traffic);
+  if (api.custom && classOf(svc) === METAL_LOAD_BALANCER_CLASS)
+    findings.push(...(await bgpFindings(api.custom, svc)));
   const [nodes, slices, pods] = await Promise.all([
     api.core.listNode(),
     api.discovery.listNamespacedEndpointSlice({

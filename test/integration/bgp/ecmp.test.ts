@@ -1,6 +1,7 @@
 // BGP mode against a real router: every node's speaker drives its own FRR, the router's FRR peers with all of
 // them, and a client behind the router reaches Services only through what the router learned.
-import { CustomObjectsApi } from "@kubernetes/client-node";
+import { CoordinationV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { diagnose } from "../../../controller/cli/doctor.ts";
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, onTestFinished } from "vitest";
 import { expect, mergePatch, test, waitFor } from "../../harness/index.ts";
@@ -118,6 +119,24 @@ test(
             r.status?.addresses?.join() === [WEB, WEB6].join(),
         )
       );
+    });
+
+    const findings = await diagnose(
+      {
+        core: cluster.core,
+        discovery: cluster.discovery,
+        coordination: cluster.kubeConfig.makeApiClient(CoordinationV1Api),
+        custom: cluster.kubeConfig.makeApiClient(CustomObjectsApi),
+      },
+      { namespace: cluster.namespace, name: "web" },
+      { controllerNamespace: cluster.namespace },
+    );
+    expect(findings.find((f) => f.check === "BGP")).toMatchObject({
+      result: "ok",
+      detail: `${WEB}, ${WEB6} advertised by ${metal.nodes
+        .map((n) => n.name)
+        .sort()
+        .join(", ")} to ${[...bgp.peerNames].sort().join(", ")}`,
     });
 
     // HTTP (TCP) from behind the router: new connections spread over the nodes, and all are answered.

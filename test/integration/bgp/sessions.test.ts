@@ -1,6 +1,7 @@
 // BGP sessions as users see them: passwords from Secrets, sessions that never reset for unrelated changes, a
 // stopping speaker that withdraws before it goes, and a wrong password or AS number said on the peer's status.
-import { CustomObjectsApi } from "@kubernetes/client-node";
+import { CoordinationV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { diagnose } from "../../../controller/cli/doctor.ts";
 import { beforeAll, onTestFinished } from "vitest";
 import { expect, test, waitFor, type TestCluster } from "../../harness/index.ts";
 import { requireLanTools } from "../../harness/netns.ts";
@@ -141,13 +142,32 @@ test(
       peer: { peerASN: 64999, connectTime: "1s" },
       bfd: false,
     });
+    await bgp.create("bgpadvertisements", "BGPAdvertisement", `${cluster.namespace}-all`, {
+      ipAddressPools: [bgp.pool.name],
+    });
     await startBgpSpeakers(bgp);
+    await bgp.metal.createService("web", [WEB]);
     const node = bgp.metal.nodes[0]!;
     await waitFor("the node's session to be reported refused for its AS number", async () => {
       const session = (await peerSessions(cluster, bgp.peerNames[0]))[node.name];
       if (session?.established === false && /Bad Peer AS/i.test(session.lastError ?? "")) return true;
       throw new Error(JSON.stringify(session));
     });
+    // porticoctl doctor explains why no router learned the address.
+    const findings = await diagnose(
+      {
+        core: cluster.core,
+        discovery: cluster.discovery,
+        coordination: cluster.kubeConfig.makeApiClient(CoordinationV1Api),
+        custom: cluster.kubeConfig.makeApiClient(CustomObjectsApi),
+      },
+      { namespace: cluster.namespace, name: "web" },
+      { controllerNamespace: cluster.namespace },
+    );
+    const finding = findings.find((f) => f.check === "BGP");
+    expect(finding?.result).toBe("bad");
+    expect(finding?.detail).toContain(`no router learned ${WEB}: no BGP session is established`);
+    expect(finding?.detail).toMatch(/Bad Peer AS/);
   },
   E2E_TIMEOUT_MS,
 );
