@@ -4,8 +4,8 @@ import { CoordinationV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { diagnose } from "../../../controller/cli/doctor.ts";
 import { beforeAll, onTestFinished } from "vitest";
 import { expect, test, waitFor, type TestCluster } from "../../harness/index.ts";
-import { requireLanTools } from "../../harness/netns.ts";
-import { buildAddon, E2E_TIMEOUT_MS } from "../metal/speakers.ts";
+import { requireLanTools, setCable } from "../../harness/netns.ts";
+import { buildAddon, E2E_TIMEOUT_MS, type MetalNode } from "../metal/speakers.ts";
 import { createBgpLan, routerNextHops, startBgpSpeakers, type BgpLan } from "./bgpCluster.ts";
 
 const WEB = "198.51.100.20";
@@ -168,6 +168,39 @@ test(
     expect(finding?.result).toBe("bad");
     expect(finding?.detail).toContain(`no router learned ${WEB}: no BGP session is established`);
     expect(finding?.detail).toMatch(/Bad Peer AS/);
+  },
+  E2E_TIMEOUT_MS,
+);
+
+test(
+  "without BFD, a node cut off is withdrawn when the hold timer expires",
+  async ({ cluster }) => {
+    const bgp = await createBgpLan(cluster, {
+      nodes: 2,
+      addresses: [WEB],
+      poolAddresses: POOL,
+      onCleanup: onTestFinished,
+      // The session's hold time is the lower of the two sides' (the router offers 9 s).
+      peer: { holdTime: "3s", keepaliveTime: "1s" },
+      bfd: false,
+    });
+    await bgp.create("bgpadvertisements", "BGPAdvertisement", `${cluster.namespace}-all`, {
+      ipAddressPools: [bgp.pool.name],
+    });
+    await startBgpSpeakers(bgp);
+    await bgp.metal.createService("web", [WEB]);
+    const [n0, n1] = bgp.metal.nodes as [MetalNode, MetalNode];
+    await waitFor("both nodes as next hops", async () => (await routerNextHops(bgp, WEB)).length === 2, {
+      timeoutMs: 60_000,
+    });
+    await setCable(n0.host, false);
+    await waitFor(
+      "the cut-off node withdrawn by the hold timer",
+      async () => (await routerNextHops(bgp, WEB)).join() === n1.host.ipv4,
+      { timeoutMs: 30_000 },
+    );
+    const neighbor = (await routerSessions(bgp))[n0.host.ipv4];
+    expect(neighbor?.bgpState).not.toBe("Established");
   },
   E2E_TIMEOUT_MS,
 );
