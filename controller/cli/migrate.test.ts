@@ -1,5 +1,7 @@
 import { expect, test } from "vitest";
-import { bindingLines, verdictOf } from "./migrate.ts";
+import { wantsLoadBalancer } from "../classes.ts";
+import type { RunningController } from "./controllers.ts";
+import { bindingLines, servingConfigs, verdictOf } from "./migrate.ts";
 
 test("a plan's verdict is its gravest line's: refuse, recreate, adopt, keep; other lines are changes", () => {
   expect(verdictOf(["refuse: LBC runs", "adopt NLB arn in place"])).toBe("refuse");
@@ -24,4 +26,38 @@ test("the Service's TargetGroupBindings are named as LBC's to delete with it; ot
     expect.stringMatching(/^keep TargetGroupBinding shop\/k8s-shop-web-1 as it is .*arn:tg\/k8s-shop-web-1/),
   ]);
   expect(verdictOf(["adopt NLB arn in place", ...lines])).toBe("adopt");
+});
+
+test("which Services migrate looks at: the running controllers', LBC's with an AWS one, and the provider moved to", () => {
+  const svc = (cls?: string, annotations: Record<string, string> = {}) => ({
+    metadata: { name: "s", namespace: "n", annotations },
+    spec: { type: "LoadBalancer", ...(cls ? { loadBalancerClass: cls } : {}) },
+  });
+  const served = (configs: ReturnType<typeof servingConfigs>, s: ReturnType<typeof svc>) =>
+    configs.some((c) => wantsLoadBalancer(s, c.classes));
+  // Nothing runs yet: an AWS take-over by default — LBC's Services, not MetalLB's unclassed ones.
+  const aws = servingConfigs([]);
+  expect(served(aws, svc("service.k8s.aws/nlb"))).toBe(true);
+  expect(
+    served(aws, svc(undefined, { "service.beta.kubernetes.io/aws-load-balancer-type": "external" })),
+  ).toBe(true);
+  expect(served(aws, svc())).toBe(false);
+  // Moving from MetalLB: unclassed Services, with --provider metal --default-load-balancer.
+  const metal = servingConfigs([], { provider: "metal", defaultForUnclassed: true });
+  expect(served(metal, svc())).toBe(true);
+  expect(served(metal, svc("service.k8s.aws/nlb"))).toBe(false);
+  // A running metal controller's settings stand for the metal provider.
+  const running = {
+    fresh: true,
+    lease: {},
+    settings: {
+      provider: "metal",
+      loadBalancerClass: "portico.io/metal",
+      defaultForUnclassed: false,
+      clusterName: "lab",
+    },
+  } as unknown as RunningController;
+  const withRunning = servingConfigs([running], { provider: "metal", defaultForUnclassed: true });
+  expect(withRunning).toHaveLength(1);
+  expect(served(withRunning, svc())).toBe(false);
 });

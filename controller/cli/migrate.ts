@@ -9,7 +9,13 @@ import {
   type DiscoveryV1Api,
   type KubeConfig,
 } from "@kubernetes/client-node";
-import { AWS_LOAD_BALANCER_CLASS, LBC_NLB_CLASS, providerOfClass } from "../../providers/classes.ts";
+import {
+  AWS_LOAD_BALANCER_CLASS,
+  AZURE_LOAD_BALANCER_CLASS,
+  LBC_NLB_CLASS,
+  METAL_LOAD_BALANCER_CLASS,
+  providerOfClass,
+} from "../../providers/classes.ts";
 import { ConfigurationError } from "../../providers/errors.ts";
 import type { LoadBalancerProvider } from "../../providers/provider.ts";
 import { classServedUnder, wantsLoadBalancer, type ClassConfig } from "../classes.ts";
@@ -53,6 +59,10 @@ export interface MigrateOptions {
   recreate: boolean;
   controllers: readonly RunningController[];
   access?: CloudAccess;
+  /** The provider moved to, where no controller of it runs yet (default aws). */
+  provider?: "aws" | "azure" | "metal";
+  /** As a controller started with --default-load-balancer: unclassed Services are Portico's too. */
+  defaultForUnclassed?: boolean;
 }
 
 interface Row {
@@ -70,7 +80,10 @@ export async function migrate(
   const services = opts.namespace
     ? await api.core.listNamespacedService({ namespace: opts.namespace })
     : await api.core.listServiceForAllNamespaces();
-  const serving = servingConfigs(opts.controllers);
+  const serving = servingConfigs(opts.controllers, {
+    provider: opts.provider ?? "aws",
+    defaultForUnclassed: opts.defaultForUnclassed ?? false,
+  });
   const nodes = (await api.core.listNode()).items;
   const providers = new Map<string, LoadBalancerProvider | undefined>();
   const liveController = lbcLeaseReader(api.coordination, opts.lbcLease);
@@ -147,12 +160,17 @@ function failed(service: string, message: string): Row {
 }
 
 /**
- * Which Services Portico would serve, and under which controller's settings: each running controller's classes,
- * and, where no AWS controller takes over yet, the AWS Load Balancer Controller's Services as a controller
- * started with --aws-take-over-lbc would serve them.
+ * Which Services Portico would serve, and under which controller's settings: each running controller's classes
+ * (an AWS one's with the AWS Load Balancer Controller's, as with --aws-take-over-lbc), and where no controller of
+ * the provider the user moves to runs yet, that provider's class as a controller started for it would serve it
+ * (`defaultForUnclassed`: started with --default-load-balancer, serving unclassed Services too).
  */
-function servingConfigs(
+export function servingConfigs(
   controllers: readonly RunningController[],
+  target: { provider: "aws" | "azure" | "metal"; defaultForUnclassed: boolean } = {
+    provider: "aws",
+    defaultForUnclassed: false,
+  },
 ): { classes: ClassConfig; settings?: PublishedSettings }[] {
   const running = controllers
     .filter((c) => c.fresh && c.settings)
@@ -167,14 +185,19 @@ function servingConfigs(
         ],
       },
     }));
-  if (running.some((c) => c.settings.provider === "aws")) return running;
+  if (running.some((c) => c.settings.provider === target.provider)) return running;
+  const loadBalancerClass = {
+    aws: AWS_LOAD_BALANCER_CLASS,
+    azure: AZURE_LOAD_BALANCER_CLASS,
+    metal: METAL_LOAD_BALANCER_CLASS,
+  }[target.provider];
   return [
     ...running,
     {
       classes: {
-        loadBalancerClass: AWS_LOAD_BALANCER_CLASS,
-        defaultForUnclassed: false,
-        alsoServes: [LBC_NLB_CLASS],
+        loadBalancerClass,
+        defaultForUnclassed: target.defaultForUnclassed,
+        alsoServes: target.provider === "aws" ? [LBC_NLB_CLASS] : [],
       },
     },
   ];

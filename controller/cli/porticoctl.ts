@@ -45,6 +45,8 @@ const USAGE = `porticoctl: look at Portico's load balancers
       --lbc-cluster NAME    the cluster name the AWS Load Balancer Controller tagged with (default: --cluster-name)
       --lbc-lease NS/NAME   its leader Lease (default kube-system/aws-load-balancer-controller-leader)
       --allow-recreate      as --aws-take-over-lbc-recreate: a new NLB where its NLB cannot serve in place
+      --provider aws|azure|metal  where no controller runs yet, the provider moved to (default aws)
+      --default-load-balancer     as the controller's flag: unclassed Services are Portico's too
 
 Exit codes: 0 all is well, 1 something is wrong (doctor found a problem, a Service is not ready, migrate would
 refuse a Service), 2 usage.`;
@@ -70,6 +72,8 @@ export async function main(
         "lbc-cluster": { type: "string" },
         "lbc-lease": { type: "string" },
         "allow-recreate": { type: "boolean" },
+        provider: { type: "string" },
+        "default-load-balancer": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -177,6 +181,11 @@ export async function main(
         write("--lbc-lease must be NAMESPACE/NAME\n");
         return 2;
       }
+      const provider = values.provider ?? "aws";
+      if (provider !== "aws" && provider !== "azure" && provider !== "metal") {
+        write(`--provider ${provider}: use aws, azure or metal\n`);
+        return 2;
+      }
       const coordination = kc.makeApiClient(CoordinationV1Api);
       return migrate(kc, { core, discovery, coordination }, printer, {
         ...(values.namespace ? { namespace: values.namespace } : {}),
@@ -184,6 +193,8 @@ export async function main(
         ...(values["lbc-cluster"] ? { lbcCluster: values["lbc-cluster"] } : {}),
         lbcLease: { namespace: leaseNamespace, name: leaseName },
         recreate: values["allow-recreate"] ?? false,
+        provider,
+        defaultForUnclassed: values["default-load-balancer"] ?? false,
         controllers: await runningControllers(coordination, controllerNamespace),
         access,
       });
