@@ -115,7 +115,7 @@ export async function migrate(
         kind === "aws"
           ? await awsPlanner(clusterName!, opts, liveController)
           : kind === "metal"
-            ? await metalPlanner(kc, api.core)
+            ? await metalPlanner(kc, api.core, { defaultForUnclassed: found.classes.defaultForUnclassed })
             : inspectorFor(cls, clusterName!, opts.access),
       );
     }

@@ -125,23 +125,36 @@ function mergePorts(existing: V1Service, wanted: V1Service) {
   }));
 }
 
-export async function metalPlanner(kc: KubeConfig, core: CoreV1Api): Promise<LoadBalancerProvider> {
+/**
+ * The bare-metal provider on a list-only snapshot of the cluster: Portico's pools and MetalLB's (none where its CRD
+ * is not installed), the Services and the Nodes. `defaultForUnclassed`: as a controller serving unclassed Services.
+ */
+export async function metalPlanner(
+  kc: KubeConfig,
+  core: CoreV1Api,
+  opts: { defaultForUnclassed?: boolean } = {},
+): Promise<LoadBalancerProvider> {
   const custom = kc.makeApiClient(CustomObjectsApi);
-  const pools = (
-    (await custom.listClusterCustomObject({
-      group: "portico.io",
-      version: "v1alpha1",
-      plural: "ipaddresspools",
-    })) as { items: { metadata: { name: string }; spec: unknown }[] }
-  ).items;
+  const list = async (group: string, version: string) =>
+    (
+      (await custom.listClusterCustomObject({ group, version, plural: "ipaddresspools" })) as {
+        items: { metadata: { name: string; namespace?: string }; spec: unknown }[];
+      }
+    ).items;
+  const pools = await list("portico.io", "v1alpha1");
+  const metallbPools = await list("metallb.io", "v1beta1").catch(() => []);
   const services = (await core.listServiceForAllNamespaces()).items;
   const nodes = (await core.listNode()).items;
   const snapshot = {
     pools: { list: () => pools },
+    metallbPoolList: () => metallbPools,
     services: { list: () => services },
     nodes: { list: () => nodes },
   } as unknown as ClusterCache;
   return new MetalProvider(
-    metalInventory(snapshot, { loadBalancerClass: METAL_LOAD_BALANCER_CLASS, defaultForUnclassed: false }),
+    metalInventory(snapshot, {
+      loadBalancerClass: METAL_LOAD_BALANCER_CLASS,
+      defaultForUnclassed: opts.defaultForUnclassed ?? false,
+    }),
   );
 }
