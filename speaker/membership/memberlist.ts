@@ -55,12 +55,24 @@ export type MembershipEvent =
   | { readonly kind: "sent" | "received"; readonly type: Message["type"] }
   | { readonly kind: "dropped"; readonly reason: "malformed" | "unknown-sender" }
   | { readonly kind: "declared-dead"; readonly node: string }
+  /** A probe round came late (this process was starved of CPU): nobody was judged on it. */
+  | { readonly kind: "starved" }
   | { readonly kind: "refuted"; readonly incarnation: number }
   | { readonly kind: "sync" };
 
 const SYNC_INTERVAL_MS = 1000;
 const LEAVE_GRACE_MS = 500;
 const ISOLATION_FACTOR = 10;
+
+/**
+ * Whether this process was itself starved since the last probe round: the round came later than twice its
+ * interval. A starved speaker's socket may hold acks it has not read yet (Node runs due timers before it reads
+ * sockets), so the silence it measures says nothing of the others; it judges nobody on that round, reads what
+ * arrived, and judges on the next. Under a saturated CPU this keeps a slow speaker from declaring live ones dead.
+ */
+export function starved(lastRoundAt: number | undefined, now: number, intervalMs: number): boolean {
+  return lastRoundAt !== undefined && now - lastRoundAt > 2 * intervalMs;
+}
 
 export class Memberlist {
   readonly view: MembershipView;
@@ -74,6 +86,8 @@ export class Memberlist {
   private readonly lastSync = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private startedAt = Infinity;
+  /** When the last probe round ran (to tell a starved round). */
+  private lastRoundAt: number | undefined;
   private notifyPending = false;
   private leaving = false;
 
@@ -175,8 +189,11 @@ export class Memberlist {
     for (const node of this.watching.keys()) if (!successors.includes(node)) this.watching.delete(node);
     for (const node of successors) if (!this.watching.has(node)) this.watching.set(node, now);
 
+    const late = starved(this.lastRoundAt, now, this.options.intervalMs);
+    this.lastRoundAt = now;
+    if (late) this.options.onEvent?.({ kind: "starved" });
     const silent = successors.filter((node) => now - this.heardSince(node) > this.options.timeoutMs);
-    if (silent.length > 0 && this.connected(now, new Set(silent))) {
+    if (!late && silent.length > 0 && this.connected(now, new Set(silent))) {
       for (const node of silent) this.declareDead(node);
     }
     const targets = new Set(this.view.successors(this.options.fanout));
