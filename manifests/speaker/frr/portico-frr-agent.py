@@ -121,7 +121,7 @@ def fast_changes(before, after):
     lines = []
     for context, command in commands:
         lines += [c.strip() for c in context] + [command] + (["exit-address-family", "exit"] if context else [])
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 def apply_fast(commands):
