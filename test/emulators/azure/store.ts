@@ -1,6 +1,7 @@
 // All state of the emulated subscription, in memory: resource groups, Microsoft.Network resources keyed by their
 // case-insensitive ID, and the pools public addresses are handed out from. `reset()` empties everything.
 import { randomUUID } from "node:crypto";
+import { BackReferences } from "./backReferences.ts";
 import { idKey } from "./ids.ts";
 import { bigIntToIp, ipToBigInt } from "./ipam.ts";
 import type { NetworkResource, ResourceGroup } from "./model.ts";
@@ -15,7 +16,14 @@ const PREFIX_BLOCK = 16n;
 
 export class Store {
   readonly resourceGroups = new Map<string, ResourceGroup>();
+  /** Every resource by key, in the order first created (as ARM lists them). Written only by put and delete. */
   readonly resources = new Map<string, NetworkResource>();
+  /** The same resources by type, so that a type's resources are found without visiting every other one. */
+  private readonly byType = new Map<string, Map<string, NetworkResource>>();
+  /** When each key was first stored: back-references answer in the order a scan of `resources` would. */
+  private readonly created = new Map<string, number>();
+  private nextCreated = 0;
+  readonly backReferences = new BackReferences();
   private publicV4Next = 1n;
   private publicV6Next = 1n;
   private prefixNext = 0n;
@@ -24,6 +32,9 @@ export class Store {
   reset(): void {
     this.resourceGroups.clear();
     this.resources.clear();
+    this.byType.clear();
+    this.created.clear();
+    this.backReferences.clear();
     this.publicV4Next = 1n;
     this.publicV6Next = 1n;
     this.prefixNext = 0n;
@@ -39,7 +50,7 @@ export class Store {
   }
 
   deleteResourceGroup(rg: ResourceGroup): void {
-    for (const r of this.inResourceGroup(rg.subscriptionId, rg.name)) this.resources.delete(idKey(r.id));
+    for (const r of this.inResourceGroup(rg.subscriptionId, rg.name)) this.delete(r.id);
     this.resourceGroups.delete(`${rg.subscriptionId}/${rg.name}`.toLowerCase());
   }
 
@@ -56,17 +67,32 @@ export class Store {
   }
 
   put(resource: NetworkResource): void {
-    this.resources.set(idKey(resource.id), resource);
+    const key = idKey(resource.id);
+    const previous = this.resources.get(key);
+    if (previous && previous.type !== resource.type) this.byType.get(previous.type)?.delete(key);
+    if (!previous) this.created.set(key, this.nextCreated++);
+    this.resources.set(key, resource);
+    let ofType = this.byType.get(resource.type);
+    if (!ofType) this.byType.set(resource.type, (ofType = new Map<string, NetworkResource>()));
+    ofType.set(key, resource);
+    this.backReferences.put(resource);
   }
 
   delete(id: string): void {
-    this.resources.delete(idKey(id));
+    const key = idKey(id);
+    const previous = this.resources.get(key);
+    if (!previous) return;
+    this.resources.delete(key);
+    this.byType.get(previous.type)?.delete(key);
+    this.created.delete(key);
+    this.backReferences.remove(id);
   }
 
+  /** Where `key` stands in the order resources were first stored. */
+  readonly creationOrder = (key: string): number => this.created.get(key) ?? Infinity;
+
   ofType<T extends NetworkResource["type"]>(type: T): Extract<NetworkResource, { type: T }>[] {
-    return [...this.resources.values()].filter(
-      (r): r is Extract<NetworkResource, { type: T }> => r.type === type,
-    );
+    return [...(this.byType.get(type)?.values() ?? [])] as Extract<NetworkResource, { type: T }>[];
   }
 
   inResourceGroup(subscriptionId: string, resourceGroup: string): NetworkResource[] {

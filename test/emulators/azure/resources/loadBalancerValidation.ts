@@ -1,7 +1,7 @@
 // Everything NRP checks before it accepts a load balancer write: references inside the load balancer and to other
 // resources, SKU rules, documented ranges, port clashes between rules, private address assignment, and the
 // documented limits.
-import { childId, sameId } from "../ids.ts";
+import { childId, idKey, sameId } from "../ids.ts";
 import { containsIp, firstFreeAddress, ipToBigInt, isReservedAddress, parsePrefix } from "../ipam.ts";
 import type { Context } from "../kinds.ts";
 import type {
@@ -58,15 +58,20 @@ function assertUniqueNames(lb: LoadBalancer): void {
   }
 }
 
-function admitPublicFrontend(lb: LoadBalancer, f: FrontendIpConfiguration, fid: string, ctx: Context): void {
+function admitPublicFrontend(
+  lb: LoadBalancer,
+  f: FrontendIpConfiguration,
+  fid: string,
+  twins: Set<string>,
+  ctx: Context,
+): void {
   const pipId = f.publicIPAddressId!;
   const pip = ctx.store.getOfType(pipId, "publicIPAddresses");
   if (!pip || pip.location !== lb.location) throw invalidResourceReference(pipId, fid);
   const lbSku = lb.sku?.name ?? "Basic";
   const pipSku = pip.sku?.name ?? "Basic";
   if (lbSku !== pipSku) throw publicIpAndLbSkuDoNotMatch(lbSku, lb.id, pipSku, pip.id);
-  const twins = lb.properties.frontendIPConfigurations.filter((o) => sameId(o.publicIPAddressId, pipId));
-  if (twins.length > 1) throw publicIpReferencedByMultipleIpConfigs(pip.id, lb.id);
+  if (twins.has(idKey(pipId))) throw publicIpReferencedByMultipleIpConfigs(pip.id, lb.id);
   const other = frontendsUsingPublicIp(ctx.store, pipId).find((u) => !sameId(u.lb.id, lb.id));
   if (other) throw publicIpInUseByAnotherResource(pip.id, other.frontendId, fid);
   assertReferenceProvisioned(pip, lb.id, ctx.config.retryAfterSeconds);
@@ -175,11 +180,57 @@ function admitProbes(lb: LoadBalancer): void {
 
 const protocolsOverlap = (a: string, b: string): boolean => a === b || a === "All" || b === "All";
 
+/**
+ * The rules accepted so far, by frontend and port and by pool and backend port, so that a rule is compared only
+ * with those it could clash with. `find` answers as comparing with each earlier rule in order would: the first
+ * earlier rule that clashes, and on the frontend before the pool when one rule clashes on both.
+ */
+class RuleClashes {
+  private readonly byFrontend = new Map<string, { rule: LoadBalancingRule; id: string; order: number }[]>();
+  private readonly byPool = new Map<string, { rule: LoadBalancingRule; id: string; order: number }[]>();
+  private count = 0;
+
+  private static frontendKey = (r: LoadBalancingRule): string =>
+    `${idKey(r.frontendIPConfigurationId!)}|${r.frontendPort}`;
+  private static poolKey = (r: LoadBalancingRule): string =>
+    `${idKey(r.backendAddressPoolId!)}|${r.backendPort}`;
+
+  find(rule: LoadBalancingRule): { id: string; on: "frontend" | "pool" } | undefined {
+    const overlapping = (list: { rule: LoadBalancingRule; order: number; id: string }[] | undefined) =>
+      (list ?? []).find((o) => protocolsOverlap(o.rule.protocol!, rule.protocol!));
+    const onFrontend = overlapping(this.byFrontend.get(RuleClashes.frontendKey(rule)));
+    const onPool =
+      !rule.enableFloatingIP && rule.backendAddressPoolId
+        ? overlapping(this.byPool.get(RuleClashes.poolKey(rule)))
+        : undefined;
+    if (onFrontend && (!onPool || onFrontend.order <= onPool.order))
+      return { id: onFrontend.id, on: "frontend" };
+    return onPool ? { id: onPool.id, on: "pool" } : undefined;
+  }
+
+  add(rule: LoadBalancingRule, id: string): void {
+    const entry = { rule, id, order: this.count++ };
+    const file = (map: typeof this.byFrontend, key: string): void => {
+      const list = map.get(key);
+      if (list) list.push(entry);
+      else map.set(key, [entry]);
+    };
+    file(this.byFrontend, RuleClashes.frontendKey(rule));
+    // A floating-IP rule never clashes on its pool, either way round.
+    if (!rule.enableFloatingIP && rule.backendAddressPoolId) file(this.byPool, RuleClashes.poolKey(rule));
+  }
+}
+
 function admitRules(lb: LoadBalancer): void {
   const p = lb.properties;
-  const has = (segment: string, list: { name: string }[], id: string): boolean =>
-    list.some((c) => sameId(childId(lb.id, segment, c.name), id));
-  const checked: { rule: LoadBalancingRule; id: string }[] = [];
+  // Children's IDs by segment, so that each reference is checked without scanning its list.
+  const ids = new Map<string, Set<string>>();
+  const has = (segment: string, list: { name: string }[], id: string): boolean => {
+    let known = ids.get(segment);
+    if (!known) ids.set(segment, (known = new Set(list.map((c) => idKey(childId(lb.id, segment, c.name))))));
+    return known.has(idKey(id));
+  };
+  const clashes = new RuleClashes();
   for (const rule of p.loadBalancingRules) {
     const id = childId(lb.id, "loadBalancingRules", rule.name);
     if (!rule.frontendIPConfigurationId) throw missingRequiredProperty("frontendIPConfiguration", id);
@@ -205,37 +256,24 @@ function admitRules(lb: LoadBalancer): void {
       if (!haPorts || lb.sku?.name !== "Standard" || !frontend?.subnetId) throw haPortsNotAllowed(id);
     }
     if (rule.protocol !== "Udp") checkRange("IdleTimeoutInMinutes", id, rule.idleTimeoutInMinutes, 4, 100);
-    for (const other of checked) {
-      const o = other.rule;
-      if (
-        sameId(o.frontendIPConfigurationId, rule.frontendIPConfigurationId) &&
-        o.frontendPort === rule.frontendPort &&
-        protocolsOverlap(o.protocol!, rule.protocol)
-      )
-        throw rulesUseSameFrontendPortAndProtocol(
-          other.id,
-          id,
-          rule.protocol,
-          rule.frontendPort,
-          rule.frontendIPConfigurationId,
-        );
-      if (
-        !o.enableFloatingIP &&
-        !rule.enableFloatingIP &&
-        rule.backendAddressPoolId &&
-        sameId(o.backendAddressPoolId, rule.backendAddressPoolId) &&
-        o.backendPort === rule.backendPort &&
-        protocolsOverlap(o.protocol!, rule.protocol)
-      )
-        throw rulesUseSameBackendPortProtocolAndPool(
-          other.id,
-          id,
-          rule.protocol,
-          rule.backendPort,
-          rule.backendAddressPoolId,
-        );
-    }
-    checked.push({ rule, id });
+    const clash = clashes.find(rule);
+    if (clash?.on === "frontend")
+      throw rulesUseSameFrontendPortAndProtocol(
+        clash.id,
+        id,
+        rule.protocol,
+        rule.frontendPort,
+        rule.frontendIPConfigurationId,
+      );
+    if (clash)
+      throw rulesUseSameBackendPortProtocolAndPool(
+        clash.id,
+        id,
+        rule.protocol,
+        rule.backendPort,
+        rule.backendAddressPoolId!,
+      );
+    clashes.add(rule, id);
   }
   for (const o of p.outboundRules) {
     const id = childId(lb.id, "outboundRules", o.name);
@@ -250,11 +288,20 @@ function admitRules(lb: LoadBalancer): void {
 
 export function admitLoadBalancer(lb: LoadBalancer, existing: LoadBalancer | undefined, ctx: Context): void {
   assertUniqueNames(lb);
+  // Public IPs two frontends of this load balancer share (counted once, not per frontend).
+  const twins = new Set<string>();
+  const seenPublicIps = new Set<string>();
+  for (const f of lb.properties.frontendIPConfigurations) {
+    if (!f.publicIPAddressId) continue;
+    const key = idKey(f.publicIPAddressId);
+    if (seenPublicIps.has(key)) twins.add(key);
+    seenPublicIps.add(key);
+  }
   for (const f of lb.properties.frontendIPConfigurations) {
     const fid = childId(lb.id, "frontendIPConfigurations", f.name);
     if (!f.publicIPAddressId && !f.subnetId) throw frontendHasNoSubnetOrPublicIp(fid);
     if (f.publicIPAddressId && f.subnetId) throw frontendHasBothSubnetAndPublicIp(fid);
-    if (f.publicIPAddressId) admitPublicFrontend(lb, f, fid, ctx);
+    if (f.publicIPAddressId) admitPublicFrontend(lb, f, fid, twins, ctx);
     else admitPrivateFrontend(lb, existing, f, fid, ctx);
   }
   for (const pool of lb.properties.backendAddressPools) admitPool(lb, pool, ctx);

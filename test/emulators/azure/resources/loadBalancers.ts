@@ -15,7 +15,7 @@ import type {
   Sku,
 } from "../model.ts";
 import { missingRequiredProperty, unsupportedByEmulator } from "../networkErrors.ts";
-import { outboundRulesReferencing, rulesReferencing } from "../references.ts";
+import { ruleReferences } from "../references.ts";
 import { admitLoadBalancer } from "./loadBalancerValidation.ts";
 import { reconcilePublicAddresses } from "./publicIpAddresses.ts";
 
@@ -152,6 +152,7 @@ const refs = (list: { id: string }[]): { id: string }[] | undefined => (list.len
 function render(lb: LoadBalancer, _ctx: Context): Json {
   const p = lb.properties;
   const id = (segment: string, name: string): string => childId(lb.id, segment, name);
+  const using = ruleReferences(lb);
   const frontends = p.frontendIPConfigurations.map((f) => {
     const fid = id("frontendIPConfigurations", f.name);
     const out = renderChild(
@@ -164,8 +165,8 @@ function render(lb: LoadBalancer, _ctx: Context): Json {
         privateIPAddressVersion: f.subnetId ? f.privateIPAddressVersion : undefined,
         subnet: ref(f.subnetId),
         publicIPAddress: ref(f.publicIPAddressId),
-        loadBalancingRules: refs(rulesReferencing(lb, "frontendIPConfigurationId", fid)),
-        outboundRules: refs(outboundRulesReferencing(lb, "frontend", fid)),
+        loadBalancingRules: refs(using.loadBalancing("frontendIPConfigurationId", fid)),
+        outboundRules: refs(using.outbound("frontend", fid)),
       }),
     );
     if (f.zones?.length) out.zones = f.zones;
@@ -189,8 +190,8 @@ function render(lb: LoadBalancer, _ctx: Context): Json {
             adminState: a.adminState,
           }),
         })),
-        loadBalancingRules: refs(rulesReferencing(lb, "backendAddressPoolId", pid)),
-        outboundRules: refs(outboundRulesReferencing(lb, "pool", pid)),
+        loadBalancingRules: refs(using.loadBalancing("backendAddressPoolId", pid)),
+        outboundRules: refs(using.outbound("pool", pid)),
       }),
     );
   });
@@ -227,7 +228,7 @@ function render(lb: LoadBalancer, _ctx: Context): Json {
         intervalInSeconds: pr.intervalInSeconds,
         numberOfProbes: pr.numberOfProbes,
         probeThreshold: pr.probeThreshold,
-        loadBalancingRules: refs(rulesReferencing(lb, "probeId", id("probes", pr.name))),
+        loadBalancingRules: refs(using.loadBalancing("probeId", id("probes", pr.name))),
       }),
     ),
   );
