@@ -197,17 +197,21 @@ describe("the BGP mode on the local cluster", () => {
       },
       { timeoutMs: 120_000, intervalMs: 500 },
     );
-    // Each speaker reports its node's session on the peer.
-    await waitFor("every node's session established on the BGPPeer's status", async () => {
-      const peer = (await ns.kc.makeApiClient(CustomObjectsApi).getClusterCustomObject({
-        ...API,
-        plural: "bgppeers",
-        name: `${ns.name}-router`,
-      })) as { status?: { sessions?: Record<string, { established?: boolean }> } };
-      const sessions = peer.status?.sessions ?? {};
-      const up = Object.keys(sessions).filter((n) => sessions[n]?.established);
-      return up.length === ns.context.nodes.length || undefined;
-    });
+    // Each speaker reports its node's session on the peer (the agents read FRR's sessions every 5 s).
+    await waitFor(
+      "every node's session established on the BGPPeer's status",
+      async () => {
+        const peer = (await ns.kc.makeApiClient(CustomObjectsApi).getClusterCustomObject({
+          ...API,
+          plural: "bgppeers",
+          name: `${ns.name}-router`,
+        })) as { status?: { sessions?: Record<string, { established?: boolean }> } };
+        const sessions = peer.status?.sessions ?? {};
+        const up = Object.keys(sessions).filter((n) => sessions[n]?.established);
+        return up.length === ns.context.nodes.length || undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
 
     // HTTP from behind the router: every request is answered, by all three pods (kube-proxy takes what any
     // node receives to any pod).

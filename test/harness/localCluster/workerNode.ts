@@ -96,16 +96,28 @@ export class WorkerNode {
       30_000,
     );
     for (const image of images) await this.ctr(["images", "import", image.archive], 300_000);
-    const kubelet = this.daemon("kubelet", [
-      this.binaries.kubelet,
-      `--config=${p.kubeletConfig}`,
-      `--kubeconfig=${this.credentials.kubeletKubeconfig}`,
-      `--hostname-override=${this.layout.name}`,
-      `--node-ip=${this.layout.ip}`,
-      `--cert-dir=${join(dir, "kubelet-pki")}`,
-      "--v=1",
-    ]);
-    await kubelet.waitReady(() => this.healthy("http://127.0.0.1:10248/healthz"), 60_000);
+    // kubelet asks containerd's CRI once as it starts and exits when the CRI is not serving yet: after a
+    // power loss containerd first cleans up after every container's dead shim (the speaker's pod alone has
+    // four), and its socket answers before its CRI does. systemd starts kubelet again when it exits; so
+    // does this, a few times.
+    for (let attempt = 1; ; attempt++) {
+      const kubelet = this.daemon("kubelet", [
+        this.binaries.kubelet,
+        `--config=${p.kubeletConfig}`,
+        `--kubeconfig=${this.credentials.kubeletKubeconfig}`,
+        `--hostname-override=${this.layout.name}`,
+        `--node-ip=${this.layout.ip}`,
+        `--cert-dir=${join(dir, "kubelet-pki")}`,
+        "--v=1",
+      ]);
+      try {
+        await kubelet.waitReady(() => this.healthy("http://127.0.0.1:10248/healthz"), 60_000);
+        break;
+      } catch (err) {
+        if (kubelet.running || attempt === 5) throw err;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
     const proxy = this.daemon("kube-proxy", [
       this.binaries.kubeProxy,
       `--config=${p.kubeProxyConfig}`,
