@@ -3,17 +3,17 @@
 // calls for N Services × M nodes to get their IP (with the controller's and the emulator's memory and CPU), and
 // the calls a no-change resync costs.
 //
-// Every Service is public, with a tagged public IP Portico makes: an internal Service on a shared load balancer
-// is recorded in that load balancer's tags, and ARM's 50 tags per resource leave room for only 48 of them. By
-// default they share the cluster's one load balancer, as they do unless configured otherwise;
-// BENCH_AZURE_LAYOUT=per-service gives each its own (`loadBalancerPerService`).
-//
-// The default size is past limits Azure documents, which both the emulator and the provider enforce: 600 frontends
-// per Standard load balancer and 300 load-balancing rules per node (every node backs every Service, in either
-// layout). So by default (BENCH_AZURE_LIMITS=off) the run switches those checks off on both sides, to measure
-// Portico and the emulator at that size, and says so in its figures; BENCH_AZURE_LIMITS=azure keeps them, for
-// sizes within them.
+// Every Service is public, with a tagged public IP Portico makes. By default (BENCH_AZURE_LAYOUT=multiple) they
+// are spread over several Standard load balancers as a user of cloud-provider-azure's "multiple standard load
+// balancers" writes it: multipleStandardLoadBalancerConfigurations with one entry per 250 Services, each with the
+// node pool (VM scale set) of its own that is its primary, so each node backs only its own load balancer's rules.
+// That keeps every documented limit (BENCH_AZURE_LIMITS=azure, the default): 300 rules per backend address (250
+// per node), 600 frontends per load balancer, 1000 security rules per group (one per Service: the N Services count
+// the first one measured alone), 1000 public IPs per region. BENCH_AZURE_LAYOUT=shared puts them all on the
+// cluster's one load balancer, which past 300 Services needs BENCH_AZURE_LIMITS=off (checks off on both sides);
+// per-service gives each its own (`loadBalancerPerService`).
 import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { AZURE_LIMITS } from "../providers/azure/limits.ts";
 import { trustCertificateAuthority } from "../test/emulators/azure/index.ts";
@@ -29,8 +29,10 @@ import { processUsage, sampleUsage, settled } from "./usage.ts";
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 1000);
 const NODES = Number(process.env.BENCH_NODES ?? 100);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 16);
-const LAYOUT = process.env.BENCH_AZURE_LAYOUT ?? "shared";
-const LIMITS = process.env.BENCH_AZURE_LIMITS ?? "off";
+const LAYOUT = process.env.BENCH_AZURE_LAYOUT ?? "multiple";
+const LIMITS = process.env.BENCH_AZURE_LIMITS ?? "azure";
+/** Services per load balancer in the multiple layout: within 300 rules per node, with room for a few more. */
+const SERVICES_PER_LOAD_BALANCER = Number(process.env.BENCH_AZURE_SERVICES_PER_LB ?? 250);
 /** Node addresses are 10.0.1.10 onwards, in the seeded /24 node subnet. */
 const MAX_NODES = 240;
 const POLL_MS = 500;
@@ -40,17 +42,22 @@ const DEADLINE_MS = 30 * 60_000;
 const EMULATOR_MAIN = join(import.meta.dirname, "..", "test", "emulators", "azure", "main.ts");
 
 export async function benchAzure(): Promise<Record<string, unknown>> {
-  if (LAYOUT !== "per-service" && LAYOUT !== "shared")
-    throw new Error(`BENCH_AZURE_LAYOUT=${LAYOUT}: use per-service or shared`);
+  if (LAYOUT !== "per-service" && LAYOUT !== "shared" && LAYOUT !== "multiple")
+    throw new Error(`BENCH_AZURE_LAYOUT=${LAYOUT}: use multiple, per-service or shared`);
   if (LIMITS !== "off" && LIMITS !== "azure")
     throw new Error(`BENCH_AZURE_LIMITS=${LIMITS}: use off or azure`);
-  if (LIMITS === "azure" && SERVICES + 1 > AZURE_LIMITS.rulesPerBackendAddress)
+  const loadBalancers = LAYOUT === "multiple" ? Math.ceil(SERVICES / SERVICES_PER_LOAD_BALANCER) : 1;
+  if (loadBalancers > NODES)
+    throw new Error(`BENCH_NODES=${NODES}: ${loadBalancers} load balancers need a node pool each`);
+  const perNode = LAYOUT === "multiple" ? SERVICES_PER_LOAD_BALANCER : SERVICES;
+  if (LIMITS === "azure" && perNode > AZURE_LIMITS.rulesPerBackendAddress)
     throw new Error(
-      `BENCH_AZURE_LIMITS=azure: ${SERVICES + 1} Services would put more than ${AZURE_LIMITS.rulesPerBackendAddress} rules on each node`,
+      `BENCH_AZURE_LIMITS=azure: ${perNode} Services would put more than ${AZURE_LIMITS.rulesPerBackendAddress} rules on each node`,
     );
   const limitsOff = LIMITS === "off";
   if (NODES > MAX_NODES)
     throw new Error(`BENCH_NODES=${NODES}: at most ${MAX_NODES} fit the seeded node subnet`);
+  const loadAtStart = loadavg().map((l) => +l.toFixed(1));
   const env = await startEnvironment({ awsEndpoints: 0 });
   let emulator: ManagedProcess | undefined;
   try {
@@ -63,11 +70,18 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
     const cluster = await TestCluster.create(env.controlPlane.kubeconfig, "bench");
     const ns = cluster.namespace;
     const configFile = join(env.dir, "azure.json");
+    // One configuration per SERVICES_PER_LOAD_BALANCER Services, each the primary of a scale set of its own.
+    const pools = Array.from({ length: loadBalancers }, (_, i) => ({
+      // The first is the cluster's own load balancer (named as the cluster), as upstream requires.
+      name: i === 0 ? ns : `${ns}-${i + 1}`,
+      primaryVMSet: `pool-${i + 1}`,
+    }));
     await writeFile(
       configFile,
       JSON.stringify(
         {
           ...azure.config({ loadBalancerPerService: LAYOUT === "per-service" }),
+          ...(LAYOUT === "multiple" ? { multipleStandardLoadBalancerConfigurations: pools } : {}),
           ...(limitsOff ? { limits: Object.fromEntries(Object.keys(AZURE_LIMITS).map((k) => [k, 0])) } : {}),
         },
         null,
@@ -81,7 +95,7 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
         Array.from({ length: Math.min(25, NODES - i) }, (_, k) =>
           cluster.createNode(`n${i + k}`, {
             internalIP: `10.0.1.${10 + i + k}`,
-            providerID: `azure:///subscriptions/${azure.subscriptionId}/resourceGroups/${AZURE_WORLD.resourceGroup}/providers/Microsoft.Compute/virtualMachines/n${i + k}`,
+            providerID: nodeProviderId(azure.subscriptionId, i + k, LAYOUT === "multiple" ? pools : []),
           }),
         ),
       );
@@ -142,23 +156,25 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
       }
     };
 
+    // The first Service is measured alone; the N Services are it and the BULK made together after it.
+    const BULK = SERVICES - 1;
     progress("one Service");
     await cluster.core.createNamespacedService({ namespace: ns, body: svc("single") });
     await waitForIps(1);
     await settled(controller);
     const single = armCalls(await azure.requestCounts());
 
-    progress(`${SERVICES} Services on ${NODES} nodes`);
+    progress(`${BULK} Services on ${NODES} nodes`);
     await azure.clearRequests();
     const reconcilesBefore = total(await controller.metrics(), "portico_reconciles_total");
     const usage = sampleUsage(controller);
     const emulatorCpuBefore = (await processUsage(emulator.pid!)).cpuSeconds;
     const started = performance.now();
     // Watched from the first create on, so each Service's own time to its IP is seen.
-    const allIps = waitForIps(SERVICES + 1);
-    for (let i = 0; i < SERVICES; i += 50)
+    const allIps = waitForIps(SERVICES);
+    for (let i = 0; i < BULK; i += 50)
       await Promise.all(
-        Array.from({ length: Math.min(50, SERVICES - i) }, async (_, k) => {
+        Array.from({ length: Math.min(50, BULK - i) }, async (_, k) => {
           await cluster.core.createNamespacedService({ namespace: ns, body: svc(`s${i + k}`) });
           createdAt.set(`s${i + k}`, performance.now());
         }),
@@ -172,17 +188,17 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
     const latencies = [...createdAt].map(([name, at]) => ipSince.get(name)! - at);
     const bulkCalls = armCalls(await azure.requestCounts());
     const bulk = {
-      services: SERVICES,
+      services: BULK,
       nodes: NODES,
       seconds: +(allHaveIp / 1000).toFixed(1),
-      servicesPerSecond: +(SERVICES / (allHaveIp / 1000)).toFixed(1),
+      servicesPerSecond: +(BULK / (allHaveIp / 1000)).toFixed(1),
       createSeconds: +createSeconds.toFixed(1),
       settledSeconds: +((lastChange - started) / 1000).toFixed(1),
       timeToIpP50Seconds: +(percentile(latencies, 50) / 1000).toFixed(1),
       timeToIpP99Seconds: +(percentile(latencies, 99) / 1000).toFixed(1),
-      armCallsPerService: +(bulkCalls.calls / SERVICES).toFixed(1),
-      armWritesPerService: +(bulkCalls.writes / SERVICES).toFixed(2),
-      perServiceByOperation: perService(bulkCalls.byOperation, SERVICES),
+      armCallsPerService: +(bulkCalls.calls / BULK).toFixed(1),
+      armWritesPerService: +(bulkCalls.writes / BULK).toFixed(2),
+      perServiceByOperation: perService(bulkCalls.byOperation, BULK),
       armErrors: await errorsByCode(azure),
       reconciles: total(await controller.metrics(), "portico_reconciles_total") - reconcilesBefore,
       controllerPeakRssMiB: Math.round(peak.rssBytes / 2 ** 20),
@@ -199,7 +215,7 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
     const resyncStarted = performance.now();
     const resyncer = await start("controller-resync.log");
     const resyncUsage = sampleUsage(resyncer, true);
-    while (total(await resyncer.metrics(), "portico_reconciles_total") < SERVICES + 1) {
+    while (total(await resyncer.metrics(), "portico_reconciles_total") < SERVICES) {
       if (performance.now() - resyncStarted > DEADLINE_MS)
         throw new Error(
           `the restarted controller did not reconcile every Service in ${DEADLINE_MS / 60_000} minutes`,
@@ -213,12 +229,12 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
     const resyncCalls = armCalls(await azure.requestCounts());
     const resyncMetrics = await resyncer.metrics();
     const resync = {
-      services: SERVICES + 1,
+      services: SERVICES,
       seconds: +resyncSeconds.toFixed(1),
       settledSeconds: +((resyncSettled - resyncStarted) / 1000).toFixed(1),
       reconciles: total(resyncMetrics, "portico_reconciles_total"),
       armCalls: resyncCalls.calls,
-      armCallsPerService: +(resyncCalls.calls / (SERVICES + 1)).toFixed(1),
+      armCallsPerService: +(resyncCalls.calls / SERVICES).toFixed(1),
       byOperation: resyncCalls.byOperation,
       writes: resyncCalls.writes,
       orphanCollection: "included (one observation at start)",
@@ -228,14 +244,29 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
     };
     await resyncer.stop();
     return {
+      summary: {
+        services: SERVICES,
+        nodes: NODES,
+        loadBalancers,
+        armCallsForNewService: single.calls,
+        armCallsPerConvergedService: bulk.armCallsPerService,
+        armCallsPerServiceOnNoChangeResync: resync.armCallsPerService,
+        writesOnNoChangeResync: resync.writes,
+        secondsToConverge: bulk.seconds,
+        controllerPeakRssMiB: Math.max(bulk.controllerPeakRssMiB, resync.controllerPeakRssMiB),
+        loadAverageAtStart: loadAtStart,
+        loadAverageAtEnd: loadavg().map((l) => +l.toFixed(1)),
+      },
       layout:
         LAYOUT === "per-service"
           ? "public Services, each with its own public IP and load balancer (loadBalancerPerService)"
-          : "public Services, each with its own public IP, on the cluster's one shared load balancer",
+          : LAYOUT === "multiple"
+            ? `public Services, each with its own public IP, spread over ${loadBalancers} Standard load balancers (multipleStandardLoadBalancerConfigurations, one per ${SERVICES_PER_LOAD_BALANCER} Services, each the primary of a VM scale set of ${Math.ceil(NODES / loadBalancers)} nodes)`
+            : "public Services, each with its own public IP, on the cluster's one shared load balancer",
       emulator:
         "Portico's ARM emulator in its own process, defaults (operations done at once, Retry-After: 1)",
       azureLimits: limitsOff
-        ? "off in the emulator and the provider (1000 Services on 100 nodes are past Azure's 600 frontends per load balancer and 300 rules per node); BENCH_AZURE_LIMITS=azure keeps them"
+        ? "off in the emulator and the provider; BENCH_AZURE_LIMITS=azure keeps them"
         : "Azure's documented limits, enforced by the emulator and checked by the provider",
       workers: WORKERS,
       newService: { armCalls: single.calls, writes: single.writes, byOperation: single.byOperation },
@@ -246,6 +277,13 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
     await emulator?.stop();
     await env.stop();
   }
+}
+
+/** A standalone VM's, or in the multiple layout a VM of the scale sets taken in turn (so each gets as many). */
+function nodeProviderId(subscriptionId: string, i: number, pools: { primaryVMSet: string }[]): string {
+  const base = `azure:///subscriptions/${subscriptionId}/resourceGroups/${AZURE_WORLD.resourceGroup}/providers/Microsoft.Compute`;
+  if (!pools.length) return `${base}/virtualMachines/n${i}`;
+  return `${base}/virtualMachineScaleSets/${pools[i % pools.length]!.primaryVMSet}/virtualMachines/${i}`;
 }
 
 /** ARM requests among the emulator's counts (token and discovery requests are Entra ID's, not ARM's). */
@@ -296,10 +334,14 @@ async function startEmulator(
           .join(","),
       ]
     : [];
+  // BENCH_AZURE_PROFILE=<dir>: the emulator's CPU profile (node --cpu-prof), written when it stops.
+  const profile = process.env.BENCH_AZURE_PROFILE
+    ? ["--cpu-prof", "--cpu-prof-dir", process.env.BENCH_AZURE_PROFILE]
+    : [];
   const proc = ManagedProcess.start(
     "azure-emulator",
     process.execPath,
-    [EMULATOR_MAIN, "--dir", dir, ...limits],
+    [...profile, EMULATOR_MAIN, "--dir", dir, ...limits],
     log,
   );
   let environment: Record<string, string> = {};
