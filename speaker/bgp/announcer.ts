@@ -178,7 +178,9 @@ export class BgpAnnouncer {
   private config(): Config {
     const objects = this.objects();
     if (!objects) return this.last.config;
-    const seen = Object.values(objects)
+    // The records are output, not configuration: they change all the time and decide nothing.
+    const { records: _records, ...inputs } = objects;
+    const seen = Object.values(inputs)
       .map((list: readonly { metadata?: { name?: string; resourceVersion?: string } }[]) =>
         list.map((o) => `${o.metadata?.name}@${o.metadata?.resourceVersion}`).join(","),
       )

@@ -241,7 +241,7 @@ export class KubeCache {
   }
 
   private wire(kind: string, lw: ListWatch<KubernetesObject>): void {
-    this.restartOnError(lw, (err, delay) => {
+    this.restartOnError(lw, false, (err, delay) => {
       this.log.warn(
         { kind, err: (err as Error)?.message ?? String(err), retryInMs: delay },
         "watch failed; restarting",
@@ -255,7 +255,10 @@ export class KubeCache {
    * it would without pools rather than not at all.
    */
   private wireCustom(custom: CustomWatch<KubernetesObject>): void {
-    this.restartOnError(custom.lw, (err, delay) => {
+    // The BGP records are the speakers' output, planned on their own timer: a change to one (thousands while
+    // Services are first advertised, one per Service and node) must not make every speaker decide everything again.
+    const output = this.bgp?.isRecordWatch(custom) ?? false;
+    this.restartOnError(custom.lw, output, (err, delay) => {
       // An API call's failure carries `code`, a watch request's `statusCode`.
       const code = (err as { code?: unknown })?.code ?? (err as { statusCode?: unknown })?.statusCode;
       const outcome = custom.failed(code);
@@ -279,10 +282,13 @@ export class KubeCache {
   /** `failed` logs and returns the most to back off to (default 30 s). */
   private restartOnError(
     lw: ListWatch<KubernetesObject>,
+    quiet: boolean,
     failed: (err: unknown, delay: number) => number | undefined,
   ): void {
-    for (const verb of ["add", "update", "delete"] as const) {
-      lw.on(verb, () => this.handlers.forEach((handler) => handler()));
+    if (!quiet) {
+      for (const verb of ["add", "update", "delete"] as const) {
+        lw.on(verb, () => this.handlers.forEach((handler) => handler()));
+      }
     }
     let delay = 500;
     // "connect" comes before each list too: only one after a successful list says the restart worked, so a

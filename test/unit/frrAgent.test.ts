@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { expect, test } from "vitest";
 import { renderFrrConfig } from "../../speaker/bgp/frrConfig.ts";
 import { readPeers } from "../../speaker/bgp/peers.ts";
-import type { AdvertisedPrefix } from "../../speaker/bgp/routes.ts";
+import type { AdvertisedPrefix, PathAttributes } from "../../speaker/bgp/routes.ts";
 
 const AGENT = fileURLToPath(new URL("../../manifests/speaker/frr/portico-frr-agent.py", import.meta.url));
 
@@ -28,7 +28,7 @@ const peers = readPeers(
   ],
   "portico.io",
 ).peers;
-const plain = { communities: [], largeCommunities: [] };
+const plain: PathAttributes = { communities: [], largeCommunities: [] };
 const to = (text: string, names: string[], attrs = plain): AdvertisedPrefix => ({
   prefix: text,
   family: "IPv4",
