@@ -1,6 +1,7 @@
 // Carries out a plan, one operation at a time, in its order. Every operation is safe to repeat: a crash at any
 // point leaves resources named and tagged so that the next observation finds them and the next plan completes
 // the work. Shared resources are changed only through the etag writer, by re-running the plan's pure edits.
+import { putThenRead } from "./lro.ts";
 import { CloudError } from "../errors.ts";
 import { call, isNotFound, type AzureClients } from "./clients.ts";
 import { sameId } from "./ids.ts";
@@ -196,11 +197,17 @@ export function loadBalancerAccess(
   return {
     operation: `loadBalancers:${name}`,
     get: () => orAbsent(lbs.get(rg, name)),
-    put: async (body, condition) =>
-      await lbs.createOrUpdate(rg, name, body, {
-        ...poll,
-        requestOptions: { headers: conditionHeaders(condition) },
-      }),
+    put: (body, condition) =>
+      putThenRead(
+        (onResponse) =>
+          lbs.createOrUpdate(rg, name, body, {
+            ...poll,
+            requestOptions: { headers: conditionHeaders(condition) },
+            onResponse,
+          }),
+        () => lbs.get(rg, name),
+        clients.pollIntervalMs,
+      ),
     delete: async (etag) => {
       await lbs.delete(rg, name, { ...poll, requestOptions: { headers: { "If-Match": etag } } });
     },
@@ -216,11 +223,17 @@ export function securityGroupAccess(
   return {
     operation: `networkSecurityGroups:${where.name}`,
     get: () => orAbsent(groups.get(where.resourceGroup, where.name)),
-    put: async (body, condition) =>
-      await groups.createOrUpdate(where.resourceGroup, where.name, body, {
-        ...poll,
-        requestOptions: { headers: conditionHeaders(condition) },
-      }),
+    put: (body, condition) =>
+      putThenRead(
+        (onResponse) =>
+          groups.createOrUpdate(where.resourceGroup, where.name, body, {
+            ...poll,
+            requestOptions: { headers: conditionHeaders(condition) },
+            onResponse,
+          }),
+        () => groups.get(where.resourceGroup, where.name),
+        clients.pollIntervalMs,
+      ),
     // Portico never deletes the cluster's security group; its edits only take rules out.
     delete: () => Promise.reject(new Error("the network security group is not Portico's to delete")),
   };

@@ -24,7 +24,7 @@ import { frontendName } from "./names.ts";
 import { droppedFamilies, FAMILIES, sideNotices } from "./sides.ts";
 import { placedSides, placementNotices } from "./placeSides.ts";
 import { NetworkCache } from "./network.ts";
-import { listPublicIps, observe, type Where } from "./observe.ts";
+import { listPublicIps, SharedObservations, type Where } from "./observe.ts";
 import { ownedServiceRefs } from "./owned.ts";
 import { describeOperation, plan, planDeletion, type Operation, type Plan } from "./plan.ts";
 import { EtagWriter } from "./writer.ts";
@@ -59,6 +59,8 @@ export class AzureProvider implements LoadBalancerProvider {
   private readonly config: AzureConfig;
   private readonly cluster: string;
   private readonly network: NetworkCache;
+  /** Reads shared by the reconciles running at once (observe.ts). */
+  private readonly observations: SharedObservations;
 
   constructor(opts: AzureProviderOptions) {
     const { clusterName, credential, clients, ...config } = opts;
@@ -84,6 +86,7 @@ export class AzureProvider implements LoadBalancerProvider {
         ...(config.maxRetries !== undefined ? { maxRetries: config.maxRetries } : {}),
         ...(config.pollIntervalMs !== undefined ? { pollIntervalMs: config.pollIntervalMs } : {}),
       });
+    this.observations = new SharedObservations(this.clients);
     this.network = new NetworkCache(this.clients, resourceGroups(config).vnet, config.vnetName);
   }
 
@@ -148,7 +151,7 @@ export class AzureProvider implements LoadBalancerProvider {
   }
 
   async ownedServices(): Promise<ServiceRef[]> {
-    return ownedServiceRefs(await observe(this.clients, this.where()), this.cluster);
+    return ownedServiceRefs(await this.observations.observe(this.where()), this.cluster);
   }
 
   private async prepare(intent: LoadBalancerIntent): Promise<Prepared> {
@@ -181,7 +184,7 @@ export class AzureProvider implements LoadBalancerProvider {
     ...frontends: string[]
   ): Promise<Observed & { at: number }> {
     const where = this.where(settings);
-    const observed = await observe(this.clients, where);
+    const observed = await this.observations.observe(where);
     const listed = new Set(where.publicIpGroups.map((g) => g.toLowerCase()));
     const more = new Set<string>();
     for (const lb of observed.loadBalancers)

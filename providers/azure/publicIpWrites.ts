@@ -3,6 +3,7 @@
 // Each is safe to repeat.
 import { CloudError } from "../errors.ts";
 import { call, type AzureClients } from "./clients.ts";
+import { putThenRead } from "./lro.ts";
 import type { PublicIPAddress } from "./model.ts";
 import type { IpTag } from "./publicIpAnnotations.ts";
 
@@ -22,26 +23,34 @@ export async function createPublicIp(
     version?: "IPv4" | "IPv6";
   },
 ): Promise<PublicIPAddress> {
+  const pips = clients.network.publicIPAddresses;
   return await call("publicIPAddresses:createOrUpdate", () =>
-    clients.network.publicIPAddresses.createOrUpdate(
-      where.resourceGroup,
-      where.name,
-      {
-        location: where.location,
-        sku: { name: "Standard", tier: "Regional" },
-        publicIPAllocationMethod: "Static",
-        publicIPAddressVersion: where.version ?? "IPv4",
-        tags: where.tags,
-        ...(where.ipTags.length ? { ipTags: where.ipTags } : {}),
-        ...(where.dnsLabel ? { dnsSettings: { domainNameLabel: where.dnsLabel } } : {}),
-        // ARM allocates the address from the prefix; the prefix's region must be the public IP's.
-        ...(where.prefixId ? { publicIPPrefix: { id: where.prefixId } } : {}),
-      },
-      // Create only: a public IP someone made meanwhile under this name is not Portico's to overwrite.
-      {
-        updateIntervalInMs: clients.pollIntervalMs,
-        requestOptions: { headers: { "If-None-Match": "*" } },
-      },
+    putThenRead(
+      (onResponse) =>
+        pips.createOrUpdate(
+          where.resourceGroup,
+          where.name,
+          {
+            location: where.location,
+            sku: { name: "Standard", tier: "Regional" },
+            publicIPAllocationMethod: "Static",
+            publicIPAddressVersion: where.version ?? "IPv4",
+            tags: where.tags,
+            ...(where.ipTags.length ? { ipTags: where.ipTags } : {}),
+            ...(where.dnsLabel ? { dnsSettings: { domainNameLabel: where.dnsLabel } } : {}),
+            // ARM allocates the address from the prefix; the prefix's region must be the public IP's.
+            ...(where.prefixId ? { publicIPPrefix: { id: where.prefixId } } : {}),
+          },
+          // Create only: a public IP someone made meanwhile under this name is not Portico's to overwrite.
+          {
+            updateIntervalInMs: clients.pollIntervalMs,
+            requestOptions: { headers: { "If-None-Match": "*" } },
+            onResponse,
+          },
+        ),
+      // Its address comes with the create's completion: the read that sees it done has it.
+      () => pips.get(where.resourceGroup, where.name),
+      clients.pollIntervalMs,
     ),
   );
 }
