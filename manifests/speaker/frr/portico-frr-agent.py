@@ -184,6 +184,10 @@ def main():
             try:
                 status["neighbors"] = vtysh("show bgp neighbors json")
                 status["bfd"] = vtysh("show bfd peers json")
+                # A daemon that restarted starts from its empty startup configuration: FRR knows no neighbour
+                # the applied configuration has, so the whole configuration is applied again.
+                if applied_text and " remote-as " in applied_text and not status["neighbors"]:
+                    applied_digest, applied_text = None, None
             except Exception as err:  # FRR not up yet, or restarting: said, and read again next time
                 status["error"] = str(err)
                 # Whatever FRR comes back with, the whole configuration is applied again.

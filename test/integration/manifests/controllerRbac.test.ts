@@ -203,6 +203,7 @@ test("the controller's RBAC grants exactly the verbs it calls", async ({ cluster
     { group: "", resource: "namespaces", verbs: [] },
     { group: "portico.io", resource: "ipaddresspools", verbs: [] },
     { group: "portico.io", resource: "servicel2statuses", verbs: [] },
+    { group: "portico.io", resource: "servicebgpstatuses", verbs: [] },
     { group: "metallb.io", resource: "ipaddresspools", verbs: [] },
     { group: "apiextensions.k8s.io", resource: "customresourcedefinitions", verbs: [] },
   ];
@@ -220,6 +221,7 @@ test("on bare metal the controller also reads IPAddressPools and namespaces and 
     { group: "portico.io", resource: "ipaddresspools", subresource: "status", verbs: ["patch"] },
     { group: "", resource: "namespaces", verbs: ["list", "watch"] },
     { group: "portico.io", resource: "servicel2statuses", verbs: ["list", "watch"] },
+    { group: "portico.io", resource: "servicebgpstatuses", verbs: ["list", "watch"] },
     {
       group: "metallb.io",
       resource: "ipaddresspools",
