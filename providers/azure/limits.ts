@@ -219,5 +219,14 @@ function addressesOf(r: SecurityRule, side: "source" | "destination"): number {
 
 /** Addresses and ranges count towards Azure's limit; service tags (Internet, VirtualNetwork, ...) and `*` do not. */
 function isAddress(text: string): boolean {
-  return Address4.isValid(text) || Address6.isValid(text);
+  // Remembered: ip-address tells an invalid address by throwing, which at a group of 1000 rules' sources and
+  // destinations, counted on every reconcile, cost more than everything else a reconcile does.
+  let known = ADDRESS_MEMO.get(text);
+  if (known === undefined) {
+    if (ADDRESS_MEMO.size >= ADDRESS_MEMO_MAX) ADDRESS_MEMO.clear();
+    ADDRESS_MEMO.set(text, (known = Address4.isValid(text) || Address6.isValid(text)));
+  }
+  return known;
 }
+const ADDRESS_MEMO = new Map<string, boolean>();
+const ADDRESS_MEMO_MAX = 100_000;
