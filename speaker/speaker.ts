@@ -241,10 +241,15 @@ export class Speaker {
     await this.cache.stop();
   }
 
+  /**
+   * One decision for a burst of changes: after the I/O callbacks of this turn of the event loop (setImmediate),
+   * not after each (a microtask), so a backlog of watch events — a thousand Services created at once — is read
+   * into the cache first and decided on once, instead of once per event, each over every Service.
+   */
   private scheduleRecompute(): void {
     if (this.recomputePending) return;
     this.recomputePending = true;
-    queueMicrotask(() => {
+    setImmediate(() => {
       this.recomputePending = false;
       if (!this.stopped) this.recompute();
     });

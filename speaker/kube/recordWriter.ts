@@ -7,6 +7,11 @@ import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } fr
 import type { Logger } from "pino";
 
 const REWRITE_AFTER_MS = 30_000;
+/**
+ * Requests at once, the rest queued: a thousand Services first announced would otherwise open a thousand
+ * connections to the apiserver from every speaker at the same moment.
+ */
+const MAX_IN_FLIGHT = 8;
 const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
 /** What every record carries: its node and its Service. */
@@ -56,6 +61,8 @@ export class RecordWriter<S extends RecordStatus> {
    * otherwise rewrite it at every event its own write causes.
    */
   private readonly written = new Map<string, { what: string; at: number }>();
+  private readonly waiting: (() => Promise<void>)[] = [];
+  private running = 0;
   /** Called when a write failed, so the loop looks again later. */
   private readonly retry: () => void;
 
@@ -83,21 +90,42 @@ export class RecordWriter<S extends RecordStatus> {
       const last = this.written.get(key);
       if (cached.has(key) && last?.what === what && Date.now() - last.at < REWRITE_AFTER_MS) continue;
       this.inFlight.set(key, what);
-      void this.put(record)
-        .then((ok) => {
-          if (ok) this.written.set(key, { what, at: Date.now() });
-        })
-        .finally(() => {
-          if (this.inFlight.get(key) === what) this.inFlight.delete(key);
-        });
+      this.run(() =>
+        this.put(record)
+          .then((ok) => {
+            if (ok) this.written.set(key, { what, at: Date.now() });
+          })
+          .finally(() => {
+            if (this.inFlight.get(key) === what) this.inFlight.delete(key);
+          }),
+      );
     }
     for (const { name, namespace } of plan.remove) {
       const key = `${namespace}/${name}`;
       if (this.inFlight.get(key) === "") continue;
       this.inFlight.set(key, "");
       this.written.delete(key);
-      void this.remove(name, namespace).finally(() => {
-        if (this.inFlight.get(key) === "") this.inFlight.delete(key);
+      this.run(() =>
+        this.remove(name, namespace).finally(() => {
+          if (this.inFlight.get(key) === "") this.inFlight.delete(key);
+        }),
+      );
+    }
+  }
+
+  /** Starts the request now, or once one of the MAX_IN_FLIGHT running ends. */
+  private run(request: () => Promise<void>): void {
+    this.waiting.push(request);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.running < MAX_IN_FLIGHT && this.waiting.length > 0) {
+      const next = this.waiting.shift()!;
+      this.running += 1;
+      void next().finally(() => {
+        this.running -= 1;
+        this.pump();
       });
     }
   }

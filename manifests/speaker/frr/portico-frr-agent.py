@@ -103,8 +103,9 @@ def fast_changes(before, after):
     """The commands that turn `before` into `after` when only `network` statements and prefix-list entries
     differ (what Services coming and going change); None for anything else, which frr-reload.py applies."""
     old, new = statements(before), statements(after)
-    removed = [s for s in old if s not in set(new)]
-    added = [s for s in new if s not in set(old)]
+    old_set, new_set = set(old), set(new)
+    removed = [s for s in old if s not in new_set]
+    added = [s for s in new if s not in old_set]
     def simple(statement):
         context, line = statement
         if not context:
