@@ -31,7 +31,8 @@ test("migrate to the bare-metal provider: the address MetalLB gave is kept, a Se
     },
     mergePatch,
   );
-  await cluster.createService("new", unclassed);
+  // Its pool named: pools are cluster-wide, and other tests' (MetalLB's serve every namespace) may have room.
+  await cluster.createService("new", unclassed, { "metallb.io/address-pool": pool.name });
   const args = ["migrate", "-n", cluster.namespace, "--provider", "metal", "--default-load-balancer"];
 
   const { code, out } = await ctl(...args);
