@@ -228,7 +228,7 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
     const resyncStarted = performance.now();
     const resyncer = await start("controller-resync.log");
     const resyncUsage = sampleUsage(resyncer, true);
-    while (total(await resyncer.metrics(), "portico_reconciles_total") < SERVICES) {
+    while ((await reconcilesSoFar(resyncer)) < SERVICES) {
       if (performance.now() - resyncStarted > DEADLINE_MS)
         throw new Error(
           `the restarted controller did not reconcile every Service in ${DEADLINE_MS / 60_000} minutes`,
@@ -297,6 +297,22 @@ function nodeProviderId(subscriptionId: string, i: number, pools: { primaryVMSet
   const base = `azure:///subscriptions/${subscriptionId}/resourceGroups/${AZURE_WORLD.resourceGroup}/providers/Microsoft.Compute`;
   if (!pools.length) return `${base}/virtualMachines/n${i}`;
   return `${base}/virtualMachineScaleSets/${pools[i % pools.length]!.primaryVMSet}/virtualMachines/${i}`;
+}
+
+/**
+ * The controller's reconciles so far. A metrics request the loaded machine drops (a connection reset) is asked
+ * again; a controller that is gone fails the run after a few tries.
+ */
+async function reconcilesSoFar(controller: ControllerProcess): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return total(await controller.metrics(), "portico_reconciles_total");
+    } catch (err) {
+      if (attempt >= 5) throw err;
+      process.stderr.write(`  metrics request failed (${(err as Error).message}); asking again\n`);
+      await sleep(1000);
+    }
+  }
 }
 
 /** ARM requests among the emulator's counts (token and discovery requests are Entra ID's, not ARM's). */
