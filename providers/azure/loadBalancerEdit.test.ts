@@ -202,6 +202,32 @@ describe("withoutService", () => {
     expect(holdsService(lb, FE)).toBe(true);
   });
 
+  it("holds the Service by any one part withoutService would take out, and only by those", () => {
+    const lb = written(desired());
+    const bare: LoadBalancer = {
+      ...lb,
+      tags: Object.fromEntries(Object.entries(lb.tags ?? {}).filter(([k]) => k !== recordTag(FE))),
+      frontendIPConfigurations: (lb.frontendIPConfigurations ?? []).filter((f) => f.name !== FE),
+      backendAddressPools: (lb.backendAddressPools ?? []).filter((p) => p.name !== FE),
+      probes: [],
+      loadBalancingRules: [],
+    };
+    expect(holdsService(bare, FE)).toBe(false);
+    expect(withoutService(bare, FE)).toBe(bare);
+    const parts: Partial<LoadBalancer>[] = [
+      { tags: { ...bare.tags, [recordTag(FE)]: "shop/web" } },
+      { frontendIPConfigurations: lb.frontendIPConfigurations },
+      { probes: lb.probes },
+      { loadBalancingRules: lb.loadBalancingRules },
+      { backendAddressPools: [...(bare.backendAddressPools ?? []), { name: FE }] },
+    ];
+    for (const part of parts) {
+      const holding = { ...bare, ...part };
+      expect(holdsService(holding, FE)).toBe(true);
+      expect(withoutService(holding, FE)).not.toBe(holding);
+    }
+  });
+
   it("drops the node pool with the last rule that used it", () => {
     const ip = desired(intent({ annotations: { "portico.io/target-type": "ip" } }, OTHER_UID, "pods"));
     const both = withService(written(desired()), ip);

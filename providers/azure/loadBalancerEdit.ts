@@ -88,6 +88,7 @@ export function withService(read: LoadBalancer | undefined, d: DesiredService): 
  * itself should go. Returns `lb` itself when it holds nothing of the Service.
  */
 export function withoutService(lb: LoadBalancer, frontend: string): LoadBalancer | undefined {
+  if (!holdsService(lb, frontend)) return lb;
   const next: LoadBalancer = releaseFrontend(
     {
       ...lb,
@@ -106,7 +107,16 @@ export function withoutService(lb: LoadBalancer, frontend: string): LoadBalancer
 
 /** Whether the load balancer holds any part of the Service. */
 export function holdsService(lb: LoadBalancer, frontend: string): boolean {
-  return withoutService(lb, frontend) !== lb;
+  // Exactly what withoutService takes out (its record tag, its frontend, pool, probes and rules), looked up
+  // without copying and comparing the whole load balancer, which every reconcile does for every load balancer.
+  const record = recordTag(frontend);
+  return (
+    Object.keys(lb.tags ?? {}).includes(record) ||
+    (lb.frontendIPConfigurations ?? []).some((f) => f.name === frontend) ||
+    (lb.backendAddressPools ?? []).some((p) => p.name === frontend) ||
+    (lb.probes ?? []).some((p) => belongsTo(p.name, frontend)) ||
+    (lb.loadBalancingRules ?? []).some((r) => belongsTo(r.name, frontend))
+  );
 }
 
 function assertOwned(lb: LoadBalancer, d: DesiredService): void {
