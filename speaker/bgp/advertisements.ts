@@ -5,10 +5,9 @@
 // Unlike the L2 mode there is no implicit advertisement: a pool no BGPAdvertisement selects is not
 // advertised over BGP. Read leniently like the L2Advertisements: what cannot be read is said, and an
 // advertisement with a value it cannot honour is left out entirely rather than applied differently.
-import { isPlainObject } from "../../providers/metal/labelSelector.ts";
 import type { NodeSelector } from "../nodeSelectors.ts";
 import { list, readSelectors, type PoolGroup } from "../pools.ts";
-import type { ConfigObject } from "./peers.ts";
+import { readObjects, type ConfigObject } from "./objects.ts";
 
 export interface BgpAdvertisement {
   readonly key: string;
@@ -54,14 +53,7 @@ export function readBgpAdvertisements(
   objects: readonly ConfigObject[],
   group: PoolGroup,
 ): { ads: BgpAdvertisement[]; problems: string[] } {
-  const ads: BgpAdvertisement[] = [];
-  const problems: string[] = [];
-  for (const object of objects) {
-    const name = object.metadata?.name;
-    if (!name) continue;
-    const key = group === "metallb.io" ? `${object.metadata?.namespace ?? ""}/${name}` : name;
-    const found: string[] = [];
-    const spec = isPlainObject(object.spec) ? object.spec : {};
+  const { items, problems } = readObjects(objects, group, "BGPAdvertisement", ({ key, spec, found }) => {
     for (const field of Object.keys(spec)) {
       if (!FIELDS.has(field)) found.push(`spec.${field} is not a BGPAdvertisement field Portico knows`);
     }
@@ -112,11 +104,9 @@ export function readBgpAdvertisements(
       largeCommunities,
       ...(typeof localPref === "number" ? { localPref } : {}),
     };
-    if (found.length > 0)
-      problems.push(...found.map((p) => `BGPAdvertisement ${key} (${group}) not used: ${p}`));
-    else ads.push(ad);
-  }
-  return { ads, problems };
+    return ad;
+  });
+  return { ads: items, problems };
 }
 
 /** "65000:100", a well-known name, or "large:65000:1:2"; anything else is said, not guessed. */

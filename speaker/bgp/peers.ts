@@ -5,19 +5,12 @@
 // admission; MetalLB's objects and older apiservers get no such check). A field Portico does not implement
 // makes the peer unusable rather than silently different from what the user wrote.
 import { isPlainObject } from "../../providers/metal/labelSelector.ts";
+import { readObjects, type ConfigObject } from "./objects.ts";
+
 import { parseIP, type IPFamily } from "../../providers/metal/address.ts";
 import { nodeMayAnnounce, type NodeSelector } from "../nodeSelectors.ts";
 import { readSelectors, type PoolGroup } from "../pools.ts";
 import type { Labels } from "../../providers/metal/labelSelector.ts";
-
-export interface ConfigObject {
-  readonly metadata?: {
-    readonly name?: string;
-    readonly namespace?: string;
-    readonly resourceVersion?: string;
-  };
-  readonly spec?: unknown;
-}
 
 export interface BgpPeer {
   /** As advertisements name it in `peers`: the object's name. */
@@ -91,82 +84,77 @@ export function readPeers(
   objects: readonly ConfigObject[],
   group: PoolGroup,
 ): { peers: BgpPeer[]; problems: string[] } {
-  const peers: BgpPeer[] = [];
-  const problems: string[] = [];
-  for (const object of objects) {
-    const name = object.metadata?.name;
-    if (!name) continue;
-    const key = group === "metallb.io" ? `${object.metadata?.namespace ?? ""}/${name}` : name;
-    const found: string[] = [];
-    const spec = isPlainObject(object.spec) ? object.spec : {};
-    for (const field of Object.keys(spec)) {
-      if (UNSUPPORTED_PEER_FIELDS[field]) found.push(`spec.${field}: ${UNSUPPORTED_PEER_FIELDS[field]}`);
-      else if (!PEER_FIELDS.has(field)) found.push(`spec.${field} is not a BGPPeer field Portico knows`);
-    }
-    const asn = (field: string, required: boolean): number | undefined => {
-      const value = spec[field];
-      if (value === undefined) {
-        if (required) found.push(`spec.${field} is required`);
-        return undefined;
+  const { items, problems } = readObjects(
+    objects,
+    group,
+    "BGPPeer",
+    ({ name, key, spec, found }): BgpPeer | undefined => {
+      for (const field of Object.keys(spec)) {
+        if (UNSUPPORTED_PEER_FIELDS[field]) found.push(`spec.${field}: ${UNSUPPORTED_PEER_FIELDS[field]}`);
+        else if (!PEER_FIELDS.has(field)) found.push(`spec.${field} is not a BGPPeer field Portico knows`);
       }
-      if (typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= MAX_ASN)
-        return value;
-      found.push(`spec.${field} must be an AS number from 1 to ${MAX_ASN}`);
-      return undefined;
-    };
-    const myASN = asn("myASN", true);
-    const peerASN = asn("peerASN", true);
-    const localASN = asn("localASN", false);
-    const address = ipField(spec.peerAddress, "spec.peerAddress", true, found);
-    const sourceAddress = ipField(spec.sourceAddress, "spec.sourceAddress", false, found);
-    const routerID = ipField(spec.routerID, "spec.routerID", false, found);
-    if (routerID && routerID.family !== "IPv4") found.push("spec.routerID must be an IPv4 address");
-    const port =
-      spec.peerPort === undefined ? undefined : integer(spec.peerPort, "spec.peerPort", 1, 65535, found);
-    const holdTime = durationField(spec.holdTime, "spec.holdTime", found);
-    const keepaliveTime = durationField(spec.keepaliveTime, "spec.keepaliveTime", found);
-    const connectTime = durationField(spec.connectTime, "spec.connectTime", found);
-    if (holdTime !== undefined && holdTime !== 0 && holdTime < 3)
-      found.push("spec.holdTime must be 0 or at least 3s (RFC 4271)");
-    if (holdTime !== undefined && keepaliveTime !== undefined && keepaliveTime > holdTime)
-      found.push("spec.keepaliveTime must not exceed spec.holdTime");
-    const password = optionalString(spec.password, "spec.password", found);
-    const secret = isPlainObject(spec.passwordSecret) ? spec.passwordSecret : undefined;
-    const passwordSecret = secret
-      ? optionalString(secret.name, "spec.passwordSecret.name", found)
-      : undefined;
-    if (password && passwordSecret)
-      found.push("spec.password and spec.passwordSecret are exclusive: give one");
-    const bfdProfile = optionalString(spec.bfdProfile, "spec.bfdProfile", found);
-    const nodeSelectors = readSelectors(spec.nodeSelectors, "spec.nodeSelectors", (p) => found.push(p));
-    if (found.length > 0 || myASN === undefined || peerASN === undefined || !address) {
-      problems.push(...found.map((p) => `BGPPeer ${key} (${group}) not used: ${p}`));
-      continue;
-    }
-    peers.push({
-      name,
-      key,
-      group,
-      myASN,
-      peerASN,
-      address: address.text,
-      family: address.family,
-      ebgpMultiHop: spec.ebgpMultiHop === true,
-      gracefulRestart: spec.enableGracefulRestart === true,
-      nodeSelectors,
-      ...(port !== undefined ? { port } : {}),
-      ...(localASN !== undefined ? { localASN } : {}),
-      ...(sourceAddress ? { sourceAddress: sourceAddress.text } : {}),
-      ...(routerID ? { routerID: routerID.text } : {}),
-      ...(holdTime !== undefined ? { holdTime } : {}),
-      ...(keepaliveTime !== undefined ? { keepaliveTime } : {}),
-      ...(connectTime !== undefined ? { connectTime } : {}),
-      ...(password ? { password } : {}),
-      ...(passwordSecret ? { passwordSecret } : {}),
-      ...(bfdProfile ? { bfdProfile } : {}),
-    });
-  }
-  return { peers, problems };
+      const asn = (field: string, required: boolean): number | undefined => {
+        const value = spec[field];
+        if (value === undefined) {
+          if (required) found.push(`spec.${field} is required`);
+          return undefined;
+        }
+        if (typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= MAX_ASN)
+          return value;
+        found.push(`spec.${field} must be an AS number from 1 to ${MAX_ASN}`);
+        return undefined;
+      };
+      const myASN = asn("myASN", true);
+      const peerASN = asn("peerASN", true);
+      const localASN = asn("localASN", false);
+      const address = ipField(spec.peerAddress, "spec.peerAddress", true, found);
+      const sourceAddress = ipField(spec.sourceAddress, "spec.sourceAddress", false, found);
+      const routerID = ipField(spec.routerID, "spec.routerID", false, found);
+      if (routerID && routerID.family !== "IPv4") found.push("spec.routerID must be an IPv4 address");
+      const port =
+        spec.peerPort === undefined ? undefined : integer(spec.peerPort, "spec.peerPort", 1, 65535, found);
+      const holdTime = durationField(spec.holdTime, "spec.holdTime", found);
+      const keepaliveTime = durationField(spec.keepaliveTime, "spec.keepaliveTime", found);
+      const connectTime = durationField(spec.connectTime, "spec.connectTime", found);
+      if (holdTime !== undefined && holdTime !== 0 && holdTime < 3)
+        found.push("spec.holdTime must be 0 or at least 3s (RFC 4271)");
+      if (holdTime !== undefined && keepaliveTime !== undefined && keepaliveTime > holdTime)
+        found.push("spec.keepaliveTime must not exceed spec.holdTime");
+      const password = optionalString(spec.password, "spec.password", found);
+      const secret = isPlainObject(spec.passwordSecret) ? spec.passwordSecret : undefined;
+      const passwordSecret = secret
+        ? optionalString(secret.name, "spec.passwordSecret.name", found)
+        : undefined;
+      if (password && passwordSecret)
+        found.push("spec.password and spec.passwordSecret are exclusive: give one");
+      const bfdProfile = optionalString(spec.bfdProfile, "spec.bfdProfile", found);
+      const nodeSelectors = readSelectors(spec.nodeSelectors, "spec.nodeSelectors", (p) => found.push(p));
+      if (myASN === undefined || peerASN === undefined || !address) return undefined;
+      return {
+        name,
+        key,
+        group,
+        myASN,
+        peerASN,
+        address: address.text,
+        family: address.family,
+        ebgpMultiHop: spec.ebgpMultiHop === true,
+        gracefulRestart: spec.enableGracefulRestart === true,
+        nodeSelectors,
+        ...(port !== undefined ? { port } : {}),
+        ...(localASN !== undefined ? { localASN } : {}),
+        ...(sourceAddress ? { sourceAddress: sourceAddress.text } : {}),
+        ...(routerID ? { routerID: routerID.text } : {}),
+        ...(holdTime !== undefined ? { holdTime } : {}),
+        ...(keepaliveTime !== undefined ? { keepaliveTime } : {}),
+        ...(connectTime !== undefined ? { connectTime } : {}),
+        ...(password ? { password } : {}),
+        ...(passwordSecret ? { passwordSecret } : {}),
+        ...(bfdProfile ? { bfdProfile } : {}),
+      };
+    },
+  );
+  return { peers: items, problems };
 }
 
 const PROFILE_FIELDS: Record<string, [number, number]> = {
@@ -181,36 +169,25 @@ export function readBfdProfiles(
   objects: readonly ConfigObject[],
   group: PoolGroup,
 ): { profiles: BfdProfile[]; problems: string[] } {
-  const profiles: BfdProfile[] = [];
-  const problems: string[] = [];
-  for (const object of objects) {
-    const name = object.metadata?.name;
-    if (!name) continue;
-    const found: string[] = [];
-    const spec = isPlainObject(object.spec) ? object.spec : {};
-    const numbers: Record<string, number> = {};
-    for (const [field, value] of Object.entries(spec)) {
-      const range = PROFILE_FIELDS[field];
-      if (range) {
-        const n = integer(value, `spec.${field}`, range[0], range[1], found);
-        if (n !== undefined) numbers[field] = n;
-      } else if (field !== "echoMode" && field !== "passiveMode") {
-        found.push(`spec.${field} is not a BFDProfile field Portico knows`);
+  const { items, problems } = readObjects(
+    objects,
+    group,
+    "BFDProfile",
+    ({ name, spec, found }): BfdProfile => {
+      const numbers: Record<string, number> = {};
+      for (const [field, value] of Object.entries(spec)) {
+        const range = PROFILE_FIELDS[field];
+        if (range) {
+          const n = integer(value, `spec.${field}`, range[0], range[1], found);
+          if (n !== undefined) numbers[field] = n;
+        } else if (field !== "echoMode" && field !== "passiveMode") {
+          found.push(`spec.${field} is not a BFDProfile field Portico knows`);
+        }
       }
-    }
-    if (found.length > 0) {
-      const key = group === "metallb.io" ? `${object.metadata?.namespace ?? ""}/${name}` : name;
-      problems.push(...found.map((p) => `BFDProfile ${key} (${group}) not used: ${p}`));
-      continue;
-    }
-    profiles.push({
-      name,
-      echoMode: spec.echoMode === true,
-      passiveMode: spec.passiveMode === true,
-      ...numbers,
-    });
-  }
-  return { profiles, problems };
+      return { name, echoMode: spec.echoMode === true, passiveMode: spec.passiveMode === true, ...numbers };
+    },
+  );
+  return { profiles: items, problems };
 }
 
 /** The peers this node opens sessions with: those whose nodeSelectors match it (none: every node). */

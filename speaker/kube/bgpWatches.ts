@@ -3,7 +3,7 @@
 // it is read. Watched only when the speaker runs in BGP mode, so an L2-only cluster needs neither the CRDs nor
 // the RBAC. A missing CRD means none of its objects, as for the pools.
 import type { KubeConfig, KubernetesObject, Watch } from "@kubernetes/client-node";
-import type { ConfigObject } from "../bgp/peers.ts";
+import type { ConfigObject } from "../bgp/objects.ts";
 import { CustomWatch } from "./customWatch.ts";
 
 type Objects = CustomWatch<ConfigObject & KubernetesObject>;
