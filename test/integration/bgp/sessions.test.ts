@@ -108,25 +108,45 @@ test(
   E2E_TIMEOUT_MS,
 );
 
+/** A LAN without BFD whose one BGPAdvertisement selects the pool, speakers started, and web created. */
+async function advertisingLan(
+  cluster: TestCluster,
+  options: { nodes: number; peer: Record<string, unknown>; routerPassword?: string },
+): Promise<BgpLan> {
+  const bgp = await createBgpLan(cluster, {
+    ...options,
+    addresses: [WEB],
+    poolAddresses: POOL,
+    onCleanup: onTestFinished,
+    bfd: false,
+  });
+  await bgp.create("bgpadvertisements", "BGPAdvertisement", `${cluster.namespace}-all`, {
+    ipAddressPools: [bgp.pool.name],
+  });
+  await startBgpSpeakers(bgp);
+  await bgp.metal.createService("web", [WEB]);
+  return bgp;
+}
+
+/** Waits until the node's session on the peer's status is down for the reason `cause` matches. */
+async function reportedDown(cluster: TestCluster, bgp: BgpLan, cause: RegExp): Promise<void> {
+  const node = bgp.metal.nodes[0]!;
+  await waitFor(`${node.name}'s session reported down (${cause.source})`, async () => {
+    const session = (await peerSessions(cluster, bgp.peerNames[0]))[node.name];
+    if (session?.established === false && cause.test(session.lastError ?? "")) return true;
+    throw new Error(JSON.stringify(session));
+  });
+}
+
 test(
   "a wrong password is said on the peer's status, and the session is not pretended up",
   async ({ cluster }) => {
-    const bgp = await createBgpLan(cluster, {
+    const bgp = await advertisingLan(cluster, {
       nodes: 1,
-      addresses: [WEB],
-      poolAddresses: POOL,
-      onCleanup: onTestFinished,
       routerPassword: "right",
       peer: { password: "wrong", connectTime: "1s" },
-      bfd: false,
     });
-    await startBgpSpeakers(bgp);
-    const node = bgp.metal.nodes[0]!;
-    await waitFor("the node's session to be reported down with the likely cause", async () => {
-      const session = (await peerSessions(cluster, bgp.peerNames[0]))[node.name];
-      if (session?.established === false && /password/.test(session.lastError ?? "")) return true;
-      throw new Error(JSON.stringify(session));
-    });
+    await reportedDown(cluster, bgp, /password/);
   },
   E2E_TIMEOUT_MS,
 );
@@ -134,25 +154,8 @@ test(
 test(
   "a wrong AS number is said on the peer's status in FRR's words",
   async ({ cluster }) => {
-    const bgp = await createBgpLan(cluster, {
-      nodes: 1,
-      addresses: [WEB],
-      poolAddresses: POOL,
-      onCleanup: onTestFinished,
-      peer: { peerASN: 64999, connectTime: "1s" },
-      bfd: false,
-    });
-    await bgp.create("bgpadvertisements", "BGPAdvertisement", `${cluster.namespace}-all`, {
-      ipAddressPools: [bgp.pool.name],
-    });
-    await startBgpSpeakers(bgp);
-    await bgp.metal.createService("web", [WEB]);
-    const node = bgp.metal.nodes[0]!;
-    await waitFor("the node's session to be reported refused for its AS number", async () => {
-      const session = (await peerSessions(cluster, bgp.peerNames[0]))[node.name];
-      if (session?.established === false && /Bad Peer AS/i.test(session.lastError ?? "")) return true;
-      throw new Error(JSON.stringify(session));
-    });
+    const bgp = await advertisingLan(cluster, { nodes: 1, peer: { peerASN: 64999, connectTime: "1s" } });
+    await reportedDown(cluster, bgp, /Bad Peer AS/i);
     // porticoctl doctor explains why no router learned the address.
     const findings = await diagnose(
       {
@@ -175,20 +178,8 @@ test(
 test(
   "without BFD, a node cut off is withdrawn when the hold timer expires",
   async ({ cluster }) => {
-    const bgp = await createBgpLan(cluster, {
-      nodes: 2,
-      addresses: [WEB],
-      poolAddresses: POOL,
-      onCleanup: onTestFinished,
-      // The session's hold time is the lower of the two sides' (the router offers 9 s).
-      peer: { holdTime: "3s", keepaliveTime: "1s" },
-      bfd: false,
-    });
-    await bgp.create("bgpadvertisements", "BGPAdvertisement", `${cluster.namespace}-all`, {
-      ipAddressPools: [bgp.pool.name],
-    });
-    await startBgpSpeakers(bgp);
-    await bgp.metal.createService("web", [WEB]);
+    // The session's hold time is the lower of the two sides' (the router offers 9 s).
+    const bgp = await advertisingLan(cluster, { nodes: 2, peer: { holdTime: "3s", keepaliveTime: "1s" } });
     const [n0, n1] = bgp.metal.nodes as [MetalNode, MetalNode];
     await waitFor("both nodes as next hops", async () => (await routerNextHops(bgp, WEB)).length === 2, {
       timeoutMs: 60_000,
