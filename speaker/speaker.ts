@@ -277,7 +277,7 @@ export class Speaker {
         pools,
       });
     }
-    const announced = this.bgp ? l2Services(all, pools, ads, this.bgp.selectedPools(pools)) : all;
+    const announced = this.bgp ? l2Services(all, pools, ads, this.bgp.selectedPools) : all;
     const assignments = assignAddresses(
       announced,
       eligible,

@@ -20,7 +20,7 @@ import { renderFrrConfig } from "./frrConfig.ts";
 import { FrrFiles } from "./frrFiles.ts";
 import { PasswordSecrets } from "./passwords.ts";
 import { peersOfNode, readBfdProfiles, readPeers, type BfdProfile, type BgpPeer } from "./peers.ts";
-import { bgpRoutes, bgpSelectedPools, type AdvertisedPrefix, type NotAdvertised } from "./routes.ts";
+import { bgpRoutes, bgpSelectedPools, type AdvertisedPrefix } from "./routes.ts";
 import { BGP_RECORDS, planBgpStatuses } from "./statusPlan.ts";
 import { readBgpStatus, type BgpStatusFields } from "../../providers/metal/bgpStatus.ts";
 import { RecordWriter } from "../kube/recordWriter.ts";
@@ -64,7 +64,7 @@ export class BgpAnnouncer {
   private configured = new Map<string, BgpPeer>();
   /** What was last written to each Portico BGPPeer's status for this node. */
   private readonly reported = new Map<string, string>();
-  private withheld: ReadonlyMap<string, NotAdvertised> = new Map();
+  private selected: ReadonlySet<string> = new Set();
   /** What the configuration last written advertises, and what the one FRR last confirmed does. */
   private writtenPrefixes: readonly AdvertisedPrefix[] = [];
   private appliedPrefixes: readonly AdvertisedPrefix[] = [];
@@ -115,14 +115,12 @@ export class BgpAnnouncer {
     if (status) this.writeRecords(status.sessions);
   }
 
-  /** The pools some BGPAdvertisement selects (the L2 mode leaves those no L2Advertisement selects to BGP). */
-  selectedPools(pools: readonly AnnouncePool[]): Set<string> {
-    return bgpSelectedPools(pools, this.config().ads);
-  }
-
-  /** Why addresses a BGPAdvertisement selects are not advertised from this node. */
-  get notAdvertised(): ReadonlyMap<string, NotAdvertised> {
-    return this.withheld;
+  /**
+   * The pools some BGPAdvertisement selected at the last update (the L2 mode leaves those no L2Advertisement
+   * selects to BGP).
+   */
+  get selectedPools(): ReadonlySet<string> {
+    return this.selected;
   }
 
   /** Renders this node's FRR configuration from the cluster's state and writes it when it changed. */
@@ -131,7 +129,7 @@ export class BgpAnnouncer {
     const peers = peersOfNode(all, state.nodeLabels);
     this.lastState = state;
     const routes = bgpRoutes({ node: this.node, ...state, ads, peers });
-    this.withheld = routes.withheld;
+    this.selected = bgpSelectedPools(state.pools, ads);
     const problems = [...routes.problems];
     const withPasswords = peers.map((peer) => {
       if (!peer.passwordSecret) return peer;

@@ -1,33 +1,44 @@
 // What a new Service costs once the controller is warm: the listings and indexes it shares with every other
 // Service are already read, so only the name check and the writes that make the load balancer are its own.
+// Taking over from the AWS Load Balancer Controller costs nothing more for a Service with nothing of LBC's: which
+// ones have anything is one listing for the cluster, shared like Portico's own, not a read per Service.
 import { AwsProvider } from "../../../providers/aws/provider.ts";
 import { createAwsClients } from "../../../providers/aws/clients.ts";
 import { expect, test } from "../../harness/index.ts";
 import { awsWorld, intentFor } from "./fixtures.ts";
 
-test("a new single-port Service on a warm controller costs seven calls: a name check and six writes", async ({
-  cluster,
-  aws,
-}) => {
-  const world = await awsWorld(cluster, aws, 2);
-  const provider = new AwsProvider({ clusterName: cluster.namespace, clients: createAwsClients() });
-  await provider.ensure(intentFor(world, "first"));
-  const before = new Map(provider.clients.calls);
-  const result = await provider.ensure(intentFor(world, "second"));
-  expect(result.ingress).toHaveLength(1);
-  const calls = Object.fromEntries(
-    [...provider.clients.calls]
-      .map(([op, n]): [string, number] => [op, n - (before.get(op) ?? 0)])
-      .filter(([, n]) => n > 0),
-  );
-  expect(calls).toEqual({
-    // The name is the strongly consistent check that no load balancer exists yet (it answers "not found").
-    "elbv2:DescribeLoadBalancers": 1,
-    "ec2:CreateSecurityGroup": 1,
-    "ec2:AuthorizeSecurityGroupIngress": 1,
-    "elbv2:CreateLoadBalancer": 1,
-    "elbv2:CreateTargetGroup": 1,
-    "elbv2:RegisterTargets": 1,
-    "elbv2:CreateListener": 1,
-  });
-});
+test.for([
+  ["", false],
+  [", with take-over from LBC on (no read of LBC's of its own)", true],
+] as const)(
+  "a new single-port Service on a warm controller costs seven calls: a name check and six writes%s",
+  async ([, takeOver], { cluster, aws }) => {
+    const world = await awsWorld(cluster, aws, 2);
+    const provider = new AwsProvider({
+      clusterName: cluster.namespace,
+      clients: createAwsClients(),
+      ...(takeOver
+        ? { takeOverLbc: { cluster: cluster.namespace, liveController: () => Promise.resolve(undefined) } }
+        : {}),
+    });
+    await provider.ensure(intentFor(world, "first"));
+    const before = new Map(provider.clients.calls);
+    const result = await provider.ensure(intentFor(world, "second"));
+    expect(result.ingress).toHaveLength(1);
+    const calls = Object.fromEntries(
+      [...provider.clients.calls]
+        .map(([op, n]): [string, number] => [op, n - (before.get(op) ?? 0)])
+        .filter(([, n]) => n > 0),
+    );
+    expect(calls).toEqual({
+      // The name is the strongly consistent check that no load balancer exists yet (it answers "not found").
+      "elbv2:DescribeLoadBalancers": 1,
+      "ec2:CreateSecurityGroup": 1,
+      "ec2:AuthorizeSecurityGroupIngress": 1,
+      "elbv2:CreateLoadBalancer": 1,
+      "elbv2:CreateTargetGroup": 1,
+      "elbv2:RegisterTargets": 1,
+      "elbv2:CreateListener": 1,
+    });
+  },
+);

@@ -9,7 +9,7 @@ import { lbcFinalizerReleaser, lbcLeaseReader } from "../../../controller/lbcTak
 import { ADOPTED_TAG, LBC_FINALIZER } from "../../../providers/aws/lbcAdoption.ts";
 import { AwsProvider } from "../../../providers/aws/provider.ts";
 import { LBC_RECHECK_MS } from "../../../providers/aws/lbcTakeOver.ts";
-import { expect, mergePatch, readyCondition, test, waitFor } from "../../harness/index.ts";
+import { expect, mergePatch, readyCondition, test, waitFor, type TestCluster } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { startFaultProxy } from "../../harness/faultProxy.ts";
 import { awsWorld, serviceEvents, waitForHostname } from "./fixtures.ts";
@@ -17,6 +17,21 @@ import { inventory } from "./inventory.ts";
 import { lbcIngressNlb, lbcLease, lbcService, lbcStack, tagsOf, targetsOf } from "./lbcAdoptionWorld.ts";
 
 const LEASE = "aws-load-balancer-controller-leader";
+
+/** A controller taking over from LBC as configured from its flags (the Lease read in the test's namespace). */
+function takingOver(
+  cluster: TestCluster,
+  { recreate, lbcCluster = cluster.namespace }: { recreate: boolean; lbcCluster?: string },
+): Promise<Controller> {
+  return startPortico(cluster, {
+    alsoServes: [LBC_NLB_CLASS],
+    aws: {
+      defaultScheme: "internal",
+      observationTtlMs: 60_000,
+      takeOverLbc: { cluster: lbcCluster, recreate, lease: { namespace: cluster.namespace, name: LEASE } },
+    },
+  });
+}
 const WRITES = /^(AddTags|RemoveTags|Register|Deregister|Modify|Set|Create|Delete)/;
 
 test("LBC's NLB, listener and target group are taken over in place: same ARN and DNS name, targets never all gone, its finalizer removed last; another cluster's and an Ingress's untouched", async ({
@@ -123,18 +138,7 @@ test("LBC's NLB, listener and target group are taken over in place: same ARN and
   // A restarted controller, knowing nothing but the tags, keeps the same NLB and target group: nothing is made
   // or deleted for the Service.
   await (await started).stop();
-  const again = await startPortico(cluster, {
-    alsoServes: [LBC_NLB_CLASS],
-    aws: {
-      defaultScheme: "internal",
-      observationTtlMs: 60_000,
-      takeOverLbc: {
-        cluster: cluster.namespace,
-        recreate: false,
-        lease: { namespace: cluster.namespace, name: LEASE },
-      },
-    },
-  });
+  const again = await takingOver(cluster, { recreate: false });
   const calls = (again.provider as AwsProvider).clients.calls;
   await waitFor("the restarted controller to look at the Service", () =>
     (calls.get("elbv2:DescribeTargetHealth") ?? 0) > 0 && again.manager.queue.length === 0 ? true : undefined,
@@ -165,18 +169,7 @@ test("while LBC's leader Lease is renewed nothing is taken over (condition and E
   await lbcLease(cluster, LEASE, "aws-load-balancer-controller-7d9f-abcde");
   const tagsBefore = await tagsOf(aws, mine.loadBalancerArn);
   // The controller as configured from its flags: LBC's cluster named apart, its Lease where the test put it.
-  await startPortico(cluster, {
-    alsoServes: [LBC_NLB_CLASS],
-    aws: {
-      defaultScheme: "internal",
-      observationTtlMs: 60_000,
-      takeOverLbc: {
-        cluster: "lbc-cluster",
-        recreate: false,
-        lease: { namespace: cluster.namespace, name: LEASE },
-      },
-    },
-  });
+  await takingOver(cluster, { recreate: false, lbcCluster: "lbc-cluster" });
   const refused = await waitFor("the refusal", async () => {
     const c = await readyCondition(cluster, "web");
     return c?.status === "False" ? c : undefined;
@@ -215,18 +208,7 @@ test("an NLB whose scheme differs from the Service's is never changed: refused n
   });
   const mine = await lbcStack(aws, world, svc, { lbcCluster: cluster.namespace, targets: world.instances });
   const tagsBefore = await tagsOf(aws, mine.loadBalancerArn);
-  await startPortico(cluster, {
-    alsoServes: [LBC_NLB_CLASS],
-    aws: {
-      defaultScheme: "internal",
-      observationTtlMs: 60_000,
-      takeOverLbc: {
-        cluster: cluster.namespace,
-        recreate: false,
-        lease: { namespace: cluster.namespace, name: LEASE },
-      },
-    },
-  });
+  await takingOver(cluster, { recreate: false });
   const refused = await waitFor("the refusal", async () => {
     const c = await readyCondition(cluster, "web");
     return c?.status === "False" ? c : undefined;
@@ -250,18 +232,7 @@ test("with --aws-take-over-lbc-recreate such a Service gets a new NLB beside LBC
   const mine = await lbcStack(aws, world, svc, { lbcCluster: cluster.namespace, targets: world.instances });
   const tagsBefore = await tagsOf(aws, mine.loadBalancerArn);
   const targetsBefore = await targetsOf(aws, mine.targetGroupArn);
-  await startPortico(cluster, {
-    alsoServes: [LBC_NLB_CLASS],
-    aws: {
-      defaultScheme: "internal",
-      observationTtlMs: 60_000,
-      takeOverLbc: {
-        cluster: cluster.namespace,
-        recreate: true,
-        lease: { namespace: cluster.namespace, name: LEASE },
-      },
-    },
-  });
+  await takingOver(cluster, { recreate: true });
   const hostname = await waitForHostname(cluster, "web");
   expect(hostname).not.toBe(mine.dnsName);
   const inv = await inventory(aws);
