@@ -3,6 +3,7 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { startController, validateConfig } from "./app.ts";
 import { parseConfig, UsageError } from "./config.ts";
+import { shareConnections } from "./connections.ts";
 import { createLogger } from "./log.ts";
 import { serveMetrics } from "./metrics.ts";
 
@@ -16,7 +17,7 @@ async function main(): Promise<void> {
     console.error(err instanceof UsageError ? err.message : `portico-controller: ${(err as Error).message}`);
     process.exit(2);
   }
-  const kc = new KubeConfig();
+  const kc = shareConnections(new KubeConfig());
   if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
   else kc.loadFromDefault();
   const controller = await startController(config, kc, { log });
