@@ -1,8 +1,8 @@
 // portico-speaker's command (main.ts starts it): flags, logging, metrics, the speaker, and shutdown on
 // SIGTERM. Flags are described by --help.
-import { KubeConfig } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { parseConfig, UsageError } from "./config.ts";
+import { KubeApi } from "./kube/api/client.ts";
 import { serveMetrics, SpeakerMetrics } from "./metrics.ts";
 import { Speaker } from "./speaker.ts";
 
@@ -21,11 +21,9 @@ export async function main(): Promise<void> {
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
   });
-  const kc = new KubeConfig();
-  if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
-  else kc.loadFromDefault();
+  const api = KubeApi.load(config.kubeconfig);
   const metrics = new SpeakerMetrics();
-  const speaker = new Speaker(config, kc, log, metrics);
+  const speaker = new Speaker(config, api, log, metrics);
   const server = await serveMetrics(config.metricsAddress, metrics, { ready: () => speaker.ready });
   const shutdown = async (signal: string) => {
     log.info({ signal }, "shutting down: handing addresses over");

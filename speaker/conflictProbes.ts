@@ -3,7 +3,8 @@
 // one taken over is announced at once and probed alongside, since delaying a failover would cut traffic that
 // flows today. What is found is logged, counted, written as a Warning Event on the Services, and kept for the
 // records until the address is no longer elected here (a later election probes again).
-import type { CoreV1Api, V1Service } from "@kubernetes/client-node";
+import type { V1Service } from "@kubernetes/client-node";
+import type { KubeApi } from "./kube/api/client.ts";
 import type { Logger } from "pino";
 import { parseIP } from "../providers/metal/address.ts";
 import type { L2StatusRecord } from "../providers/metal/l2status.ts";
@@ -23,7 +24,7 @@ export interface ConflictProbesDeps {
   readonly node: string;
   readonly log: Logger;
   readonly metrics: SpeakerMetrics;
-  readonly core: CoreV1Api;
+  readonly api: KubeApi;
   /** This node's open interfaces: their MACs are never a conflict. */
   readonly interfaces: () => readonly (ProbeTarget & { readonly name: string })[];
   /** Whether `address` is answered on interface `name` (its L2Advertisements' interfaces). */
@@ -84,7 +85,7 @@ export class ConflictProbes {
   }
 
   private start(address: string, probe: Probe, services: readonly V1Service[]): void {
-    const { log, metrics, core, node } = this.deps;
+    const { log, metrics, api, node } = this.deps;
     const started = performance.now();
     const targets = () => this.deps.interfaces().filter((i) => this.deps.answersOn(address, i.name));
     void this.prober.probe(address, targets).then((mac) => {
@@ -102,7 +103,7 @@ export class ConflictProbes {
             : "address is in use by another host on the LAN: not announced",
         );
         for (const service of services)
-          void recordAddressInUse(core, log, service, node, { address, mac, announced: probe.announced });
+          void recordAddressInUse(api, log, service, node, { address, mac, announced: probe.announced });
       }
       if (this.probes.get(address) === probe) this.deps.changed();
     });

@@ -1,7 +1,8 @@
 // What a speaker tells about the Services it decided on: a nodeAssigned Event on each Service whose addresses
 // it took on, a noMatchingNode Warning where no node may announce an address, and a count (and a log line) of
 // addresses whose pool had to be guessed. Each is written only when it changes, not on every recompute.
-import type { CoreV1Api, V1Service } from "@kubernetes/client-node";
+import type { V1Service } from "@kubernetes/client-node";
+import type { KubeApi } from "./kube/api/client.ts";
 import type { Logger } from "pino";
 import type { AnnounceRules } from "./announceRules.ts";
 import type { AddressAssignment } from "./assignment.ts";
@@ -13,7 +14,7 @@ export interface ServiceReportsDeps {
   node: string;
   log: Logger;
   metrics: SpeakerMetrics;
-  core: CoreV1Api;
+  api: KubeApi;
 }
 
 export class ServiceReports {
@@ -87,12 +88,12 @@ export class ServiceReports {
       const service = byKey.get(key);
       if (!service || this.servicesUnmatched.get(key) === summary) continue;
       this.d.log.warn({ service: key, unmatched }, "not announced: no node may announce the address");
-      void recordNoMatchingNode(this.d.core, this.d.log, service, this.d.node, unmatched);
+      void recordNoMatchingNode(this.d.api, this.d.log, service, this.d.node, unmatched);
     }
     this.servicesUnmatched = next;
   }
 
   private recordAssigned(service: V1Service, addresses: readonly string[]): void {
-    void recordNodeAssigned(this.d.core, this.d.log, service, this.d.node, addresses);
+    void recordNodeAssigned(this.d.api, this.d.log, service, this.d.node, addresses);
   }
 }

@@ -2,7 +2,7 @@
 // where, and which Nodes are Ready; the membership protocol says which speakers are alive; the pure
 // announce decision turns both into the addresses this node owns; the interface announcers answer for
 // exactly those, and takeovers are announced gratuitously.
-import { CoreV1Api, type KubeConfig, type V1Service } from "@kubernetes/client-node";
+import type { V1Service } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { AnnounceConfig } from "./announceConfig.ts";
 import { AnnounceRules } from "./announceRules.ts";
@@ -14,6 +14,7 @@ import { openAnnouncer } from "./io/openAnnouncer.ts";
 import { ipv6MulticastGroups, type MulticastGroups } from "./io/multicastGroups.ts";
 import { selectInterfaces } from "./io/interfaces.ts";
 import { TakeoverAnnouncements } from "./io/takeover.ts";
+import type { KubeApi } from "./kube/api/client.ts";
 import { KubeCache } from "./kube/cache.ts";
 import { L2StatusWriter } from "./kube/l2statusWriter.ts";
 import { planL2Statuses } from "./l2statusPlan.ts";
@@ -46,7 +47,6 @@ export class Speaker {
   private readonly metrics: SpeakerMetrics;
   private readonly addon: PacketAddon;
   private readonly cache: KubeCache;
-  private readonly core: CoreV1Api;
   private readonly memberlist: Memberlist;
   private readonly ranking = new RankingCache();
   private readonly announcers = new Map<string, InterfaceAnnouncer>();
@@ -73,7 +73,7 @@ export class Speaker {
 
   constructor(
     config: SpeakerConfig,
-    kc: KubeConfig,
+    api: KubeApi,
     log: Logger,
     metrics: SpeakerMetrics,
     addon: PacketAddon = loadAddon(),
@@ -82,8 +82,7 @@ export class Speaker {
     this.log = log;
     this.metrics = metrics;
     this.addon = addon;
-    this.core = kc.makeApiClient(CoreV1Api);
-    this.cache = new KubeCache(kc, log, {
+    this.cache = new KubeCache(api, log, {
       ...(config.namespace ? { namespace: config.namespace } : {}),
       ...(config.nodeSelector ? { nodeSelector: config.nodeSelector } : {}),
       ...(config.metallb.mode === "off"
@@ -96,8 +95,7 @@ export class Speaker {
       this.bgp = new BgpAnnouncer({
         node: config.nodeName,
         ...config.bgp,
-        kc,
-        core: this.core,
+        api,
         log,
         metrics,
         objects: () => this.cache.bgpObjects(),
@@ -105,9 +103,9 @@ export class Speaker {
         changed: () => this.scheduleRecompute(),
       });
     }
-    this.reports = new ServiceReports({ node: config.nodeName, log, metrics, core: this.core });
+    this.reports = new ServiceReports({ node: config.nodeName, log, metrics, api });
     this.l2Statuses = new L2StatusWriter(
-      kc,
+      api,
       log,
       (outcome) => this.metrics.l2StatusWrites.inc({ outcome }),
       () => this.scheduleRecompute(),
@@ -116,7 +114,7 @@ export class Speaker {
       node: config.nodeName,
       log,
       metrics,
-      core: this.core,
+      api,
       interfaces: () => [...this.announcers.values()],
       answersOn: (address, name) => this.answersOn(address, name),
       changed: () => this.scheduleRecompute(),

@@ -2,13 +2,7 @@
 // pure modules beside it), hands it to the FRR agent through a shared file, and reports what FRR says about
 // the sessions: metrics, logs, and each Portico BGPPeer's status (one entry per node under status.sessions,
 // merge-patched so speakers never overwrite each other's).
-import {
-  CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
-  type CoreV1Api,
-  type KubeConfig,
-} from "@kubernetes/client-node";
+import { KubeApiError, resourcePath, type KubeApi } from "../kube/api/client.ts";
 import type { Logger } from "pino";
 import type { Labels } from "../../providers/metal/labelSelector.ts";
 import type { BgpObjects } from "../kube/bgpWatches.ts";
@@ -27,7 +21,6 @@ import { RecordWriter } from "../kube/recordWriter.ts";
 import type { SessionState } from "./sessions.ts";
 
 const STATUS_POLL_MS = 1000;
-const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
 export interface BgpState {
   readonly nodeLabels: Labels;
@@ -53,7 +46,7 @@ export class BgpAnnouncer {
   private readonly metrics: SpeakerMetrics;
   private readonly files: FrrFiles;
   private readonly passwords: PasswordSecrets;
-  private readonly custom: CustomObjectsApi;
+  private readonly api: KubeApi;
   private readonly objects: () => BgpObjects | undefined;
   private last: { seen: string; config: Config } = { seen: "", config: { peers: [], ads: [], profiles: [] } };
   private generation = 0;
@@ -78,8 +71,7 @@ export class BgpAnnouncer {
     node: string;
     frrDir: string;
     secretNamespace: string;
-    kc: KubeConfig;
-    core: CoreV1Api;
+    api: KubeApi;
     log: Logger;
     metrics: SpeakerMetrics;
     objects: () => BgpObjects | undefined;
@@ -90,13 +82,13 @@ export class BgpAnnouncer {
     this.log = options.log.child({ mode: "bgp" });
     this.metrics = options.metrics;
     this.files = new FrrFiles(options.frrDir);
-    this.passwords = new PasswordSecrets(options.core, options.secretNamespace, options.changed);
-    this.custom = options.kc.makeApiClient(CustomObjectsApi);
+    this.passwords = new PasswordSecrets(options.api, options.secretNamespace, options.changed);
+    this.api = options.api;
     this.objects = options.objects;
     this.recordsInstalled = options.recordsInstalled;
     this.records = new RecordWriter(
       BGP_RECORDS,
-      options.kc,
+      options.api,
       this.log,
       (outcome) => options.metrics.bgpStatusWrites.inc({ outcome }),
       options.changed,
@@ -280,21 +272,19 @@ export class BgpAnnouncer {
       const text = JSON.stringify(entry);
       if (this.reported.get(name) === text) continue;
       try {
-        await this.custom.patchClusterCustomObjectStatus(
-          {
-            group: "portico.io",
-            version: "v1alpha1",
-            plural: "bgppeers",
-            name,
-            body: { status: { sessions: { [this.node]: entry } } },
-          },
-          mergePatch,
-        );
+        const path = resourcePath({
+          group: "portico.io",
+          version: "v1alpha1",
+          plural: "bgppeers",
+          name,
+          subresource: "status",
+        });
+        await this.api.mergePatch(path, { status: { sessions: { [this.node]: entry } } });
         if (entry === null) this.reported.delete(name);
         else this.reported.set(name, text);
       } catch (err) {
         // A peer deleted meanwhile has no status left to clean; anything else is tried again next time.
-        if ((err as { code?: number }).code === 404) this.reported.delete(name);
+        if (err instanceof KubeApiError && err.code === 404) this.reported.delete(name);
         else
           this.log.debug({ peer: name, err: (err as Error).message }, "could not write the BGPPeer's status");
       }

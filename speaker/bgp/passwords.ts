@@ -2,19 +2,20 @@
 // basic-auth Secrets hold it). Read when first needed and again each minute, so a rotated password reaches FRR
 // without a watch on every Secret of the namespace; a Secret that cannot be read is said and the peer's
 // session is configured without it (and so does not come up) rather than left as it was.
-import type { CoreV1Api } from "@kubernetes/client-node";
+import type { V1Secret } from "@kubernetes/client-node";
+import { resourcePath, type KubeApi } from "../kube/api/client.ts";
 
 const REFRESH_MS = 60_000;
 
 export class PasswordSecrets {
-  private readonly core: CoreV1Api;
+  private readonly api: KubeApi;
   private readonly namespace: string;
   private readonly changed: () => void;
   private readonly known = new Map<string, { password?: string; problem?: string; at: number }>();
   private readonly pending = new Set<string>();
 
-  constructor(core: CoreV1Api, namespace: string, changed: () => void) {
-    this.core = core;
+  constructor(api: KubeApi, namespace: string, changed: () => void) {
+    this.api = api;
     this.namespace = namespace;
     this.changed = changed;
   }
@@ -30,7 +31,14 @@ export class PasswordSecrets {
     this.pending.add(name);
     let next: { password?: string; problem?: string };
     try {
-      const secret = await this.core.readNamespacedSecret({ name, namespace: this.namespace });
+      const path = resourcePath({
+        group: "",
+        version: "v1",
+        plural: "secrets",
+        namespace: this.namespace,
+        name,
+      });
+      const secret = await this.api.get<V1Secret>(path);
       const encoded = secret.data?.password;
       next = encoded
         ? { password: Buffer.from(encoded, "base64").toString("utf8") }

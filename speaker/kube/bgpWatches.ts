@@ -2,8 +2,10 @@
 // cluster-scoped) and MetalLB's (metallb.io: BGPPeer v1beta2, the others v1beta1, in MetalLB's namespace) when
 // it is read. Watched only when the speaker runs in BGP mode, so an L2-only cluster needs neither the CRDs nor
 // the RBAC. A missing CRD means none of its objects, as for the pools.
-import type { KubeConfig, KubernetesObject, Watch } from "@kubernetes/client-node";
+import type { KubernetesObject } from "@kubernetes/client-node";
+import type { KubeApi } from "./api/client.ts";
 import type { ConfigObject } from "../bgp/objects.ts";
+import { trimL2Status } from "../../providers/metal/l2status.ts";
 import { CustomWatch } from "./customWatch.ts";
 
 type Objects = CustomWatch<ConfigObject & KubernetesObject>;
@@ -31,24 +33,28 @@ export class BgpWatches {
   private readonly recordWatch: CustomWatch<KubernetesObject & { status?: unknown }>;
 
   constructor(
-    kc: KubeConfig,
-    watch: Watch,
+    api: KubeApi,
     retryMs: number,
     metallb: MetallbRead | undefined,
     namespace: string | undefined,
   ) {
-    this.recordWatch = new CustomWatch(kc, watch, {
-      group: "portico.io",
-      version: "v1alpha1",
-      plural: "servicebgpstatuses",
-      ...(namespace ? { namespace } : {}),
-      missingRetryMs: retryMs,
-      quietWhenMissing: false,
-      whenMissing:
-        "the ServiceBGPStatus CRD is not installed; advertising without recording where (apply manifests/base/crds)",
-    });
+    this.recordWatch = new CustomWatch(
+      api,
+      {
+        group: "portico.io",
+        version: "v1alpha1",
+        plural: "servicebgpstatuses",
+        ...(namespace ? { namespace } : {}),
+        missingRetryMs: retryMs,
+        quietWhenMissing: false,
+        whenMissing:
+          "the ServiceBGPStatus CRD is not installed; advertising without recording where (apply manifests/base/crds)",
+      },
+      // One per Service and node: of each, only what the records are compared by.
+      trimL2Status,
+    );
     const portico = (plural: string, kind: string) =>
-      new CustomWatch<ConfigObject & KubernetesObject>(kc, watch, {
+      new CustomWatch<ConfigObject & KubernetesObject>(api, {
         group: "portico.io",
         version: "v1alpha1",
         plural,
@@ -63,7 +69,7 @@ export class BgpWatches {
     ];
     if (metallb) {
       const theirs = (plural: string, version: string, kind: string) =>
-        new CustomWatch<ConfigObject & KubernetesObject>(kc, watch, {
+        new CustomWatch<ConfigObject & KubernetesObject>(api, {
           group: "metallb.io",
           version,
           plural,

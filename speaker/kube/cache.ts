@@ -2,17 +2,7 @@
 // and L2Advertisements, and MetalLB's (metallb.io/v1beta1, in MetalLB's namespace) when asked to read them. A
 // watch that fails is restarted with backoff; the list-watch relists when its resourceVersion is too old, so
 // nothing is missed across apiserver restarts.
-import {
-  CoreV1Api,
-  DiscoveryV1Api,
-  ListWatch,
-  Watch,
-  type KubeConfig,
-  type KubernetesObject,
-  type V1EndpointSlice,
-  type V1Node,
-  type V1Service,
-} from "@kubernetes/client-node";
+import type { KubernetesObject, V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import type { AdvertisementObject } from "../advertisements.ts";
 import type { PoolObject } from "../pools.ts";
@@ -24,7 +14,10 @@ import {
   trimL2Status,
   type L2StatusRecord,
 } from "../../providers/metal/l2status.ts";
+import { KubeApiError, type KubeApi } from "./api/client.ts";
+import { ListWatch } from "./api/listWatch.ts";
 import { CustomWatch } from "./customWatch.ts";
+import { trimEndpointSlice, trimNode, trimService } from "./trim.ts";
 import { BgpWatches, type BgpObjects } from "./bgpWatches.ts";
 
 const MAX_RESTART_DELAY_MS = 30_000;
@@ -62,63 +55,53 @@ export class KubeCache {
   private readonly handlers: (() => void)[] = [];
   private stopped = false;
 
-  constructor(kc: KubeConfig, log: Logger, options: KubeCacheOptions = {}) {
+  constructor(api: KubeApi, log: Logger, options: KubeCacheOptions = {}) {
     this.log = log;
-    const watch = new Watch(kc);
-    const core = kc.makeApiClient(CoreV1Api);
-    const discovery = kc.makeApiClient(DiscoveryV1Api);
     const ns = options.namespace;
     this.services = new ListWatch<V1Service>(
+      api,
       ns ? `/api/v1/namespaces/${ns}/services` : "/api/v1/services",
-      watch,
-      () => (ns ? core.listNamespacedService({ namespace: ns }) : core.listServiceForAllNamespaces()),
-      false,
+      { trim: trimService },
     );
     this.endpointSlices = new ListWatch<V1EndpointSlice>(
+      api,
       ns
         ? `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`
         : "/apis/discovery.k8s.io/v1/endpointslices",
-      watch,
-      () =>
-        ns
-          ? discovery.listNamespacedEndpointSlice({ namespace: ns })
-          : discovery.listEndpointSliceForAllNamespaces(),
-      false,
+      { trim: trimEndpointSlice },
     );
-    const selector = options.nodeSelector;
-    this.nodes = new ListWatch<V1Node>(
-      "/api/v1/nodes",
-      watch,
-      () => core.listNode(selector ? { labelSelector: selector } : {}),
-      false,
-      selector,
-    );
+    this.nodes = new ListWatch<V1Node>(api, "/api/v1/nodes", {
+      labelSelector: options.nodeSelector,
+      trim: trimNode,
+    });
     const portico = { group: "portico.io", version: "v1alpha1", missingRetryMs: MAX_RESTART_DELAY_MS };
-    this.poolWatch = new CustomWatch(kc, watch, {
+    this.poolWatch = new CustomWatch(api, {
       ...portico,
       plural: "ipaddresspools",
       whenMissing: "the IPAddressPool CRD is not installed; announcing without pool node selectors",
       quietWhenMissing: false,
     });
-    this.adWatch = new CustomWatch(kc, watch, {
+    this.adWatch = new CustomWatch(api, {
       ...portico,
       plural: "l2advertisements",
       whenMissing:
         "the portico.io L2Advertisement CRD is not installed; Portico's pools are announced by their own nodeSelectors",
       quietWhenMissing: true,
     });
-    this.l2StatusWatch = new CustomWatch(kc, watch, {
-      group: L2STATUS_GROUP,
-      version: L2STATUS_VERSION,
-      plural: L2STATUS_PLURAL,
-      ...(ns ? { namespace: ns } : {}),
-      missingRetryMs: MAX_RESTART_DELAY_MS,
-      whenMissing:
-        "the ServiceL2Status CRD is not installed; announcing without recording where (apply manifests/base/crds)",
-      quietWhenMissing: false,
-    });
-    // Before any other handler: the cache keeps the object its handlers get.
-    for (const verb of ["add", "update"] as const) this.l2StatusWatch.lw.on(verb, trimL2Status);
+    this.l2StatusWatch = new CustomWatch(
+      api,
+      {
+        group: L2STATUS_GROUP,
+        version: L2STATUS_VERSION,
+        plural: L2STATUS_PLURAL,
+        ...(ns ? { namespace: ns } : {}),
+        missingRetryMs: MAX_RESTART_DELAY_MS,
+        whenMissing:
+          "the ServiceL2Status CRD is not installed; announcing without recording where (apply manifests/base/crds)",
+        quietWhenMissing: false,
+      },
+      trimL2Status,
+    );
     const metallbNs = options.metallbNamespace;
     const metallbRead =
       metallbNs === undefined
@@ -128,29 +111,25 @@ export class KubeCache {
             missingRetryMs: options.metallbRequired ? MAX_RESTART_DELAY_MS : OPTIONAL_RETRY_MS,
             quietWhenMissing: !options.metallbRequired,
           };
-    if (options.bgp) this.bgp = new BgpWatches(kc, watch, MAX_RESTART_DELAY_MS, metallbRead, ns);
+    if (options.bgp) this.bgp = new BgpWatches(api, MAX_RESTART_DELAY_MS, metallbRead, ns);
     if (metallbRead !== undefined) {
       const metallb = { group: "metallb.io", version: "v1beta1", ...metallbRead };
-      this.metallbPools = new CustomWatch(kc, watch, {
+      this.metallbPools = new CustomWatch(api, {
         ...metallb,
         plural: "ipaddresspools",
         whenMissing:
           "MetalLB's IPAddressPool CRD (metallb.io/v1beta1) is not installed; reading Portico's pools only",
       });
-      this.metallbAds = new CustomWatch(kc, watch, {
+      this.metallbAds = new CustomWatch(api, {
         ...metallb,
         plural: "l2advertisements",
         whenMissing:
           "MetalLB's L2Advertisement CRD (metallb.io/v1beta1) is not installed; MetalLB's pools are not announced",
       });
     }
-    for (const [kind, lw] of [
-      ["service", this.services],
-      ["endpointslice", this.endpointSlices],
-      ["node", this.nodes],
-    ] as const) {
-      this.wire(kind, lw);
-    }
+    this.wire("service", this.services);
+    this.wire("endpointslice", this.endpointSlices);
+    this.wire("node", this.nodes);
     for (const custom of this.customWatches()) this.wireCustom(custom);
   }
 
@@ -231,16 +210,11 @@ export class KubeCache {
     ].filter((c) => c !== undefined);
   }
 
-  private all(): ListWatch<KubernetesObject>[] {
-    return [
-      this.services,
-      this.endpointSlices,
-      this.nodes,
-      ...this.customWatches().map((c) => c.lw),
-    ] as ListWatch<KubernetesObject>[];
+  private all(): { start(): Promise<void>; stop(): Promise<void> }[] {
+    return [this.services, this.endpointSlices, this.nodes, ...this.customWatches().map((c) => c.lw)];
   }
 
-  private wire(kind: string, lw: ListWatch<KubernetesObject>): void {
+  private wire<T extends KubernetesObject>(kind: string, lw: ListWatch<T>): void {
     this.restartOnError(lw, false, (err, delay) => {
       this.log.warn(
         { kind, err: (err as Error)?.message ?? String(err), retryInMs: delay },
@@ -259,8 +233,7 @@ export class KubeCache {
     // Services are first advertised, one per Service and node) must not make every speaker decide everything again.
     const output = this.bgp?.isRecordWatch(custom) ?? false;
     this.restartOnError(custom.lw, output, (err, delay) => {
-      // An API call's failure carries `code`, a watch request's `statusCode`.
-      const code = (err as { code?: unknown })?.code ?? (err as { statusCode?: unknown })?.statusCode;
+      const code = err instanceof KubeApiError ? err.code : undefined;
       const outcome = custom.failed(code);
       if (outcome.newlyMissing) this.handlers.forEach((handler) => handler());
       const retryInMs = Math.min(delay, outcome.maxDelayMs ?? delay);
@@ -280,8 +253,8 @@ export class KubeCache {
   }
 
   /** `failed` logs and returns the most to back off to (default 30 s). */
-  private restartOnError(
-    lw: ListWatch<KubernetesObject>,
+  private restartOnError<T extends KubernetesObject>(
+    lw: ListWatch<T>,
     quiet: boolean,
     failed: (err: unknown, delay: number) => number | undefined,
   ): void {

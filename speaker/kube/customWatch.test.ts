@@ -1,16 +1,15 @@
-import { KubeConfig, Watch } from "@kubernetes/client-node";
 import { describe, expect, test } from "vitest";
+import { KubeApi } from "./api/client.ts";
 import { CustomWatch } from "./customWatch.ts";
 
 function watchOf(quietWhenMissing: boolean) {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: "c", server: "https://127.0.0.1:1" }],
-    users: [{ name: "u" }],
-    contexts: [{ name: "x", cluster: "c", user: "u" }],
-    currentContext: "x",
+  const api = KubeApi.fromKubeconfig({
+    clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:1" } }],
+    users: [{ name: "u", user: {} }],
+    contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+    "current-context": "x",
   });
-  return new CustomWatch(kc, new Watch(kc), {
+  return new CustomWatch(api, {
     group: "metallb.io",
     version: "v1beta1",
     plural: "ipaddresspools",

@@ -3,8 +3,9 @@
 // none (rather than "not yet listed") until a list or an event moves the resourceVersion on; the watch keeps
 // retrying, so a CRD installed later is picked up. Any other failure (403: the RBAC lacks the kind) leaves the
 // objects unknown, and the speaker stays unready rather than announce from nodes a selector excludes.
-import type { Watch } from "@kubernetes/client-node";
-import { CustomObjectsApi, ListWatch, type KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
+import type { KubernetesObject } from "@kubernetes/client-node";
+import { resourcePath, type KubeApi } from "./api/client.ts";
+import { ListWatch } from "./api/listWatch.ts";
 
 export interface CustomKind {
   readonly group: string;
@@ -20,26 +21,16 @@ export interface CustomKind {
   readonly quietWhenMissing: boolean;
 }
 
-type Listed = { items: KubernetesObject[]; metadata?: { resourceVersion?: string } };
-
 export class CustomWatch<T extends KubernetesObject> {
   readonly kind: CustomKind;
   readonly lw: ListWatch<T>;
   private missingAt: string | undefined;
   private toldMissing = false;
 
-  constructor(kc: KubeConfig, watch: Watch, kind: CustomKind) {
+  /** `trim` drops what the speaker never reads of each object before it is kept. */
+  constructor(api: KubeApi, kind: CustomKind, trim?: (obj: T) => void) {
     this.kind = kind;
-    const custom = kc.makeApiClient(CustomObjectsApi);
-    const { group, version, plural, namespace } = kind;
-    const path = namespace
-      ? `/apis/${group}/${version}/namespaces/${namespace}/${plural}`
-      : `/apis/${group}/${version}/${plural}`;
-    const list = () =>
-      (namespace
-        ? custom.listNamespacedCustomObject({ group, version, plural, namespace })
-        : custom.listClusterCustomObject({ group, version, plural })) as Promise<Listed>;
-    this.lw = new ListWatch<T>(path, watch, list as () => Promise<{ items: T[] }>, false);
+    this.lw = new ListWatch<T>(api, resourcePath(kind), trim ? { trim } : {});
   }
 
   get name(): string {

@@ -3,22 +3,23 @@
 // because its pool's nodeSelectors match none of the nodes that could. One node writes each (the announcer,
 // or the node that would announce without the selectors), and only when that changes, so a stable cluster
 // writes no Events at all.
-import type { CoreV1Api, V1Service } from "@kubernetes/client-node";
+import type { V1Service } from "@kubernetes/client-node";
 import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
+import { resourcePath, type KubeApi } from "./api/client.ts";
 
 export const NODE_ASSIGNED = "nodeAssigned";
 export const NO_MATCHING_NODE = "noMatchingNode";
 
 export function recordNodeAssigned(
-  core: CoreV1Api,
+  api: KubeApi,
   log: Logger,
   service: V1Service,
   node: string,
   addresses: readonly string[],
 ): Promise<void> {
   const message = `announcing from node "${node}" with protocol "layer2" (${addresses.join(", ")})`;
-  return record(core, log, service, node, { type: "Normal", reason: NODE_ASSIGNED, message });
+  return record(api, log, service, node, { type: "Normal", reason: NODE_ASSIGNED, message });
 }
 
 export const NO_ADVERTISEMENT = "noAdvertisement";
@@ -35,7 +36,7 @@ export interface Unmatched {
  * node that could, or no L2Advertisement selects the pool for this Service (MetalLB's semantics).
  */
 export function recordNoMatchingNode(
-  core: CoreV1Api,
+  api: KubeApi,
   log: Logger,
   service: V1Service,
   node: string,
@@ -50,14 +51,14 @@ export function recordNoMatchingNode(
   );
   const reason = unmatched.every((u) => u.reason === "noAdvertisement") ? NO_ADVERTISEMENT : NO_MATCHING_NODE;
   const message = `not announced: ${sentences.join("; ")}`;
-  return record(core, log, service, node, { type: "Warning", reason, message });
+  return record(api, log, service, node, { type: "Warning", reason, message });
 }
 
 export const ADDRESS_IN_USE = "AddressInUse";
 
 /** Another host on the LAN answered this node's ARP probe for the Service's address. */
 export function recordAddressInUse(
-  core: CoreV1Api,
+  api: KubeApi,
   log: Logger,
   service: V1Service,
   node: string,
@@ -66,11 +67,11 @@ export function recordAddressInUse(
   const message = found.announced
     ? `${found.address} is in use on the LAN by ${found.mac}, which is not a speaker, and node "${node}" took it over: two hosts answer for it; remove it from that host, or from the pool`
     : `${found.address} is in use on the LAN by ${found.mac}, which is not a speaker: not announced; the controller hands out another address`;
-  return record(core, log, service, node, { type: "Warning", reason: ADDRESS_IN_USE, message });
+  return record(api, log, service, node, { type: "Warning", reason: ADDRESS_IN_USE, message });
 }
 
 async function record(
-  core: CoreV1Api,
+  api: KubeApi,
   log: Logger,
   service: V1Service,
   node: string,
@@ -80,26 +81,23 @@ async function record(
   const name = service.metadata?.name ?? "";
   const now = new Date();
   try {
-    await core.createNamespacedEvent({
-      namespace,
-      body: {
-        metadata: { name: `${name}.${randomBytes(8).toString("hex")}`, namespace },
-        involvedObject: {
-          kind: "Service",
-          apiVersion: "v1",
-          namespace,
-          name,
-          uid: service.metadata?.uid,
-          resourceVersion: service.metadata?.resourceVersion,
-        },
-        ...event,
-        source: { component: "portico-speaker", host: node },
-        reportingComponent: "portico-speaker",
-        reportingInstance: node,
-        firstTimestamp: now,
-        lastTimestamp: now,
-        count: 1,
+    await api.create(resourcePath({ group: "", version: "v1", plural: "events", namespace }), {
+      metadata: { name: `${name}.${randomBytes(8).toString("hex")}`, namespace },
+      involvedObject: {
+        kind: "Service",
+        apiVersion: "v1",
+        namespace,
+        name,
+        uid: service.metadata?.uid,
+        resourceVersion: service.metadata?.resourceVersion,
       },
+      ...event,
+      source: { component: "portico-speaker", host: node },
+      reportingComponent: "portico-speaker",
+      reportingInstance: node,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
     });
   } catch (err) {
     log.warn({ service: `${namespace}/${name}`, err: (err as Error).message }, "could not record event");

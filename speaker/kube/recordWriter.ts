@@ -3,8 +3,8 @@
 // deletes the ones planned away. One request per record at a time; a plan repeated while
 // its request is in flight adds nothing, and the next recompute after the watch has caught up re-plans from
 // what the apiserver holds, so a failed write is retried by the level-triggered loop, not here.
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
+import { KubeApiError, resourcePath, type KubeApi } from "./api/client.ts";
 
 const REWRITE_AFTER_MS = 30_000;
 /**
@@ -12,7 +12,6 @@ const REWRITE_AFTER_MS = 30_000;
  * connections to the apiserver from every speaker at the same moment.
  */
 const MAX_IN_FLIGHT = 8;
-const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
 /** What every record carries: its node and its Service. */
 export interface RecordStatus {
@@ -50,7 +49,7 @@ export interface RecordKind<S extends RecordStatus> {
 export class RecordWriter<S extends RecordStatus> {
   private readonly kind: RecordKind<S>;
   private readonly api: { group: string; version: string; plural: string };
-  private readonly custom: CustomObjectsApi;
+  private readonly client: KubeApi;
   private readonly log: Logger;
   private readonly counted: (outcome: "created" | "updated" | "deleted" | "failed") => void;
   /** Record key → what is being written ("" for a delete). */
@@ -68,14 +67,14 @@ export class RecordWriter<S extends RecordStatus> {
 
   constructor(
     kind: RecordKind<S>,
-    kc: KubeConfig,
+    api: KubeApi,
     log: Logger,
     counted: (outcome: "created" | "updated" | "deleted" | "failed") => void,
     retry: () => void,
   ) {
     this.kind = kind;
     this.api = { group: kind.group, version: kind.version, plural: kind.plural };
-    this.custom = kc.makeApiClient(CustomObjectsApi);
+    this.client = api;
     this.log = log;
     this.counted = counted;
     this.retry = retry;
@@ -150,7 +149,7 @@ export class RecordWriter<S extends RecordStatus> {
       status: record.status,
     };
     try {
-      await this.custom.createNamespacedCustomObject({ ...api, namespace: record.namespace, body });
+      await this.client.create(resourcePath({ ...api, namespace: record.namespace }), body);
       this.counted("created");
       return true;
     } catch (err) {
@@ -160,14 +159,11 @@ export class RecordWriter<S extends RecordStatus> {
       }
       try {
         // It exists (the cache had not seen it yet, or it holds something else): overwrite the status.
-        await this.custom.patchNamespacedCustomObject(
+        await this.client.mergePatch(
+          resourcePath({ ...api, namespace: record.namespace, name: record.name }),
           {
-            ...api,
-            namespace: record.namespace,
-            name: record.name,
-            body: { status: kind.patch(record.status) },
+            status: kind.patch(record.status),
           },
-          mergePatch,
         );
         this.counted("updated");
         return true;
@@ -180,7 +176,7 @@ export class RecordWriter<S extends RecordStatus> {
 
   private async remove(name: string, namespace: string): Promise<void> {
     try {
-      await this.custom.deleteNamespacedCustomObject({ ...this.api, namespace, name });
+      await this.client.delete(resourcePath({ ...this.api, namespace, name }));
       this.counted("deleted");
     } catch (err) {
       if (code(err) === 404) return;
@@ -203,8 +199,8 @@ export class RecordWriter<S extends RecordStatus> {
   }
 }
 
-function code(err: unknown): unknown {
-  return (err as { code?: unknown })?.code ?? (err as { statusCode?: unknown })?.statusCode;
+function code(err: unknown): number | undefined {
+  return err instanceof KubeApiError ? err.code : undefined;
 }
 
 function errText(err: unknown): string {

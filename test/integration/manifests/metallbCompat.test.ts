@@ -23,6 +23,7 @@ import {
   renderOverlay,
   statusOf,
 } from "../../harness/manifests.ts";
+import { speakerApi } from "../../harness/speakerApi.ts";
 import { installRbac } from "./access.ts";
 
 const METALLB_POOLS = { group: "metallb.io", version: "v1beta1", plural: "ipaddresspools" } as const;
@@ -243,7 +244,7 @@ test("under the metal ServiceAccounts the caches read MetalLB's objects and the 
   expect(refused).toEqual({ spec: 403, advertisements: 403 });
 
   const speakerKc = await installRbac(cluster, "metal", "portico-speaker");
-  const speaker = new KubeCache(speakerKc, pino({ level: "silent" }), {
+  const speaker = new KubeCache(speakerApi(speakerKc), pino({ level: "silent" }), {
     nodeSelector: cluster.nodeSelector,
     namespace: ns,
     metallbNamespace: ns,

@@ -16,6 +16,7 @@ import { L2StatusWriter } from "../../../speaker/kube/l2statusWriter.ts";
 import { PasswordSecrets } from "../../../speaker/bgp/passwords.ts";
 import { planL2Statuses } from "../../../speaker/l2statusPlan.ts";
 import { createPool, installPoolCrd } from "../../harness/pools.ts";
+import { speakerApi } from "../../harness/speakerApi.ts";
 import { allowedVerbs, installRbac, type Grant } from "./access.ts";
 
 const SA = "portico-speaker";
@@ -32,7 +33,9 @@ test("under its own ServiceAccount the speaker watches Services, EndpointSlices,
   const kc = await installRbac(cluster, "metal", SA);
   const node = (await cluster.createNode("n1", { internalIP: "192.0.2.11" })).metadata!.name!;
   // Every namespace, as the DaemonSet runs it; Nodes of this test only.
-  const cache = new KubeCache(kc, pino({ level: "silent" }), { nodeSelector: cluster.nodeSelector });
+  const cache = new KubeCache(speakerApi(kc), pino({ level: "silent" }), {
+    nodeSelector: cluster.nodeSelector,
+  });
   cluster.defer(() => cache.stop());
   await cache.start();
   expect(cache.nodes.list().map((n) => n.metadata!.name)).toEqual([node]);
@@ -53,9 +56,9 @@ test("under its own ServiceAccount the speaker watches Services, EndpointSlices,
   const seen = cache.pools().find((p) => p.metadata?.name === pool.name);
   expect(seen?.spec).toMatchObject({ nodeSelectors: [{ matchLabels: { edge: "true" } }] });
 
-  const core = kc.makeApiClient(CoreV1Api);
-  await recordNodeAssigned(core, pino({ level: "silent" }), svc, node, ["192.0.2.50"]);
-  await recordNoMatchingNode(core, pino({ level: "silent" }), svc, node, [
+  const api = speakerApi(kc);
+  await recordNodeAssigned(api, pino({ level: "silent" }), svc, node, ["192.0.2.50"]);
+  await recordNoMatchingNode(api, pino({ level: "silent" }), svc, node, [
     { address: "192.0.2.225", pool: pool.name, reason: "noMatchingNode" },
   ]);
   const events = await cluster.core.listNamespacedEvent({
@@ -70,7 +73,7 @@ test("under its own ServiceAccount the speaker watches Services, EndpointSlices,
   // Its ServiceL2Status record: created, overwritten when the announcement changes, deleted when it ends.
   const records = () => cache.l2Statuses().filter((r) => r.namespace === cluster.namespace);
   const writer = new L2StatusWriter(
-    kc,
+    speakerApi(kc),
     pino({ level: "silent" }),
     () => undefined,
     () => undefined,
@@ -126,7 +129,7 @@ test("in the BGP mode it watches the peers, reads a peer's password Secret and w
   cluster.defer(() =>
     admin.deleteClusterCustomObject({ ...api, plural: "bgppeers", name: peer }).then(() => undefined),
   );
-  const cache = new KubeCache(kc, pino({ level: "silent" }), {
+  const cache = new KubeCache(speakerApi(kc), pino({ level: "silent" }), {
     nodeSelector: cluster.nodeSelector,
     bgp: true,
   });
@@ -142,7 +145,7 @@ test("in the BGP mode it watches the peers, reads a peer's password Secret and w
     body: { metadata: { name: "router-password" }, stringData: { password: "s3cret" } },
   });
   let changed = 0;
-  const passwords = new PasswordSecrets(kc.makeApiClient(CoreV1Api), cluster.namespace, () => (changed += 1));
+  const passwords = new PasswordSecrets(speakerApi(kc), cluster.namespace, () => (changed += 1));
   passwords.get("router-password");
   await waitFor("the password read", () => (changed > 0 ? true : undefined));
   const read = passwords.get("router-password");
