@@ -20,7 +20,10 @@ const NODES = Number(process.env.BENCH_NODES ?? 100);
 const CHURN = Number(process.env.BENCH_CHURN_SERVICES ?? 200);
 const CHURN_ROUNDS = Number(process.env.BENCH_CHURN_ROUNDS ?? 3);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 16);
-const MUTATING = /operation="[a-z0-9]+:(Create|Delete|Modify|Register|Deregister|Set|Authorize|Revoke)/;
+const MUTATING =
+  /operation="[a-z0-9]+:(Create|Delete|Modify|Register|Deregister|Set|Authorize|Revoke|Add|Remove)/;
+const MUTATING_ACTION =
+  /^[a-z0-9]+:(Create|Delete|Modify|Register|Deregister|Set|Authorize|Revoke|Add|Remove)/;
 const THROTTLE = process.env.BENCH_THROTTLE === "1";
 const THROTTLE_SERVICES = Number(process.env.BENCH_THROTTLE_SERVICES ?? SERVICES);
 // The share of every bucket left to "the rest of the account" (0: Portico has the whole account).
@@ -93,13 +96,29 @@ export async function benchAws(): Promise<Record<string, unknown>> {
       await by.waitQueueEmpty(600_000);
     };
 
+    // Quiet: no call for five seconds (at most two minutes), so the looks that follow a change (a new Service
+    // is looked at again until its targets pass their first health checks) count with it, and nothing else does.
+    const quiet = async (by = controller) => {
+      const until = performance.now() + 120_000;
+      let last = -1;
+      for (;;) {
+        const now = total(await by.metrics(), "portico_cloud_calls_total");
+        if (now === last || performance.now() > until) return;
+        last = now;
+        await sleep(5000);
+      }
+    };
+
     progress("one Service");
-    // One Service alone.
+    // One Service alone, the first the controller serves: it pays for what every later Service shares.
+    const beforeMetrics = await controller.metrics();
     let before = await calls();
     let beforeMutating = await calls(MUTATING);
     await cluster.core.createNamespacedService({ namespace: ns, body: svc("single") });
     await settle(1);
+    await quiet();
     const single = { calls: (await calls()) - before, mutating: (await calls(MUTATING)) - beforeMutating };
+    const singleByAction = byAction(beforeMetrics, await controller.metrics());
 
     progress(`${SERVICES} Services on ${NODES} nodes`);
     // N Services at once.
@@ -117,6 +136,7 @@ export async function benchAws(): Promise<Record<string, unknown>> {
     await settle(SERVICES + 1);
     const seconds = (performance.now() - started) / 1000;
     const peak = await usage.stop();
+    await quiet();
     const bulk = {
       services: SERVICES,
       nodes: NODES,
@@ -128,28 +148,66 @@ export async function benchAws(): Promise<Record<string, unknown>> {
       controllerCpuSeconds: +peak.cpuSeconds.toFixed(1),
     };
 
-    progress("a no-change resync");
-    // A resync of everything with nothing changed: the controller's periodic look, forced now by a restart
-    // of its informers' view (every Service is enqueued on start).
+    progress("one more Service on the warm controller");
+    await quiet();
+    const beforeWarm = await controller.metrics();
+    await cluster.core.createNamespacedService({ namespace: ns, body: svc("warm") });
+    await settle(SERVICES + 2);
+    await quiet();
+    const warmByAction = byAction(beforeWarm, await controller.metrics());
+    const warm = {
+      calls: sum(warmByAction),
+      mutating: sum(warmByAction, MUTATING_ACTION),
+      byAction: warmByAction,
+    };
+
+    progress("a no-change resync after a restart");
+    // A restarted controller (or a new leader) knows nothing: it looks at every Service afresh. Its periodic
+    // resync comes `period` seconds after its start, once the restart pass is long done (it takes less time
+    // than creating them all did), and is measured apart: that is the look every resync period costs.
     await controller.stop();
-    const resyncer = await start("controller-resync.log", ["--orphan-collection-period", "3600"]);
+    const period = Math.max(60, Math.ceil(bulk.seconds * 1.5));
+    const resyncer = await start("controller-resync.log", [
+      "--orphan-collection-period",
+      "3600",
+      "--resync-period",
+      String(period),
+    ]);
     const resyncStarted = performance.now();
     await sleep(500);
     await resyncer.waitQueueEmpty(600_000);
-    const resyncMetrics = await resyncer.metrics();
-    const resync = {
-      services: SERVICES + 1,
-      seconds: +((performance.now() - resyncStarted) / 1000).toFixed(1),
-      callsPerService: +(
-        total(resyncMetrics, "portico_cloud_calls_total", /operation="(elbv2|ec2|tagging):/) /
-        (SERVICES + 1)
-      ).toFixed(1),
-      mutatingCalls: total(resyncMetrics, "portico_cloud_calls_total", MUTATING),
-      orphanCollectionCalls:
-        total(resyncMetrics, "portico_cloud_calls_total", /GetResources|DescribeSecurityGroups/) > 0
-          ? "included"
-          : "none",
+    const restartMetrics = await resyncer.metrics();
+    const restartSeconds = (performance.now() - resyncStarted) / 1000;
+    if (restartSeconds > period - 5)
+      throw new Error(
+        `the restart pass took ${restartSeconds.toFixed(0)} s, past the ${period} s resync period`,
+      );
+    const restartByAction = byAction(new Map(), restartMetrics);
+    const restart = {
+      services: SERVICES + 2,
+      seconds: +restartSeconds.toFixed(1),
+      callsPerService: +(sum(restartByAction) / (SERVICES + 2)).toFixed(2),
+      mutatingCalls: sum(restartByAction, MUTATING_ACTION),
+      byAction: restartByAction,
     };
+    progress(`the periodic no-change resync (${period} s after the restart)`);
+    while ((performance.now() - resyncStarted) / 1000 < period + 1) await sleep(500);
+    const periodicStarted = performance.now();
+    await sleep(500);
+    await resyncer.waitQueueEmpty(600_000);
+    const periodicByAction = byAction(restartMetrics, await resyncer.metrics());
+    const resync = {
+      services: SERVICES + 2,
+      seconds: +((performance.now() - periodicStarted) / 1000 + 1).toFixed(1),
+      callsPerService: +(sum(periodicByAction) / (SERVICES + 2)).toFixed(2),
+      mutatingCalls: sum(periodicByAction, MUTATING_ACTION),
+      byAction: periodicByAction,
+    };
+    await resyncer.stop();
+    // Churn on a controller that resyncs only hourly, so that no resync counts among the changes' calls.
+    const churner = await start("controller-churn.log", ["--orphan-collection-period", "3600"]);
+    await sleep(500);
+    await churner.waitQueueEmpty(600_000);
 
     progress(`endpoint churn on ${CHURN} ip-target Services`);
     // Churn: ip-target Services whose endpoints flap, round after round; time from an endpoint changing in its
@@ -171,7 +229,7 @@ export async function benchAws(): Promise<Record<string, unknown>> {
           .map((n) => cluster.core.createNamespacedService({ namespace: ns, body: svc(n, true) })),
       );
     progress("waiting for the churn Services to converge");
-    await settle(SERVICES + 1 + CHURN, resyncer);
+    await settle(SERVICES + 2 + CHURN, churner);
     const serviceOf = new Map([...(await targetGroupsFor(aws, churnNames))].map(([svc, arn]) => [arn, svc]));
     const rounds = [];
     for (let round = 1; round <= CHURN_ROUNDS; round++) {
@@ -187,7 +245,7 @@ export async function benchAws(): Promise<Record<string, unknown>> {
         if (svcName && form.get("Targets.member.1.Id") === "10.0.0.201" && !doneAt.has(svcName))
           doneAt.set(svcName, performance.now());
       };
-      const callsBefore = total(await resyncer.metrics(), "portico_cloud_calls_total");
+      const callsBefore = total(await churner.metrics(), "portico_cloud_calls_total");
       for (const n of churnNames) {
         await cluster.discovery.patchNamespacedEndpointSlice(
           {
@@ -205,31 +263,33 @@ export async function benchAws(): Promise<Record<string, unknown>> {
           throw new Error(`round ${round}: ${CHURN - doneAt.size} of ${CHURN} target changes never made`);
         await sleep(50);
       }
-      await resyncer.waitQueueEmpty(600_000);
+      await churner.waitQueueEmpty(600_000);
       const latencies = churnNames.map((n) => doneAt.get(n)! - changedAt.get(n)!);
       rounds.push({
         round,
         change: action,
-        observation: round === 1 ? "full (first change after creation)" : "reused",
+        observation: round === 1 ? "first change after creation (known from its writes)" : "reused",
         p50Ms: Math.round(percentile(latencies, 50)),
         p99Ms: Math.round(percentile(latencies, 99)),
         callsPerChange: +(
-          (total(await resyncer.metrics(), "portico_cloud_calls_total") - callsBefore) /
+          (total(await churner.metrics(), "portico_cloud_calls_total") - callsBefore) /
           CHURN
         ).toFixed(1),
       });
     }
     answers = () => undefined;
     const churn = { services: CHURN, rounds };
-    await resyncer.stop();
+    await churner.stop();
     const throttled = THROTTLE ? await throttledPhaseHere() : "not run (BENCH_THROTTLE=1 runs it)";
     return {
       emulator: env.awsEndpoints[0]!.kind,
       workers: WORKERS,
       rateLimiter: "off in the phases above, on in the throttled one",
-      newService: single,
+      newService: { ...single, byAction: singleByAction, note: "the first the controller serves" },
+      newServiceWarm: warm,
       bulk,
       noChangeResync: resync,
+      restartResync: restart,
       endpointChurn: churn,
       throttled,
     };
@@ -336,6 +396,24 @@ async function throttledPhase(p: {
     p.proxy.setThrottle(undefined);
     await controller.stop();
   }
+}
+
+/** Cloud calls between two scrapes, by operation (errors and retries included: the account sees them all). */
+function byAction(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [key, value] of after) {
+    const op = /^portico_cloud_calls_total\{.*operation="([^"]+)"/.exec(key)?.[1];
+    if (!op) continue;
+    const n = value - (before.get(key) ?? 0);
+    if (n > 0) out[op] = (out[op] ?? 0) + n;
+  }
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+function sum(calls: Record<string, number>, only?: RegExp): number {
+  return Object.entries(calls)
+    .filter(([op]) => !only || only.test(op))
+    .reduce((n, [, c]) => n + c, 0);
 }
 
 async function targetGroupsFor(aws: TestAws, services: string[]): Promise<Map<string, string>> {

@@ -41,6 +41,7 @@ import {
 import { nlbSecurityGroups, type Operation } from "./plan.ts";
 import { DEFAULT_TG_ATTRIBUTES } from "./desired.ts";
 import { ownTargetGroupNamed } from "./existingTargetGroup.ts";
+import type { Written } from "./written.ts";
 
 const REGISTER_BATCH = 200;
 
@@ -59,6 +60,8 @@ export interface ApplyContext {
   securityGroupName: string;
   cluster: string;
   service: ServiceRef;
+  /** Filled in with what was made, as the cloud answered (written.ts derives the observation after). */
+  written?: Written;
 }
 
 export async function apply(ops: Operation[], ctx: ApplyContext): Promise<AppliedLoadBalancer | undefined> {
@@ -91,6 +94,7 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<Applie
           ),
         );
         securityGroupId = out.GroupId!;
+        if (ctx.written) ctx.written.securityGroupId = securityGroupId;
         if (op.group.ingress.length) await authorize(clients, securityGroupId, op.group.ingress);
         break;
       }
@@ -136,6 +140,7 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<Applie
           ),
         );
         const created = out.LoadBalancers![0]!;
+        if (ctx.written) ctx.written.loadBalancer = created;
         current = {
           arn: created.LoadBalancerArn!,
           dnsName: created.DNSName ?? "",
@@ -218,6 +223,7 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<Applie
         });
         const arn = out.TargetGroups![0]!.TargetGroupArn!;
         targetGroups.set(tg.name, arn);
+        ctx.written?.targetGroups.set(tg.name, out.TargetGroups![0]!);
         // A new group has ELBv2's defaults already: only the others are set.
         const differ = Object.fromEntries(
           Object.entries(tg.attributes).filter(([k, v]) => DEFAULT_TG_ATTRIBUTES[k] !== v),
@@ -282,6 +288,7 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<Applie
           ),
         );
         const listenerArn = out.Listeners![0]!.ListenerArn!;
+        ctx.written?.listeners.set(op.listener.port, listenerArn);
         const extra = op.listener.certificateArns.slice(1);
         if (extra.length)
           await changeListenerCertificates(clients, "addListenerCertificates", listenerArn, extra);

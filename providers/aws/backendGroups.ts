@@ -38,6 +38,7 @@ export class BackendGroupResolver {
   private readonly cluster: string;
   private readonly cache = new Map<string, { at: number; groupId?: string; reason?: string }>();
   private readonly vpcs = new Map<string, { at: number; cidrs: { ipv4: string[]; ipv6: string[] } }>();
+  private readonly lookups = new Map<string, Promise<void>>();
 
   constructor(clients: AwsClients, cluster: string) {
     this.clients = clients;
@@ -56,13 +57,14 @@ export class BackendGroupResolver {
       return !hit || now - hit.at >= CACHE_MS;
     });
     if (stale.length) {
-      const interfaces =
-        targetType === "instance" ? await this.instances(stale) : await this.podInterfaces(stale, vpcId);
-      const tagged = await this.clusterTagged([...interfaces.values()].filter((i) => i.groups.length > 1));
-      for (const id of stale) {
-        const found = interfaces.get(id);
-        this.cache.set(`${vpcId}/${id}`, { at: now, ...this.choose(id, found, tagged) });
+      // Reconciles running together mostly ask about the same nodes: one lookup answers them all.
+      const key = `${targetType}/${vpcId}/${stale.sort().join(",")}`;
+      let lookup = this.lookups.get(key);
+      if (!lookup) {
+        lookup = this.lookUp(targetType, stale, vpcId, now).finally(() => this.lookups.delete(key));
+        this.lookups.set(key, lookup);
       }
+      await lookup;
     }
     const groups = new Map<string, string>();
     const unresolved: Unresolved[] = [];
@@ -72,6 +74,14 @@ export class BackendGroupResolver {
       else unresolved.push({ target: id, reason: entry.reason ?? "no security group" });
     }
     return { groups, unresolved };
+  }
+
+  private async lookUp(targetType: "instance" | "ip", ids: string[], vpcId: string, now: number) {
+    const interfaces =
+      targetType === "instance" ? await this.instances(ids) : await this.podInterfaces(ids, vpcId);
+    const tagged = await this.clusterTagged([...interfaces.values()].filter((i) => i.groups.length > 1));
+    for (const id of ids)
+      this.cache.set(`${vpcId}/${id}`, { at: now, ...this.choose(id, interfaces.get(id), tagged) });
   }
 
   /** The VPC's IPv4 and IPv6 CIDRs (cached like the rest): where an internal NLB's clients are. */

@@ -69,7 +69,9 @@ export class ElbIndex {
       observed.loadBalancers.every((lb) => {
         const { attributes: _a, listeners: _l, ...fields } = lb;
         const listed = s.loadBalancers.get(lb.arn);
-        return same(listed && loadBalancerFields(listed), fields);
+        // One seen (or made) provisioning and active now is as it was: that is what provisioning comes to.
+        const grown = fields.state === "provisioning" && listed?.State?.Code === "active";
+        return same(listed && loadBalancerFields(listed), grown ? { ...fields, state: "active" } : fields);
       }) &&
       observed.targetGroups.every((tg) => {
         const { attributes: _a, targets: _t, health: _h, ...fields } = tg;

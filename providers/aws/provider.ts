@@ -29,6 +29,7 @@ import { apply } from "./apply.ts";
 import { describeOperation, plan, planDeletion, type Operation, type Plan } from "./plan.ts";
 import { SubnetResolver } from "./network.ts";
 import { RecentObservations } from "./recentObservations.ts";
+import { nothingWritten, observedAfter } from "./written.ts";
 import { asTaken, renamed, renamesOf } from "./lbcAdoption.ts";
 import { LbcTakeOver, type LbcTakeOverOptions, type TakeOverView } from "./lbcTakeOver.ts";
 
@@ -170,6 +171,7 @@ export class AwsProvider implements LoadBalancerProvider {
     const touchesGroups = operations.some((op) => GROUP_OPERATIONS.has(op.kind));
     if (touchesGroups) this.groupIndex.touched(service.uid);
     if (operations.length) this.elbIndex.touched(service.uid);
+    const written = nothingWritten();
     const lb = await apply(operations, {
       clients: this.clients,
       observed,
@@ -179,10 +181,17 @@ export class AwsProvider implements LoadBalancerProvider {
       securityGroupName: desired.securityGroup?.name ?? "",
       cluster: this.cluster,
       service,
+      written,
     }).finally(() => {
       if (touchesGroups) this.groupIndex.touched(service.uid);
       if (operations.length) this.elbIndex.touched(service.uid);
     });
+    // What Portico just made or changed is known from its own writes: the passes that follow read targets alone.
+    // (A plan of targets alone came from an observation already kept, whose age a write must not reset.)
+    if (operations.length && !waitForActive && !onlyTargets(p)) {
+      const after = observedAfter(desired, observed, p, operations, written);
+      if (after) this.recent.remember(service.uid, desired, after);
+    }
     const notices = p.replaced.map((old): Notice => ({
       type: "Normal",
       reason: "ReplacingLoadBalancer",

@@ -42,3 +42,27 @@ test.for([
     });
   },
 );
+
+// What Portico has just made is known from its own writes: the passes that follow a creation (the controller looks
+// again until the targets pass their first health checks) read the targets alone, not the whole load balancer.
+test("the passes that follow a new Service's creation cost one call each: its targets' health", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 2);
+  const provider = new AwsProvider({ clusterName: cluster.namespace, clients: createAwsClients() });
+  await provider.ensure(intentFor(world, "first"));
+  const second = intentFor(world, "second");
+  await provider.ensure(second);
+  for (let pass = 0; pass < 2; pass++) {
+    const before = new Map(provider.clients.calls);
+    const result = await provider.ensure(second);
+    expect(result.changes).toEqual([]);
+    const calls = Object.fromEntries(
+      [...provider.clients.calls]
+        .map(([op, n]): [string, number] => [op, n - (before.get(op) ?? 0)])
+        .filter(([, n]) => n > 0),
+    );
+    expect(calls).toEqual({ "elbv2:DescribeTargetHealth": 1 });
+  }
+});

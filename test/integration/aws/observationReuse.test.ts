@@ -137,8 +137,9 @@ test("a no-change reconcile past the TTL reads only its targets while the accoun
     fullObservationPeriodMs: 600_000,
   });
   const web = intentFor(world, "web");
+  // What the creation wrote is kept as the Service's observation; the next pass (confirmed) reads targets alone.
   await provider.ensure(web);
-  await provider.ensure(web); // the full observation that is kept
+  await provider.ensure(web);
   const callsDuring = async (fn: () => Promise<unknown>) => {
     const before = new Map(provider.clients.calls);
     await fn();
