@@ -1,6 +1,8 @@
 // The shared cache: list-watches of Services, Nodes and EndpointSlices that every reconcile reads from.
 // A watch that fails is restarted with backoff; the list-watch relists when its resourceVersion is too old,
 // and reports objects that vanished meanwhile as deletions, so no delete is missed across apiserver restarts.
+// Lists are read a page at a time and trimmed as they come (pagedList.ts, trim.ts).
+import { listPaged } from "./pagedList.ts";
 import { trimEndpointSlice, trimNamespace, trimNode, trimService } from "./trim.ts";
 import {
   CoreV1Api,
@@ -103,14 +105,25 @@ export class ClusterCache {
     this.services = new ListWatch<V1Service>(
       ns ? `/api/v1/namespaces/${ns}/services` : "/api/v1/services",
       watch,
-      () => (ns ? core.listNamespacedService({ namespace: ns }) : core.listServiceForAllNamespaces()),
+      () =>
+        listPaged(
+          (page) =>
+            ns
+              ? core.listNamespacedService({ namespace: ns, ...page })
+              : core.listServiceForAllNamespaces(page),
+          trimService,
+        ),
       false,
     );
     const nodeSelector = opts.nodeLabelSelector;
     this.nodes = new ListWatch<V1Node>(
       "/api/v1/nodes",
       watch,
-      () => core.listNode(nodeSelector ? { labelSelector: nodeSelector } : {}),
+      () =>
+        listPaged(
+          (page) => core.listNode({ ...page, ...(nodeSelector ? { labelSelector: nodeSelector } : {}) }),
+          trimNode,
+        ),
       false,
       nodeSelector,
     );
@@ -120,9 +133,13 @@ export class ClusterCache {
         : "/apis/discovery.k8s.io/v1/endpointslices",
       watch,
       () =>
-        ns
-          ? discovery.listNamespacedEndpointSlice({ namespace: ns })
-          : discovery.listEndpointSliceForAllNamespaces(),
+        listPaged(
+          (page) =>
+            ns
+              ? discovery.listNamespacedEndpointSlice({ namespace: ns, ...page })
+              : discovery.listEndpointSliceForAllNamespaces(page),
+          trimEndpointSlice,
+        ),
       false,
     );
     this.wire("service", this.services);
@@ -132,7 +149,7 @@ export class ClusterCache {
       this.namespaces = new ListWatch<V1Namespace>(
         "/api/v1/namespaces",
         watch,
-        () => core.listNamespace(),
+        () => listPaged((page) => core.listNamespace(page), trimNamespace),
         false,
       );
       this.wire("namespace", this.namespaces);

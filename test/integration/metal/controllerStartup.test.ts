@@ -1,0 +1,41 @@
+// The controller's command starts itself again, as the same process, with a small young generation (see
+// controller/main.ts): seen from inside both runs by a script Node preloads into each.
+import { execFile } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { expect, test } from "vitest";
+
+const MAIN = fileURLToPath(new URL("../../../controller/main.ts", import.meta.url));
+
+/** Each start of the process: its pid and the Node.js flags it runs with. */
+async function starts(nodeOptions: string): Promise<{ pid: number; execArgv: string[] }[]> {
+  const preload = join(mkdtempSync(join(tmpdir(), "portico-startup-")), "report.cjs");
+  writeFileSync(
+    preload,
+    'process.stderr.write("start " + JSON.stringify({ pid: process.pid, execArgv: process.execArgv }) + "\\n");',
+  );
+  // --help prints the usage and exits before anything else happens.
+  const result = await promisify(execFile)(process.execPath, [MAIN, "--help"], {
+    env: { ...process.env, NODE_OPTIONS: `--require ${preload} ${nodeOptions}` },
+  }).catch((err: { stderr: string }) => err);
+  return result.stderr
+    .split("\n")
+    .filter((line) => line.startsWith("start "))
+    .map((line) => JSON.parse(line.slice(6)) as { pid: number; execArgv: string[] });
+}
+
+test("the controller restarts itself in place with a small young generation", async () => {
+  const [first, second, ...more] = await starts("");
+  expect(more).toEqual([]);
+  expect(first!.execArgv).not.toContain("--max-semi-space-size=4");
+  expect(second!.execArgv).toContain("--max-semi-space-size=4");
+  expect(second!.pid).toBe(first!.pid);
+});
+
+test("a young generation size the operator chose is kept, without restarting", async () => {
+  const runs = await starts("--max-semi-space-size=16");
+  expect(runs).toHaveLength(1);
+});
