@@ -31,6 +31,7 @@ import { moduleFootprint } from "../test/integration/metal/footprint.ts";
 import { measureSteady } from "../test/integration/metal/steady.ts";
 import {
   buildAddon,
+  useCompiledSpeaker,
   MetalCluster,
   SERVICE_PORT,
   TAKEOVER_BURST_MS,
@@ -79,6 +80,7 @@ export async function benchSpeaker(): Promise<Record<string, unknown>> {
   // Latencies and CPU shares depend on what else the machine runs; the load says how quiet it was.
   const loadBefore = loadavg()[0]!;
   await buildAddon();
+  await useCompiledSpeaker();
   const env = await startEnvironment({ awsEndpoints: 0 });
   // Run in reverse: the LAN (and every process in it) goes before the Nodes, the environment last.
   const cleanups: (() => Promise<void>)[] = [];
@@ -495,7 +497,7 @@ function speakerPid(node: MetalNode): number {
 
 async function cpuSeconds(pid: number): Promise<number> {
   const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8");
-  if (!cmdline.includes("speaker/main.ts")) throw new Error(`process ${pid} is not a speaker: ${cmdline}`);
+  if (!/speaker\/main\.[jt]s/.test(cmdline)) throw new Error(`process ${pid} is not a speaker: ${cmdline}`);
   return (await processUsage(pid)).cpuSeconds;
 }
 

@@ -66,7 +66,8 @@ export const USAGE = `portico-speaker: announces bare-metal LoadBalancer address
   --secret-namespace NS            where BGPPeers' passwordSecrets live (default: env POD_NAMESPACE, else
                                    portico-system)
   --log-level LEVEL                (default info; env PORTICO_LOG_LEVEL)
-  --kubeconfig FILE                outside a cluster (env KUBECONFIG)`;
+  --kubeconfig FILE                outside a cluster (env KUBECONFIG): a token, token file or client
+                                   certificate (exec plugins and auth providers are refused)`;
 
 export class UsageError extends Error {
   override name = "UsageError";

@@ -5,12 +5,15 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
-const SPEAKER = fileURLToPath(new URL("../../../speaker/speaker.ts", import.meta.url));
+/** The speaker as the image runs it (compiled: useCompiledSpeaker), else its source. */
+const speaker = () =>
+  process.env.PORTICO_SPEAKER_MAIN?.replace(/main\.js$/, "speaker.js") ??
+  fileURLToPath(new URL("../../../speaker/speaker.ts", import.meta.url));
 const MODULES = {
-  "@kubernetes/client-node": "@kubernetes/client-node",
-  "prom-client": "prom-client",
-  pino: "pino",
-  "speaker/speaker.ts (everything)": SPEAKER,
+  "prom-client": () => "prom-client",
+  pino: () => "pino",
+  "js-yaml": () => "js-yaml",
+  "the speaker (everything)": speaker,
 };
 
 /** MiB of RSS each module adds to an empty Node.js process (after a full garbage collection). */
@@ -27,6 +30,6 @@ export async function moduleFootprint(): Promise<Record<string, number>> {
   const empty = await rss();
   const out: Record<string, number> = { "node itself": Math.round(empty) };
   for (const [name, specifier] of Object.entries(MODULES))
-    out[name] = Math.round((await rss(specifier)) - empty);
+    out[name] = Math.round((await rss(specifier())) - empty);
   return out;
 }
