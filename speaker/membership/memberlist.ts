@@ -4,8 +4,10 @@
 // same port), so there is no seed list and no gossip of addresses, only of liveness:
 //  - Probing: every interval T each speaker pings its k successors on the ring of live node names (and one
 //    random Node, which finds speakers it has not heard of yet); every ping is acked. A successor from
-//    which nothing has been heard for the timeout D is declared dead at once. Each live node is watched by
-//    its k predecessors, so one lost probe never decides alone, and a speaker that hears from none of its
+//    which nothing has been heard for the timeout D is declared dead, unless its node's kernel says its
+//    process still exists (a TCP connection to the membership port, started shortly before D, completes:
+//    it is starved of CPU, not dead; silence.ts), which spares it for up to 10 D. Each live node is watched
+//    by its k predecessors, so one lost probe never decides alone, and a speaker that hears from none of its
 //    own predecessors assumes it is the one cut off and declares nobody dead.
 //  - News (a death, a departure on SIGTERM, a refutation, a start) is sent directly to every Node: one hop,
 //    so the whole cluster acts on it within a round-trip instead of gossip rounds. Such events are rare.
@@ -19,9 +21,10 @@
 // per interval, 30 pings + 30 acks = 60 datagrams/s sent and about 60 received (~100 bytes each), whatever
 // n is; cluster-wide 60·n datagrams/s, e.g. 60,000/s for 1,000 nodes (about 6 MB/s over the whole fabric).
 // An event costs n - 1 datagrams from one speaker (and n - 1 small acks for a start). Detection of a dead
-// or partitioned speaker takes D + T (600 ms with D = 500 ms), independent of n.
+// or partitioned speaker takes D + T (600 ms with D = 500 ms), independent of n; a silent speaker costs one
+// TCP connection attempt per D.
 import { createSocket, type Socket } from "node:dgram";
-import { isIPv6 } from "node:net";
+import { isIPv6, type Server } from "node:net";
 import {
   addressMessages,
   decodeMessage,
@@ -30,6 +33,8 @@ import {
   type Fact,
   type Message,
 } from "./messages.ts";
+import { listenPresence, probePresence } from "./presence.ts";
+import { judgeSilence, silenceTimes, type PresenceProbe, type SilenceTimes } from "./silence.ts";
 import { MembershipView, type MergeOutcome } from "./view.ts";
 
 export interface MemberlistOptions {
@@ -57,6 +62,8 @@ export type MembershipEvent =
   | { readonly kind: "declared-dead"; readonly node: string }
   /** A probe round came late (this process was starved of CPU): nobody was judged on it. */
   | { readonly kind: "starved" }
+  /** A silent successor's process was found to exist (its node's kernel took a connection): not judged dead. */
+  | { readonly kind: "stalled"; readonly node: string }
   | { readonly kind: "refuted"; readonly incarnation: number }
   | { readonly kind: "sync" };
 
@@ -84,6 +91,10 @@ export class Memberlist {
   /** Successors being probed, with when probing began (a new successor gets a full timeout). */
   private readonly watching = new Map<string, number>();
   private readonly lastSync = new Map<string, number>();
+  /** The latest presence probe of each silent successor. */
+  private readonly probes = new Map<string, PresenceProbe>();
+  private readonly times: SilenceTimes;
+  private presence: Server | undefined;
   private timer: NodeJS.Timeout | undefined;
   private startedAt = Infinity;
   /** When the last probe round ran (to tell a starved round). */
@@ -94,6 +105,7 @@ export class Memberlist {
   constructor(options: MemberlistOptions) {
     this.options = options;
     this.now = options.now ?? Date.now;
+    this.times = silenceTimes(options.intervalMs, options.timeoutMs);
     // The start time orders this run after any earlier run of the same node.
     this.view = new MembershipView(options.self, this.now());
   }
@@ -139,6 +151,16 @@ export class Memberlist {
         if (this.options.bindAddress || type === "udp4") throw err;
       }
     }
+    try {
+      this.presence = await listenPresence(this.options.port, this.options.bindAddress);
+    } catch (err) {
+      this.stop();
+      // Without it, peers would take any other listener on the port for this speaker's process.
+      throw new Error(
+        `cannot listen on TCP port ${this.options.port} (--memberlist-port), which the membership needs beside UDP: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
     this.startedAt = this.now();
     for (const node of this.peers.keys()) this.sendJoin(node);
     this.timer = setInterval(() => this.tick(), this.options.intervalMs);
@@ -180,21 +202,36 @@ export class Memberlist {
     clearInterval(this.timer);
     this.timer = undefined;
     for (const socket of this.sockets.splice(0)) socket.close();
+    this.presence?.close();
+    this.presence = undefined;
   }
 
-  /** One probe round: time out silent successors, then ping the successors and one random Node. */
+  /**
+   * One probe round: judge silent successors (probing the presence of their process first), then ping the
+   * successors and one random Node.
+   */
   tick(): void {
     const now = this.now();
     const successors = this.view.successors(this.options.fanout);
-    for (const node of this.watching.keys()) if (!successors.includes(node)) this.watching.delete(node);
+    for (const node of this.watching.keys()) {
+      if (successors.includes(node)) continue;
+      this.watching.delete(node);
+      this.probes.delete(node);
+    }
     for (const node of successors) if (!this.watching.has(node)) this.watching.set(node, now);
 
     const late = starved(this.lastRoundAt, now, this.options.intervalMs);
     this.lastRoundAt = now;
     if (late) this.options.onEvent?.({ kind: "starved" });
+    const dead: string[] = [];
+    for (const node of successors) {
+      const verdict = judgeSilence(now, this.heardSince(node), this.probes.get(node), this.times);
+      if (verdict === "probe") this.probePresence(node, now);
+      if (verdict === "dead") dead.push(node);
+    }
     const silent = successors.filter((node) => now - this.heardSince(node) > this.options.timeoutMs);
-    if (!late && silent.length > 0 && this.connected(now, new Set(silent))) {
-      for (const node of silent) this.declareDead(node);
+    if (!late && dead.length > 0 && this.connected(now, new Set(silent))) {
+      for (const node of dead) this.declareDead(node);
     }
     const targets = new Set(this.view.successors(this.options.fanout));
     const others = [...this.peers.keys()].filter((node) => !targets.has(node));
@@ -207,6 +244,20 @@ export class Memberlist {
       digest: this.view.digest(),
     } as const;
     for (const node of targets) this.send(node, ping);
+  }
+
+  /** Asks the node's kernel whether the speaker's process exists; the answer is judged at the next rounds. */
+  private probePresence(node: string, now: number): void {
+    const address = this.peers.get(node);
+    if (!address) return;
+    const probe: PresenceProbe = { startedAt: now };
+    this.probes.set(node, probe);
+    void probePresence(address, this.options.port, this.options.timeoutMs).then((result) => {
+      // A newer probe, or a declared death, supersedes this one.
+      if (this.probes.get(node) !== probe) return;
+      this.probes.set(node, { ...probe, result, settledAt: this.now() });
+      if (result === "process") this.options.onEvent?.({ kind: "stalled", node });
+    });
   }
 
   private heardSince(node: string): number {
@@ -239,6 +290,7 @@ export class Memberlist {
     const fact = this.view.get(node);
     if (!fact || fact.status !== "alive") return;
     this.watching.delete(node);
+    this.probes.delete(node);
     this.options.onEvent?.({ kind: "declared-dead", node });
     this.mergeAll([{ node, incarnation: fact.incarnation, status: "dead" }]);
     void this.broadcast([{ node, incarnation: fact.incarnation, status: "dead" }]);
