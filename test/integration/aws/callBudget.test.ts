@@ -66,3 +66,23 @@ test("the passes that follow a new Service's creation cost one call each: its ta
     expect(calls).toEqual({ "elbv2:DescribeTargetHealth": 1 });
   }
 });
+
+// The issue's budget for a no-change resync is 1.5 calls per Service; within the observations' TTL it is one each.
+test("a no-change resync of twelve Services looked at together costs one call per Service: its targets' health", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 2);
+  const provider = new AwsProvider({ clusterName: cluster.namespace, clients: createAwsClients() });
+  const services = Array.from({ length: 12 }, (_, i) => intentFor(world, `s${i}`));
+  await Promise.all(services.map((s) => provider.ensure(s)));
+  const before = new Map(provider.clients.calls);
+  const results = await Promise.all(services.map((s) => provider.ensure(s, { background: true })));
+  expect(results.flatMap((r) => r.changes)).toEqual([]);
+  const calls = Object.fromEntries(
+    [...provider.clients.calls]
+      .map(([op, n]): [string, number] => [op, n - (before.get(op) ?? 0)])
+      .filter(([, n]) => n > 0),
+  );
+  expect(calls).toEqual({ "elbv2:DescribeTargetHealth": 12 });
+});
