@@ -1,7 +1,7 @@
 import type { V1EndpointSlice, V1Namespace, V1Node, V1Service } from "@kubernetes/client-node";
 import { describe, expect, test } from "vitest";
 import { ineligibility, nodeFingerprint } from "./eligibility.ts";
-import { trimEndpointSlice, trimNamespace, trimNode, trimService } from "./trim.ts";
+import { LAST_APPLIED_ANNOTATION, trimEndpointSlice, trimNamespace, trimNode, trimService } from "./trim.ts";
 
 const managedFields = [{ manager: "kubelet", operation: "Update", fieldsV1: { "f:status": {} } }];
 
@@ -11,6 +11,8 @@ function fullNode(): V1Node {
       name: "n1",
       uid: "u1",
       resourceVersion: "7",
+      creationTimestamp: new Date("2026-01-01T00:00:00Z"),
+      ownerReferences: [{ apiVersion: "v1", kind: "Machine", name: "m1", uid: "m" }],
       labels: { "topology.kubernetes.io/zone": "a", role: "edge" },
       annotations: {
         "node.alpha.kubernetes.io/ttl": "0",
@@ -53,7 +55,7 @@ function fullNode(): V1Node {
 }
 
 describe("what the informers keep", () => {
-  test("a Node keeps what eligibility and targets read, and loses images, capacities, volumes and annotations", () => {
+  test("a Node keeps what eligibility and targets read, and loses images, capacities, volumes, other conditions and annotations", () => {
     const node = fullNode();
     const before = { fingerprint: nodeFingerprint(node), ineligible: ineligibility(node) };
     trimNode(node);
@@ -61,10 +63,7 @@ describe("what the informers keep", () => {
       metadata: { name: "n1", uid: "u1", resourceVersion: "7", labels: fullNode().metadata!.labels },
       spec: { providerID: "aws:///a/i-0123456789abcdef0", taints: fullNode().spec!.taints },
       status: {
-        conditions: [
-          { type: "Ready", status: "True" },
-          { type: "MemoryPressure", status: "False" },
-        ],
+        conditions: [{ type: "Ready", status: "True" }],
         addresses: fullNode().status!.addresses,
       },
     });
@@ -72,9 +71,60 @@ describe("what the informers keep", () => {
     expect({ fingerprint: nodeFingerprint(node), ineligible: ineligibility(node) }).toEqual(before);
   });
 
-  test("a Service keeps everything but managedFields", () => {
+  test("what decides a Node's eligibility survives trimming: not Ready, tainted for removal, excluded, being deleted", () => {
+    const variants: ((n: V1Node) => void)[] = [
+      (n) => (n.status!.conditions![0]!.status = "False"),
+      (n) => (n.status!.conditions = n.status!.conditions!.filter((c) => c.type !== "Ready")),
+      (n) => n.spec!.taints!.push({ key: "ToBeDeletedByClusterAutoscaler", effect: "NoSchedule" }),
+      (n) => (n.metadata!.labels!["node.kubernetes.io/exclude-from-external-load-balancers"] = ""),
+      (n) => (n.metadata!.deletionTimestamp = new Date("2026-01-02T00:00:00Z")),
+    ];
+    for (const change of variants) {
+      const node = fullNode();
+      node.spec!.taints = [];
+      change(node);
+      const before = { fingerprint: nodeFingerprint(node), ineligible: ineligibility(node) };
+      expect(before.ineligible).toBeDefined();
+      trimNode(node);
+      expect({ fingerprint: nodeFingerprint(node), ineligible: ineligibility(node) }).toEqual(before);
+    }
+  });
+
+  test("trimming twice is trimming once", () => {
+    const node = fullNode();
+    trimNode(node);
+    const once = structuredClone(node);
+    trimNode(node);
+    expect(node).toEqual(once);
     const svc: V1Service = {
-      metadata: { name: "web", annotations: { a: "b" }, finalizers: ["f"], managedFields },
+      metadata: { name: "web", annotations: { [LAST_APPLIED_ANNOTATION]: "{}", a: "b" } },
+    };
+    trimService(svc);
+    const svcOnce = structuredClone(svc);
+    trimService(svc);
+    expect(svc).toEqual(svcOnce);
+    const slice: V1EndpointSlice = {
+      addressType: "IPv4",
+      metadata: { name: "s", labels: { "kubernetes.io/service-name": "web" }, generateName: "web-" },
+      endpoints: [{ addresses: ["10.0.0.1"], conditions: { ready: true }, nodeName: "n1" }],
+    };
+    trimEndpointSlice(slice);
+    const sliceOnce = structuredClone(slice);
+    trimEndpointSlice(slice);
+    expect(slice).toEqual(sliceOnce);
+  });
+
+  test("a Service keeps everything but managedFields and kubectl's last-applied copy", () => {
+    const svc: V1Service = {
+      metadata: {
+        name: "web",
+        annotations: {
+          a: "b",
+          [LAST_APPLIED_ANNOTATION]: JSON.stringify({ spec: { type: "LoadBalancer" } }),
+        },
+        finalizers: ["f"],
+        managedFields,
+      },
       spec: { type: "LoadBalancer", ports: [{ port: 80 }] },
       status: { loadBalancer: { ingress: [{ ip: "192.0.2.1" }] } },
     };
@@ -91,6 +141,11 @@ describe("what the informers keep", () => {
       addressType: "IPv4",
       metadata: {
         name: "web-abc",
+        namespace: "shop",
+        generateName: "web-",
+        generation: 3,
+        creationTimestamp: new Date("2026-01-01T00:00:00Z"),
+        ownerReferences: [{ apiVersion: "v1", kind: "Service", name: "web", uid: "s1", controller: true }],
         labels: { "kubernetes.io/service-name": "web" },
         annotations: { "endpoints.kubernetes.io/last-change-trigger-time": "x" },
         managedFields,
@@ -111,7 +166,7 @@ describe("what the informers keep", () => {
     trimEndpointSlice(slice);
     expect(slice).toEqual({
       addressType: "IPv4",
-      metadata: { name: "web-abc", labels: { "kubernetes.io/service-name": "web" } },
+      metadata: { name: "web-abc", namespace: "shop", labels: { "kubernetes.io/service-name": "web" } },
       ports: [{ name: "http", port: 8080 }],
       endpoints: [
         {

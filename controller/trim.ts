@@ -1,58 +1,102 @@
 // What the controller's informers keep of each object: the fields Portico reads, nothing else. A Node carries its
 // container images, capacities and attached volumes (often tens of kilobytes), every object its managedFields;
-// kept for thousands of objects they are most of the controller's memory. Trimmed in place, before any other
-// handler sees the object, since the cache keeps the object its handlers get. Nothing trimmed is ever written
-// back: the controller changes objects by merge patches of the fields it owns, never by replacing them.
+// kept for thousands of objects they are most of the cached data. Trimmed in place, before any other handler
+// sees the object, since the cache keeps the object its handlers get; lists are trimmed a page at a time as they
+// arrive (pagedList.ts). Trimming is idempotent: an object trimmed twice is the object trimmed once. Nothing
+// trimmed is ever written back: the controller changes objects by merge patches of the fields it owns, never by
+// replacing them. Each field kept names its readers, so a new reader knows to keep what it reads.
 import type {
   KubernetesObject,
   V1EndpointSlice,
   V1Namespace,
   V1Node,
+  V1ObjectMeta,
   V1Service,
 } from "@kubernetes/client-node";
 
-function trimMetadata(obj: KubernetesObject, keepAnnotations: boolean): void {
-  const m = obj.metadata;
-  if (!m) return;
-  delete m.managedFields;
-  if (!keepAnnotations) delete m.annotations;
+/**
+ * kubectl apply's copy of the whole object as last applied: often the largest annotation a Service has, and no
+ * reader's (the spec itself is read and compared, controller/manager.ts).
+ */
+export const LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration";
+
+/**
+ * Of the metadata of Nodes, EndpointSlices and Namespaces: the key (name, namespace), uid and resourceVersion
+ * (the list-watch's own bookkeeping), labels (node selectors, eligibility, the slice's Service, pool namespace
+ * selectors) and deletionTimestamp (eligibility). Not annotations, owners, creation time or generation.
+ */
+function keptMetadata(m: V1ObjectMeta): V1ObjectMeta {
+  return {
+    ...(m.name !== undefined ? { name: m.name } : {}),
+    ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
+    ...(m.uid !== undefined ? { uid: m.uid } : {}),
+    ...(m.resourceVersion !== undefined ? { resourceVersion: m.resourceVersion } : {}),
+    ...(m.labels !== undefined ? { labels: m.labels } : {}),
+    ...(m.deletionTimestamp !== undefined ? { deletionTimestamp: m.deletionTimestamp } : {}),
+  };
 }
 
-/** Services: all but managedFields (annotations, spec and status are all read). */
-export function trimService(svc: V1Service): void {
-  trimMetadata(svc, true);
+function trimMetadata(obj: KubernetesObject): void {
+  if (obj.metadata) obj.metadata = keptMetadata(obj.metadata);
 }
 
 /**
- * Nodes: labels, taints and providerID, the Ready condition's status and the addresses; not images, capacities,
- * volumes, daemon endpoints, system info or annotations.
+ * Services: all but managedFields and kubectl's last-applied copy. Annotations (settings of every provider, the
+ * annotation review, sharing keys), finalizers, creation time (the bare-metal allocator's order), spec and status
+ * are all read.
+ */
+export function trimService(svc: V1Service): void {
+  const m = svc.metadata;
+  if (!m) return;
+  delete m.managedFields;
+  if (m.annotations && LAST_APPLIED_ANNOTATION in m.annotations) {
+    const { [LAST_APPLIED_ANNOTATION]: _lastApplied, ...rest } = m.annotations;
+    m.annotations = rest;
+  }
+}
+
+/**
+ * Nodes: labels, taints and providerID, the Ready condition's status (eligibility.ts) and the addresses
+ * (targets, the bare-metal inventory); not images, capacities, volumes, daemon endpoints, system info, other
+ * conditions or annotations.
  */
 export function trimNode(node: V1Node): void {
-  trimMetadata(node, false);
-  if (node.spec) node.spec = { providerID: node.spec.providerID, taints: node.spec.taints };
+  trimMetadata(node);
+  if (node.spec) {
+    node.spec = {
+      ...(node.spec.providerID !== undefined ? { providerID: node.spec.providerID } : {}),
+      ...(node.spec.taints !== undefined ? { taints: node.spec.taints } : {}),
+    };
+  }
   const s = node.status;
   if (s) {
     node.status = {
-      conditions: s.conditions?.map((c) => ({ type: c.type, status: c.status })),
-      addresses: s.addresses,
+      ...(s.conditions !== undefined
+        ? {
+            conditions: s.conditions
+              .filter((c) => c.type === "Ready")
+              .map((c) => ({ type: c.type, status: c.status })),
+          }
+        : {}),
+      ...(s.addresses !== undefined ? { addresses: s.addresses } : {}),
     };
   }
 }
 
-/** EndpointSlices: each endpoint's addresses, conditions, node and zone, and the ports. */
+/** EndpointSlices: the address type, the ports, and each endpoint's addresses, conditions, node and zone. */
 export function trimEndpointSlice(slice: V1EndpointSlice): void {
-  trimMetadata(slice, false);
+  trimMetadata(slice);
   slice.endpoints = slice.endpoints?.map((e) => ({
     addresses: e.addresses,
-    conditions: e.conditions,
+    ...(e.conditions !== undefined ? { conditions: e.conditions } : {}),
     ...(e.nodeName ? { nodeName: e.nodeName } : {}),
     ...(e.zone ? { zone: e.zone } : {}),
   }));
 }
 
-/** Namespaces: their labels (pools select Services by them). */
+/** Namespaces: their labels (pools and Azure's load balancer placement select Services by them). */
 export function trimNamespace(ns: V1Namespace): void {
-  trimMetadata(ns, false);
+  trimMetadata(ns);
   delete ns.spec;
   delete ns.status;
 }
