@@ -25,9 +25,11 @@ import {
   TcpProber,
 } from "../test/integration/metal/clients.ts";
 import { ArpRecorder } from "../test/integration/metal/arpRecorder.ts";
+import { exchangeFigures } from "../test/integration/metal/exchanges.ts";
 import { measureAtSize } from "../test/integration/metal/atSize.ts";
 import { MoveLog, poolEditMoves, relabelMoves } from "../test/integration/metal/moves.ts";
 import { moduleFootprint } from "../test/integration/metal/footprint.ts";
+import { measureSaturation } from "../test/integration/metal/saturation.ts";
 import { measureSteady } from "../test/integration/metal/steady.ts";
 import {
   buildAddon,
@@ -58,12 +60,20 @@ const ASK_INTERVAL_MS = 10;
 const STEADY_SECONDS = Number(process.env.BENCH_STEADY_SECONDS ?? 30);
 /** The issue's figures before make-before-break (issue 13), for the closing note. */
 const BASELINE =
-  "before: every hand-back 505-526 ms without any answer; 3/1981 requests unanswered at 100/s; ARP reply p50 0.55 ms (kernel timestamps)";
+  "before: every hand-back 505-526 ms without any answer; 3/1981 requests unanswered at 100/s; ARP reply p50 0.55 ms (kernel timestamps); " +
+  "with both cores saturated by 8 busy loops for 10 min, 12 speakers declared dead and 24 address moves (silence alone judged them)";
 /** A flood at a set rate: the speaker's cost per request. Above --max-replies-per-second (5000), to see it limit. */
 const FLOOD_RATE = Number(process.env.BENCH_FLOOD_RATE ?? 10_000);
 const FLOOD_SECONDS = Number(process.env.BENCH_FLOOD_SECONDS ?? 10);
 /** Then as fast as the client sends: whether the address stays when the machine is saturated. */
 const FLOOD_FRAMES = Number(process.env.BENCH_FLOOD_FRAMES ?? 300_000);
+/**
+ * Both cores kept busy by other processes (busy loops at normal priority, BENCH_SATURATION_HOGS of them, four per
+ * core by default) for this long: no address may move and no speaker be declared dead; then a SIGKILL, still
+ * saturated, must be failed over.
+ */
+const SATURATION_SECONDS = Number(process.env.BENCH_SATURATION_SECONDS ?? 600);
+const SATURATION_HOGS = Number(process.env.BENCH_SATURATION_HOGS ?? 0) || undefined;
 /** How often the client connects: the resolution of the failover times. */
 const PROBE_INTERVAL_MS = Number(process.env.BENCH_PROBE_INTERVAL_MS ?? 20);
 /** As deployed: the tests log at debug, which would log every answer and inflate latency and CPU. */
@@ -140,6 +150,9 @@ export async function benchSpeaker(): Promise<Record<string, unknown>> {
       n.terminate(),
     );
     await prober.stop();
+    // Before the relabels and pool edits, which leave the address in a pool only its elected node may announce.
+    progress(`every core saturated by other processes for ${SATURATION_SECONDS} s, then a SIGKILL`);
+    const saturation = await saturated(metal, recorder);
     progress(`${RELABELS} relabels of the announcing node, away and back`);
     await relabelMoves(metal, elected, V4, RELABELS, moves);
     progress(`${RELABELS} edits of the address's pool, away and back`);
@@ -174,6 +187,7 @@ export async function benchSpeaker(): Promise<Record<string, unknown>> {
       announcerIdle: idle,
       arpFlood: paced,
       arpFloodSaturating: saturating,
+      cpuSaturation: saturation,
       ...(atSize ? { speakersAtSize: atSize } : {}),
       note: BASELINE,
     };
@@ -345,6 +359,56 @@ async function failovers(
     reachedElectedSuccessor: `${expected}/${times}`,
     backAfterRestart: summary(back, 0),
     probeIntervalMs: PROBE_INTERVAL_MS,
+  };
+}
+
+/**
+ * Every core kept busy by other processes for SATURATION_SECONDS: the addresses that moved and the speakers declared
+ * dead meanwhile (none is right), read from the speakers' logs; then, still saturated, the announcing speaker is
+ * SIGKILLed and must be failed over. It is started again, and every speaker sees every other alive, before the
+ * benchmark goes on.
+ */
+async function saturated(metal: MetalCluster, recorder: ArpRecorder) {
+  const figures = await measureSaturation(metal, {
+    seconds: SATURATION_SECONDS,
+    address: V4,
+    kill: true,
+    ...(SATURATION_HOGS ? { hogs: SATURATION_HOGS } : {}),
+  });
+  const failover = figures.failover!;
+  const killed = metal.node(failover.killed);
+  killed.live = [];
+  killed.startSpeaker(SPEAKER_ARGS);
+  await allAlive(metal);
+  const elected = metal.electedFor(V4);
+  await waitFor("the elected node alone to announce again", () => {
+    const announcers = metal.announcersOf(V4);
+    return announcers.length === 1 && announcers[0] === elected;
+  });
+  const to = metal.node(failover.to);
+  // What the client asking every 10 ms saw while saturated, until the kill.
+  const asked = exchangeFigures(recorder.exchanges(figures.window.from, figures.window.to));
+  return {
+    seconds: figures.seconds,
+    busyLoops: figures.hogs,
+    machineBusy: figures.machineBusy,
+    addressMoves: figures.moves.length,
+    membersDeclaredDead: figures.declaredDead.length,
+    refutations: figures.refuted.length,
+    ...(figures.moves.length ? { movesSeen: figures.moves.slice(0, 12) } : {}),
+    ...(figures.declaredDead.length ? { deathsSeen: figures.declaredDead.slice(0, 12) } : {}),
+    arpAnsweredOfAsked: `${asked.answered}/${asked.asked} (${asked.late} late, ${asked.doubleAnswered} by two nodes)`,
+    arpLongestSilenceMs: Math.round(asked.longestSilenceMs),
+    lateRoundsNotJudged: figures.starvedRounds,
+    silentSpeakersFoundRunning: figures.silentPeersFoundRunning,
+    failoverAfterSigkillMs: failover.elapsedMs,
+    failoverTo:
+      failover.to === failover.expected
+        ? "the elected successor"
+        : `${failover.to}, not the elected successor ${failover.expected}`,
+    arpAfterwards: failover.arpAnswers.every((mac) => mac === to.mac)
+      ? `${failover.arpAnswers.length} answers, all from the successor`
+      : `answered by ${failover.arpAnswers.join(" ") || "nobody"}`,
   };
 }
 

@@ -17,9 +17,12 @@ export interface CpuHogs {
   stop(): Promise<void>;
 }
 
-/** How many hogs saturate this machine: two per core, so that every core stays busy even as the hogs migrate. */
+/**
+ * How many hogs saturate this machine: four per core, so that every core stays busy as the hogs migrate and a
+ * process that wakes up finds several others ahead of it for its core.
+ */
 export function hogsToSaturate(): number {
-  return Math.max(4, 2 * cpus().length);
+  return 4 * cpus().length;
 }
 
 export function startCpuHogs(count = hogsToSaturate()): CpuHogs {

@@ -2,7 +2,7 @@
 // speaker from a dead one. Nothing may move and nobody may be declared dead while all of them are merely
 // starved; a speaker really killed meanwhile must still be failed over, to the node the election picks.
 // PORTICO_SATURATION_SECONDS sets how long the CPUs stay saturated before the kill (default 45), and
-// PORTICO_SATURATION_HOGS how many busy-loop processes saturate them (default two per core, at least 4).
+// PORTICO_SATURATION_HOGS how many busy-loop processes saturate them (default four per core).
 // How long a process waits for a core on a saturated machine depends on everything else it runs, so a second
 // test makes the worst case happen on purpose: a speaker stopped outright (SIGSTOP) for longer than the
 // membership timeout, as a starved one is, and then for longer than the membership's stall cap, as a hung one is.

@@ -23,6 +23,8 @@ export interface SpeakerEvents {
 
 export interface SaturationFigures extends SpeakerEvents {
   readonly seconds: number;
+  /** When the saturation began, and when it ended or the kill came (ms since the epoch). */
+  readonly window: { readonly from: number; readonly to: number };
   readonly hogs: number;
   /** Share of the machine's CPU time that was busy during the saturation, e.g. "99% of 2 cores". */
   readonly machineBusy: string;
@@ -74,6 +76,7 @@ export async function measureSaturation(
     const counted = await membershipEvents(running);
     const figures = {
       seconds: options.seconds,
+      window: { from: start, to: end },
       hogs: hogs.count,
       machineBusy: `${Math.round(100 * busy)}% of ${cpus().length} cores`,
       ...events,
