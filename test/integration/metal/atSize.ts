@@ -3,6 +3,7 @@
 // resident memory and CPU once all addresses are announced and nothing changes.
 import { processUsage } from "../../harness/processes.ts";
 import { waitFor } from "../../harness/wait.ts";
+import { metricSum, speakerMetrics } from "./clients.ts";
 import type { MetalCluster } from "./speakers.ts";
 
 const BATCH = 10;
@@ -56,6 +57,9 @@ export async function measureAtSize(
   await new Promise((resolve) => setTimeout(resolve, 10_000));
   const after = await Promise.all(pids.map((pid) => processUsage(pid)));
   const seconds = (performance.now() - t0) / 1000;
+  // What the memory is: V8's heap in use and as held from the system, and memory outside it (buffers).
+  const metrics = await Promise.all(metal.nodes.map((n) => speakerMetrics(n.host)));
+  const mib = (name: string) => metrics.map((m) => Math.round(metricSum(m, name) / 2 ** 20)).join(" ");
   return {
     services: size.services,
     extraNodes: size.nodes,
@@ -64,5 +68,8 @@ export async function measureAtSize(
     idleCpuShare: after
       .map((u, i) => `${((100 * (u.cpuSeconds - cpuBefore[i]!)) / seconds).toFixed(1)}%`)
       .join(" "),
+    heapUsedMiB: mib("nodejs_heap_size_used_bytes"),
+    heapTotalMiB: mib("nodejs_heap_size_total_bytes"),
+    externalMiB: mib("nodejs_external_memory_bytes"),
   };
 }
