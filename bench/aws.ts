@@ -1,15 +1,16 @@
 // `make bench`, AWS part. Against the local environment (real apiserver + moto), with the controller running
-// as its own process: cloud calls for one new Service, time and calls for N Services × M nodes to get their
-// hostname (with the controller's memory and CPU), calls on a no-change resync, and endpoint churn latency.
+// as its own process: cloud calls (by action) for the first new Service and for one on a warm controller, time
+// and calls for N Services × M nodes to get their hostname (with the controller's memory and CPU), calls on the
+// pass after a restart and on a periodic no-change resync, and endpoint churn latency.
 // These phases run against an emulator that never throttles, with Portico's own rate limiter off, so their
 // figures compare with earlier runs. With BENCH_THROTTLE=1 a last phase runs under AWS's request throttling,
-// emulated (test/harness/awsThrottle.ts), with the rate limiter on: see throttledPhase below.
-import { CreateTagsCommand } from "@aws-sdk/client-ec2";
+// emulated (test/harness/awsThrottle.ts), with the rate limiter on (bench/awsThrottled.ts).
 import { DescribeTargetGroupsCommand } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { join } from "node:path";
 import { TestAws } from "../test/harness/aws.ts";
 import { ControllerProcess, total, scopedTo } from "../test/harness/controllerProcess.ts";
 import { startEnvironment } from "../test/harness/environment.ts";
+import { throttledPhase } from "./awsThrottled.ts";
 import { startFaultProxy } from "../test/harness/faultProxy.ts";
 import { mergePatch, TestCluster } from "../test/harness/kube.ts";
 import { percentile, report, sleep } from "./report.ts";
@@ -25,9 +26,6 @@ const MUTATING =
 const MUTATING_ACTION =
   /^[a-z0-9]+:(Create|Delete|Modify|Register|Deregister|Set|Authorize|Revoke|Add|Remove)/;
 const THROTTLE = process.env.BENCH_THROTTLE === "1";
-const THROTTLE_SERVICES = Number(process.env.BENCH_THROTTLE_SERVICES ?? SERVICES);
-// The share of every bucket left to "the rest of the account" (0: Portico has the whole account).
-const THROTTLE_RESERVE = Number(process.env.BENCH_THROTTLE_RESERVE ?? 0);
 
 export async function benchAws(): Promise<Record<string, unknown>> {
   const env = await startEnvironment({ awsEndpoints: 1 });
@@ -303,105 +301,6 @@ export async function benchAws(): Promise<Record<string, unknown>> {
   } finally {
     await proxy.close();
     await env.stop();
-  }
-}
-
-/**
- * N new Services on a second cluster (its own namespace, nodes and cluster name, so the first cluster's
- * Services cost nothing here) under AWS's request throttling, emulated with AWS's figures, less the reserve
- * left to the rest of the account; the controller runs with its rate limiter on. The buckets' floor is the
- * least time the calls made could take from full buckets (per bucket, calls beyond the burst over the
- * refill rate; the slowest bucket's), so the ratio says how close to the account's limits Portico ran.
- */
-async function throttledPhase(p: {
-  kubeconfig: string;
-  proxy: Awaited<ReturnType<typeof startFaultProxy>>;
-  aws: TestAws;
-  subnetIds: string[];
-  instances: { providerID: string; privateIp: string }[];
-  start: (log: string, on: TestCluster) => Promise<ControllerProcess>;
-  svc: (name: string) => object;
-  progress: (what: string) => void;
-}): Promise<Record<string, unknown>> {
-  const cluster = await TestCluster.create(p.kubeconfig, "throttled");
-  const ns = cluster.namespace;
-  await p.aws.ec2.send(
-    new CreateTagsCommand({
-      Resources: p.subnetIds,
-      Tags: [{ Key: `kubernetes.io/cluster/${ns}`, Value: "shared" }],
-    }),
-  );
-  for (const [i, inst] of p.instances.entries())
-    await cluster.createNode(`n${i}`, { providerID: inst.providerID, internalIP: inst.privateIp });
-  const throttle = p.proxy.setThrottle({ reserve: THROTTLE_RESERVE })!;
-  const controller = await p.start("controller-throttled.log", cluster);
-  try {
-    await sleep(2000);
-    await controller.waitQueueEmpty(600_000);
-    p.progress(`${THROTTLE_SERVICES} Services under AWS's throttling (reserve ${THROTTLE_RESERVE})`);
-    const before = await controller.metrics();
-    throttle.reset();
-    const started = performance.now();
-    for (let i = 0; i < THROTTLE_SERVICES; i += 50)
-      await Promise.all(
-        Array.from({ length: Math.min(50, THROTTLE_SERVICES - i) }, (_, k) =>
-          cluster.core.createNamespacedService({ namespace: ns, body: p.svc(`t${i + k}`) }),
-        ),
-      );
-    // When half and nine tenths of the Services had their hostname: a long tail after those is not the
-    // buckets' doing (every Service makes the same calls).
-    const reached = new Map<number, number>();
-    for (;;) {
-      const items = (await cluster.core.listNamespacedService({ namespace: ns })).items;
-      const done = items.filter((s) => s.status?.loadBalancer?.ingress?.[0]?.hostname).length;
-      for (const share of [0.5, 0.9])
-        if (done >= share * THROTTLE_SERVICES && !reached.has(share))
-          reached.set(share, +((performance.now() - started) / 1000).toFixed(1));
-      if (done >= THROTTLE_SERVICES) break;
-      await sleep(500);
-    }
-    // Converged when every Service has its hostname: the floor is that of the calls made until then. The
-    // queue empties later (Services whose targets are not yet healthy are looked at again with backoff).
-    const seconds = (performance.now() - started) / 1000;
-    const floor = throttle.floor();
-    const admitted = [...throttle.counts.values()].reduce((n, c) => n + c.admitted, 0);
-    const queueEmpty = await controller.waitQueueEmpty(300_000).then(
-      () => +((performance.now() - started) / 1000).toFixed(1),
-      () => "not within 300 s of the last hostname",
-    );
-    const after = await controller.metrics();
-    const binding = floor.bucket ? throttle.counts.get(floor.bucket) : undefined;
-    const learned = [...after].find(([k]) =>
-      k.startsWith(`portico_cloud_rate_limit_per_second{bucket="${floor.bucket}"`),
-    )?.[1];
-    return {
-      services: THROTTLE_SERVICES,
-      reserve: THROTTLE_RESERVE,
-      seconds: +seconds.toFixed(1),
-      secondsToHalf: reached.get(0.5),
-      secondsToNineTenths: reached.get(0.9),
-      secondsToEmptyQueue: queueEmpty,
-      floorSeconds: +floor.seconds.toFixed(1),
-      timeOverFloor: floor.seconds > 0 ? +(seconds / floor.seconds).toFixed(2) : "no bucket binds",
-      bindingBucket: binding
-        ? `${floor.bucket}: ${binding.admitted} calls, ${+binding.spec.capacity.toFixed(1)} burst, ` +
-          `${+binding.spec.refillPerSecond.toFixed(2)}/s (the limiter ended at ${learned?.toFixed(2) ?? "?"}/s)`
-        : "none",
-      callsPerService: +(admitted / THROTTLE_SERVICES).toFixed(1),
-      throttledAnswers: throttle.throttled(),
-      throttledByBucket: Object.fromEntries(
-        [...throttle.counts].filter(([, c]) => c.throttled > 0).map(([b, c]) => [b, c.throttled]),
-      ),
-      throttlesSeenByPortico:
-        total(after, "portico_cloud_throttles_total") - total(before, "portico_cloud_throttles_total"),
-      waitedSeconds: {
-        user: +total(after, "portico_cloud_rate_limit_wait_seconds_total", /user/).toFixed(1),
-        background: +total(after, "portico_cloud_rate_limit_wait_seconds_total", /background/).toFixed(1),
-      },
-    };
-  } finally {
-    p.proxy.setThrottle(undefined);
-    await controller.stop();
   }
 }
 
