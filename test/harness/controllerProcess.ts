@@ -31,6 +31,8 @@ export interface ControllerProcessOptions {
   args: string[];
   logFile: string;
   env?: NodeJS.ProcessEnv;
+  /** The entry point to run: controller/main.ts unless given (e.g. a build's dist/controller/main.js). */
+  main?: string;
 }
 
 export class ControllerProcess {
@@ -47,7 +49,14 @@ export class ControllerProcess {
     const proc = ManagedProcess.start(
       "portico-controller",
       process.execPath,
-      [MAIN, "--kubeconfig", opts.kubeconfig, "--metrics-address", `127.0.0.1:${port}`, ...opts.args],
+      [
+        opts.main ?? MAIN,
+        "--kubeconfig",
+        opts.kubeconfig,
+        "--metrics-address",
+        `127.0.0.1:${port}`,
+        ...opts.args,
+      ],
       opts.logFile,
       {
         ...process.env,
