@@ -4,7 +4,9 @@
 // hand-over time after a SIGTERM, and what an ARP flood costs the announcing speaker. Needs root. Meanwhile a
 // client asks for the address over ARP every 10 ms and tcpdump timestamps every request and reply in the
 // kernel: answered/asked and reply latency in a quiet stretch, and per address move (SIGKILL, restart,
-// SIGTERM, relabel) the longest time with no answer and the requests answered by two nodes.
+// SIGTERM, relabel) the longest time with no answer and the requests answered by two nodes. Then every core is
+// saturated by other processes for ten minutes: no address may move and no speaker be declared dead meanwhile,
+// and a speaker SIGKILLed while the machine is still saturated must be failed over.
 import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { cpus, loadavg } from "node:os";

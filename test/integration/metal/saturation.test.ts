@@ -6,10 +6,14 @@
 // How long a process waits for a core on a saturated machine depends on everything else it runs, so a second
 // test makes the worst case happen on purpose: a speaker stopped outright (SIGSTOP) for longer than the
 // membership timeout, as a starved one is, and then for longer than the membership's stall cap, as a hung one is.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, onTestFinished } from "vitest";
 import { expect, test, waitFor } from "../../harness/index.ts";
 import { requireLanTools } from "../../harness/netns.ts";
+import { freePort } from "../../harness/ports.ts";
+import { probePresence } from "../../../speaker/membership/presence.ts";
 import { measureSaturation, speakerEvents } from "./saturation.ts";
 import { buildAddon, E2E_TIMEOUT_MS, MetalCluster, type MetalNode } from "./speakers.ts";
 
@@ -63,6 +67,25 @@ async function freeze(node: MetalNode, ms: number, meanwhile: () => Promise<void
     thaw();
   }
 }
+
+test("a presence probe is answered by the kernel: a stopped process is there, a gone one is not", async () => {
+  const port = await freePort();
+  const listener = spawn(process.execPath, [
+    "-e",
+    `require("node:net").createServer((s) => s.destroy()).listen(${port}, "127.0.0.1", () => console.log("up"))`,
+  ]);
+  onTestFinished(() => {
+    listener.kill("SIGKILL");
+  });
+  await once(listener.stdout, "data");
+  expect(await probePresence("127.0.0.1", port, 1_000)).toBe("process");
+  // Stopped, as a process that gets no CPU: its kernel still completes the connection.
+  listener.kill("SIGSTOP");
+  expect(await probePresence("127.0.0.1", port, 1_000)).toBe("process");
+  listener.kill("SIGKILL");
+  await once(listener, "exit");
+  expect(await probePresence("127.0.0.1", port, 1_000)).toBe("no-process");
+});
 
 test(
   "with every core saturated by other work, no address moves and no speaker is declared dead; a killed one is still replaced",
