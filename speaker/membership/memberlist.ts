@@ -34,7 +34,7 @@ import {
   type Message,
 } from "./messages.ts";
 import { listenPresence, probePresence } from "./presence.ts";
-import { judgeSilence, silenceTimes, type PresenceProbe, type SilenceTimes } from "./silence.ts";
+import { judgeSilence, silenceTimes, starved, type PresenceProbe, type SilenceTimes } from "./silence.ts";
 import { MembershipView, type MergeOutcome } from "./view.ts";
 
 export interface MemberlistOptions {
@@ -70,16 +70,6 @@ export type MembershipEvent =
 const SYNC_INTERVAL_MS = 1000;
 const LEAVE_GRACE_MS = 500;
 const ISOLATION_FACTOR = 10;
-
-/**
- * Whether this process was itself starved since the last probe round: the round came later than twice its
- * interval. A starved speaker's socket may hold acks it has not read yet (Node runs due timers before it reads
- * sockets), so the silence it measures says nothing of the others; it judges nobody on that round, reads what
- * arrived, and judges on the next. Under a saturated CPU this keeps a slow speaker from declaring live ones dead.
- */
-export function starved(lastRoundAt: number | undefined, now: number, intervalMs: number): boolean {
-  return lastRoundAt !== undefined && now - lastRoundAt > 2 * intervalMs;
-}
 
 export class Memberlist {
   readonly view: MembershipView;

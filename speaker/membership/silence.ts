@@ -9,7 +9,8 @@
 // refused if the process is gone (a crash closes every socket), and not at all if the node is down or cut off.
 // So the probe starts a little before the timeout, and at the timeout a refused or unanswered probe declares the
 // speaker dead exactly when silence alone did; only a completed one waits, probing again every timeout, and
-// for at most `maxStallMs` (a speaker whose event loop hangs is still failed over).
+// for at most `maxStallMs` (a speaker whose event loop hangs is still failed over). The other side of the
+// same question, a starved observer, is `starved` below.
 
 /** What a connection attempt to a silent speaker's membership port found. */
 export type Presence =
@@ -75,4 +76,14 @@ export function judgeSilence(
  */
 export function silenceTimes(intervalMs: number, timeoutMs: number): SilenceTimes {
   return { timeoutMs, probeMs: Math.min(2 * intervalMs, timeoutMs / 2), maxStallMs: 10 * timeoutMs };
+}
+
+/**
+ * Whether this process was itself starved since the last probe round: the round came later than twice its
+ * interval. A starved speaker's socket may hold acks it has not read yet (Node runs due timers before it reads
+ * sockets), so the silence it measures says nothing of the others; it judges nobody on that round, reads what
+ * arrived, and judges on the next. Under a saturated CPU this keeps a slow speaker from declaring live ones dead.
+ */
+export function starved(lastRoundAt: number | undefined, now: number, intervalMs: number): boolean {
+  return lastRoundAt !== undefined && now - lastRoundAt > 2 * intervalMs;
 }

@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { starved } from "./memberlist.ts";
+import { starved } from "./silence.ts";
 
 test("a probe round more than two intervals after the last one is a starved round", () => {
   expect(starved(undefined, 1000, 100)).toBe(false);
