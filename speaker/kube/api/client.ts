@@ -32,6 +32,9 @@ export interface Watching {
 
 type Query = Record<string, string | number | boolean | undefined>;
 
+/** The longest a call (not a watch) may go without a byte from the apiserver; a list of thousands takes seconds. */
+const CALL_TIMEOUT_MS = 60_000;
+
 export class KubeApi {
   private readonly connection: Connection;
   private readonly agent: http.Agent;
@@ -147,6 +150,10 @@ export class KubeApi {
   ): Promise<T> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const request = this.send(method, path, query, type, payload);
+    // An apiserver that accepted the connection but never answers must not hold the caller forever.
+    request.setTimeout(CALL_TIMEOUT_MS, () =>
+      request.destroy(new Error(`${method} ${path}: no answer from the apiserver in ${CALL_TIMEOUT_MS} ms`)),
+    );
     const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
       request.on("response", resolve);
       request.on("error", reject);

@@ -1,5 +1,5 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import { KubeApiError, type KubeApi, type WatchEventType } from "./client.ts";
 import { ListWatch } from "./listWatch.ts";
 
@@ -104,16 +104,29 @@ describe("the speaker's list-watch", () => {
     expect(lw.latestResourceVersion()).toBe("20");
   });
 
-  test("a watch the apiserver ends resumes from the last version, without listing again", async () => {
-    const api = new FakeApi();
-    api.lists = [{ items: [], metadata: { resourceVersion: "10" } }];
-    const { lw } = listWatch(api);
-    await lw.start();
-    api.lastWatch.send("BOOKMARK", { metadata: { resourceVersion: "15" } });
-    api.lastWatch.end();
-    expect(api.watches).toHaveLength(2);
-    expect(api.lastWatch.query.resourceVersion).toBe("15");
-    expect(api.listQueries).toHaveLength(1);
+  test("a watch the apiserver ends resumes from the last version, without listing again; at once only if it lasted", async () => {
+    vi.useFakeTimers();
+    try {
+      const api = new FakeApi();
+      api.lists = [{ items: [], metadata: { resourceVersion: "10" } }];
+      const { lw } = listWatch(api);
+      await lw.start();
+      api.lastWatch.send("BOOKMARK", { metadata: { resourceVersion: "15" } });
+      vi.advanceTimersByTime(5000);
+      api.lastWatch.end();
+      expect(api.watches).toHaveLength(2);
+      expect(api.lastWatch.query.resourceVersion).toBe("15");
+      // Ended as soon as it began: resumed a second later, not in a loop.
+      api.lastWatch.end();
+      expect(api.watches).toHaveLength(2);
+      vi.advanceTimersByTime(999);
+      expect(api.watches).toHaveLength(2);
+      vi.advanceTimersByTime(1);
+      expect(api.watches).toHaveLength(3);
+      expect(api.listQueries).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   test("410 (as an event or as the watch's answer) lists again and tells the handlers what changed meanwhile", async () => {

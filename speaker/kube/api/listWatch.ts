@@ -19,6 +19,8 @@ export interface ListWatchOptions<T> {
 
 /** The apiserver ends a watch after this long (randomized, as client-go does, so watches do not end together). */
 const WATCH_SECONDS_MIN = 300;
+/** A watch the apiserver ends sooner than this is resumed only this long after it began. */
+const MIN_WATCH_MS = 1000;
 /** A watch quiet for longer than its own timeout plus this is a connection that died without a word. */
 const IDLE_GRACE_MS = 30_000;
 
@@ -129,6 +131,7 @@ export class ListWatch<T extends KubernetesObject> {
       labelSelector: this.options.labelSelector,
     };
     let expired = false;
+    const began = Date.now();
     this.watching = this.api.watch(
       this.path,
       query,
@@ -153,6 +156,9 @@ export class ListWatch<T extends KubernetesObject> {
           void this.connect(round);
         } else if (err) {
           this.fail(err);
+        } else if (Date.now() - began < MIN_WATCH_MS) {
+          // Ended at once without a word: resuming at once could spin against a proxy that keeps doing so.
+          setTimeout(() => round === this.round && !this.stopped && this.watch(round), MIN_WATCH_MS).unref();
         } else {
           this.watch(round);
         }
