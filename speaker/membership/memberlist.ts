@@ -6,7 +6,8 @@
 //    random Node, which finds speakers it has not heard of yet); every ping is acked. A successor from
 //    which nothing has been heard for the timeout D is declared dead, unless its node's kernel says its
 //    process still exists (a TCP connection to the membership port, started shortly before D, completes:
-//    it is starved of CPU, not dead; silence.ts), which spares it for up to 10 D. Each live node is watched
+//    it is starved of CPU, not dead; silence.ts), which spares it for up to 10 D; a refused connection (the
+//    process is gone) declares it dead at once, before D. Each live node is watched
 //    by its k predecessors, so one lost probe never decides alone, and a speaker that hears from none of its
 //    own predecessors assumes it is the one cut off and declares nobody dead.
 //  - News (a death, a departure on SIGTERM, a refutation, a start) is sent directly to every Node: one hop,
@@ -20,9 +21,9 @@
 // Cost, with n speakers, k = 2 and T = 100 ms: each speaker sends (k + 1) pings and receives as many acks
 // per interval, 30 pings + 30 acks = 60 datagrams/s sent and about 60 received (~100 bytes each), whatever
 // n is; cluster-wide 60·n datagrams/s, e.g. 60,000/s for 1,000 nodes (about 6 MB/s over the whole fabric).
-// An event costs n - 1 datagrams from one speaker (and n - 1 small acks for a start). Detection of a dead
-// or partitioned speaker takes D + T (600 ms with D = 500 ms), independent of n; a silent speaker costs one
-// TCP connection attempt per D.
+// An event costs n - 1 datagrams from one speaker (and n - 1 small acks for a start). Detection of a lost or
+// partitioned node takes D + T (600 ms with D = 500 ms), of a crashed speaker on a live node about D - T
+// (400 ms), independent of n; a silent speaker costs one TCP connection attempt per D.
 import { createSocket, type Socket } from "node:dgram";
 import { isIPv6, type Server } from "node:net";
 import {
@@ -220,7 +221,7 @@ export class Memberlist {
       if (verdict === "dead") dead.push(node);
     }
     const silent = successors.filter((node) => now - this.heardSince(node) > this.options.timeoutMs);
-    if (!late && dead.length > 0 && this.connected(now, new Set(silent))) {
+    if (!late && dead.length > 0 && this.connected(now, new Set([...silent, ...dead]))) {
       for (const node of dead) this.declareDead(node);
     }
     const targets = new Set(this.view.successors(this.options.fanout));

@@ -40,13 +40,17 @@ describe("judgeSilence", () => {
     expect(judgeSilence(at(601), HEARD, settled(-1, "no-process"), TIMES)).toBe("probe");
   });
 
-  test("at the timeout, a refused or unreachable probe declares the speaker dead, when silence alone did", () => {
-    for (const result of ["no-process", "unreachable"] as const) {
-      const probe = settled(301, result);
-      expect(judgeSilence(at(400), HEARD, probe, TIMES)).toBe("wait");
-      expect(judgeSilence(at(500), HEARD, probe, TIMES)).toBe("wait");
-      expect(judgeSilence(at(501), HEARD, probe, TIMES)).toBe("dead");
-    }
+  test("a refused probe is a process gone: dead at once, sooner than the timeout", () => {
+    const refused = settled(301, "no-process");
+    for (const silence of [302, 400, 500, 501])
+      expect(judgeSilence(at(silence), HEARD, refused, TIMES)).toBe("dead");
+  });
+
+  test("an unreachable node is declared dead at the timeout, when silence alone did", () => {
+    const probe = settled(301, "unreachable");
+    expect(judgeSilence(at(400), HEARD, probe, TIMES)).toBe("wait");
+    expect(judgeSilence(at(500), HEARD, probe, TIMES)).toBe("wait");
+    expect(judgeSilence(at(501), HEARD, probe, TIMES)).toBe("dead");
   });
 
   test("a probe unanswered for its whole budget is a node that is down or cut off", () => {

@@ -7,9 +7,10 @@
 // membership port, and a connection attempt to a silent one is answered by its node's kernel, without the
 // speaker's help — completed if the speaker's process exists (however starved, its listening socket is there),
 // refused if the process is gone (a crash closes every socket), and not at all if the node is down or cut off.
-// So the probe starts a little before the timeout, and at the timeout a refused or unanswered probe declares the
-// speaker dead exactly when silence alone did; only a completed one waits, probing again every timeout, and
-// for at most `maxStallMs` (a speaker whose event loop hangs is still failed over). The other side of the
+// So the probe starts a little before the timeout. A refused one is proof of death and declares it at once, sooner
+// than silence alone did; an unanswered one declares it at the timeout, exactly when silence alone did; only a
+// completed one waits, probing again every timeout, and for at most `maxStallMs` (a speaker whose event loop
+// hangs is still failed over). The other side of the
 // same question, a starved observer, is `starved` below.
 
 /** What a connection attempt to a silent speaker's membership port found. */
@@ -64,7 +65,10 @@ export function judgeSilence(
   if (!current) return "probe";
   if (current.result === undefined)
     return timedOut && now - current.startedAt >= times.probeMs ? "dead" : "wait";
-  if (current.result !== "process") return timedOut ? "dead" : "wait";
+  // Refused: the process is gone, nothing to wait for. Unanswered: the node may only be slow to answer, so
+  // it has the whole timeout, as before.
+  if (current.result === "no-process") return "dead";
+  if (current.result === "unreachable") return timedOut ? "dead" : "wait";
   // The process exists: starved, most likely. Look again every timeout, in case it died meanwhile.
   return now - (current.settledAt ?? current.startedAt) >= times.timeoutMs ? "probe" : "wait";
 }
