@@ -1,5 +1,5 @@
-// The controller's command starts itself again, as the same process, with a small young generation and two
-// malloc arenas (see controller/main.ts): seen from inside both runs by a script Node preloads into each.
+// The controller's command starts itself again, as the same process, with its V8 flags and malloc settings (see
+// controller/main.ts): seen from inside both runs by a script Node preloads into each.
 import { execFile } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,16 +15,21 @@ interface Start {
   pid: number;
   execArgv: string[];
   arenas: string | null;
+  mmap: string | null;
 }
 
-async function starts(nodeOptions: string, env: NodeJS.ProcessEnv = {}): Promise<Start[]> {
+async function starts(
+  nodeOptions: string,
+  env: NodeJS.ProcessEnv = {},
+  nodeArgs: string[] = [],
+): Promise<Start[]> {
   const preload = join(mkdtempSync(join(tmpdir(), "portico-startup-")), "report.cjs");
   writeFileSync(
     preload,
-    'process.stderr.write("start " + JSON.stringify({ pid: process.pid, execArgv: process.execArgv, arenas: process.env.MALLOC_ARENA_MAX ?? null }) + "\\n");',
+    'process.stderr.write("start " + JSON.stringify({ pid: process.pid, execArgv: process.execArgv, arenas: process.env.MALLOC_ARENA_MAX ?? null, mmap: process.env.MALLOC_MMAP_THRESHOLD_ ?? null }) + "\\n");',
   );
   // --help prints the usage and exits before anything else happens.
-  const result = await promisify(execFile)(process.execPath, [MAIN, "--help"], {
+  const result = await promisify(execFile)(process.execPath, [...nodeArgs, MAIN, "--help"], {
     env: { ...withoutArenas(process.env), ...env, NODE_OPTIONS: `--require ${preload} ${nodeOptions}` },
   }).catch((err: { stderr: string }) => err);
   return result.stderr
@@ -34,28 +39,35 @@ async function starts(nodeOptions: string, env: NodeJS.ProcessEnv = {}): Promise
 }
 
 function withoutArenas(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const { MALLOC_ARENA_MAX: _arenas, ...rest } = env;
+  const { MALLOC_ARENA_MAX: _arenas, MALLOC_MMAP_THRESHOLD_: _mmap, ...rest } = env;
   return rest;
 }
 
-test("the controller restarts itself in place with a small young generation and two malloc arenas", async () => {
+const OURS = ["--max-semi-space-size=4", "--heap-growing-percent=20"];
+
+test("the controller restarts itself in place with its V8 flags and malloc settings", async () => {
   const [first, second, ...more] = await starts("");
   expect(more).toEqual([]);
-  expect(first).toMatchObject({ arenas: null });
-  expect(first!.execArgv).not.toContain("--max-semi-space-size=4");
-  expect(second).toMatchObject({ pid: first!.pid, arenas: "2" });
-  expect(second!.execArgv).toContain("--max-semi-space-size=4");
+  expect(first).toMatchObject({ arenas: null, mmap: null });
+  expect(first!.execArgv.filter((a) => OURS.includes(a))).toEqual([]);
+  expect(second).toMatchObject({ pid: first!.pid, arenas: "2", mmap: "131072" });
+  expect(second!.execArgv).toEqual(expect.arrayContaining(OURS));
 });
 
-test("settings the operator chose are kept, without restarting when both are", async () => {
-  expect(await starts("--max-semi-space-size=16", { MALLOC_ARENA_MAX: "4" })).toEqual([
-    expect.objectContaining({ arenas: "4" }),
-  ]);
+test("settings the operator chose are kept, and with all of them chosen there is no restart", async () => {
+  const chosen = { MALLOC_ARENA_MAX: "4", MALLOC_MMAP_THRESHOLD_: "65536" };
+  const [only, ...none] = await starts("--max-semi-space-size=16", chosen, ["--heap-growing-percent=50"]);
+  expect(none).toEqual([]);
+  expect(only).toMatchObject({ arenas: "4", mmap: "65536" });
+  expect(only!.execArgv.filter((a) => OURS.includes(a))).toEqual([]);
+
   const [, second, ...more] = await starts("--max-semi-space-size=16");
   expect(more).toEqual([]);
-  expect(second).toMatchObject({ arenas: "2" });
+  expect(second).toMatchObject({ arenas: "2", mmap: "131072" });
+  expect(second!.execArgv).toContain("--heap-growing-percent=20");
   expect(second!.execArgv).not.toContain("--max-semi-space-size=4");
+
   const [, again] = await starts("", { MALLOC_ARENA_MAX: "8" });
-  expect(again).toMatchObject({ arenas: "8" });
-  expect(again!.execArgv).toContain("--max-semi-space-size=4");
+  expect(again).toMatchObject({ arenas: "8", mmap: "131072" });
+  expect(again!.execArgv).toEqual(expect.arrayContaining(OURS));
 });
