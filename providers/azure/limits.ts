@@ -51,8 +51,10 @@ export function assertSidesWithinLimits(
   limits: Partial<AzureLimits> = {},
 ): void {
   let now = observed;
-  for (const d of sides) {
+  for (const [i, d] of sides.entries()) {
     assertWithinLimits(d, now, limits);
+    // What this side adds matters only to the sides after it.
+    if (i === sides.length - 1) break;
     const name = d.loadBalancer.name.toLowerCase();
     const target = now.loadBalancers.find((lb) => lb.name?.toLowerCase() === name);
     // Named as ARM names it, so that the next side finds it.
@@ -134,22 +136,42 @@ function checkLoadBalancers(d: DesiredService, before: LoadBalancer[], l: AzureL
  */
 function rulesPerAddress(lbs: LoadBalancer[]): Map<string, { ip: string; rules: number }> {
   const out = new Map<string, { ip: string; rules: number }>();
-  for (const lb of lbs) {
-    const perPool = new Map<string, number>();
-    for (const r of lb.loadBalancingRules ?? []) {
-      const pool = poolName(r.backendAddressPool?.id ?? r.backendAddressPools?.[0]?.id);
-      if (pool) perPool.set(pool, (perPool.get(pool) ?? 0) + 1);
+  for (const lb of lbs)
+    for (const [key, { ip, rules }] of rulesPerAddressOf(lb)) {
+      const seen = out.get(key);
+      if (seen) seen.rules += rules;
+      else out.set(key, { ip, rules });
     }
-    for (const pool of lb.backendAddressPools ?? []) {
-      const rules = perPool.get(pool.name?.toLowerCase() ?? "") ?? 0;
-      if (!rules) continue;
-      for (const a of pool.loadBalancerBackendAddresses ?? []) {
-        if (!a.ipAddress) continue;
-        const key = `${(a.virtualNetwork?.id ?? "").toLowerCase()}|${a.ipAddress}`;
-        const seen = out.get(key);
-        if (seen) seen.rules += rules;
-        else out.set(key, { ip: a.ipAddress, rules });
-      }
+  return out;
+}
+
+/**
+ * One load balancer's counts, remembered per object (load balancers are never changed in place): every Service
+ * counts every load balancer, before and after its change, and all but one are the observed ones, unchanged.
+ */
+function rulesPerAddressOf(lb: LoadBalancer): ReadonlyMap<string, { ip: string; rules: number }> {
+  let known = RULES_PER_ADDRESS.get(lb);
+  if (!known) RULES_PER_ADDRESS.set(lb, (known = countRulesPerAddress(lb)));
+  return known;
+}
+const RULES_PER_ADDRESS = new WeakMap<LoadBalancer, ReadonlyMap<string, { ip: string; rules: number }>>();
+
+function countRulesPerAddress(lb: LoadBalancer): Map<string, { ip: string; rules: number }> {
+  const out = new Map<string, { ip: string; rules: number }>();
+  const perPool = new Map<string, number>();
+  for (const r of lb.loadBalancingRules ?? []) {
+    const pool = poolName(r.backendAddressPool?.id ?? r.backendAddressPools?.[0]?.id);
+    if (pool) perPool.set(pool, (perPool.get(pool) ?? 0) + 1);
+  }
+  for (const pool of lb.backendAddressPools ?? []) {
+    const rules = perPool.get(pool.name?.toLowerCase() ?? "") ?? 0;
+    if (!rules) continue;
+    for (const a of pool.loadBalancerBackendAddresses ?? []) {
+      if (!a.ipAddress) continue;
+      const key = `${(a.virtualNetwork?.id ?? "").toLowerCase()}|${a.ipAddress}`;
+      const seen = out.get(key);
+      if (seen) seen.rules += rules;
+      else out.set(key, { ip: a.ipAddress, rules });
     }
   }
   return out;

@@ -233,6 +233,16 @@ function canonicalFrontend(f: Frontend): string {
 
 /** Everything a write would change, in a form that compares equal exactly when the writes would be the same. */
 export function canonical(lb: LoadBalancer): string {
+  // Remembered per object: load balancers here are never changed in place (every edit makes a new one), and the
+  // one observed is compared again by each Service that reads it, on each candidate load balancer and in each
+  // write, which at hundreds of rules made this the largest part of a reconcile.
+  let known = CANONICAL.get(lb);
+  if (known === undefined) CANONICAL.set(lb, (known = canonicalOf(lb)));
+  return known;
+}
+const CANONICAL = new WeakMap<LoadBalancer, string>();
+
+function canonicalOf(lb: LoadBalancer): string {
   return JSON.stringify({
     tags: Object.entries(lb.tags ?? {}).sort(([a], [b]) => a.localeCompare(b)),
     frontends: byName(lb.frontendIPConfigurations).map((f) => [

@@ -56,13 +56,22 @@ export function placedSides(
   }
   // Nodes a Service selects itself (its own pool) are the user's choice; the others are its load balancer's.
   const ownNodes = TARGET_NODE_ANNOTATIONS.some((a) => intent.annotations[a]);
-  const describe = (name: string) =>
-    desiredSides(
-      { ...intent, nodes: ownNodes ? intent.nodes : nodesOf(configs, intent.nodes, name) },
-      settings,
-      { ...ctx, loadBalancerBase: name },
-      observed.publicIps,
-    );
+  // Each candidate described once: the first is looked at both for sharing and for room.
+  const described = new Map<string, DesiredService[]>();
+  const describe = (name: string) => {
+    let sides = described.get(name);
+    if (!sides)
+      described.set(
+        name,
+        (sides = desiredSides(
+          { ...intent, nodes: ownNodes ? intent.nodes : nodesOf(configs, intent.nodes, name) },
+          settings,
+          { ...ctx, loadBalancerBase: name },
+          observed.publicIps,
+        )),
+      );
+    return sides;
+  };
   let placement = placeService({
     configurations: configs,
     requested: intent.annotations[CONFIGURATIONS_ANNOTATION],

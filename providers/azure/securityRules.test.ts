@@ -3,6 +3,7 @@ import { ConfigurationError } from "../errors.ts";
 import type { LoadBalancerIntent } from "../provider.ts";
 import { config, desired, FE, intent } from "../../test/unit/support/azure.ts";
 import type { AzureConfig } from "./config.ts";
+import { inPrefix } from "./securityRules.ts";
 
 const A = "service.beta.kubernetes.io/";
 const RANGES = `${A}azure-allowed-ip-ranges`;
@@ -170,5 +171,20 @@ describe("load-balancing rule options", () => {
       backendPort: 80,
     });
     expect(refusal(noNodePorts).reason).toBe("NodePortsDisabled");
+  });
+});
+
+describe("inPrefix", () => {
+  it("tells whether an address is in a prefix, of either family, the same when asked again", () => {
+    for (let round = 0; round < 2; round++) {
+      expect(inPrefix("10.0.1.7", "10.0.1.0/24")).toBe(true);
+      expect(inPrefix("10.0.2.7", "10.0.1.0/24")).toBe(false);
+      expect(inPrefix("fd00::5", "fd00::/64")).toBe(true);
+      expect(inPrefix("fd01::5", "fd00::/64")).toBe(false);
+      // Another family, or something that is no address, is never in it.
+      expect(inPrefix("10.0.1.7", "fd00::/64")).toBe(false);
+      expect(inPrefix("fd00::5", "10.0.1.0/24")).toBe(false);
+      expect(inPrefix("node-a", "10.0.1.0/24")).toBe(false);
+    }
   });
 });

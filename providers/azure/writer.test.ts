@@ -181,6 +181,24 @@ describe("EtagWriter", () => {
     });
   });
 
+  it("starts the next edit from the version it last wrote, not from an observation that began before that write", async () => {
+    const r = new FakeResource();
+    r.value = { items: [], etag: "v0" };
+    const w = new EtagWriter(noSleep);
+    // Both Services observed the resource before either wrote.
+    const observed = { value: structuredClone(r.value), at: performance.now() };
+    await w.submit("k", r, add("a"), observed);
+    const gets = r.gets;
+    expect(await w.submit("k", r, add("b"), observed)).toMatchObject({ items: ["a", "b"], etag: "v2" });
+    // No write refused for a stale etag, and no read to learn what the first write made.
+    expect([r.puts, r.gets - gets]).toEqual([2, 0]);
+    // An observation that began after the write is newer, and is used: a change made by someone else since is kept.
+    r.value = { items: ["a", "b", "z"], etag: "v-other" };
+    const later = { value: structuredClone(r.value), at: performance.now() + 1 };
+    expect(await w.submit("k", r, add("c"), later)).toMatchObject({ items: ["a", "b", "c", "z"] });
+    expect(r.puts).toBe(3);
+  });
+
   it("keeps different resources independent", async () => {
     const one = new FakeResource();
     const two = new FakeResource();

@@ -55,6 +55,9 @@ const RETRYABLE_CONFLICTS = new Set([
   "OperationCanceled",
 ]);
 
+/** How long a version this writer wrote or read is preferred to an older observation's (see `recent`). */
+const RECENT_MS = 60_000;
+
 export interface WriterOptions {
   maxAttempts?: number;
   /** Longest wait for a busy resource before reading it again. */
@@ -67,6 +70,14 @@ export class EtagWriter {
   private readonly maxAttempts: number;
   private readonly maxWaitMs: number;
   private readonly sleep: (ms: number) => Promise<void>;
+  /**
+   * The version each resource was left at by this writer's last write or read, kept a while after its queue
+   * empties. Without it, the next Service's edit starts from the version its own observation saw, which, when that
+   * observation began before the last write finished, is already stale: a PUT refused with 412 and a read to
+   * learn what a write of this very process made. An older version than the one an edit brings is never used,
+   * and a version someone else has since replaced only costs that same 412 and read.
+   */
+  private readonly recent = new Map<string, Seen<Versioned>>();
   /** Writes sent (PUT or DELETE), for tests and metrics: how well batching works. */
   writes = 0;
 
@@ -85,7 +96,8 @@ export class EtagWriter {
   ): Promise<T | undefined> {
     let queue = this.queues.get(key) as Queue<T> | undefined;
     if (!queue) {
-      queue = { access, pending: [], running: false };
+      const recent = this.recent.get(key) as Seen<T> | undefined;
+      queue = { access, pending: [], running: false, ...(recent ? { latest: recent } : {}) };
       this.queues.set(key, queue as unknown as Queue<Versioned>);
     }
     if (seen && (!queue.latest || queue.latest.at < seen.at)) queue.latest = seen;
@@ -113,8 +125,18 @@ export class EtagWriter {
       }
     } finally {
       q.running = false;
-      if (!q.pending.length) this.queues.delete(key);
+      if (!q.pending.length) {
+        this.queues.delete(key);
+        this.remember(key, q.latest);
+      }
     }
+  }
+
+  private remember(key: string, latest: Seen<Versioned> | undefined): void {
+    const now = performance.now();
+    for (const [k, seen] of this.recent) if (now - seen.at > RECENT_MS) this.recent.delete(k);
+    if (latest) this.recent.set(key, latest);
+    else this.recent.delete(key);
   }
 
   private async commit<T extends Versioned>(q: Queue<T>, batch: Pending<T>[]): Promise<T | undefined> {

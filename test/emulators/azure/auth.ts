@@ -50,6 +50,8 @@ export class Authority {
   readonly principal: ServicePrincipal;
   tokenLifetimeSeconds: number;
   private readonly signingKey = randomBytes(32);
+  /** Tokens whose signature verify() has checked, with their claims. */
+  private readonly verified = new Map<string, TokenClaims>();
   private readonly baseUrl: () => string;
 
   constructor(principal: ServicePrincipal, baseUrl: () => string, tokenLifetimeSeconds = 3600) {
@@ -201,10 +203,17 @@ export class Authority {
     if (!authorization) throw this.challenge(missingAuthorization());
     const m = /^Bearer\s+([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)$/.exec(authorization.trim());
     if (!m) throw this.challenge(invalidToken());
-    const mac = createHmac("sha256", this.signingKey).update(`${m[1]}.${m[2]}`).digest();
-    const given = Buffer.from(m[3]!, "base64url");
-    if (given.length !== mac.length || !timingSafeEqual(given, mac)) throw this.challenge(invalidToken());
-    const claims = JSON.parse(Buffer.from(m[2]!, "base64url").toString()) as TokenClaims;
+    // A token whose signature was checked once is not checked again (a client sends the same one for an hour);
+    // its claims, expiry included, still are.
+    let claims = this.verified.get(m[0]);
+    if (!claims) {
+      const mac = createHmac("sha256", this.signingKey).update(`${m[1]}.${m[2]}`).digest();
+      const given = Buffer.from(m[3]!, "base64url");
+      if (given.length !== mac.length || !timingSafeEqual(given, mac)) throw this.challenge(invalidToken());
+      claims = JSON.parse(Buffer.from(m[2]!, "base64url").toString()) as TokenClaims;
+      if (this.verified.size >= 1000) this.verified.clear();
+      this.verified.set(m[0], claims);
+    }
     if (
       !ARM_RESOURCES.some((r) => claims.aud === r || claims.aud === `${r}/`) ||
       claims.tid !== this.principal.tenantId

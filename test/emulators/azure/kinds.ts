@@ -120,5 +120,8 @@ export const ref = (id: string | undefined): Json | undefined => (id ? { id } : 
 
 /** Drops undefined values so rendered JSON carries only what is set, like ARM's. */
 export function compact(o: Json): Json {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+  // A loop, not fromEntries(entries().filter()): it renders every child of every resource on every read.
+  const out: Json = {};
+  for (const k in o) if (o[k] !== undefined) out[k] = o[k];
+  return out;
 }

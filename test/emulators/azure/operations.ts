@@ -34,6 +34,11 @@ export type OperationSpec = Omit<Operation, "id" | "startedAt" | "completesAt" |
 
 export class Operations {
   private readonly all = new Map<string, Operation>();
+  /**
+   * Those not yet settled, in the order they started: settle() runs on every request, and going through every
+   * operation ever started made each request cost more the longer the emulator ran.
+   */
+  private readonly unsettled = new Map<string, Operation>();
 
   start(spec: OperationSpec, now = Date.now()): Operation {
     const { durationMs, ...rest } = spec;
@@ -45,6 +50,7 @@ export class Operations {
       status: "InProgress",
     };
     this.all.set(op.id, op);
+    this.unsettled.set(op.id, op);
     return op;
   }
 
@@ -58,8 +64,13 @@ export class Operations {
 
   /** Completes, in the order they started, every operation whose time has come. */
   settle(now = Date.now()): void {
-    for (const op of this.all.values()) {
-      if (op.status !== "InProgress" || op.completesAt > now) continue;
+    for (const op of this.unsettled.values()) {
+      if (op.status !== "InProgress") {
+        this.unsettled.delete(op.id); // canceled by a later write
+        continue;
+      }
+      if (op.completesAt > now) continue;
+      this.unsettled.delete(op.id);
       if (op.failWith) {
         op.status = "Failed";
         op.error = op.failWith;
@@ -73,6 +84,7 @@ export class Operations {
 
   reset(): void {
     this.all.clear();
+    this.unsettled.clear();
   }
 }
 

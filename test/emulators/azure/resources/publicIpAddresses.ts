@@ -171,9 +171,14 @@ export function reconcilePublicAddresses(ctx: Context): void {
   for (const pip of ctx.store.ofType("publicIPAddresses")) {
     const p = pip.properties;
     if (pip.provisioningState === "Updating") continue;
+    // A Static one needs no look at its users, which for every public IP on every provisioning was most of a
+    // write's cost at 1000 public IPs.
+    if (p.publicIPAllocationMethod === "Static") {
+      if (!p.ipAddress) p.ipAddress = newAddress(pip, ctx);
+      continue;
+    }
     const users = frontendsUsingPublicIp(ctx.store, pip.id);
-    const assign =
-      p.publicIPAllocationMethod === "Static" || users.some((u) => u.lb.provisioningState === "Succeeded");
+    const assign = users.some((u) => u.lb.provisioningState === "Succeeded");
     if (assign && !p.ipAddress) p.ipAddress = newAddress(pip, ctx);
     if (p.publicIPAllocationMethod === "Dynamic" && p.ipAddress && users.length === 0) {
       ctx.store.releasePublicAddress(p.ipAddress);
