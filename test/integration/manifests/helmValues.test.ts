@@ -266,6 +266,7 @@ describe("values that reach the objects", () => {
     expect(speaker.ports).toEqual([
       { name: "metrics", containerPort: 7572, protocol: "TCP" },
       { name: "memberlist", containerPort: 8046, protocol: "UDP" },
+      { name: "memberlist-tcp", containerPort: 8046, protocol: "TCP" },
     ]);
   });
 
