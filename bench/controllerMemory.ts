@@ -258,6 +258,7 @@ async function settingsOf(pid: number): Promise<Record<string, string>> {
     nodeFlags: argv.slice(1, script).join(" "),
     NODE_OPTIONS: env("NODE_OPTIONS"),
     MALLOC_ARENA_MAX: env("MALLOC_ARENA_MAX"),
+    MALLOC_MMAP_THRESHOLD_: env("MALLOC_MMAP_THRESHOLD_"),
   };
 }
 
