@@ -21,6 +21,18 @@ export const recordTag = (frontend: string): string => `${TAG.frontendPrefix}${f
  * frontend of the Service, if the load balancer has it, becomes Portico's in the same write (adoption.ts).
  */
 export function withService(read: LoadBalancer | undefined, d: DesiredService): LoadBalancer {
+  // Remembered per load balancer and desired state (neither is changed in place): a reconcile's limit check and
+  // its plan both make the same edit of the same observed load balancer.
+  if (!read) return editedWith(read, d);
+  let edits = EDITS.get(read);
+  if (!edits) EDITS.set(read, (edits = new WeakMap()));
+  let known = edits.get(d);
+  if (!known) edits.set(d, (known = editedWith(read, d)));
+  return known;
+}
+const EDITS = new WeakMap<LoadBalancer, WeakMap<DesiredService, LoadBalancer>>();
+
+function editedWith(read: LoadBalancer | undefined, d: DesiredService): LoadBalancer {
   const lb = read && withLegacyRenamed(read, d);
   if (lb) assertOwned(lb, d);
   const base: LoadBalancer = lb ?? {

@@ -86,11 +86,16 @@ export class AzureProvider implements LoadBalancerProvider {
         ...(config.maxRetries !== undefined ? { maxRetries: config.maxRetries } : {}),
         ...(config.pollIntervalMs !== undefined ? { pollIntervalMs: config.pollIntervalMs } : {}),
       });
-    this.observations = new SharedObservations(this.clients);
+    // Spaced observations start at once when every reconcile under way is waiting for one (observe.ts).
+    this.observations = new SharedObservations(this.clients, undefined, { askers: () => this.underWay });
     this.network = new NetworkCache(this.clients, resourceGroups(config).vnet, config.vnetName);
   }
 
-  async ensure(intent: LoadBalancerIntent): Promise<EnsureResult> {
+  ensure(intent: LoadBalancerIntent): Promise<EnsureResult> {
+    return this.counted(() => this.ensureNow(intent));
+  }
+
+  private async ensureNow(intent: LoadBalancerIntent): Promise<EnsureResult> {
     const { sides, removals, observed, targetType } = await this.prepare(intent);
     // The sides one after the other, in the Service's family order: each edits the load balancer from a fresh
     // read (the writer), so the second sees the first's frontend. The family the Service dropped goes last.
@@ -122,12 +127,16 @@ export class AzureProvider implements LoadBalancerProvider {
   }
 
   async plan(intent: LoadBalancerIntent): Promise<PlanDescription> {
-    const { sides, removals } = await this.prepare(intent);
+    const { sides, removals } = await this.counted(() => this.prepare(intent));
     const ops = [...sides.flatMap((s) => s.plan.operations), ...removals.flatMap((r) => r.operations)];
     return { operations: ops.map(describeOperation) };
   }
 
-  async delete(service: ServiceRef): Promise<void> {
+  delete(service: ServiceRef): Promise<void> {
+    return this.counted(() => this.deleteNow(service));
+  }
+
+  private async deleteNow(service: ServiceRef): Promise<void> {
     const observed = await this.observe(
       undefined,
       frontendName(service.uid),
@@ -152,6 +161,20 @@ export class AzureProvider implements LoadBalancerProvider {
 
   async ownedServices(): Promise<ServiceRef[]> {
     return ownedServiceRefs(await this.observations.observe(this.where()), this.cluster);
+  }
+
+  /** Reconciles (and other callers that observe) under way in this provider. */
+  private underWay = 0;
+
+  private async counted<T>(run: () => Promise<T>): Promise<T> {
+    this.underWay++;
+    try {
+      return await run();
+    } finally {
+      this.underWay--;
+      // One fewer that may still ask: those waiting may be all that are left.
+      this.observations.poke();
+    }
   }
 
   private async prepare(intent: LoadBalancerIntent): Promise<Prepared> {
