@@ -22,8 +22,8 @@
 // per interval, 30 pings + 30 acks = 60 datagrams/s sent and about 60 received (~100 bytes each), whatever
 // n is; cluster-wide 60·n datagrams/s, e.g. 60,000/s for 1,000 nodes (about 6 MB/s over the whole fabric).
 // An event costs n - 1 datagrams from one speaker (and n - 1 small acks for a start). Detection of a lost or
-// partitioned node takes D + T (600 ms with D = 500 ms), of a crashed speaker on a live node about D - T
-// (400 ms), independent of n; a silent speaker costs one TCP connection attempt per D.
+// partitioned node takes D + T (600 ms with D = 500 ms), of a crashed speaker on a live node D - 2T to
+// D - T (300-400 ms), independent of n; a silent speaker costs one TCP connection attempt per D.
 import { createSocket, type Socket } from "node:dgram";
 import { isIPv6, type Server } from "node:net";
 import {
@@ -237,7 +237,7 @@ export class Memberlist {
     for (const node of targets) this.send(node, ping);
   }
 
-  /** Asks the node's kernel whether the speaker's process exists; the answer is judged at the next rounds. */
+  /** Asks the node's kernel whether the speaker's process exists: a refusal is judged at once, the rest in rounds. */
   private probePresence(node: string, now: number): void {
     const address = this.peers.get(node);
     if (!address) return;
@@ -246,8 +246,14 @@ export class Memberlist {
     void probePresence(address, this.options.port, this.options.timeoutMs).then((result) => {
       // A newer probe, or a declared death, supersedes this one.
       if (this.probes.get(node) !== probe) return;
-      this.probes.set(node, { ...probe, result, settledAt: this.now() });
+      const settled = { ...probe, result, settledAt: this.now() };
+      this.probes.set(node, settled);
       if (result === "process") this.options.onEvent?.({ kind: "stalled", node });
+      // A refusal is proof that the process is gone (and that this speaker reaches the node): act on it now
+      // rather than at the next round. Anything else waits for the rounds' judgement.
+      if (result !== "no-process" || this.leaving || this.sockets.length === 0) return;
+      if (judgeSilence(settled.settledAt, this.heardSince(node), settled, this.times) === "dead")
+        this.declareDead(node);
     });
   }
 
