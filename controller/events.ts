@@ -11,16 +11,32 @@ export interface EventSink {
   record(svc: V1Service, type: EventType, reason: string, message: string): Promise<void>;
 }
 
+const EVENT_TTL_MS = 60 * 60 * 1000;
+const SWEEP_EVERY_MS = 10 * 60 * 1000;
+
 export class EventRecorder implements EventSink {
   private readonly core: CoreV1Api;
   private readonly component: string;
   private readonly log: Logger;
-  private readonly counts = new Map<string, number>();
+  /** Event name → how often it was recorded and when last; forgotten once the apiserver has let it expire. */
+  private readonly counts = new Map<string, { count: number; at: number }>();
+  private sweptAt = Date.now();
 
   constructor(core: CoreV1Api, log: Logger, component = "portico-controller") {
     this.core = core;
     this.log = log;
     this.component = component;
+  }
+
+  /**
+   * The apiserver deletes Events an hour after their last change (its --event-ttl); counts older than that
+   * would only grow with every Service ever seen. One that outlived a longer TTL is met again as a conflict
+   * (409) and counted afresh.
+   */
+  private sweep(now: number): void {
+    if (now - this.sweptAt < SWEEP_EVERY_MS) return;
+    this.sweptAt = now;
+    for (const [name, entry] of this.counts) if (now - entry.at > EVENT_TTL_MS) this.counts.delete(name);
   }
 
   async record(svc: V1Service, type: EventType, reason: string, message: string): Promise<void> {
@@ -32,7 +48,8 @@ export class EventRecorder implements EventSink {
       .slice(0, 16);
     const name = `${meta.name}.${digest}`;
     const now = new Date();
-    const count = (this.counts.get(name) ?? 0) + 1;
+    this.sweep(now.getTime());
+    const count = (this.counts.get(name)?.count ?? 0) + 1;
     try {
       if (count > 1) {
         await this.core.patchNamespacedEvent(
@@ -63,14 +80,14 @@ export class EventRecorder implements EventSink {
           },
         });
       }
-      this.counts.set(name, count);
+      this.counts.set(name, { count, at: now.getTime() });
     } catch (err) {
       const code = (err as { code?: number }).code;
       // 409: made before this process started (a restart); 404: expired. Count afresh either way.
       if (code === 409 || code === 404) {
         this.counts.delete(name);
         if (code === 409) {
-          this.counts.set(name, 1);
+          this.counts.set(name, { count: 1, at: now.getTime() });
           return this.record(svc, type, reason, message);
         }
         return;

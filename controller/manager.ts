@@ -1,6 +1,7 @@
 // Wires the shared cache to the work queue and the reconciler: every change that can affect a Service's load
 // balancer enqueues that Service; a periodic resync and orphan collection catch whatever was missed.
 import type { CoreV1Api, KubernetesObject, V1EndpointSlice, V1Service } from "@kubernetes/client-node";
+import { createHash } from "node:crypto";
 import { withPriority } from "../providers/priority.ts";
 import type { LoadBalancerProvider, ServiceRef } from "../providers/provider.ts";
 import { serviceKey, type ClusterCache } from "./cache.ts";
@@ -171,6 +172,8 @@ function serviceFingerprint(svc: V1Service): string {
   const m = svc.metadata ?? {};
   const { [MANAGED_BY_ANNOTATION]: _claim, ...annotations } = m.annotations ?? {};
   const finalizers = (m.finalizers ?? []).filter((f) => f !== FINALIZER);
-  // Labels too: Azure places Services on load balancers by them, and bare-metal pools select by them.
-  return JSON.stringify([svc.spec, annotations, m.labels, finalizers, m.deletionTimestamp]);
+  // Labels too: Azure places Services on load balancers by them, and bare-metal pools select by them. Kept
+  // for every Service, so a digest rather than the text.
+  const text = JSON.stringify([svc.spec, annotations, m.labels, finalizers, m.deletionTimestamp]);
+  return createHash("sha256").update(text).digest("base64");
 }

@@ -49,6 +49,8 @@ export class ServiceReconciler {
   private readonly trafficPolls = new Map<string, number>();
   /** Services whose traffic was last seen not flowing, so their recovery is told even when it passed through Unknown. */
   private readonly trafficDown = new Set<string>();
+  /** The UID last reconciled under each key, so the state above goes with a Service deleted or given away. */
+  private readonly uidOf = new Map<string, string>();
 
   constructor(deps: ReconcilerDeps) {
     this.d = deps;
@@ -58,9 +60,24 @@ export class ServiceReconciler {
   async reconcile(key: string, opts: { background?: boolean } = {}): Promise<ReconcileOutcome> {
     const svc = this.d.cache.service(key);
     // Gone from the apiserver: the finalizer made sure it was cleaned up first, or it was never ours.
-    if (!svc) return {};
-    if (wantsLoadBalancer(svc, this.d.classes)) return this.ensure(svc, opts.background === true);
+    if (!svc) return this.forget(key);
+    if (svc.metadata?.uid !== this.uidOf.get(key)) this.forget(key);
+    if (wantsLoadBalancer(svc, this.d.classes)) {
+      this.uidOf.set(key, svc.metadata!.uid!);
+      return this.ensure(svc, opts.background === true);
+    }
     if (tookOn(svc, this.d.classes) && hasFinalizer(svc)) return this.cleanup(svc);
+    return this.forget(key);
+  }
+
+  /** What was kept about the Service last reconciled under `key`: nothing of it is needed any more. */
+  private forget(key: string): ReconcileOutcome {
+    const uid = this.uidOf.get(key);
+    if (uid === undefined) return {};
+    this.uidOf.delete(key);
+    this.toldNoops.delete(uid);
+    this.trafficPolls.delete(uid);
+    this.trafficDown.delete(uid);
     return {};
   }
 
