@@ -80,7 +80,7 @@ bench-metal: env
 	node bench/metal.ts
 
 bench-speaker: env
-	node bench/speaker.ts
+	ulimit -n $$(ulimit -Hn) 2>/dev/null; node bench/speaker.ts
 
 # BGP mode: failover at a client behind a real router (FRR), with and without BFD, and 1000 addresses advertised.
 bench-bgp: env

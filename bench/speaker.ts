@@ -51,12 +51,12 @@ const FAILOVERS = Number(process.env.BENCH_FAILOVERS ?? 10);
 const HANDOVERS = Number(process.env.BENCH_HANDOVERS ?? 3);
 const RELABELS = Number(process.env.BENCH_RELABELS ?? 3);
 /**
- * Last, on request, the speakers at size: this many more Services and Nodes (Nodes without a speaker), e.g.
- * BENCH_SIZE_SERVICES=1000 BENCH_SIZE_NODES=100. The benchmark's own API clients then need more than 1,024
- * open files (ulimit -n).
+ * Last, the speakers at size: this many more Services and Nodes (Nodes without a speaker); 0 leaves the phase
+ * out. The benchmark's own API clients then need more than 1,024 open files (make raises the soft limit to the
+ * hard one).
  */
-const SIZE_SERVICES = Number(process.env.BENCH_SIZE_SERVICES ?? 0);
-const SIZE_NODES = Number(process.env.BENCH_SIZE_NODES ?? 0);
+const SIZE_SERVICES = Number(process.env.BENCH_SIZE_SERVICES ?? 1000);
+const SIZE_NODES = Number(process.env.BENCH_SIZE_NODES ?? 100);
 /** The client's ARP requests: 100 a second, for this long without moves, then throughout the moves. */
 const ASK_INTERVAL_MS = 10;
 const STEADY_SECONDS = Number(process.env.BENCH_STEADY_SECONDS ?? 30);
