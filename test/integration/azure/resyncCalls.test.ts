@@ -9,7 +9,7 @@ const SERVICES = 24;
 /** Reads of one observation: the load balancers listed, the public IPs listed, the security group read. */
 const OBSERVATION = 3;
 
-test(`a no-change resync of ${SERVICES} Services writes nothing and costs at most two shared observations, not one per Service`, async ({
+test(`a no-change resync of ${SERVICES} Services writes nothing and costs one shared observation, not one per Service`, async ({
   cluster,
   azure,
 }) => {
@@ -35,7 +35,7 @@ test(`a no-change resync of ${SERVICES} Services writes nothing and costs at mos
   const reads = Object.entries(counts)
     .filter(([op]) => !/ (token|discovery)$/.test(op))
     .reduce((n, [, c]) => n + c, 0);
-  // Reconciles arriving together share one observation; one arriving while it runs waits for the next.
-  expect(reads).toBeLessThanOrEqual(2 * OBSERVATION);
-  expect(counts["GET loadBalancers (list)"]).toBeLessThanOrEqual(2);
+  // Reconciles arriving together share one observation: it starts once all of them wait for it.
+  expect(reads).toBeLessThanOrEqual(OBSERVATION);
+  expect(counts["GET loadBalancers (list)"]).toBe(1);
 });
