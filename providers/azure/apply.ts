@@ -41,7 +41,7 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<string
   const createdIps: PublicIPAddress[] = [];
   let lbAfter: LoadBalancer | undefined;
   const address = () => addressOf(ctx, createdIps, lbAfter);
-  for (const op of ops) {
+  const run = async (op: Operation): Promise<void> => {
     switch (op.kind) {
       case "createPublicIp": {
         const { kind: _kind, ...where } = op;
@@ -148,6 +148,22 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<string
         }
         break;
     }
+  };
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i]!;
+    const then = ops[i + 1];
+    // A public frontend's address is its public IP's, known before the load balancer is written: the security
+    // rules need not wait for that write, and the Services of one wave of reconciles reach the security group's
+    // writer together, in one write, instead of each after its own load balancer's. (An internal frontend's
+    // address may be the one the load balancer write gets.)
+    if (
+      op.kind === "updateLoadBalancer" &&
+      then?.kind === "updateSecurityRules" &&
+      ctx.desired?.frontend.kind === "public"
+    ) {
+      await Promise.all([run(op), run(then)]);
+      i++;
+    } else await run(op);
   }
   return address();
 }
