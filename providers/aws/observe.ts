@@ -40,6 +40,8 @@ export async function taggedResources(
         new GetResourcesCommand({
           TagFilters: filters,
           ResourceTypeFilters: ["elasticloadbalancing:loadbalancer", "elasticloadbalancing:targetgroup"],
+          // The most a page may hold: the whole cluster's listing is read this way, once a minute at most.
+          ResourcesPerPage: 100,
           ...(token ? { PaginationToken: token } : {}),
         }),
       ),
