@@ -167,9 +167,12 @@ test(
       },
       { timeoutMs: 15_000 },
     );
-    const after = prober.results.length;
+    // Connections begun once the router had withdrawn it: one already under way to the dead node may time out.
+    const withdrawnAt = Date.now();
     await sleep(1000);
-    expect(prober.results.slice(after).filter((r) => r.error)).toEqual([]);
+    const since = prober.results.filter((r) => r.start >= withdrawnAt);
+    expect(since.length).toBeGreaterThan(3);
+    expect(since.filter((r) => r.error)).toEqual([]);
     await prober.stop();
 
     // The status users read: each node's session on the BGPPeer.
