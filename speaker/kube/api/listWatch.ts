@@ -116,7 +116,11 @@ export class ListWatch<T extends KubernetesObject> {
         limit: this.options.pageSize ?? 500,
         continue: next,
       });
-      for (const item of page.items ?? []) items.push(item);
+      // Trimmed page by page, so a whole list of big objects never sits in memory at once.
+      for (const item of page.items ?? []) {
+        this.options.trim?.(item);
+        items.push(item);
+      }
       next = page.metadata?.continue || undefined;
       if (!next) return { items, resourceVersion: page.metadata?.resourceVersion ?? "" };
     }
@@ -146,8 +150,9 @@ export class ListWatch<T extends KubernetesObject> {
         const obj = object as unknown as T;
         this.resourceVersion = obj.metadata?.resourceVersion ?? this.resourceVersion;
         if (type === "BOOKMARK") return;
-        if (type === "DELETED") this.remove(obj);
-        else this.keep(obj);
+        if (type === "DELETED") return this.remove(obj);
+        this.options.trim?.(obj);
+        this.keep(obj);
       },
       (err) => {
         if (round !== this.round || this.stopped) return;
@@ -192,7 +197,6 @@ export class ListWatch<T extends KubernetesObject> {
     const key = keyOf(obj);
     const before = this.objects.get(key);
     if (before && before.metadata?.resourceVersion === obj.metadata?.resourceVersion) return;
-    this.options.trim?.(obj);
     this.objects.set(key, obj);
     (before ? this.handlers.update : this.handlers.add).forEach((handler) => handler(obj));
   }
