@@ -1,7 +1,7 @@
 // Prometheus metrics and the health endpoints, served on one small HTTP server.
 import { createServer, type Server } from "node:http";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { liveRateLimiters } from "../providers/aws/rateLimiter.ts";
+import { liveRateLimiters } from "../providers/rateLimit.ts";
 
 export class ControllerMetrics {
   readonly registry = new Registry();
@@ -37,11 +37,11 @@ export class ControllerMetrics {
     registers: [this.registry],
     collect: (): void => this.queueDepth.set(this.queueDepthSource()),
   });
-  // The AWS rate limiter's state (providers/aws/rateLimiter.ts), read from the live limiters when scraped:
+  // The cloud rate limiters' state (providers/rateLimit.ts), read from the live limiters when scraped:
   // the rate each bucket has learned, the calls waiting for their turn, and the time calls spent waiting.
   readonly cloudRateLimit: Gauge = new Gauge({
     name: "portico_cloud_rate_limit_per_second",
-    help: "Calls per second the client-side rate limiter allows, by AWS bucket (learned from throttles)",
+    help: "Calls per second the client-side rate limiter allows, by cloud bucket (learned from throttles)",
     labelNames: ["bucket"],
     registers: [this.registry],
     collect: (): void => {

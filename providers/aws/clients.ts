@@ -1,19 +1,15 @@
-// The AWS SDK clients Portico uses, with a client-side rate limiter shared by all of them (rateLimiter.ts:
-// per AWS bucket, learning the account's share from throttles, user work before background work), a count
-// of every call by operation (for metrics and benchmarks), and errors classified for the controller.
+// The AWS SDK clients Portico uses, with a client-side rate limiter shared by all of them (providers/rateLimit.ts,
+// per AWS bucket as rateLimiter.ts names them: learning the account's share from throttles, user work before
+// background work), a count of every call by operation (for metrics and benchmarks), and errors classified for
+// the controller.
 import { ACMClient } from "@aws-sdk/client-acm";
 import { EC2Client } from "@aws-sdk/client-ec2";
 import { ElasticLoadBalancingV2Client } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { ResourceGroupsTaggingAPIClient } from "@aws-sdk/client-resource-groups-tagging-api";
 import type { FinalizeRequestMiddleware, MetadataBearer } from "@smithy/types";
 import { CloudError } from "../errors.ts";
-import {
-  limitOf,
-  RateLimiter,
-  rateLimiterOptionsFromEnv,
-  track,
-  type RateLimiterOptions,
-} from "./rateLimiter.ts";
+import { RateLimiter, track, type RateLimiterOptions } from "../rateLimit.ts";
+import { limitOf, rateLimiterOptionsFromEnv } from "./rateLimiter.ts";
 
 export interface AwsClientOptions {
   region?: string;
