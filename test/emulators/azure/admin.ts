@@ -12,10 +12,14 @@
 //                                 tokenLifetimeSeconds, limits
 //   POST   /_emulator/config     change any of them (`limits`: only the ones given)
 //   GET    /_emulator/state      everything the subscription holds, rendered as ARM would
+//   GET    /_emulator/throttling ARM's throttling (throttling.ts): settings, per-limit counts, throttled, floor
+//   POST   /_emulator/throttling switch it on with { reserve?, scale?, overrides? }: full buckets, empty windows
+//   DELETE /_emulator/throttling switch it off
 import { validateFaultRule } from "./faults.ts";
 import type { ArmResponse } from "./handlers.ts";
 import { handleNetwork } from "./handlers.ts";
 import { validateLimits } from "./limits.ts";
+import { ArmThrottling, validateThrottling } from "./throttling.ts";
 import type { EmulatorServer } from "./server.ts";
 
 const ok = (body: unknown): ArmResponse => ({ status: 200, body });
@@ -62,6 +66,14 @@ export function handleAdmin(
         return changeConfig(emulator, json(raw));
       case "GET /_emulator/state":
         return ok(state(emulator));
+      case "GET /_emulator/throttling":
+        return ok(emulator.throttling?.describe() ?? { enabled: false });
+      case "POST /_emulator/throttling":
+        emulator.throttling = new ArmThrottling(validateThrottling(json(raw)));
+        return ok(emulator.throttling.describe());
+      case "DELETE /_emulator/throttling":
+        emulator.throttling = undefined;
+        return ok({ enabled: false });
       default:
         return {
           status: 404,

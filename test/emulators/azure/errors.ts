@@ -242,6 +242,30 @@ export const throttled = (subscriptionId: string, operation: string, retryAfterS
     { "Retry-After": String(retryAfterSeconds) },
   );
 
+/**
+ * A resource provider's own limit, in the shape ARM answers with for the resource providers' limits it enforces
+ * (Microsoft.Cdn's, Microsoft.Authorization's, on public record); NRP's own code for its limits is not documented.
+ */
+export const resourceRequestsThrottled = (
+  action: string,
+  window: { limit: number; windowSeconds: number },
+  retryAfterSeconds: number,
+): ArmError =>
+  new ArmError(
+    429,
+    "ResourceRequestsThrottled",
+    `Number of requests for action '${action}' exceeded the limit of '${window.limit}' for time interval ` +
+      `'${timeSpan(window.windowSeconds)}'. Please try again after '${retryAfterSeconds}' seconds.`,
+    [],
+    { "Retry-After": String(retryAfterSeconds) },
+  );
+
+/** .NET's TimeSpan text, as ARM prints intervals: 00:05:00. */
+const timeSpan = (seconds: number): string =>
+  [Math.floor(seconds / 3600), Math.floor(seconds / 60) % 60, Math.floor(seconds) % 60]
+    .map((n) => String(n).padStart(2, "0"))
+    .join(":");
+
 export const transientServerError = (status: number): ArmError =>
   status === 503
     ? new ArmError(

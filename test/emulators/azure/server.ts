@@ -22,6 +22,7 @@ import { handleResourceGroups } from "./resources/resourceGroups.ts";
 import { route } from "./routes.ts";
 import type { Route } from "./routes.ts";
 import { Store } from "./store.ts";
+import type { ArmThrottling } from "./throttling.ts";
 
 export interface ServerOptions {
   host: string;
@@ -58,6 +59,8 @@ export class EmulatorServer {
   readonly store = new Store();
   readonly operations = new Operations();
   readonly faults: Faults;
+  /** ARM's and NRP's request throttling (throttling.ts), when switched on through the admin API. */
+  throttling: ArmThrottling | undefined;
   readonly log = new RequestLog();
   readonly authority: Authority;
   readonly subscriptionId: string;
@@ -122,6 +125,7 @@ export class EmulatorServer {
     this.store.reset();
     this.operations.reset();
     this.faults.clear();
+    this.throttling = undefined;
     this.log.clear();
     this.config = { ...this.initialConfig, limits: { ...this.initialConfig.limits } };
     this.authority.tokenLifetimeSeconds = 3600;
@@ -150,6 +154,7 @@ export class EmulatorServer {
     const raw = await readBody(req).catch((err: unknown) => err as ArmError);
     let routed: Route | undefined;
     let response: ArmResponse;
+    let rateLimitHeaders: Record<string, string> = {};
     if (url.pathname.startsWith("/_emulator/")) {
       response = handleAdmin(this, method, url.pathname, typeof raw === "string" ? raw : "");
       send(res, response, {});
@@ -168,9 +173,23 @@ export class EmulatorServer {
       } else {
         const apiVersion = url.searchParams.get("api-version");
         this.operations.settle();
-        this.authority.verify(req.headers.authorization);
+        const claims = this.authority.verify(req.headers.authorization);
         if (!apiVersion) throw missingApiVersion();
         routed = route(url.pathname, apiVersion);
+        // ARM throttles an authenticated request for a subscription before anything else looks at it.
+        const verdict =
+          routed &&
+          this.throttling?.admit({
+            method,
+            path: url.pathname,
+            subscriptionId: routed.subscriptionId,
+            principal: claims.oid || claims.appid,
+            networkType: networkType(routed),
+          });
+        if (verdict) {
+          rateLimitHeaders = verdict.headers;
+          if (verdict.refusal) throw verdict.refusal;
+        }
         response = this.serveArm(method, url.pathname, url.searchParams, apiVersion, routed, req, raw);
       }
     } catch (err) {
@@ -200,6 +219,7 @@ export class EmulatorServer {
     const echo: Record<string, string> = {
       "x-ms-request-id": randomUUID(),
       "x-ms-correlation-request-id": correlation,
+      ...rateLimitHeaders,
     };
     const clientRequestId = header(req, "x-ms-client-request-id");
     if (clientRequestId) echo["x-ms-client-request-id"] = clientRequestId;
@@ -251,6 +271,13 @@ export class EmulatorServer {
     const ctx = this.context();
     return isResources ? handleResourceGroups(ctx, routed, request) : handleNetwork(ctx, routed, request);
   }
+}
+
+/** The Microsoft.Network type a request is for ("Microsoft.Network/loadBalancers"); undefined outside NRP. */
+function networkType(routed: Route): string | undefined {
+  if (routed.kind === "networkOperation") return "Microsoft.Network/locations/operations";
+  if (routed.kind === "network" || routed.kind === "networkList") return `Microsoft.Network/${routed.type}`;
+  return undefined;
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
