@@ -41,6 +41,7 @@ export class ElbIndex {
    * made since, for Services the newer listing no longer counts as changed.)
    */
   private readonly tags = new WeakMap<Snapshot, Promise<Map<string, string[]>>>();
+  private readonly attached = new WeakMap<Snapshot, Map<string, string[]>>();
   private readonly changed = new Map<string, number>();
   private changes = 0;
 
@@ -94,6 +95,24 @@ export class ElbIndex {
       loadBalancers: arns.flatMap((a) => s.loadBalancers.get(a) ?? []),
       targetGroups: arns.flatMap((a) => s.targetGroups.get(a) ?? []),
     };
+  }
+
+  /**
+   * Which target groups the listings show attached to each load balancer: a listener added outside Portico
+   * forwards to one its known listeners do not use.
+   */
+  async attachedGroups(): Promise<(loadBalancerArn: string) => string[]> {
+    const s = await this.current();
+    let byLb = this.attached.get(s);
+    if (!byLb) {
+      byLb = new Map();
+      for (const tg of s.targetGroups.values())
+        for (const lb of tg.LoadBalancerArns ?? [])
+          byLb.set(lb, [...(byLb.get(lb) ?? []), tg.TargetGroupArn!]);
+      this.attached.set(s, byLb);
+    }
+    const found = byLb;
+    return (arn) => found.get(arn) ?? [];
   }
 
   private async current(): Promise<Snapshot> {

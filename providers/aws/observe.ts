@@ -8,6 +8,7 @@ import {
   DescribeTargetGroupAttributesCommand,
   DescribeTargetGroupsCommand,
   DescribeTargetHealthCommand,
+  type Listener,
   type LoadBalancer,
   type TargetGroup,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
@@ -40,8 +41,11 @@ export async function taggedResources(
         new GetResourcesCommand({
           TagFilters: filters,
           ResourceTypeFilters: ["elasticloadbalancing:loadbalancer", "elasticloadbalancing:targetgroup"],
-          // The most a page may hold: the whole cluster's listing is read this way, once a minute at most.
+          // The most a page may hold: the whole cluster's listing is read this way, once a minute at most. A page
+          // may also end at TagsPerPage tags (100 to 500; moto stops at 100 when it is not given, which with
+          // Portico's four tags a resource is 24 resources a page), so the most of both is asked for.
           ResourcesPerPage: 100,
+          TagsPerPage: 500,
           ...(token ? { PaginationToken: token } : {}),
         }),
       ),
@@ -62,6 +66,8 @@ export interface ObserveOptions {
   groups?: GroupSource;
   /** The Service's tagged load balancers and target groups as the account's listings show them, if current. */
   listed?: (service: ServiceRef) => Promise<Listed | undefined>;
+  /** A load balancer's listeners read in bulk with other Services', if they can be (else one call of its own). */
+  listenersOf?: (loadBalancerArn: string) => Promise<Listener[] | undefined>;
 }
 
 export interface Listed {
@@ -87,7 +93,16 @@ export async function observe(
     }
   }
   const [loadBalancers, targetGroups, securityGroups, backendRules] = await Promise.all([
-    Promise.all(lbs.map((lb) => observeLoadBalancer(clients, lb, listenerAttributePorts))),
+    Promise.all(
+      lbs.map(async (lb) =>
+        observeLoadBalancer(
+          clients,
+          lb,
+          listenerAttributePorts,
+          await opts.listenersOf?.(lb.LoadBalancerArn!),
+        ),
+      ),
+    ),
     Promise.all(listed.targetGroups.map((tg) => observeTargetGroup(clients, tg))),
     groups.securityGroups(service),
     groups.backendRules(service),
@@ -184,12 +199,15 @@ export async function observeLoadBalancer(
   clients: AwsClients,
   lb: LoadBalancer,
   listenerAttributePorts: number[],
+  known?: Listener[],
 ): Promise<ObservedLoadBalancer> {
   const arn = lb.LoadBalancerArn!;
   const [listeners, attributes] = await Promise.all([
-    call("elbv2:DescribeListeners", () =>
-      clients.elbv2.send(new DescribeListenersCommand({ LoadBalancerArn: arn })),
-    ),
+    known
+      ? { Listeners: known }
+      : call("elbv2:DescribeListeners", () =>
+          clients.elbv2.send(new DescribeListenersCommand({ LoadBalancerArn: arn })),
+        ),
     call("elbv2:DescribeLoadBalancerAttributes", () =>
       clients.elbv2.send(new DescribeLoadBalancerAttributesCommand({ LoadBalancerArn: arn })),
     ),

@@ -15,6 +15,7 @@ import { backendNeeds, cidrBackendRules } from "./backendRules.ts";
 import { SharedBackend, type SharedUse } from "./sharedBackend.ts";
 import { SecurityGroupIndex } from "./securityGroupIndex.ts";
 import { ElbIndex } from "./elbIndex.ts";
+import { ListenerBatch, listenersFrom } from "./listenerBatch.ts";
 import { withPriority } from "../priority.ts";
 import { UserSecurityGroups } from "./userSecurityGroups.ts";
 import { CertificateChecker } from "./certificates.ts";
@@ -78,6 +79,7 @@ export class AwsProvider implements LoadBalancerProvider {
   private readonly shared: SharedBackend;
   private readonly groupIndex: SecurityGroupIndex;
   private readonly elbIndex: ElbIndex;
+  private readonly listeners: ListenerBatch;
   private readonly lbc: LbcTakeOver | undefined;
 
   constructor(opts: AwsProviderOptions) {
@@ -92,6 +94,7 @@ export class AwsProvider implements LoadBalancerProvider {
       opts.fullObservationPeriodMs ?? 3_600_000,
     );
     this.elbIndex = new ElbIndex(this.clients, this.cluster, opts.observationTtlMs ?? 60_000);
+    this.listeners = new ListenerBatch(this.clients);
     this.backendGroups = new BackendGroupResolver(this.clients, this.cluster);
     this.userGroups = new UserSecurityGroups(this.clients);
     this.shared = new SharedBackend(this.clients, this.cluster);
@@ -317,13 +320,18 @@ export class AwsProvider implements LoadBalancerProvider {
     };
   }
 
-  private observe(intent: LoadBalancerIntent, desired: DesiredLoadBalancer): Promise<Observed> {
+  private async observe(intent: LoadBalancerIntent, desired: DesiredLoadBalancer): Promise<Observed> {
     const ports = desired.listeners.filter((l) => Object.keys(l.attributes).length).map((l) => l.port);
+    // A settled Service's periodic full observation: its listeners read by ARN, together with other Services'.
+    const last = this.recent.lastFull(intent.service.uid, desired);
     return observe(this.clients, this.cluster, intent.service, {
       desiredName: desired.name,
       listenerAttributePorts: ports,
       groups: this.groupIndex,
       listed: (service) => this.elbIndex.listed(service),
+      ...(last
+        ? { listenersOf: listenersFrom(this.listeners, last, await this.elbIndex.attachedGroups()) }
+        : {}),
     });
   }
 

@@ -50,6 +50,19 @@ describe("RecentObservations", () => {
     for (now = 0; now < 1000; now += 250) expect(recent.get("uid", desired([]))?.observed).toBe(observed);
     now = 1000;
     expect(recent.get("uid", desired([]))).toBeUndefined();
+  });
+
+  test("past its period it serves no more, but tells the next full observation what it found", () => {
+    let now = 0;
+    const recent = new RecentObservations(1000, () => now, 5000);
+    recent.remember("uid", desired(["10.0.0.1"]), observed);
+    now = 5000;
+    expect(recent.get("uid", desired(["10.0.0.1"]))).toBeUndefined();
+    expect(recent.lastFull("uid", desired(["10.0.0.2"]))).toBe(observed);
+    // Not for another shape (what it found may not be what the new one needs), nor once forgotten.
+    expect(recent.lastFull("uid", desired([], 443))).toBeUndefined();
+    recent.forget("uid");
+    expect(recent.lastFull("uid", desired([]))).toBeUndefined();
     expect(recent.size).toBe(0);
   });
 

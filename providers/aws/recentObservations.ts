@@ -38,12 +38,18 @@ export class RecentObservations {
     const entry = this.entries.get(serviceUid);
     if (!entry) return undefined;
     const age = this.now() - entry.takenAt;
-    if (age >= this.confirmedTtlMs) {
-      this.entries.delete(serviceUid);
-      return undefined;
-    }
-    if (entry.shape !== shapeOf(desired)) return undefined;
+    // One past its period stays, for `lastFull`, until the full observation that follows replaces it.
+    if (age >= this.confirmedTtlMs || entry.shape !== shapeOf(desired)) return undefined;
     return { observed: entry.observed, takenAt: entry.takenAt, confirm: age >= this.ttlMs };
+  }
+
+  /**
+   * The last full observation for this shape at any age, for the next full observation to know what it may find
+   * (the listeners it can read by ARN): never to stand for one.
+   */
+  lastFull(serviceUid: string, desired: DesiredLoadBalancer): Observed | undefined {
+    const entry = this.entries.get(serviceUid);
+    return entry?.shape === shapeOf(desired) ? entry.observed : undefined;
   }
 
   /** Remember a full observation that matched `desired` in everything but targets. */
