@@ -1,4 +1,4 @@
-// `make bench-aws`, its last phase (BENCH_THROTTLE=1): new Services under AWS's request throttling, emulated
+// `make bench-aws`, its last phase (on unless BENCH_THROTTLE=0): new Services under AWS's request throttling, emulated
 // (test/harness/awsThrottle.ts), with Portico's rate limiter on.
 import { CreateTagsCommand } from "@aws-sdk/client-ec2";
 import type { TestAws } from "../test/harness/aws.ts";
