@@ -1,6 +1,14 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CloudError } from "../errors.ts";
-import { armError, classify, isNotFound, operationLabel, retryAfterGate } from "./clients.ts";
+import { RateLimiter } from "../rateLimit.ts";
+import {
+  armError,
+  classify,
+  isNotFound,
+  operationLabel,
+  rateLimitPolicy,
+  retryAfterGate,
+} from "./clients.ts";
 
 const base = "https://management.azure.com/subscriptions/s/resourceGroups/rg/providers/Microsoft.Network";
 
@@ -117,5 +125,42 @@ describe("retryAfterGate", () => {
     // Answered without a throttle, the request goes at once again.
     await send("GET", "/loadBalancers");
     expect(sent.at(-1)).toBe("GET loadBalancers +2000");
+  });
+});
+
+describe("rateLimitPolicy", () => {
+  const answer = (status: number, code?: string) => () =>
+    Promise.resolve({
+      status,
+      headers: { get: () => undefined },
+      bodyAsText: code ? JSON.stringify({ error: { code, message: "m" } }) : "",
+    } as never);
+  const send = (policy: ReturnType<typeof rateLimitPolicy>, method: string, status: number, code?: string) =>
+    policy.sendRequest(
+      { method, url: `${base}/loadBalancers/lb?api-version=2024-07-01` } as never,
+      answer(status, code),
+    );
+  const rates = (limiter: RateLimiter) =>
+    Object.fromEntries(
+      limiter.stats().map((b) => [b.bucket, { rate: +b.ratePerSecond.toFixed(3), throttles: b.throttles }]),
+    );
+
+  it("waits on ARM's bucket and Microsoft.Network's window, and learns only from the limit a throttle names", async () => {
+    const limiter = new RateLimiter({ headroom: 1 });
+    const policy = rateLimitPolicy(limiter);
+    await send(policy, "PUT", 201);
+    await send(policy, "PUT", 429, "RetryableError");
+    expect(rates(limiter)).toEqual({
+      "arm:writes": { rate: 10, throttles: 0 },
+      "network:writes": { rate: 3.333, throttles: 0 },
+    });
+    await send(policy, "PUT", 429, "SubscriptionRequestsThrottled");
+    await send(policy, "GET", 429, "ResourceRequestsThrottled");
+    expect(rates(limiter)).toEqual({
+      "arm:writes": { rate: 7, throttles: 1 },
+      "network:writes": { rate: 3.333, throttles: 0 },
+      "arm:reads": { rate: 25, throttles: 0 },
+      "network:reads": { rate: 23.333, throttles: 1 },
+    });
   });
 });

@@ -1,9 +1,12 @@
 // The ARM client Portico uses: the real @azure/arm-network client with its own retry policy (which honours
-// Retry-After on 429 and 5xx), a count of every request by operation (for metrics and benchmarks), and ARM's
-// errors classified for the controller.
+// Retry-After on 429 and 5xx), a client-side rate limiter shared by every reconcile that keeps Portico under
+// ARM's and Microsoft.Network's request limits (rateLimit.ts), a count of every request by operation (for
+// metrics and benchmarks), and ARM's errors classified for the controller.
 import { NetworkManagementClient } from "@azure/arm-network";
 import type { TokenCredential } from "@azure/identity";
 import { CloudError } from "../errors.ts";
+import { RateLimiter, track, type RateLimiterOptions } from "../rateLimit.ts";
+import { limitsOf, rateLimiterOptionsFromEnv, throttledLimit } from "./rateLimit.ts";
 
 /** A policy of the client's HTTP pipeline (the type of @azure/core-rest-pipeline, which is not imported directly). */
 type PipelinePolicy = Parameters<NetworkManagementClient["pipeline"]["addPolicy"]>[0];
@@ -17,6 +20,8 @@ export interface AzureClients {
   onCall(observer: CallObserver): void;
   /** Poll interval of long-running operations when ARM sends no Retry-After. */
   pollIntervalMs: number;
+  /** The rate limiter every request goes through, when there is one. */
+  limiter: RateLimiter | undefined;
 }
 
 export interface AzureClientOptions {
@@ -25,6 +30,11 @@ export interface AzureClientOptions {
   endpoint?: string;
   maxRetries?: number;
   pollIntervalMs?: number;
+  /**
+   * The client-side rate limiter: its options, or false for none. By default from the environment: on, unless
+   * PORTICO_AZURE_RATE_LIMIT=off; PORTICO_AZURE_RATE_SHARE starts it at a share of Azure's figures.
+   */
+  rateLimit?: RateLimiterOptions | false;
 }
 
 /** Sovereign clouds' ARM hosts, whose tokens need their own audience; any other endpoint takes the public one. */
@@ -40,9 +50,15 @@ export function createAzureClients(opts: AzureClientOptions): AzureClients {
     ...(audience ? { credentials: { scopes: [audience] } } : {}),
     retryOptions: { maxRetries: opts.maxRetries ?? 3 },
   });
+  const limiterOptions =
+    opts.rateLimit === undefined ? rateLimiterOptionsFromEnv() : opts.rateLimit || undefined;
+  const limiter = limiterOptions ? track(new RateLimiter(limiterOptions)) : undefined;
   const calls = new Map<string, number>();
   const observers: CallObserver[] = [];
   network.pipeline.addPolicy(retryAfterGate(), { afterPhase: "Retry" });
+  // After the retry policy and before signing: every attempt waits for its turn, and a long wait never sends a
+  // stale token.
+  if (limiter) network.pipeline.addPolicy(rateLimitPolicy(limiter), { afterPhase: "Retry" });
   // After the retry policy: every attempt is a request ARM's rate limits see.
   network.pipeline.addPolicy(
     {
@@ -53,9 +69,9 @@ export function createAzureClients(opts: AzureClientOptions): AzureClients {
         try {
           const response = await next(request);
           const failed = response.status >= 400;
-          observers.forEach((o) =>
-            o(key, failed ? "error" : "ok", failed ? String(response.status) : undefined),
-          );
+          // A 429 is told by its code: ARM's throttling, or a resource provider's "busy, try again".
+          const code = response.status === 429 ? (errorCode(response) ?? "429") : String(response.status);
+          observers.forEach((o) => o(key, failed ? "error" : "ok", failed ? code : undefined));
           return response;
         } catch (err) {
           observers.forEach((o) => o(key, "error", (err as { code?: string }).code));
@@ -65,7 +81,13 @@ export function createAzureClients(opts: AzureClientOptions): AzureClients {
     },
     { afterPhase: "Retry" },
   );
-  return { network, calls, onCall: (o) => observers.push(o), pollIntervalMs: opts.pollIntervalMs ?? 2000 };
+  return {
+    network,
+    calls,
+    onCall: (o) => observers.push(o),
+    pollIntervalMs: opts.pollIntervalMs ?? 2000,
+    limiter,
+  };
 }
 
 /**
@@ -92,6 +114,39 @@ export function retryAfterGate(now: () => number = () => performance.now()): Pip
       return response;
     },
   };
+}
+
+/**
+ * Waits for the request's turn on each limit it counts against (ARM's bucket for its type, Microsoft.Network's
+ * window), users' changes first, and tells the limiter how ARM answered: a throttle of one of them, or a request
+ * that got through. A request that got no answer teaches nothing.
+ */
+export function rateLimitPolicy(limiter: RateLimiter): PipelinePolicy {
+  return {
+    name: "porticoRateLimiter",
+    async sendRequest(request, next) {
+      const limits = limitsOf(request.method, request.url);
+      for (const { bucket, limit } of limits) await limiter.acquire(bucket, limit);
+      const response = await next(request);
+      const buckets = limits.map((l) => l.bucket);
+      if (response.status !== 429) buckets.forEach((b) => limiter.succeeded(b));
+      else {
+        const throttled = throttledLimit(errorCode(response), buckets);
+        if (throttled) limiter.throttled(throttled);
+      }
+      return response;
+    },
+  };
+}
+
+/** ARM's error code in an answer's body, when it has one. */
+function errorCode(response: { bodyAsText?: string | null }): string | undefined {
+  try {
+    const code = (JSON.parse(response.bodyAsText ?? "") as { error?: { code?: unknown } }).error?.code;
+    return typeof code === "string" ? code : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** "PUT loadBalancers", "GET operations", "DELETE publicIPAddresses"... */

@@ -33,6 +33,27 @@ describe("parseAzureConfig", () => {
     });
   });
 
+  it("takes the rate limiter's setting from the file, and PORTICO_AZURE_RATE_* over it", () => {
+    expect(parseAzureConfig(azureJson).rateLimit).toBeUndefined();
+    expect(parseAzureConfig({ ...azureJson, rateLimit: true }).rateLimit).toBeUndefined();
+    expect(parseAzureConfig({ ...azureJson, rateLimit: false }).rateLimit).toBe(false);
+    expect(parseAzureConfig({ ...azureJson, rateLimit: { share: 0.5 } }).rateLimit).toEqual({ share: 0.5 });
+    expect(
+      parseAzureConfig({ ...azureJson, rateLimit: { share: 0.5 } }, { PORTICO_AZURE_RATE_LIMIT: "off" })
+        .rateLimit,
+    ).toBe(false);
+    expect(
+      parseAzureConfig({ ...azureJson, rateLimit: false }, { PORTICO_AZURE_RATE_SHARE: "0.2" }).rateLimit,
+    ).toEqual({ share: 0.2 });
+    for (const bad of [{ share: 0 }, { share: "half" }, { qps: 10 }, "on"])
+      expect(() => parseAzureConfig({ ...azureJson, rateLimit: bad })).toThrow(
+        'Azure config "rateLimit" must be true, false or { "share": a number above 0 and at most 1 }',
+      );
+    expect(() => parseAzureConfig(azureJson, { PORTICO_AZURE_RATE_SHARE: "2" })).toThrow(
+      "PORTICO_AZURE_RATE_SHARE=2 is not a share above 0 and at most 1 (e.g. 0.5)",
+    );
+  });
+
   it("takes floatingIPDefault, for clusters keeping cloud-provider-azure's floating IP default", () => {
     expect(parseAzureConfig({ ...azureJson, floatingIPDefault: true }).floatingIPDefault).toBe(true);
     expect(parseAzureConfig(azureJson).floatingIPDefault).toBeUndefined();

@@ -3,6 +3,8 @@
 // override single keys. Unknown keys are ignored, as cloud-provider-azure ignores Portico's.
 import { AZURE_LIMITS, type AzureLimits } from "./limitValues.ts";
 import { parseLoadBalancerConfigurations, type LoadBalancerConfiguration } from "./lbConfigurations.ts";
+import type { RateLimiterOptions } from "../rateLimit.ts";
+import { rateLimiterOptionsFromEnv } from "./rateLimit.ts";
 
 export interface AzureConfig {
   subscriptionId: string;
@@ -52,6 +54,13 @@ export interface AzureConfig {
   pollIntervalMs?: number;
   /** Retries of throttled or failed requests inside one ARM call, before the reconcile is retried later. */
   maxRetries?: number;
+  /**
+   * The client-side rate limiter that keeps Portico under ARM's and Microsoft.Network's request limits
+   * (rateLimit.ts): on by default; `false` turns it off; `{ "share": 0.5 }` starts it at half the documented
+   * figures (it learns the rest of the subscription's use from throttles). PORTICO_AZURE_RATE_LIMIT=off and
+   * PORTICO_AZURE_RATE_SHARE override the file.
+   */
+  rateLimit?: RateLimiterOptions | false;
   /**
    * Azure's limits a Service is checked against before anything is written for it; unset ones are the values
    * Azure documents (limits.ts). Set where ARM holds the subscription to other ones (tests: the emulator's).
@@ -129,6 +138,8 @@ export function parseAzureConfig(file: unknown, env: NodeJS.ProcessEnv = {}): Az
     out[key] = n;
   }
   if (raw.limits !== undefined) out.limits = parseLimits(raw.limits);
+  const rateLimit = parseRateLimit(raw.rateLimit, env);
+  if (rateLimit !== undefined) out.rateLimit = rateLimit;
   const multiple = raw.multipleStandardLoadBalancerConfigurations;
   if (multiple !== undefined && multiple !== null) {
     const { configurations, problems } = parseLoadBalancerConfigurations(multiple);
@@ -174,6 +185,27 @@ function parseLimits(raw: unknown): Partial<AzureLimits> {
     out[key as keyof AzureLimits] = value;
   }
   return out;
+}
+
+/** `"rateLimit": false | true | { "share": 0.5 }`, the environment's PORTICO_AZURE_RATE_* over it. */
+function parseRateLimit(raw: unknown, env: NodeJS.ProcessEnv): RateLimiterOptions | false | undefined {
+  if (env.PORTICO_AZURE_RATE_LIMIT?.trim() || env.PORTICO_AZURE_RATE_SHARE?.trim()) {
+    try {
+      return rateLimiterOptionsFromEnv(env) ?? false;
+    } catch (err) {
+      throw new AzureConfigError((err as Error).message);
+    }
+  }
+  if (raw === undefined || raw === true) return undefined;
+  if (raw === false) return false;
+  const bad = () =>
+    new AzureConfigError(
+      'Azure config "rateLimit" must be true, false or { "share": a number above 0 and at most 1 }',
+    );
+  if (typeof raw !== "object" || raw === null || Object.keys(raw).some((k) => k !== "share")) throw bad();
+  const { share } = raw as { share?: unknown };
+  if (share !== undefined && (typeof share !== "number" || !(share > 0 && share <= 1))) throw bad();
+  return share === undefined ? {} : { share };
 }
 
 /** Resource groups, each defaulting to the cluster's. */

@@ -14,6 +14,7 @@ import { apply, type ApplyContext } from "./apply.ts";
 import { createAzureClients, type AzureClients } from "./clients.ts";
 import { AzureConfigError, resourceGroups, type AzureConfig } from "./config.ts";
 import { createCredential } from "./credentials.ts";
+import { withPriority } from "../priority.ts";
 import { chooseTargetType } from "./desired.ts";
 import { trafficOfSides } from "./traffic.ts";
 import { resourceGroupOf } from "./ids.ts";
@@ -85,14 +86,18 @@ export class AzureProvider implements LoadBalancerProvider {
         ...(config.resourceManagerEndpoint ? { endpoint: config.resourceManagerEndpoint } : {}),
         ...(config.maxRetries !== undefined ? { maxRetries: config.maxRetries } : {}),
         ...(config.pollIntervalMs !== undefined ? { pollIntervalMs: config.pollIntervalMs } : {}),
+        ...(config.rateLimit !== undefined ? { rateLimit: config.rateLimit } : {}),
       });
     // Spaced observations start at once when every reconcile under way is waiting for one (observe.ts).
     this.observations = new SharedObservations(this.clients, undefined, { askers: () => this.underWay });
     this.network = new NetworkCache(this.clients, resourceGroups(config).vnet, config.vnetName);
   }
 
-  ensure(intent: LoadBalancerIntent): Promise<EnsureResult> {
-    return this.counted(() => this.ensureNow(intent));
+  ensure(intent: LoadBalancerIntent, context: { background?: boolean } = {}): Promise<EnsureResult> {
+    // Every ARM request made for this pass waits behind users' changes on the shared rate limit.
+    return withPriority(context.background ? "background" : "user", () =>
+      this.counted(() => this.ensureNow(intent)),
+    );
   }
 
   private async ensureNow(intent: LoadBalancerIntent): Promise<EnsureResult> {
