@@ -28,6 +28,7 @@ import { TAG } from "./names.ts";
 import { observe, refreshTargets, taggedResources } from "./observe.ts";
 import { apply } from "./apply.ts";
 import { describeOperation, plan, planDeletion, type Operation, type Plan } from "./plan.ts";
+import { makeBeforeBreak, onlyTargets } from "./passSteps.ts";
 import { SubnetResolver } from "./network.ts";
 import { RecentObservations } from "./recentObservations.ts";
 import { nothingWritten, observedAfter } from "./written.ts";
@@ -374,32 +375,4 @@ function subnetCidrs(network: Network, subnets: string[]): { ipv4: string[]; ipv
     ipv4: subnets.flatMap((s) => network.cidrs?.[s]?.ipv4 ?? []),
     ipv6: subnets.flatMap((s) => network.cidrs?.[s]?.ipv6 ?? []),
   };
-}
-
-/** Nothing but targets to register or deregister: the load balancer itself is as desired. */
-function onlyTargets(p: Plan): boolean {
-  return (
-    p.replaced.length === 0 &&
-    p.current !== undefined &&
-    p.operations.every((op) => op.kind === "registerTargets" || op.kind === "deregisterTargets")
-  );
-}
-
-/**
- * A replaced load balancer (and the target groups only it uses) is deleted only once its successor is
- * active, so the Service never has no working front door.
- */
-function makeBeforeBreak(p: Plan): { operations: Operation[]; waitForActive: boolean } {
-  if (p.replaced.length === 0 || p.current?.state === "active")
-    return { operations: p.operations, waitForActive: false };
-  const replacedArns = new Set(p.replaced.map((lb) => lb.arn));
-  const operations = p.operations.filter(
-    (op) =>
-      !(op.kind === "deleteLoadBalancer" && replacedArns.has(op.loadBalancerArn)) &&
-      // What the old one still uses stays too: its target groups, its security group and the rules naming it.
-      op.kind !== "deleteTargetGroup" &&
-      op.kind !== "deleteSecurityGroup" &&
-      op.kind !== "revokeBackendRules",
-  );
-  return { operations, waitForActive: true };
 }
