@@ -5,7 +5,6 @@ import {
   CreateSecurityGroupCommand,
   DeleteSecurityGroupCommand,
   RevokeSecurityGroupIngressCommand,
-  type IpPermission,
 } from "@aws-sdk/client-ec2";
 import {
   CreateListenerCommand,
@@ -22,28 +21,26 @@ import {
   RegisterTargetsCommand,
   SetSecurityGroupsCommand,
   SetSubnetsCommand,
-  type Action,
-  type Tag,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { CloudError } from "../errors.ts";
 import type { ServiceRef } from "../provider.ts";
 import { authorizeBackendRules, revokeBackendRules } from "./backendGroups.ts";
 import { changeListenerCertificates, setListenerAttributes } from "./listenerCertificates.ts";
 import { call, type AwsClients } from "./clients.ts";
+import { OWN_SECURITY_GROUP, type IngressRule, type Observed } from "./model.ts";
 import {
-  OWN_SECURITY_GROUP,
-  type DesiredListener,
-  type HealthCheck,
-  type IngressRule,
-  type Observed,
-  type Target,
-} from "./model.ts";
+  attributes,
+  batches,
+  healthCheckFields,
+  listenerFields,
+  permissions,
+  tags,
+  targets,
+} from "./requestFields.ts";
 import { nlbSecurityGroups, type Operation } from "./plan.ts";
 import { DEFAULT_TG_ATTRIBUTES } from "./desired.ts";
 import { ownTargetGroupNamed } from "./existingTargetGroup.ts";
 import type { Written } from "./written.ts";
-
-const REGISTER_BATCH = 200;
 
 export interface AppliedLoadBalancer {
   arn: string;
@@ -346,53 +343,6 @@ async function authorize(clients: AwsClients, groupId: string, rules: IngressRul
       new AuthorizeSecurityGroupIngressCommand({ GroupId: groupId, IpPermissions: permissions(rules) }),
     ),
   );
-}
-
-function permissions(rules: IngressRule[]): IpPermission[] {
-  return rules.map((r) => ({
-    IpProtocol: r.protocol,
-    FromPort: r.port,
-    ToPort: r.port,
-    ...(r.cidr.startsWith("pl-")
-      ? { PrefixListIds: [{ PrefixListId: r.cidr }] }
-      : r.cidr.includes(":")
-        ? { Ipv6Ranges: [{ CidrIpv6: r.cidr }] }
-        : { IpRanges: [{ CidrIp: r.cidr }] }),
-  }));
-}
-
-function healthCheckFields(hc: HealthCheck) {
-  return {
-    HealthCheckProtocol: hc.protocol,
-    HealthCheckPort: hc.port,
-    HealthCheckIntervalSeconds: hc.intervalSeconds,
-    HealthCheckTimeoutSeconds: hc.timeoutSeconds,
-    HealthyThresholdCount: hc.healthyThreshold,
-    UnhealthyThresholdCount: hc.unhealthyThreshold,
-    ...(hc.protocol !== "TCP" ? { HealthCheckPath: hc.path, Matcher: { HttpCode: hc.matcher } } : {}),
-  };
-}
-
-function listenerFields(listener: DesiredListener, targetGroupArn: string) {
-  const actions: Action[] = [{ Type: "forward", TargetGroupArn: targetGroupArn }];
-  return {
-    Protocol: listener.protocol,
-    DefaultActions: actions,
-    // Only the default certificate goes here; the others are added to the listener's certificate list.
-    ...(listener.certificateArns.length
-      ? { Certificates: [{ CertificateArn: listener.certificateArns[0] }] }
-      : {}),
-    ...(listener.sslPolicy ? { SslPolicy: listener.sslPolicy } : {}),
-    ...(listener.protocol === "TLS" ? { AlpnPolicy: [listener.alpnPolicy ?? "None"] } : {}),
-  };
-}
-
-const tags = (t: Record<string, string>): Tag[] => Object.entries(t).map(([Key, Value]) => ({ Key, Value }));
-const attributes = (a: Record<string, string>) => Object.entries(a).map(([Key, Value]) => ({ Key, Value }));
-const targets = (t: Target[]) => t.map((x) => ({ Id: x.id, Port: x.port }));
-
-function* batches(items: Target[]): Generator<Target[]> {
-  for (let i = 0; i < items.length; i += REGISTER_BATCH) yield items.slice(i, i + REGISTER_BATCH);
 }
 
 /** Deleting what is already gone is success: deletion is idempotent. */
