@@ -146,23 +146,27 @@ export class LbcTakeOver {
       ...(adoption.loadBalancer ? [{ arn: adoption.loadBalancer.arn, kind: "loadbalancer" }] : []),
       ...adoption.targetGroups.map((f) => ({ arn: f.group.observed.arn, kind: "targetgroup" })),
     ];
-    for (const r of resources) {
-      const tags: Tag[] = Object.entries({
-        ...ownershipTags(this.cluster, service, r.kind),
-        [ADOPTED_TAG]: ADOPTED_FROM_LBC,
-      }).map(([Key, Value]) => ({ Key, Value }));
-      await call("elbv2:AddTags", () =>
-        this.clients.elbv2.send(new AddTagsCommand({ ResourceArns: [r.arn], Tags: tags })),
-      );
+    // One AddTags per kind (the tags name it) and one RemoveTags for all, each taking up to 20 ARNs: every tag of
+    // Portico's goes on before any of LBC's comes off.
+    for (const kind of ["loadbalancer", "targetgroup"])
+      for (const arns of inTwenties(resources.filter((r) => r.kind === kind).map((r) => r.arn))) {
+        const tags: Tag[] = Object.entries({
+          ...ownershipTags(this.cluster, service, kind),
+          [ADOPTED_TAG]: ADOPTED_FROM_LBC,
+        }).map(([Key, Value]) => ({ Key, Value }));
+        await call("elbv2:AddTags", () =>
+          this.clients.elbv2.send(new AddTagsCommand({ ResourceArns: arns, Tags: tags })),
+        );
+      }
+    for (const arns of inTwenties(resources.map((r) => r.arn)))
       await call("elbv2:RemoveTags", () =>
         this.clients.elbv2.send(
           new RemoveTagsCommand({
-            ResourceArns: [r.arn],
+            ResourceArns: arns,
             TagKeys: [LBC_TAG.cluster, LBC_TAG.serviceStack, LBC_TAG.serviceResource],
           }),
         ),
       );
-    }
     // Only once every tag moved: a take-over cut short is found again (the listing still names the Service).
     this.listing?.stacks.delete(`${service.namespace}/${service.name}`);
     return resources.map((r) => `took over ${r.arn} from the AWS Load Balancer Controller`);
@@ -285,4 +289,11 @@ function taggedArn(r: ResourceTagMapping): TaggedArn {
     arn: r.ResourceARN!,
     tags: Object.fromEntries((r.Tags ?? []).map((t) => [t.Key!, t.Value])),
   };
+}
+
+/** ELBv2's tag calls take at most 20 resource ARNs. */
+function inTwenties(arns: string[]): string[][] {
+  const out: string[][] = [];
+  for (let i = 0; i < arns.length; i += 20) out.push(arns.slice(i, i + 20));
+  return out;
 }

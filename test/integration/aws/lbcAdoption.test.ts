@@ -132,6 +132,12 @@ test("LBC's NLB, listener and target group are taken over in place: same ARN and
   expect(log.slice(0, releasedAt).map((e) => e.action)).toEqual(
     expect.arrayContaining(["AddTags", "RemoveTags", "RegisterTargets", "DeregisterTargets"]),
   );
+  // Retagged in bulk: one AddTags for the NLB, one for its target groups, one RemoveTags for all, in that order.
+  expect(log.filter((e) => /^(Add|Remove)Tags$/.test(e.action)).map((e) => e.action)).toEqual([
+    "AddTags",
+    "AddTags",
+    "RemoveTags",
+  ]);
 
   expect(await untouched()).toEqual(before);
 
