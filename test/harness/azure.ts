@@ -6,6 +6,7 @@ import type { AzureConfig } from "../../providers/azure/config.ts";
 import { AZURE_LOAD_BALANCER_CLASS } from "../../providers/azure/provider.ts";
 import { startAzureEmulator, type EmulatorConfig, type FaultRule } from "../emulators/azure/index.ts";
 import type { LoggedRequest } from "../emulators/azure/requestLog.ts";
+import type { LimitCount, ThrottlingOptions } from "../emulators/azure/throttling.ts";
 import { EnvironmentError } from "./errors.ts";
 
 export const AZURE_CLASS = AZURE_LOAD_BALANCER_CLASS;
@@ -66,6 +67,15 @@ export const AZURE_WORLD = {
   podSubnetPrefixV6: "fd00:10:0:40::/64",
   securityGroupName: "cluster-nsg",
 } as const;
+
+export type ThrottlingSettings = Omit<ThrottlingOptions, "now">;
+
+export interface ThrottlingState {
+  enabled: boolean;
+  limits?: Record<string, LimitCount>;
+  throttled?: number;
+  floor?: { seconds: number; limit?: string };
+}
 
 let credential: DefaultAzureCredential | undefined;
 
@@ -162,6 +172,23 @@ export class TestAzure {
 
   async clearFaults(): Promise<void> {
     await this.admin("DELETE", "faults");
+  }
+
+  /**
+   * Switches on ARM's request throttling (test/emulators/azure/throttling.ts) with fresh buckets and windows:
+   * { reserve?, scale?, overrides? }.
+   */
+  async setThrottling(settings: ThrottlingSettings): Promise<void> {
+    await this.admin("POST", "throttling", settings);
+  }
+
+  /** The throttling's counts per limit, requests throttled, and floor (the least time the admitted ones need). */
+  async throttling(): Promise<ThrottlingState> {
+    return (await this.admin("GET", "throttling")) as ThrottlingState;
+  }
+
+  async clearThrottling(): Promise<void> {
+    await this.admin("DELETE", "throttling");
   }
 
   /** A Standard static public IP of the user's own (no Portico tags). */
