@@ -1,7 +1,9 @@
 // `make bench-azure`. Against the local environment (real apiserver) and Portico's Azure ARM emulator, with the
 // controller and the emulator each running as a process of its own: ARM calls for one new Service, time and ARM
 // calls for N Services × M nodes to get their IP (with the controller's and the emulator's memory and CPU), and
-// the calls a no-change resync costs.
+// the calls a no-change resync costs; these with ARM answering as fast as it can and Portico's rate limiter off,
+// so they compare with earlier runs. A last phase (bench/azureThrottled.ts; BENCH_THROTTLE=0 leaves it out) makes
+// new Services under ARM's throttling with Azure's figures, the rate limiter on, and sets its figures beside these.
 //
 // Every Service is public, with a tagged public IP Portico makes. By default (BENCH_AZURE_LAYOUT=multiple) they
 // are spread over several Standard load balancers as a user of cloud-provider-azure's "multiple standard load
@@ -23,6 +25,7 @@ import { ControllerProcess, total, scopedTo } from "../test/harness/controllerPr
 import { startEnvironment } from "../test/harness/environment.ts";
 import { TestCluster } from "../test/harness/kube.ts";
 import { ManagedProcess } from "../test/harness/processes.ts";
+import { throttledPhase, throttledSummary } from "./azureThrottled.ts";
 import { percentile, report, sleep } from "./report.ts";
 import { processUsage, sampleUsage, settled } from "./usage.ts";
 
@@ -31,6 +34,7 @@ const NODES = Number(process.env.BENCH_NODES ?? 100);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 16);
 const LAYOUT = process.env.BENCH_AZURE_LAYOUT ?? "multiple";
 const LIMITS = process.env.BENCH_AZURE_LIMITS ?? "azure";
+const THROTTLE = process.env.BENCH_THROTTLE !== "0";
 /** Services per load balancer in the multiple layout: within 300 rules per node, with room for a few more. */
 const SERVICES_PER_LOAD_BALANCER = Number(process.env.BENCH_AZURE_SERVICES_PER_LB ?? 250);
 /** Node addresses are 10.0.1.10 onwards, in the seeded /24 node subnet. */
@@ -38,6 +42,15 @@ const MAX_NODES = 240;
 const POLL_MS = 500;
 /** Far beyond what any size should need: a run that gets stuck says so instead of hanging. */
 const DEADLINE_MS = 30 * 60_000;
+
+// No periodic resync or orphan collection during a run: the restart measures what one costs (including the
+// collection every start does).
+const CONTROLLER_ARGS = [
+  "--leader-elect=false",
+  `--workers=${WORKERS}`,
+  "--resync-period=3600",
+  "--orphan-collection-period=3600",
+];
 
 const EMULATOR_MAIN = join(import.meta.dirname, "..", "test", "emulators", "azure", "main.ts");
 
@@ -67,72 +80,60 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
     trustCertificateAuthority(caCertPath!);
     Object.assign(process.env, environment);
     const azure = await TestAzure.fresh();
-    const cluster = await TestCluster.create(env.controlPlane.kubeconfig, "bench");
-    const ns = cluster.namespace;
-    const configFile = join(env.dir, "azure.json");
-    // One configuration per SERVICES_PER_LOAD_BALANCER Services, each the primary of a scale set of its own.
-    const pools = Array.from({ length: loadBalancers }, (_, i) => ({
-      // The first is the cluster's own load balancer (named as the cluster), as upstream requires.
-      name: i === 0 ? ns : `${ns}-${i + 1}`,
-      primaryVMSet: `pool-${i + 1}`,
-    }));
-    await writeFile(
-      configFile,
-      JSON.stringify(
-        {
+    const progress = (what: string) => process.stderr.write(`  ${what}...\n`);
+    // A cluster's configuration (one load balancer per SERVICES_PER_LOAD_BALANCER Services, each the primary of a
+    // scale set of its own) and its nodes.
+    const prepare = async (on: TestCluster): Promise<string> => {
+      const pools = Array.from({ length: loadBalancers }, (_, i) => ({
+        // The first is the cluster's own load balancer (named as the cluster), as upstream requires.
+        name: i === 0 ? on.namespace : `${on.namespace}-${i + 1}`,
+        primaryVMSet: `pool-${i + 1}`,
+      }));
+      const file = join(env.dir, `azure-${on.namespace}.json`);
+      await writeFile(
+        file,
+        JSON.stringify({
           ...azure.config({ loadBalancerPerService: LAYOUT === "per-service" }),
           ...(LAYOUT === "multiple" ? { multipleStandardLoadBalancerConfigurations: pools } : {}),
           ...(limitsOff ? { limits: Object.fromEntries(Object.keys(AZURE_LIMITS).map((k) => [k, 0])) } : {}),
-        },
-        null,
-        2,
-      ),
-    );
-    const progress = (what: string) => process.stderr.write(`  ${what}...\n`);
-    progress(`${NODES} nodes`);
-    for (let i = 0; i < NODES; i += 25)
-      await Promise.all(
-        Array.from({ length: Math.min(25, NODES - i) }, (_, k) =>
-          cluster.createNode(`n${i + k}`, {
-            internalIP: `10.0.1.${10 + i + k}`,
-            providerID: nodeProviderId(azure.subscriptionId, i + k, LAYOUT === "multiple" ? pools : []),
-          }),
-        ),
+        }),
       );
-    const start = (log: string) =>
+      progress(`${NODES} nodes`);
+      for (let i = 0; i < NODES; i += 25)
+        await Promise.all(
+          Array.from({ length: Math.min(25, NODES - i) }, (_, k) =>
+            on.createNode(`n${i + k}`, {
+              internalIP: `10.0.1.${10 + i + k}`,
+              providerID: nodeProviderId(azure.subscriptionId, i + k, LAYOUT === "multiple" ? pools : []),
+            }),
+          ),
+        );
+      return file;
+    };
+    const cluster = await TestCluster.create(env.controlPlane.kubeconfig, "bench");
+    const ns = cluster.namespace;
+    const configFile = await prepare(cluster);
+    // Portico's rate limiter is off but in the throttled phase, so that these figures compare with earlier runs.
+    const start = (log: string, on = cluster, file = configFile, rateLimit = "off") =>
       ControllerProcess.start({
         kubeconfig: env.controlPlane.kubeconfig,
-        args: [
-          "--provider",
-          "azure",
-          "--azure-config",
-          configFile,
-          ...scopedTo(cluster),
-          "--leader-elect=false",
-          "--workers",
-          String(WORKERS),
-          // No periodic resync or orphan collection during a run: the restart below measures what one costs
-          // (including the collection every start does).
-          "--resync-period",
-          "3600",
-          "--orphan-collection-period",
-          "3600",
-        ],
+        args: ["--provider", "azure", "--azure-config", file, ...scopedTo(on), ...CONTROLLER_ARGS],
         logFile: join(env.dir, log),
         // The child reads NODE_EXTRA_CA_CERTS when it starts; this process's own trust does not carry over.
-        env: { ...environment, NODE_EXTRA_CA_CERTS: caCertPath, PORTICO_LOG_LEVEL: "warn" },
+        env: {
+          ...environment,
+          NODE_EXTRA_CA_CERTS: caCertPath,
+          PORTICO_LOG_LEVEL: "warn",
+          PORTICO_AZURE_RATE_LIMIT: rateLimit,
+        },
       });
-    const controller = await start("controller.log");
-    // Let the start-up orphan collection finish before anything is counted.
-    await settled(controller);
-    await azure.clearRequests();
 
     // Each Service has a ready endpoint (an EndpointSlice as the EndpointSlice controller writes it, made before
     // the Service), as Services with pods do: one without would be looked at again and again until it serves.
     let endpoints = 0;
-    const withEndpoint = async (name: string) => {
+    const withEndpoint = async (name: string, on = cluster) => {
       const i = endpoints++;
-      await cluster.createEndpointSlice(
+      await on.createEndpointSlice(
         name,
         [{ ip: `10.244.${Math.floor(i / 250)}.${(i % 250) + 1}`, nodeName: `n${i % NODES}` }],
         [{ name: "http", port: 8080 }],
@@ -148,6 +149,21 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
         ports: [{ name: "http", port: 80, targetPort: 8080, protocol: "TCP" }],
       },
     });
+    const throttledPhaseHere = () =>
+      throttledPhase({
+        kubeconfig: env.controlPlane.kubeconfig,
+        prepare,
+        start,
+        withEndpoint,
+        armCalls,
+        progress,
+      });
+    // BENCH_THROTTLE=only: the throttled phase alone, for trying the rate limiter out.
+    if (process.env.BENCH_THROTTLE === "only") return { throttled: await throttledPhaseHere() };
+    const controller = await start("controller.log");
+    // Let the start-up orphan collection finish before anything is counted.
+    await settled(controller);
+    await azure.clearRequests();
     const ipSince = new Map<string, number>();
     const createdAt = new Map<string, number>();
     const withIp = async () => {
@@ -256,6 +272,7 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
       emulatorCpuSeconds: +resyncEmulatorCpu.toFixed(1),
     };
     await resyncer.stop();
+    const throttled = THROTTLE ? await throttledPhaseHere() : "not run (BENCH_THROTTLE=0)";
     return {
       summary: {
         services: SERVICES,
@@ -269,6 +286,8 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
         controllerPeakRssMiB: Math.max(bulk.controllerPeakRssMiB, resync.controllerPeakRssMiB),
         loadAverageAtStart: loadAtStart,
         loadAverageAtEnd: loadavg().map((l) => +l.toFixed(1)),
+        // Side by side: the same figures under ARM's throttling, with the rate limiter on.
+        throttled: typeof throttled === "string" ? throttled : throttledSummary(throttled),
       },
       layout:
         LAYOUT === "per-service"
@@ -285,6 +304,8 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
       newService: { armCalls: single.calls, writes: single.writes, byOperation: single.byOperation },
       bulk,
       noChangeResync: resync,
+      rateLimiter: "off in the phases above, on in the throttled one",
+      throttled,
     };
   } finally {
     await emulator?.stop();
