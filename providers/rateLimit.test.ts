@@ -101,6 +101,17 @@ describe("AdaptiveBucket", () => {
     expect(b.ceiling).toBeCloseTo(11); // not five minutes since the last rise
   });
 
+  test("holds no more tokens than the cloud says remain, and refills from there", () => {
+    const b = new AdaptiveBucket(max, 0);
+    b.remaining(0, 30);
+    expect(b.available(0)).toBe(20);
+    b.remaining(0, 2);
+    expect(b.available(0)).toBe(2);
+    b.remaining(0, -1);
+    expect(b.take(0)).toBe(false);
+    expect(b.available(1)).toBeCloseTo(4);
+  });
+
   test("refuses a limit that could never let a call through", () => {
     expect(() => new AdaptiveBucket({ capacity: 0.5, refillPerSecond: 1 }, 0)).toThrow(
       /capacity of at least 1/,

@@ -85,6 +85,15 @@ export class AdaptiveBucket {
     return true;
   }
 
+  /**
+   * The cloud says this many tokens remain in its bucket (ARM's remaining-requests headers): never hold more. It
+   * counted them when it took the request, so calls sent since and the refill since make this a cautious bound.
+   */
+  remaining(now: number, tokens: number): void {
+    this.available(now);
+    this.tokens = Math.min(this.tokens, Math.max(0, tokens));
+  }
+
   /** Seconds until a whole token is there (0 when one is). */
   wait(now: number): number {
     const have = this.available(now);
@@ -290,6 +299,11 @@ export class RateLimiter {
 
   succeeded(bucket: string): void {
     this.buckets.get(bucket)?.state.succeeded(this.now());
+  }
+
+  /** The cloud's own count of what remains in a bucket, where it tells it. */
+  remaining(bucket: string, tokens: number): void {
+    this.buckets.get(bucket)?.state.remaining(this.now(), tokens);
   }
 
   stats(): BucketStats[] {

@@ -145,6 +145,31 @@ describe("rateLimitPolicy", () => {
       limiter.stats().map((b) => [b.bucket, { rate: +b.ratePerSecond.toFixed(3), throttles: b.throttles }]),
     );
 
+  it("never holds more of ARM's bucket than ARM says remains, the principal's or the subscription's", async () => {
+    const timers: number[] = [];
+    const limiter = new RateLimiter({
+      headroom: 1,
+      now: () => 0,
+      setTimer: (_fn, ms) => void timers.push(ms),
+    });
+    const policy = rateLimitPolicy(limiter);
+    const withHeaders = (headers: Record<string, string>) => () =>
+      Promise.resolve({ status: 200, headers: { get: (n: string) => headers[n] }, bodyAsText: "" } as never);
+    const put = (headers: Record<string, string>) =>
+      policy.sendRequest({ method: "PUT", url: `${base}/loadBalancers/lb` } as never, withHeaders(headers));
+    await put({ "x-ms-ratelimit-remaining-subscription-writes": "150" });
+    await put({
+      "x-ms-ratelimit-remaining-subscription-writes": "120",
+      "x-ms-ratelimit-remaining-subscription-global-writes": "1",
+    });
+    await put({});
+    expect(timers).toEqual([]);
+    // One token left after the second answer, taken by the third request: the fourth waits a refill (10/s).
+    void put({});
+    await Promise.resolve();
+    expect(timers).toEqual([100]);
+  });
+
   it("waits on ARM's bucket and Microsoft.Network's window, and learns only from the limit a throttle names", async () => {
     const limiter = new RateLimiter({ headroom: 1 });
     const policy = rateLimitPolicy(limiter);

@@ -134,6 +134,13 @@ export function rateLimitPolicy(limiter: RateLimiter): PipelinePolicy {
         const throttled = throttledLimit(errorCode(response), buckets);
         if (throttled) limiter.throttled(throttled);
       }
+      // ARM says what remains of the principal's bucket and of the subscription's: no more is held than either.
+      const type = buckets[0]!.slice("arm:".length);
+      const left = ["", "global-"]
+        .map((scope) => response.headers.get(`x-ms-ratelimit-remaining-subscription-${scope}${type}`))
+        .filter((h) => h !== undefined && /^\d+$/.test(h.trim()))
+        .map(Number);
+      if (left.length) limiter.remaining(buckets[0]!, Math.min(...left));
       return response;
     },
   };
