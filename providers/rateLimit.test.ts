@@ -310,18 +310,37 @@ describe("AdaptiveWindow", () => {
     expect(w.available(20)).toBe(10);
   });
 
-  test("a throttle cuts the calls allowed in a window to 70%, and successes bring them back", () => {
+  test("a throttle teaches the window its count: the calls of ours the cloud still holds", () => {
     const w = new AdaptiveWindow(max, 0);
-    for (let i = 0; i < 5; i++) w.take(0);
+    for (let i = 0; i < 7; i++) w.take(i * 0.1);
+    // The seventh is refused, and the sixth, in flight, too: the cloud held five.
+    w.throttled(0.7);
+    w.throttled(0.8);
+    expect(w.throttles).toBe(2);
+    expect(w.capacity).toBe(5);
+    expect(w.take(0.9)).toBe(false);
+    expect(w.wait(0.9)).toBeCloseTo(9.1); // the first leaves the window at 10 s
+    expect(w.take(10)).toBe(true);
+    // Successes do not raise it again until five minutes have passed without a throttle; then by 10% at a time.
+    for (let i = 0; i < 100; i++) w.succeeded(100);
+    expect(w.capacity).toBe(5);
+    w.succeeded(301);
+    expect(w.capacity).toBe(5); // 5.5 calls
+    w.succeeded(450);
+    expect(w.capacity).toBe(5);
+    w.succeeded(602);
+    expect(w.capacity).toBe(6); // 6.05
+    expect(w.rate).toBeCloseTo(0.605);
+  });
+
+  test("a throttle with none of ours in the window backs off by 30%, never below a fiftieth", () => {
+    const w = new AdaptiveWindow(max, 0);
+    w.take(0);
     w.throttled(0);
     expect(w.capacity).toBe(7);
-    expect(w.available(0)).toBe(2);
-    w.take(0);
-    w.take(0);
-    expect(w.take(0)).toBe(false);
-    expect(w.wait(0)).toBeCloseTo(10);
-    for (let i = 0; i < 100; i++) w.succeeded(1);
-    expect(w.capacity).toBe(9); // at most 97% of the rate throttled
+    for (let i = 0; i < 20; i++) w.throttled(i);
+    expect(w.rate).toBeCloseTo(0.02);
+    expect(w.capacity).toBe(1);
   });
 
   test("needs a length", () => {

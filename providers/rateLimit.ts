@@ -135,13 +135,17 @@ export class AdaptiveBucket {
 }
 
 /**
- * A sliding window's learned state: at most `capacity` calls (the documented count in proportion to the learned
- * rate) in any `windowSeconds`, the calls' send times kept. Learns from throttles and successes as a bucket does.
+ * A sliding window's learned state: at most `capacity` calls (the documented count, or what throttles taught) in
+ * any `windowSeconds`, the calls' send times kept. A window is learned by its count, not by cutting a rate: when the
+ * cloud refuses a call, the calls of ours it still holds in its window are its limit for us (the refused call
+ * itself, and any refused before it, never counted there). Each five minutes without a throttle the count rises by
+ * 10%, so a share others give back is retaken.
  */
 export class AdaptiveWindow extends AdaptiveBucket {
   readonly windowSeconds: number;
   private readonly sent: number[] = [];
   private head = 0;
+  private lastThrottle = Number.NEGATIVE_INFINITY;
 
   constructor(max: Limit, now: number) {
     super(max, now);
@@ -152,7 +156,7 @@ export class AdaptiveWindow extends AdaptiveBucket {
 
   /** The calls allowed in a window now: whole calls, at least one. */
   override get capacity(): number {
-    return Math.max(1, Math.floor((this.max.capacity * this.rate) / this.max.refillPerSecond));
+    return Math.max(1, Math.floor((this.max.capacity * this.rate) / this.max.refillPerSecond + 1e-9));
   }
 
   /** Calls that may still be sent in the window ending at `now`. */
@@ -177,6 +181,25 @@ export class AdaptiveWindow extends AdaptiveBucket {
     const have = this.available(now);
     if (have >= 1) return 0;
     return this.sent[this.head - have]! + this.windowSeconds - now;
+  }
+
+  override throttled(now: number): void {
+    this.throttles++;
+    this.lastThrottle = now;
+    this.available(now);
+    if (this.sent.length > this.head) this.sent.pop();
+    const held = this.sent.length - this.head;
+    // With none of ours in its window the cloud's limit is others' doing: back off as a bucket does.
+    const rate = held >= 1 ? held / this.windowSeconds : this.rate * 0.7;
+    this.ceiling = Math.min(this.ceiling, Math.max(rate, this.max.refillPerSecond / 50));
+    this.rate = Math.min(this.rate, this.ceiling);
+  }
+
+  override succeeded(now: number): void {
+    if (this.rate >= this.max.refillPerSecond || now - this.lastThrottle <= TRUST_SECONDS) return;
+    this.lastThrottle = now;
+    this.ceiling = Math.min(this.max.refillPerSecond, this.ceiling * 1.1);
+    this.rate = this.ceiling;
   }
 }
 
