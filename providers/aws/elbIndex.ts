@@ -6,7 +6,10 @@
 //   no-change reconcile reads only its targets' health; what the listings do not show (listeners, attributes) is
 //   read again by the next full observation, which comes at least every full-observation period;
 // - a full observation takes the Service's load balancers and target groups from it instead of reading them alone.
-// A Service Portico changed since the listings were read is read alone until they are read again.
+// A Service Portico changed since the listings were read is read alone until they are read again. Listings gone
+// stale are read again only when the Services that asked in the last minute would pay more without them: a Service
+// arriving alone, a minute after the last, is read alone (a few calls) rather than the whole account (a call per
+// 400 load balancers, per 400 target groups and per 100 tagged resources).
 import {
   DescribeLoadBalancersCommand,
   DescribeTargetGroupsCommand,
@@ -20,6 +23,12 @@ import { TAG } from "./names.ts";
 import { loadBalancerFields, taggedResources, targetGroupFields, type Listed } from "./observe.ts";
 
 const PAGE_SIZE = 400;
+/** About what a Service read alone costs instead (GetResources on its UID, its load balancer, its target group). */
+export const READ_ALONE_CALLS = 3;
+/** About what a full observation costs more than the target-health read a confirmed observation needs. */
+export const UNCONFIRMED_CALLS = 5;
+/** How far back the Services that asked are counted: the longest the listings are trusted. */
+const DEMAND_WINDOW_MS = 60_000;
 
 interface Snapshot {
   at: number;
@@ -44,6 +53,10 @@ export class ElbIndex {
   private readonly attached = new WeakMap<Snapshot, Map<string, string[]>>();
   private readonly changed = new Map<string, number>();
   private changes = 0;
+  /** What the Services that asked within the last minute would pay without the listings (when, and how much). */
+  private readonly asked: { at: number; calls: number }[] = [];
+  /** The calls the last listings took (0: never read), which every Service asking shares. */
+  private lastCost = 0;
 
   /** `ttlMs`: how old a listing may be (no older than an observation trusted as it is; at most a minute). */
   constructor(clients: AwsClients, cluster: string, ttlMs: number) {
@@ -62,8 +75,8 @@ export class ElbIndex {
    * observation, or missing anything (made since), the answer is no: only a full observation can say.
    */
   async confirms(observed: Observed, takenAt: number): Promise<boolean> {
-    const s = await this.current();
-    if (s.at < takenAt) return false;
+    const s = await this.usable(UNCONFIRMED_CALLS);
+    if (!s || s.at < takenAt) return false;
     const same = (listed: object | undefined, fields: object) =>
       listed !== undefined && digest(listed) === digest(fields);
     return (
@@ -86,7 +99,8 @@ export class ElbIndex {
   async listed(service: ServiceRef): Promise<Listed | undefined> {
     // Observing every time (a TTL of 0) means reading alone every time.
     if (this.ttlMs <= 0) return undefined;
-    const s = await this.current();
+    const s = await this.usable(READ_ALONE_CALLS);
+    if (!s) return undefined;
     const byService = await this.tagged(s);
     const lastChange = this.changed.get(service.uid);
     if (lastChange !== undefined && lastChange > s.changesBefore) return undefined;
@@ -101,8 +115,9 @@ export class ElbIndex {
    * Which target groups the listings show attached to each load balancer: a listener added outside Portico
    * forwards to one its known listeners do not use.
    */
-  async attachedGroups(): Promise<(loadBalancerArn: string) => string[]> {
-    const s = await this.current();
+  async attachedGroups(): Promise<((loadBalancerArn: string) => string[]) | undefined> {
+    const s = await this.usable(0);
+    if (!s) return undefined;
     let byLb = this.attached.get(s);
     if (!byLb) {
       byLb = new Map();
@@ -113,6 +128,21 @@ export class ElbIndex {
     }
     const found = byLb;
     return (arn) => found.get(arn) ?? [];
+  }
+
+  /**
+   * The listings when they are current, or when reading them again costs less than what the Services that asked
+   * within the last minute would pay without them (`alone`: what this one would); otherwise undefined. So Services
+   * trickling in one at a time are read alone, and a resync or a burst shares one listing.
+   */
+  private usable(alone: number): Promise<Snapshot | undefined> {
+    const now = Date.now();
+    this.asked.push({ at: now, calls: alone });
+    while (this.asked.length && this.asked[0]!.at <= now - DEMAND_WINDOW_MS) this.asked.shift();
+    const fresh = this.snapshot !== undefined && now - this.snapshot.at < this.ttlMs;
+    const wouldPay = this.asked.reduce((n, a) => n + a.calls, 0);
+    if (fresh || this.loading || worthListing(wouldPay, this.lastCost)) return this.current();
+    return Promise.resolve(undefined);
   }
 
   private async current(): Promise<Snapshot> {
@@ -127,6 +157,8 @@ export class ElbIndex {
     if (!loading) {
       loading = taggedResources(this.clients, [{ Key: TAG.cluster, Values: [this.cluster] }]).then(
         (resources) => {
+          // A page holds up to 100: what the tags added to the listings' cost.
+          if (this.snapshot === s) this.lastCost += Math.max(1, Math.ceil(resources.length / 100));
           const byService = new Map<string, string[]>();
           for (const r of resources) {
             const uid = r.Tags?.find((t) => t.Key === TAG.serviceUid)?.Value;
@@ -148,7 +180,9 @@ export class ElbIndex {
     const loadBalancers = new Map<string, LoadBalancer>();
     const targetGroups = new Map<string, TargetGroup>();
     let marker: string | undefined;
+    let pages = 0;
     do {
+      pages++;
       const page = await call("elbv2:DescribeLoadBalancers", () =>
         this.clients.elbv2.send(
           new DescribeLoadBalancersCommand({ PageSize: PAGE_SIZE, ...(marker ? { Marker: marker } : {}) }),
@@ -158,6 +192,7 @@ export class ElbIndex {
       marker = page.NextMarker || undefined;
     } while (marker);
     do {
+      pages++;
       const page = await call("elbv2:DescribeTargetGroups", () =>
         this.clients.elbv2.send(
           new DescribeTargetGroupsCommand({ PageSize: PAGE_SIZE, ...(marker ? { Marker: marker } : {}) }),
@@ -167,6 +202,7 @@ export class ElbIndex {
       marker = page.NextMarker || undefined;
     } while (marker);
     this.snapshot = { at, changesBefore, loadBalancers, targetGroups };
+    this.lastCost = pages;
     for (const [uid, n] of this.changed) if (n <= changesBefore) this.changed.delete(uid);
     return this.snapshot;
   }
@@ -177,4 +213,12 @@ function digest(fields: object): string {
   return JSON.stringify(fields, (_key, value: unknown) =>
     Array.isArray(value) && value.every((v) => typeof v === "string") ? [...value].sort() : value,
   );
+}
+
+/**
+ * Whether reading the listings again is worth it: they cost `listingCalls` (unknown before the first read, which
+ * is always made), and the Services that asked within the TTL would pay `wouldPay` without them.
+ */
+export function worthListing(wouldPay: number, listingCalls: number): boolean {
+  return listingCalls === 0 || wouldPay >= listingCalls;
 }

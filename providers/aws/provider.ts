@@ -325,14 +325,13 @@ export class AwsProvider implements LoadBalancerProvider {
     const ports = desired.listeners.filter((l) => Object.keys(l.attributes).length).map((l) => l.port);
     // A settled Service's periodic full observation: its listeners read by ARN, together with other Services'.
     const last = this.recent.lastFull(intent.service.uid, desired);
+    const attached = last && (await this.elbIndex.attachedGroups());
     return observe(this.clients, this.cluster, intent.service, {
       desiredName: desired.name,
       listenerAttributePorts: ports,
       groups: this.groupIndex,
       listed: (service) => this.elbIndex.listed(service),
-      ...(last
-        ? { listenersOf: listenersFrom(this.listeners, last, await this.elbIndex.attachedGroups()) }
-        : {}),
+      ...(last && attached ? { listenersOf: listenersFrom(this.listeners, last, attached) } : {}),
     });
   }
 

@@ -2,6 +2,9 @@
 // Service are already read, so only the name check and the writes that make the load balancer are its own.
 // Taking over from the AWS Load Balancer Controller costs nothing more for a Service with nothing of LBC's: which
 // ones have anything is one listing for the cluster, shared like Portico's own, not a read per Service.
+import { CreateTargetGroupCommand } from "@aws-sdk/client-elastic-load-balancing-v2";
+import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { AwsProvider } from "../../../providers/aws/provider.ts";
 import { createAwsClients } from "../../../providers/aws/clients.ts";
 import { expect, test } from "../../harness/index.ts";
@@ -85,4 +88,46 @@ test("a no-change resync of twelve Services looked at together costs one call pe
       .filter(([, n]) => n > 0),
   );
   expect(calls).toEqual({ "elbv2:DescribeTargetHealth": 12 });
+});
+
+// The account's listings are shared by the Services that need them within a minute; one arriving alone after they
+// went stale reads itself alone (its tags, its name) rather than the whole account again.
+test("a new Service arriving alone once the listings are stale reads itself alone, not the account's listings", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 2);
+  // Six hundred more of the cluster's tagged target groups: the listings take 9 calls (6 pages of tags).
+  const run = randomBytes(6).toString("hex");
+  for (let i = 0; i < 600; i += 50)
+    await Promise.all(
+      Array.from({ length: 50 }, (_, k) =>
+        aws.elbv2.send(
+          new CreateTargetGroupCommand({
+            Name: `other-${i + k}-${run}`,
+            Protocol: "TCP",
+            Port: 80,
+            VpcId: world.network.vpcId,
+            Tags: [{ Key: "portico.io/cluster", Value: cluster.namespace }],
+          }),
+        ),
+      ),
+    );
+  const provider = new AwsProvider({
+    clusterName: cluster.namespace,
+    clients: createAwsClients(),
+    observationTtlMs: 200,
+  });
+  await provider.ensure(intentFor(world, "first"));
+  expect(provider.clients.calls.get("tagging:GetResources")).toBe(6);
+  await sleep(300);
+  const before = new Map(provider.clients.calls);
+  await provider.ensure(intentFor(world, "second"));
+  const read = Object.fromEntries(
+    [...provider.clients.calls]
+      .map(([op, n]): [string, number] => [op, n - (before.get(op) ?? 0)])
+      .filter(([op, n]) => n > 0 && /^(tagging|elbv2):(Get|Describe)/.test(op)),
+  );
+  // Its own tags (one page), and the name check; no page of the account's listings.
+  expect(read).toEqual({ "tagging:GetResources": 1, "elbv2:DescribeLoadBalancers": 1 });
 });
