@@ -107,8 +107,9 @@ test(
     expect(waves[0]!.throttled).toBeGreaterThan(0);
     expect(seenByPortico).toBeLessThanOrEqual(state.throttled!);
     expect(seenByPortico).toBeGreaterThan(0);
-    // Once learned, the limiter keeps under the subscription's share: few or no throttles in the second wave.
-    expect(waves[1]!.throttled).toBeLessThanOrEqual(Math.max(2, Math.floor(waves[0]!.throttled / 2)));
+    // Once learned, the limiter keeps under the subscription's share: few or no throttles in the second wave (2 or
+    // 3 in runs of this test; a limiter that did not learn met 28 and 13, and one Service was told of a failure).
+    expect(waves[1]!.throttled).toBeLessThanOrEqual(4);
   },
 );
 
