@@ -115,19 +115,15 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
     // BENCH_THROTTLE=only: the throttled phase alone (below), for trying the rate limiter out.
     const only = process.env.BENCH_THROTTLE === "only";
     const configFile = only ? "" : await prepare(cluster);
+    // The child reads NODE_EXTRA_CA_CERTS when it starts; this process's own trust does not carry over.
+    const childEnv = { ...environment, NODE_EXTRA_CA_CERTS: caCertPath, PORTICO_LOG_LEVEL: "warn" };
     // Portico's rate limiter is off but in the throttled phase, so that these figures compare with earlier runs.
     const start = (log: string, on = cluster, file = configFile, rateLimit = "off") =>
       ControllerProcess.start({
         kubeconfig: env.controlPlane.kubeconfig,
         args: ["--provider", "azure", "--azure-config", file, ...scopedTo(on), ...CONTROLLER_ARGS],
         logFile: join(env.dir, log),
-        // The child reads NODE_EXTRA_CA_CERTS when it starts; this process's own trust does not carry over.
-        env: {
-          ...environment,
-          NODE_EXTRA_CA_CERTS: caCertPath,
-          PORTICO_LOG_LEVEL: "warn",
-          PORTICO_AZURE_RATE_LIMIT: rateLimit,
-        },
+        env: { ...childEnv, PORTICO_AZURE_RATE_LIMIT: rateLimit },
       });
 
     // Each Service has a ready endpoint (an EndpointSlice as the EndpointSlice controller writes it, made before
