@@ -24,7 +24,7 @@ const WORKERS = Number(process.env.BENCH_WORKERS ?? 16);
 const METAL = "portico.io/metal";
 const BATCH = 20;
 const DEADLINE_MS = 30 * 60_000;
-/** The goal of issue 14, in megabytes (10^6 bytes). */
+/** The memory aimed at, in megabytes (10^6 bytes). */
 const GOAL_MB = 250;
 const MIB = 2 ** 20;
 const ROOT = join(import.meta.dirname, "..");

@@ -105,19 +105,29 @@ export function intentFor(
   });
 }
 
-/** Mutating cloud calls made while `fn` ran, by operation. */
-export async function writesDuring(
+/** Cloud calls made while `fn` ran, by operation (those `only` matches, when given). */
+export async function callsDuring(
   provider: AwsProvider,
   fn: () => Promise<unknown>,
+  only: RegExp = /./,
 ): Promise<Record<string, number>> {
   const before = new Map(provider.clients.calls);
   await fn();
   return Object.fromEntries(
     [...provider.clients.calls]
       .map(([op, n]): [string, number] => [op, n - (before.get(op) ?? 0)])
-      .filter(
-        ([op, n]) =>
-          n > 0 && /:(Create|Delete|Modify|Register|Deregister|Set|Authorize|Revoke|Add|Remove)/.test(op),
-      ),
+      .filter(([op, n]) => n > 0 && only.test(op)),
+  );
+}
+
+/** Mutating cloud calls made while `fn` ran, by operation. */
+export function writesDuring(
+  provider: AwsProvider,
+  fn: () => Promise<unknown>,
+): Promise<Record<string, number>> {
+  return callsDuring(
+    provider,
+    fn,
+    /:(Create|Delete|Modify|Register|Deregister|Set|Authorize|Revoke|Add|Remove)/,
   );
 }

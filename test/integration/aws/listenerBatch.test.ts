@@ -11,7 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { AwsProvider } from "../../../providers/aws/provider.ts";
 import { createAwsClients } from "../../../providers/aws/clients.ts";
 import { expect, test } from "../../harness/index.ts";
-import { awsWorld, intentFor } from "./fixtures.ts";
+import { awsWorld, callsDuring, intentFor } from "./fixtures.ts";
 import { inventory } from "./inventory.ts";
 
 const FULL_PERIOD_MS = 300;
@@ -24,16 +24,6 @@ function provider(cluster: string): AwsProvider {
     observationTtlMs: 1,
     fullObservationPeriodMs: FULL_PERIOD_MS,
   });
-}
-
-async function callsDuring(p: AwsProvider, fn: () => Promise<unknown>): Promise<Record<string, number>> {
-  const before = new Map(p.clients.calls);
-  await fn();
-  return Object.fromEntries(
-    [...p.clients.calls]
-      .map(([op, n]): [string, number] => [op, n - (before.get(op) ?? 0)])
-      .filter(([, n]) => n > 0),
-  );
 }
 
 test("past the full-observation period, twelve Services' listeners are read in one call; attributes and health per Service", async ({

@@ -35,7 +35,7 @@ export async function measureSteady(
   return {
     seconds,
     answeredOfAsked: `${figures.answered}/${figures.asked}`,
-    // Answered before the client asked again, as a requester retrying at this rate needs (the issue's count).
+    // Answered before the client asked again, as a requester retrying at this rate needs (what counts as answered).
     answeredBeforeNextRequest: `${figures.answered - figures.late}/${figures.asked}`,
     unanswered: exchanges.filter((e) => e.answers.length === 0).map((e) => new Date(e.sentAt).toISOString()),
     doubleAnswered: figures.doubleAnswered,
