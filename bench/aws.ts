@@ -16,6 +16,7 @@ import { startFaultProxy } from "../test/harness/faultProxy.ts";
 import { mergePatch, TestCluster } from "../test/harness/kube.ts";
 import { percentile, report, sleep } from "./report.ts";
 import { sampleUsage } from "./usage.ts";
+import { byAction, sum } from "./calls.ts";
 
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 1000);
 const NODES = Number(process.env.BENCH_NODES ?? 100);
@@ -328,23 +329,6 @@ export async function benchAws(): Promise<Record<string, unknown>> {
 }
 
 /** Cloud calls between two scrapes, by operation (errors and retries included: the account sees them all). */
-function byAction(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [key, value] of after) {
-    const op = /^portico_cloud_calls_total\{.*operation="([^"]+)"/.exec(key)?.[1];
-    if (!op) continue;
-    const n = value - (before.get(key) ?? 0);
-    if (n > 0) out[op] = (out[op] ?? 0) + n;
-  }
-  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
-}
-
-function sum(calls: Record<string, number>, only?: RegExp): number {
-  return Object.entries(calls)
-    .filter(([op]) => !only || only.test(op))
-    .reduce((n, [, c]) => n + c, 0);
-}
-
 async function targetGroupsFor(aws: TestAws, services: string[]): Promise<Map<string, string>> {
   const byService = new Map<string, string>();
   let marker: string | undefined;
