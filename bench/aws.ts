@@ -197,40 +197,36 @@ export async function benchAws(): Promise<Record<string, unknown>> {
       mutatingCalls: sum(restartByAction, MUTATING_ACTION),
       byAction: restartByAction,
     };
-    progress(`the periodic no-change resync (${period} s after the restart)`);
-    while ((performance.now() - resyncStarted) / 1000 < period + 1) await sleep(500);
-    const periodicStarted = performance.now();
-    await sleep(500);
-    await resyncer.waitQueueEmpty(600_000);
-    const periodicMetrics = await resyncer.metrics();
-    const periodicByAction = byAction(restartMetrics, periodicMetrics);
-    const resync = {
-      services: SERVICES + 2,
-      seconds: +((performance.now() - periodicStarted) / 1000 + 1).toFixed(1),
-      callsPerService: +(sum(periodicByAction) / (SERVICES + 2)).toFixed(2),
-      mutatingCalls: sum(periodicByAction, MUTATING_ACTION),
-      byAction: periodicByAction,
+    // The resync due `at` seconds after the restart: the calls it made, from the metrics read before it.
+    const resyncAt = async (at: number, before: Map<string, number>) => {
+      while ((performance.now() - resyncStarted) / 1000 < at + 1) await sleep(500);
+      const started = performance.now();
+      await sleep(500);
+      await resyncer.waitQueueEmpty(600_000);
+      const metrics = await resyncer.metrics();
+      const calls = byAction(before, metrics);
+      return {
+        metrics,
+        figures: {
+          services: SERVICES + 2,
+          seconds: +((performance.now() - started) / 1000 + 1).toFixed(1),
+          callsPerService: +(sum(calls) / (SERVICES + 2)).toFixed(2),
+          mutatingCalls: sum(calls, MUTATING_ACTION),
+          byAction: calls,
+        },
+      };
     };
+    progress(`the periodic no-change resync (${period} s after the restart)`);
+    const periodic = await resyncAt(period, restartMetrics);
+    const resync = periodic.figures;
     progress(`the next resync, which observes every Service in full (${2 * period} s after the restart)`);
-    while ((performance.now() - resyncStarted) / 1000 < 2 * period + 1) await sleep(500);
-    const fullStarted = performance.now();
-    await sleep(500);
-    await resyncer.waitQueueEmpty(600_000);
-    const fullByAction = byAction(periodicMetrics, await resyncer.metrics());
+    const full = (await resyncAt(2 * period, periodic.metrics)).figures;
     const fullResync = {
-      services: SERVICES + 2,
-      seconds: +((performance.now() - fullStarted) / 1000 + 1).toFixed(1),
-      callsPerService: +(sum(fullByAction) / (SERVICES + 2)).toFixed(2),
-      mutatingCalls: sum(fullByAction, MUTATING_ACTION),
-      byAction: fullByAction,
+      ...full,
       // Over an hour at the defaults (resync every 600 s, full observation hourly): five resyncs like the one
       // above and one like this, per Service. Computed from the two measured passes.
-      averagedOverAnHourAtTheDefaults: 0,
+      averagedOverAnHourAtTheDefaults: +((5 * resync.callsPerService + full.callsPerService) / 6).toFixed(2),
     };
-    fullResync.averagedOverAnHourAtTheDefaults = +(
-      (5 * resync.callsPerService + fullResync.callsPerService) /
-      6
-    ).toFixed(2);
     await resyncer.stop();
     // Churn on a controller that resyncs only hourly, so that no resync counts among the changes' calls.
     const churner = await start("controller-churn.log", ["--orphan-collection-period", "3600"]);

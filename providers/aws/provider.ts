@@ -331,7 +331,7 @@ export class AwsProvider implements LoadBalancerProvider {
       listenerAttributePorts: ports,
       groups: this.groupIndex,
       listed: (service) => this.elbIndex.listed(service),
-      ...(last && attached ? { listenersOf: listenersFrom(this.listeners, last, attached) } : {}),
+      ...(attached ? { listenersOf: listenersFrom(this.listeners, last, attached) } : {}),
     });
   }
 
