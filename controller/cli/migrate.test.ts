@@ -61,3 +61,37 @@ test("which Services migrate looks at: the running controllers', LBC's with an A
   expect(withRunning).toHaveLength(1);
   expect(served(withRunning, svc())).toBe(false);
 });
+
+test("a running controller of a class of its own, or confined to another namespace, does not stand for the provider", () => {
+  const svc = (namespace: string, cls: string) => ({
+    metadata: { name: "s", namespace },
+    spec: { type: "LoadBalancer", loadBalancerClass: cls },
+  });
+  const controller = (settings: Record<string, unknown>) =>
+    ({
+      fresh: true,
+      lease: {},
+      settings: { provider: "aws", defaultForUnclassed: false, clusterName: "c", ...settings },
+    }) as unknown as RunningController;
+  const served = (configs: ReturnType<typeof servingConfigs>, s: ReturnType<typeof svc>) =>
+    configs.find((c) => wantsLoadBalancer(s, c.classes));
+  const own = controller({ loadBalancerClass: "example.com/own" });
+  const confined = controller({
+    loadBalancerClass: "portico.io/aws-nlb",
+    namespace: "team-a",
+    clusterName: "a",
+  });
+  const all = [own, confined];
+  // In team-a the confined controller serves Portico's class, with its settings.
+  expect(
+    served(servingConfigs(all, undefined, "team-a"), svc("team-a", "portico.io/aws-nlb"))?.settings,
+  ).toBe(confined.settings);
+  // Elsewhere neither does: Portico's class is served as a controller started for AWS would serve it.
+  const elsewhere = served(servingConfigs(all, undefined, "team-b"), svc("team-b", "portico.io/aws-nlb"));
+  expect(elsewhere).toBeDefined();
+  expect(elsewhere?.settings).toBeUndefined();
+  // The controller of its own class serves its class everywhere.
+  expect(served(servingConfigs(all, undefined, "team-b"), svc("team-b", "example.com/own"))?.settings).toBe(
+    own.settings,
+  );
+});

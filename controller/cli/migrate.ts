@@ -80,10 +80,7 @@ export async function migrate(
   const services = opts.namespace
     ? await api.core.listNamespacedService({ namespace: opts.namespace })
     : await api.core.listServiceForAllNamespaces();
-  const serving = servingConfigs(opts.controllers, {
-    provider: opts.provider ?? "aws",
-    defaultForUnclassed: opts.defaultForUnclassed ?? false,
-  });
+  const target = { provider: opts.provider ?? "aws", defaultForUnclassed: opts.defaultForUnclassed ?? false };
   const nodes = (await api.core.listNode()).items;
   const providers = new Map<string, LoadBalancerProvider | undefined>();
   const liveController = lbcLeaseReader(api.coordination, opts.lbcLease);
@@ -95,9 +92,11 @@ export async function migrate(
     return bindingsOf.get(namespace)!;
   };
   for (const svc of services.items) {
-    const found = serving.find((c) => wantsLoadBalancer(svc, c.classes));
-    if (!found) continue;
     const namespace = svc.metadata!.namespace!;
+    const found = servingConfigs(opts.controllers, target, namespace).find((c) =>
+      wantsLoadBalancer(svc, c.classes),
+    );
+    if (!found) continue;
     const name = `${namespace}/${svc.metadata!.name}`;
     const cls = classServedUnder(svc, found.classes);
     const kind = providerOfClass(cls) ?? found.settings?.provider;
@@ -160,10 +159,12 @@ function failed(service: string, message: string): Row {
 }
 
 /**
- * Which Services Portico would serve, and under which controller's settings: each running controller's classes
- * (an AWS one's with the AWS Load Balancer Controller's, as with --aws-take-over-lbc), and where no controller of
- * the provider the user moves to runs yet, that provider's class as a controller started for it would serve it
- * (`defaultForUnclassed`: started with --default-load-balancer, serving unclassed Services too).
+ * Which of a namespace's Services Portico would serve, and under which controller's settings: the classes of each
+ * running controller whose scope takes in the namespace (an AWS one's with the AWS Load Balancer Controller's, as
+ * with --aws-take-over-lbc), and where no such controller serves the class of the provider the user moves to, that
+ * class as a controller started for it would serve it (`defaultForUnclassed`: started with
+ * --default-load-balancer, serving unclassed Services too). A controller confined to another namespace neither
+ * serves these Services nor stands for the provider here.
  */
 export function servingConfigs(
   controllers: readonly RunningController[],
@@ -171,9 +172,11 @@ export function servingConfigs(
     provider: "aws",
     defaultForUnclassed: false,
   },
+  namespace?: string,
 ): { classes: ClassConfig; settings?: PublishedSettings }[] {
   const running = controllers
     .filter((c) => c.fresh && c.settings)
+    .filter((c) => !c.settings!.namespace || namespace === undefined || c.settings!.namespace === namespace)
     .map((c) => ({
       settings: c.settings!,
       classes: {
@@ -185,12 +188,15 @@ export function servingConfigs(
         ],
       },
     }));
-  if (running.some((c) => c.settings.provider === target.provider)) return running;
   const loadBalancerClass = {
     aws: AWS_LOAD_BALANCER_CLASS,
     azure: AZURE_LOAD_BALANCER_CLASS,
     metal: METAL_LOAD_BALANCER_CLASS,
   }[target.provider];
+  // A running controller of the provider's own class speaks for it; one of a class of its own does not.
+  const speaksForTarget = (c: (typeof running)[number]) =>
+    c.settings.provider === target.provider && c.classes.loadBalancerClass === loadBalancerClass;
+  if (running.some(speaksForTarget)) return running;
   return [
     ...running,
     {

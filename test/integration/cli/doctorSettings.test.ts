@@ -9,9 +9,9 @@ import { main } from "../../../controller/cli/porticoctl.ts";
 import { SETTINGS_ANNOTATION } from "../../../controller/publishedSettings.ts";
 import { mergePatch } from "../../../controller/patch.ts";
 import { READY_CONDITION } from "../../../controller/status.ts";
-import { expect, test, waitFor, waitForServing, type TestCluster } from "../../harness/index.ts";
-import { startPortico } from "../../harness/controller.ts";
+import { expect, test, waitForServing } from "../../harness/index.ts";
 import { awsWorld, lbService, waitForHostname } from "../aws/fixtures.ts";
+import { leadingController } from "./leadingController.ts";
 
 const LEASE = "portico-controller-doctor";
 
@@ -27,33 +27,12 @@ async function ctl(...args: string[]): Promise<{ code: number; out: string }> {
   }
 }
 
-async function leadingController(cluster: TestCluster) {
-  await startPortico(cluster, {
-    leaderElection: {
-      enabled: true,
-      namespace: cluster.namespace,
-      name: LEASE,
-      identity: "doctor-test",
-      leaseDurationMs: 2000,
-      renewDeadlineMs: 1500,
-      retryPeriodMs: 250,
-    },
-  });
-  await waitFor("the leader to publish its settings", async () => {
-    const lease = await cluster.coordination.readNamespacedLease({
-      name: LEASE,
-      namespace: cluster.namespace,
-    });
-    return lease.metadata?.annotations?.[SETTINGS_ANNOTATION];
-  });
-}
-
 test("the leader publishes its settings; status and doctor need no --cluster-name", async ({
   cluster,
   aws,
 }) => {
   const world = await awsWorld(cluster, aws, 2);
-  await leadingController(cluster);
+  await leadingController(cluster, LEASE);
   const lease = await cluster.coordination.readNamespacedLease({ name: LEASE, namespace: cluster.namespace });
   expect(JSON.parse(lease.metadata!.annotations![SETTINGS_ANNOTATION]!)).toMatchObject({
     provider: "aws",
@@ -99,7 +78,7 @@ test("doctor applies the Service's target-node labels: no matching node, and a L
   aws,
 }) => {
   const world = await awsWorld(cluster, aws, 2);
-  await leadingController(cluster);
+  await leadingController(cluster, LEASE);
   const [first, second] = world.nodes as [string, string];
 
   await cluster.createService("nowhere", lbService(), {

@@ -6,7 +6,7 @@ import { LBC_NLB_CLASS } from "../../../controller/classes.ts";
 import { main } from "../../../controller/cli/porticoctl.ts";
 import { LBC_FINALIZER } from "../../../providers/aws/lbcAdoption.ts";
 import { expect, test, waitFor } from "../../harness/index.ts";
-import { startPortico } from "../../harness/controller.ts";
+import { leadingController } from "./leadingController.ts";
 import { installCrds } from "../../harness/manifests.ts";
 import { awsWorld, lbService } from "../aws/fixtures.ts";
 import { inventory } from "../aws/inventory.ts";
@@ -117,7 +117,7 @@ test("migrate says per Service what will be adopted in place, recreated or refus
 
   // The controller does what migrate said: web adopted in place; afterwards migrate says Portico keeps it.
   await cluster.coordination.deleteNamespacedLease({ name: LEASE, namespace: ns });
-  await startPortico(cluster, {
+  await leadingController(cluster, "portico-controller", {
     alsoServes: [LBC_NLB_CLASS],
     aws: {
       defaultScheme: "internal",
@@ -137,7 +137,8 @@ test("migrate says per Service what will be adopted in place, recreated or refus
     const row = (JSON.parse(r.out) as { service: string; verdict: string; lines: string[] }[]).find(
       (x) => x.service === `${ns}/web`,
     )!;
-    return row.lines.length === 2 ? row : undefined;
+    if (row.lines.length !== 2) throw new Error(`migrate says of web:\n${row.lines.join("\n")}`);
+    return row;
   });
   expect(after.verdict).toBe("keep");
   expect(after.lines).toEqual([

@@ -7,6 +7,7 @@ import { main } from "../../../controller/cli/porticoctl.ts";
 import { expect, test, waitFor } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { awsWorld, lbService, waitForHostname } from "../aws/fixtures.ts";
+import { leadingController } from "./leadingController.ts";
 
 async function ctl(...args: string[]): Promise<{ code: number; out: string }> {
   let out = "";
@@ -59,12 +60,15 @@ test("plan shows what would be made for a new Service, and nothing once it is in
   // A dry run: nothing exists afterwards.
   await expect(cluster.getService("web")).rejects.toMatchObject({ code: 404 });
 
-  await startPortico(cluster);
+  // Leading, as deployed: plan reads the controller's node selector from its Lease and so plans its targets.
+  await leadingController(cluster, "portico-controller");
   await cluster.createService("web", lbService());
   await waitForHostname(cluster, "web");
-  await waitFor("the controller to settle", async () =>
-    (await ctl("plan", "-f", file, "--cluster-name", cluster.namespace)).out.includes("nothing to do"),
-  );
+  await waitFor("the controller to settle", async () => {
+    const plan = await ctl("plan", "-f", file, "--cluster-name", cluster.namespace);
+    if (!plan.out.includes("nothing to do")) throw new Error(`porticoctl plan says:\n${plan.out}`);
+    return true;
+  });
 });
 
 test("doctor walks the chain: a healthy Service passes every check", async ({ cluster, aws }) => {
