@@ -98,10 +98,19 @@ test(
       expect(after[n.host.ipv4]?.connectionsEstablished).toBe(before[n.host.ipv4]?.connectionsEstablished);
     }
 
-    // SIGTERM: the speaker withdraws its node's routes (FRR stays up, its session too) before it exits.
+    // SIGTERM: the speaker has its node's FRR withdraw the routes before it exits; FRR stays up, its session
+    // too, so the router drops the route only because it was withdrawn. The UPDATE reaches the router a moment
+    // after FRR applied the change, hence the short wait.
     await n0!.terminate();
-    const hops = await routerNextHops(bgp, WEB);
-    expect(hops).not.toContain(n0!.host.ipv4);
+    const hops = await waitFor(
+      `the router to drop ${n0!.host.ipv4} as a next hop`,
+      async () => {
+        const now = await routerNextHops(bgp, WEB);
+        if (now.includes(n0!.host.ipv4)) throw new Error(`next hops ${now.join(", ")}`);
+        return now;
+      },
+      { timeoutMs: 5000 },
+    );
     expect(hops).toHaveLength(2);
     expect((await routerSessions(bgp))[n0!.host.ipv4]?.bgpState).toBe("Established");
   },
