@@ -7,30 +7,18 @@
 // SIGTERM, relabel) the longest time with no answer and the requests answered by two nodes. Then every core is
 // saturated by other processes for ten minutes: no address may move and no speaker be declared dead meanwhile,
 // and a speaker SIGKILLed while the machine is still saturated must be failed over.
-import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
-import { cpus, loadavg } from "node:os";
-import { promisify } from "node:util";
+import { loadavg } from "node:os";
 import { addonPath } from "../speaker/io/addon.ts";
-import { arpRequestFrame } from "../speaker/packets/arp.ts";
 import { startEnvironment } from "../test/harness/environment.ts";
 import { TestCluster } from "../test/harness/kube.ts";
-import { IP, requireLanTools, type LanHost, type TestLan } from "../test/harness/netns.ts";
+import { requireLanTools } from "../test/harness/netns.ts";
 import { installPoolCrd } from "../test/harness/pools.ts";
 import { waitFor } from "../test/harness/wait.ts";
-import {
-  arping,
-  measureFailover,
-  metricSum,
-  sendRawFrames,
-  speakerMetrics,
-  TcpProber,
-} from "../test/integration/metal/clients.ts";
+import { measureFailover, sendRawFrames, TcpProber } from "../test/integration/metal/clients.ts";
 import { ArpRecorder } from "../test/integration/metal/arpRecorder.ts";
 import { exchangeFigures } from "../test/integration/metal/exchanges.ts";
 import { measureAtSize } from "../test/integration/metal/atSize.ts";
 import { MoveLog, poolEditMoves, relabelMoves } from "../test/integration/metal/moves.ts";
-import { moduleFootprint } from "../test/integration/metal/footprint.ts";
 import { measureSaturation } from "../test/integration/metal/saturation.ts";
 import { measureSteady } from "../test/integration/metal/steady.ts";
 import {
@@ -41,8 +29,9 @@ import {
   TAKEOVER_BURST_MS,
   type MetalNode,
 } from "../test/integration/metal/speakers.ts";
-import { percentile, report, sleep } from "./report.ts";
-import { processUsage } from "./usage.ts";
+import { report, sleep } from "./report.ts";
+import { arpFlood, idleCpu, sendPaced, speakerPid } from "./speakerCost.ts";
+import { arpLatency, ndpLatency, summary } from "./speakerLatency.ts";
 
 const SPEAKERS = Number(process.env.BENCH_SPEAKERS ?? 3);
 const REQUESTS = Number(process.env.BENCH_ARP_REQUESTS ?? 200);
@@ -85,7 +74,6 @@ const V4 = "192.0.2.200";
 const V6 = "2001:db8::200";
 
 const progress = (what: string) => process.stderr.write(`  ${what}...\n`);
-const ms = (value: number) => +value.toFixed(3);
 
 export async function benchSpeaker(): Promise<Record<string, unknown>> {
   requireLanTools(["arping", "ndisc6", "tcpdump"]);
@@ -121,9 +109,9 @@ export async function benchSpeaker(): Promise<Record<string, unknown>> {
     await sleep(TAKEOVER_BURST_MS);
 
     progress(`ARP: ${REQUESTS} requests each to the speaker and to the kernel`);
-    const arp = await arpLatency(metal, elected);
+    const arp = await arpLatency(metal, elected, V4, REQUESTS);
     progress(`NDP: ${SOLICITATIONS} solicitations each to the speaker and to the kernel`);
-    const ndp = await ndpLatency(metal, elected6);
+    const ndp = await ndpLatency(metal, elected6, V6, SOLICITATIONS);
 
     const recorder = new ArpRecorder(metal.lan, metal.lan.client, V4, {
       intervalMs: ASK_INTERVAL_MS,
@@ -165,11 +153,11 @@ export async function benchSpeaker(): Promise<Record<string, unknown>> {
     const idle = await idleCpu(elected);
     progress(`ARP flood at ${FLOOD_RATE}/s for ${FLOOD_SECONDS} s`);
     const client = metal.lan.client;
-    const paced = await arpFlood(metal, elected, (frame) =>
+    const paced = await arpFlood(metal, elected, V4, (frame) =>
       sendPaced(metal.lan, client, frame, FLOOD_RATE, FLOOD_SECONDS),
     );
     progress(`ARP flood of ${FLOOD_FRAMES} requests as fast as they go out`);
-    const saturating = await arpFlood(metal, elected, (frame) =>
+    const saturating = await arpFlood(metal, elected, V4, (frame) =>
       sendRawFrames(metal.lan, client, addonPath(), [frame], FLOOD_FRAMES),
     );
     let atSize;
@@ -197,116 +185,6 @@ export async function benchSpeaker(): Promise<Record<string, unknown>> {
     for (const fn of cleanups.reverse()) await fn().catch((err: unknown) => console.error("clean-up:", err));
     await env.stop();
   }
-}
-
-/**
- * Round trips as arping sees them (request sent to reply captured), for the Service address (the speaker
- * answers) and for the same node's own LAN address (its kernel answers), in alternating rounds so that both
- * see the same machine.
- */
-async function arpLatency(metal: MetalCluster, node: MetalNode) {
-  const speaker: number[] = [];
-  const kernel: number[] = [];
-  const round = 50;
-  for (let done = 0; done < REQUESTS; done += round) {
-    const count = Math.min(round, REQUESTS - done);
-    speaker.push(...(await arpRtts(metal.lan.client, V4, count, node.mac)));
-    kernel.push(...(await arpRtts(metal.lan.client, node.host.ipv4, count, node.mac)));
-  }
-  return { requests: REQUESTS, speaker: summary(speaker), kernel: summary(kernel) };
-}
-
-/** `arping -c count` 10 ms apart; arping() in clients.ts waits 200 ms between requests and stops after 5 s. */
-async function arpRtts(from: LanHost, address: string, count: number, mac: string) {
-  const args = ["-c", String(count), "-W", "0.01", "-w", String(5 + count), "-i", from.iface, address];
-  const text = await output(IP, ["netns", "exec", from.namespace, "arping", ...args]);
-  const replies = [...text.matchAll(/bytes from ([0-9a-f:]{17}) \(.*time=([\d.]+) (msec|usec)/g)];
-  const wrong = replies.filter((m) => m[1] !== mac);
-  if (!replies.length || wrong.length)
-    throw new Error(
-      `ARP for ${address}: expected replies from ${mac} alone, arping said: ${text.slice(-500)}`,
-    );
-  return replies.map((m) => Number(m[2]) / (m[3] === "usec" ? 1000 : 1));
-}
-
-/**
- * ndisc6 prints no timings, so the client's interface is captured with tcpdump and each solicitation paired
- * with the advertisement answering it: the time between the two on the client's wire.
- */
-async function ndpLatency(metal: MetalCluster, node: MetalNode) {
-  const { lan } = metal;
-  const client = lan.client;
-  const seen: { time: number; kind: "solicitation" | "advertisement"; from: string; target: string }[] = [];
-  const capture = lan.start(
-    client,
-    "tcpdump-ndp",
-    "tcpdump",
-    ["-i", client.iface, "-n", "-tt", "-l", "icmp6 and (ip6[40] == 135 or ip6[40] == 136)"],
-    {
-      onLine: (line) => {
-        const m =
-          /^(\d+\.\d+) IP6 (\S+) > \S+: ICMP6, neighbor (solicitation|advertisement), (?:who has|tgt is) ([0-9a-f:]+)/.exec(
-            line,
-          );
-        if (m)
-          seen.push({
-            time: Number(m[1]) * 1000,
-            from: m[2]!,
-            kind: m[3] as "solicitation" | "advertisement",
-            target: m[4]!,
-          });
-      },
-    },
-  );
-  const solicit = (target: string) =>
-    output(IP, [
-      "netns",
-      "exec",
-      client.namespace,
-      "ndisc6",
-      "-1",
-      "-n",
-      "-r",
-      "1",
-      "-w",
-      "1000",
-      target,
-      client.iface,
-    ]);
-  // tcpdump says it listens on standard error only; a captured exchange says the same.
-  await waitFor("tcpdump to capture a neighbour solicitation", async () => {
-    await solicit(node.host.ipv6);
-    return seen.some((s) => s.kind === "advertisement");
-  });
-  // Late lines of the warm-up are not counted.
-  await sleep(300);
-  const start = seen.length;
-  for (let i = 0; i < SOLICITATIONS; i++) {
-    await solicit(V6);
-    await solicit(node.host.ipv6);
-  }
-  await sleep(300);
-  await capture.kill();
-  const rtts = (target: string) => {
-    const out: number[] = [];
-    const events = seen.slice(start).filter((e) => e.target === target);
-    for (const [i, e] of events.entries()) {
-      // Only the client solicits these targets (from its link-local or global address).
-      if (e.kind !== "solicitation") continue;
-      const answer = events.slice(i + 1).find((a) => a.kind === "advertisement");
-      if (answer) out.push(answer.time - e.time);
-    }
-    if (!out.length)
-      throw new Error(
-        `no neighbour advertisement for ${target} was captured; tcpdump saw: ${JSON.stringify(seen.slice(-6))}`,
-      );
-    return out;
-  };
-  return {
-    solicitations: SOLICITATIONS,
-    speaker: summary(rtts(V6)),
-    kernel: summary(rtts(node.host.ipv6)),
-  };
 }
 
 /**
@@ -424,173 +302,6 @@ async function allAlive(metal: MetalCluster): Promise<void> {
     () => metal.nodes.every((n) => n.started && [...n.live].sort().join() === all),
     { timeoutMs: 60_000 },
   );
-}
-
-/** The idle cost of the announcing speaker (the membership protocol's 60 datagrams a second), as a share of a core. */
-async function idleCpu(elected: MetalNode) {
-  const pid = speakerPid(elected);
-  const start = performance.now();
-  const before = await cpuSeconds(pid);
-  await sleep(5_000);
-  const share = ((await cpuSeconds(pid)) - before) / ((performance.now() - start) / 1000);
-  const metrics = await speakerMetrics(elected.host);
-  const mib = (bytes: number) => Math.round(bytes / 2 ** 20);
-  return {
-    cpuShare: `${(100 * share).toFixed(1)}% of a core`,
-    rssMiB: mib((await processUsage(pid)).rssBytes),
-    // Where the RSS goes: the JavaScript heap in use, and what loading the speaker's modules costs alone.
-    heapUsedMiB: mib(metricSum(metrics, "nodejs_heap_size_used_bytes")),
-    rssOfModulesAloneMiB: await moduleFootprint(),
-  };
-}
-
-/**
- * Broadcasts ARP requests for the Service address from the client (`send` says how many went out) and
- * measures the announcing speaker's CPU over the flood (and, for comparison, the other speakers', which
- * receive the same broadcasts and answer none), what its metrics counted, and whether the address stayed.
- */
-async function arpFlood(metal: MetalCluster, elected: MetalNode, send: (frame: Buffer) => Promise<number>) {
-  const client = metal.lan.client;
-  const pids = new Map(metal.nodes.map((n) => [n, speakerPid(n)]));
-  const cpuAll = async () =>
-    new Map(await Promise.all([...pids].map(async ([n, pid]) => [n, await cpuSeconds(pid)] as const)));
-  const frame = arpRequestFrame({ senderMac: client.mac, senderIp: client.ipv4, targetIp: V4 });
-  const before = await speakerMetrics(elected.host);
-  const deadBefore = metal.nodes.map((n) => n.declaredDead.length);
-  const cpuBefore = await cpuAll();
-  const machineBefore = await machineCpu();
-  // Whether any other node announced the address at any moment of the flood.
-  const movedTo = new Set<string>();
-  const watch = setInterval(() => {
-    for (const n of metal.announcersOf(V4)) if (n !== elected) movedTo.add(n.name);
-    if (!metal.announcersOf(V4).includes(elected)) movedTo.add("nobody");
-  }, 20).unref();
-  const start = performance.now();
-  const sent = await send(frame);
-  const sendSeconds = (performance.now() - start) / 1000;
-  // The window ends when the speaker has read every frame the kernel queued for it.
-  let last = -1;
-  await waitFor(
-    "the speaker to stop receiving flood frames",
-    async () => {
-      const received = metricSum(await speakerMetrics(elected.host), "portico_speaker_frames_received_total");
-      const settled = received === last;
-      last = received;
-      return settled;
-    },
-    { intervalMs: 250, timeoutMs: 60_000 },
-  );
-  const seconds = (performance.now() - start) / 1000;
-  const cpuAfter = await cpuAll();
-  const machineAfter = await machineCpu();
-  // The speaker reads the kernel's drop count every 5 s (speaker.ts): wait for the flood's last ones.
-  await sleep(5_500);
-  clearInterval(watch);
-  const after = await speakerMetrics(elected.host);
-  const delta = (name: string, ...labels: string[]) =>
-    metricSum(after, name, ...labels) - metricSum(before, name, ...labels);
-  const cpu = (n: MetalNode) => cpuAfter.get(n)! - cpuBefore.get(n)!;
-  const others = metal.nodes.filter((n) => n !== elected).map(cpu);
-  const received = delta("portico_speaker_frames_received_total");
-
-  // Did the address stay? Nobody declared a speaker dead, no other node announced, and ARP still says so.
-  const answers = await arping(client, V4, 3);
-  const declared = metal.nodes.flatMap((n, i) =>
-    n.declaredDead.slice(deadBefore[i]).map((d) => `${n.name}: ${d}`),
-  );
-  const problems = [
-    ...(declared.length ? [`declared dead ${declared.join(", ")}`] : []),
-    ...(movedTo.size ? [`announced meanwhile by ${[...movedTo].join(", ")}`] : []),
-    ...(answers.macs.length && answers.macs.every((m) => m === elected.mac)
-      ? []
-      : [`ARP afterwards answered by ${answers.macs.join(" ") || "nobody"}`]),
-  ];
-  return {
-    framesSent: sent,
-    framesPerSecond: Math.round(sent / sendSeconds),
-    received,
-    answered: delta("portico_speaker_requests_answered_total"),
-    rateLimited: delta("portico_speaker_frames_dropped_total", 'reason="RateLimited"'),
-    kernelQueueFull: delta("portico_speaker_frames_dropped_total", 'reason="KernelQueueFull"'),
-    windowSeconds: +seconds.toFixed(1),
-    announcerCpuSeconds: +cpu(elected).toFixed(2),
-    announcerCpuShare: `${Math.round((100 * cpu(elected)) / seconds)}% of a core`,
-    announcerCpuPerFrameUs: received ? Math.round((1e6 * cpu(elected)) / received) : "none received",
-    othersCpuShare: `${Math.round((100 * Math.max(...others)) / seconds)}% of a core (the busier)`,
-    machineBusy: `${Math.round((100 * (machineAfter.busy - machineBefore.busy)) / (machineAfter.total - machineBefore.total))}% of ${cpus().length} cores`,
-    addressStayed: problems.length ? `no: ${problems.join("; ")}` : "yes",
-  };
-}
-
-/**
- * Sends `frame` from `host` at `rate` frames a second for `seconds`, through the speaker's packet-socket
- * addon (sendRawFrames sends as fast as it can, which saturates a small machine). Resolves with the count sent.
- */
-async function sendPaced(lan: TestLan, host: LanHost, frame: Buffer, rate: number, seconds: number) {
-  let sent = -1;
-  const proc = lan.start(
-    host,
-    `paced-flood-${host.namespace}`,
-    process.execPath,
-    ["-e", PACED, addonPath(), host.iface, frame.toString("hex"), String(rate), String(seconds)],
-    { onLine: (line) => (sent = Number(line)) },
-  );
-  await proc.exited;
-  if (!(sent >= 0)) throw new Error(`the paced flood from ${host.namespace} failed: ${proc.tail()}`);
-  return sent;
-}
-
-// Every 5 ms it sends what is due by then; a refused send counts as due too, so a full queue cannot spin it.
-const PACED = `
-const [addonPath, iface, hex, rate, seconds] = process.argv.slice(1);
-const addon = require(addonPath);
-const frame = Buffer.from(hex, "hex");
-const handle = addon.open(iface, () => {});
-const start = performance.now();
-let sent = 0, attempts = 0;
-const timer = setInterval(() => {
-  const elapsed = Math.min((performance.now() - start) / 1000, Number(seconds));
-  for (; attempts < elapsed * Number(rate); attempts++) if (addon.send(handle, frame) === 0) sent++;
-  if (elapsed >= Number(seconds)) { clearInterval(timer); addon.close(handle); console.log(sent); }
-}, 5);`;
-
-/** The speaker's own process: `ip netns exec` and setpriv exec it, so the spawned pid is node itself. */
-function speakerPid(node: MetalNode): number {
-  const pid = node.process?.running ? node.process.pid : undefined;
-  if (!pid) throw new Error(`the speaker on ${node.name} is not running`);
-  return pid;
-}
-
-async function cpuSeconds(pid: number): Promise<number> {
-  const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8");
-  if (!/speaker\/main\.[jt]s/.test(cmdline)) throw new Error(`process ${pid} is not a speaker: ${cmdline}`);
-  return (await processUsage(pid)).cpuSeconds;
-}
-
-/** Jiffies of the whole machine from /proc/stat: all, and all but idle and iowait. */
-async function machineCpu(): Promise<{ total: number; busy: number }> {
-  const fields = (await readFile("/proc/stat", "utf8")).split("\n")[0]!.split(/\s+/).slice(1, 9).map(Number);
-  const total = fields.reduce((a, b) => a + b, 0);
-  return { total, busy: total - fields[3]! - fields[4]! };
-}
-
-function summary(values: number[], digits = 3) {
-  const round = digits ? ms : Math.round;
-  return {
-    p50Ms: round(percentile(values, 50)),
-    p99Ms: round(percentile(values, 99)),
-    maxMs: round(Math.max(...values)),
-    samples: values.length,
-  };
-}
-
-/** stdout even when the command exits non-zero (arping does when a request goes unanswered). */
-async function output(command: string, args: string[]): Promise<string> {
-  try {
-    return (await promisify(execFile)(command, args, { timeout: 120_000 })).stdout;
-  } catch (err) {
-    return (err as { stdout?: string }).stdout ?? "";
-  }
 }
 
 if (import.meta.main) await report("speaker", benchSpeaker);
