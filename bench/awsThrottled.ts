@@ -6,7 +6,7 @@ import { total, type ControllerProcess } from "../test/harness/controllerProcess
 import type { startFaultProxy } from "../test/harness/faultProxy.ts";
 import { TestCluster } from "../test/harness/kube.ts";
 import { sleep } from "./report.ts";
-import { byAction, sum } from "./calls.ts";
+import { byAction, sum, waitedByBucket } from "./calls.ts";
 import { sampleUsage } from "./usage.ts";
 
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 1000);
@@ -127,6 +127,7 @@ export async function throttledPhase(p: {
         user: +total(after, "portico_cloud_rate_limit_wait_seconds_total", /user/).toFixed(1),
         background: +total(after, "portico_cloud_rate_limit_wait_seconds_total", /background/).toFixed(1),
       },
+      waitedByBucket: waitedByBucket(before, after),
     };
   } finally {
     p.proxy.setThrottle(undefined);

@@ -4,6 +4,7 @@ import type { ControllerProcess } from "../test/harness/controllerProcess.ts";
 import { total } from "../test/harness/controllerProcess.ts";
 import { TestAzure, type ThrottlingState } from "../test/harness/azure.ts";
 import { TestCluster } from "../test/harness/kube.ts";
+import { waitedByBucket } from "./calls.ts";
 import { sleep } from "./report.ts";
 import { sampleUsage, settled } from "./usage.ts";
 
@@ -142,6 +143,7 @@ export async function throttledPhase(p: {
             total(before, "portico_cloud_rate_limit_wait_seconds_total", /background/)
           ).toFixed(1),
         },
+        waitedByBucket: waitedByBucket(before, after),
         controllerPeakRssMiB: Math.round(peak.rssBytes / 2 ** 20),
         controllerCpuSeconds: +peak.cpuSeconds.toFixed(1),
       },

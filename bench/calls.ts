@@ -15,3 +15,17 @@ export function sum(calls: Record<string, number>, only?: RegExp): number {
     .filter(([op]) => !only || only.test(op))
     .reduce((n, [, c]) => n + c, 0);
 }
+
+/** Seconds the controller's calls waited on each rate-limiter bucket between two scrapes, the longest first. */
+export function waitedByBucket(
+  before: Map<string, number>,
+  after: Map<string, number>,
+): Record<string, number> {
+  const out: [string, number][] = [];
+  for (const [key, value] of after) {
+    const bucket = /^portico_cloud_rate_limit_bucket_wait_seconds_total\{.*bucket="([^"]+)"/.exec(key)?.[1];
+    const waited = value - (before.get(key) ?? 0);
+    if (bucket && waited >= 0.05) out.push([bucket, +waited.toFixed(1)]);
+  }
+  return Object.fromEntries(out.sort(([, a], [, b]) => b - a));
+}

@@ -81,6 +81,18 @@ export class ControllerMetrics {
         this.cloudRateLimitWaited.inc({ priority }, seconds);
     },
   });
+  readonly cloudRateLimitBucketWaited: Counter = new Counter({
+    name: "portico_cloud_rate_limit_bucket_wait_seconds_total",
+    help: "Time cloud calls spent waiting for the client-side rate limiter, by cloud bucket (which limit binds)",
+    labelNames: ["bucket"],
+    registers: [this.registry],
+    collect: (): void => {
+      this.cloudRateLimitBucketWaited.reset();
+      for (const limiter of liveRateLimiters())
+        for (const b of limiter.stats())
+          this.cloudRateLimitBucketWaited.inc({ bucket: b.bucket }, b.waitedSeconds);
+    },
+  });
   readonly leader = new Gauge({
     name: "portico_leader",
     help: "1 while this replica leads",

@@ -194,6 +194,7 @@ describe("RateLimiter", () => {
     await time.advance(5);
     expect(done).toEqual([0, 0, 1, 2]);
     expect(limiter.waited.user).toBe(3);
+    expect(limiter.stats()[0]!.waitedSeconds).toBe(3);
   });
 
   test("buckets are independent", async () => {
@@ -203,6 +204,12 @@ describe("RateLimiter", () => {
     for (const b of ["a", "a", "a", "b"]) void limiter.acquire(b, limit).then(() => done.push(b));
     await time.advance(0);
     expect(done).toEqual(["a", "a", "b"]);
+    await time.advance(5);
+    // The third call on a waited for a's refill; b's call did not wait.
+    expect(limiter.stats().map((s) => [s.bucket, s.waitedSeconds])).toEqual([
+      ["a", expect.closeTo(1 / 0.95, 3)],
+      ["b", 0],
+    ]);
   });
 
   test("user work queued goes before background work queued earlier; background goes when none is left", async () => {
@@ -234,6 +241,7 @@ describe("RateLimiter", () => {
         ratePerSecond: 7,
         maxRatePerSecond: 10,
         waiting: { user: 0, background: 0 },
+        waitedSeconds: 0,
         throttles: 1,
       },
     ]);

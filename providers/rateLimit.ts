@@ -224,6 +224,8 @@ export interface BucketStats {
   ratePerSecond: number;
   maxRatePerSecond: number;
   waiting: { user: number; background: number };
+  /** Seconds calls have spent waiting on this bucket, all priorities: where a busy controller's time goes. */
+  waitedSeconds: number;
   throttles: number;
 }
 
@@ -234,7 +236,10 @@ interface Waiter {
 
 /** Hands out calls bucket by bucket, in priority order, at the learned rates. */
 export class RateLimiter {
-  private readonly buckets = new Map<string, { state: AdaptiveBucket; queue: Waiter[]; timer: boolean }>();
+  private readonly buckets = new Map<
+    string,
+    { state: AdaptiveBucket; queue: Waiter[]; timer: boolean; waited: number }
+  >();
   private readonly share: number;
   private readonly now: () => number;
   private readonly setTimer: (fn: () => void, ms: number) => void;
@@ -271,7 +276,7 @@ export class RateLimiter {
       const state = max.windowSeconds
         ? new AdaptiveWindow(max, this.now())
         : new AdaptiveBucket(max, this.now());
-      this.buckets.set(bucket, (e = { state, queue: [], timer: false }));
+      this.buckets.set(bucket, (e = { state, queue: [], timer: false, waited: 0 }));
     }
     return e;
   }
@@ -285,7 +290,9 @@ export class RateLimiter {
       e.queue.push({
         priority: p,
         resolve: () => {
-          this.waited[p] += this.now() - queuedAt;
+          const waited = this.now() - queuedAt;
+          this.waited[p] += waited;
+          e.waited += waited;
           resolve();
         },
       });
@@ -338,6 +345,7 @@ export class RateLimiter {
         user: e.queue.filter((w) => w.priority === "user").length,
         background: e.queue.filter((w) => w.priority === "background").length,
       },
+      waitedSeconds: e.waited,
       throttles: e.state.throttles,
     }));
   }

@@ -1,4 +1,5 @@
-// The controller's metrics show the AWS rate limiter's state: what each bucket has learned, what waits.
+// The controller's metrics show the AWS rate limiter's state: what each bucket has learned, what waits and how
+// long calls have waited on it.
 import { expect, test } from "vitest";
 import { ControllerMetrics } from "../../controller/metrics.ts";
 import { createAwsClients } from "../../providers/aws/clients.ts";
@@ -15,4 +16,7 @@ test("a throttled bucket's learned rate and the calls waiting on it are scraped"
   expect(text).toContain('portico_cloud_rate_limit_per_second{bucket="elbv2:TestOnlyBucket"} 0.000665');
   expect(text).toMatch(/portico_cloud_rate_limit_waiting\{priority="background"\} [1-9]/);
   expect(text).toContain('portico_cloud_rate_limit_wait_seconds_total{priority="user"}');
+  expect(text).toMatch(
+    /portico_cloud_rate_limit_bucket_wait_seconds_total\{bucket="elbv2:TestOnlyBucket"\} 0/,
+  );
 });
