@@ -25,6 +25,7 @@ import { ControllerProcess, total, scopedTo } from "../test/harness/controllerPr
 import { startEnvironment } from "../test/harness/environment.ts";
 import { TestCluster } from "../test/harness/kube.ts";
 import { ManagedProcess } from "../test/harness/processes.ts";
+import { armCalls, errorsByCode, perService } from "./armCalls.ts";
 import { throttledPhase, throttledSummary } from "./azureThrottled.ts";
 import { percentile, report, sleep } from "./report.ts";
 import { processUsage, sampleUsage, settled } from "./usage.ts";
@@ -153,7 +154,6 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
         prepare,
         start,
         withEndpoint,
-        armCalls,
         progress,
       });
     if (only) return { throttled: await throttledPhaseHere() };
@@ -331,36 +331,6 @@ async function reconcilesSoFar(controller: ControllerProcess): Promise<number> {
       await sleep(1000);
     }
   }
-}
-
-/** ARM requests among the emulator's counts (token and discovery requests are Entra ID's, not ARM's). */
-function armCalls(counts: Record<string, number>) {
-  let calls = 0;
-  let writes = 0;
-  const byOperation: Record<string, number> = {};
-  for (const [op, n] of Object.entries(counts)) {
-    if (/ (token|discovery)$/.test(op)) continue;
-    calls += n;
-    if (/^(PUT|PATCH|DELETE) /.test(op)) writes += n;
-    byOperation[op] = n;
-  }
-  return { calls, writes, byOperation };
-}
-
-function perService(byOperation: Record<string, number>, services: number): Record<string, number> {
-  return Object.fromEntries(
-    Object.entries(byOperation)
-      .sort(([, a], [, b]) => b - a)
-      .map(([op, n]) => [op, +(n / services).toFixed(2)]),
-  );
-}
-
-/** ARM's refusals by code: lost etag races (412), busy resources (409), throttling. */
-async function errorsByCode(azure: TestAzure): Promise<Record<string, number> | "none"> {
-  const out: Record<string, number> = {};
-  for (const r of await azure.requests())
-    if (r.status >= 400) out[r.code ?? String(r.status)] = (out[r.code ?? String(r.status)] ?? 0) + 1;
-  return Object.keys(out).length ? out : "none";
 }
 
 /**

@@ -4,6 +4,7 @@ import type { ControllerProcess } from "../test/harness/controllerProcess.ts";
 import { total } from "../test/harness/controllerProcess.ts";
 import { TestAzure, type ThrottlingState } from "../test/harness/azure.ts";
 import { TestCluster } from "../test/harness/kube.ts";
+import { armCalls } from "./armCalls.ts";
 import { waitedByBucket } from "./calls.ts";
 import { sleep } from "./report.ts";
 import { sampleUsage, settled } from "./usage.ts";
@@ -13,8 +14,6 @@ const THROTTLE_SERVICES = Number(process.env.BENCH_THROTTLE_SERVICES ?? SERVICES
 // The share of every limit left to "the rest of the subscription" (0: Portico has the whole of it).
 const THROTTLE_RESERVE = Number(process.env.BENCH_THROTTLE_RESERVE ?? 0);
 const DEADLINE_MS = 60 * 60_000;
-
-type ArmCalls = { calls: number; writes: number; byOperation: Record<string, number> };
 
 /**
  * N new Services on a second cluster (its own namespace, nodes, load balancers) in a fresh subscription (the
@@ -29,7 +28,6 @@ export async function throttledPhase(p: {
   prepare: (on: TestCluster) => Promise<string>;
   start: (log: string, on: TestCluster, file: string, rateLimit: string) => Promise<ControllerProcess>;
   withEndpoint: (name: string, on: TestCluster) => Promise<object>;
-  armCalls: (counts: Record<string, number>) => ArmCalls;
   progress: (what: string) => void;
 }) {
   const azure = await TestAzure.fresh();
@@ -54,7 +52,7 @@ export async function throttledPhase(p: {
     });
     while ((await withIp()) < 1) await sleep(250);
     await settled(controller);
-    const single = p.armCalls(await azure.requestCounts());
+    const single = armCalls(await azure.requestCounts());
     const singleThrottled = (await azure.throttling()).throttled ?? 0;
 
     const bulk = THROTTLE_SERVICES - 1;
@@ -88,7 +86,7 @@ export async function throttledPhase(p: {
     // Converged when every Service has its IP: the floor is that of the calls made until then.
     const seconds = (performance.now() - started) / 1000;
     const state: ThrottlingState = await azure.throttling();
-    const calls = p.armCalls(await azure.requestCounts());
+    const calls = armCalls(await azure.requestCounts());
     await settled(controller);
     const peak = await usage.stop();
     const after = await controller.metrics();
