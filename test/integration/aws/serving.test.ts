@@ -54,10 +54,13 @@ test("a Service whose target-node labels match no node is made but not serving, 
   );
   expect(flowing.reason).toBe("TargetsHealthy");
   expect(flowing.message).toBe("1 of 1 targets healthy");
-  const recovered = (await serviceEvents(cluster, "nowhere")).find(
-    (e) => e.type === "Normal" && e.reason === "TargetsHealthy",
+  // The controller writes the condition first and the Event after it, so the Event may trail the condition.
+  const recovered = await waitFor("the TargetsHealthy Event", async () =>
+    (await serviceEvents(cluster, "nowhere")).find(
+      (e) => e.type === "Normal" && e.reason === "TargetsHealthy",
+    ),
   );
-  expect(recovered?.message).toMatch(/^Traffic reaches backends again/);
+  expect(recovered.message).toMatch(/^Traffic reaches backends again/);
 });
 
 test("once traffic flows and nothing changes, target health is not polled", async ({ cluster, aws }) => {
