@@ -23,6 +23,15 @@ export class ControllerMetrics {
     labelNames: ["operation", "outcome"],
     registers: [this.registry],
   });
+  // How long the cloud takes to answer, apart from the time a call waits for the rate limiter: a slow API (or
+  // emulator) and a binding limit look alike in reconcile times, and this tells them apart.
+  readonly cloudCallDuration = new Histogram({
+    name: "portico_cloud_call_duration_seconds",
+    help: "Time the cloud took to answer a call (retries are calls of their own), by operation",
+    labelNames: ["operation"],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
   readonly cloudThrottles = new Counter({
     name: "portico_cloud_throttles_total",
     help: "Cloud API calls refused for throttling",

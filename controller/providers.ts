@@ -45,8 +45,9 @@ export async function createProvider(
             }
           : {}),
       });
-      aws.clients.onCall((_service, operation, outcome, code) => {
+      aws.clients.onCall((_service, operation, outcome, code, seconds) => {
         metrics.cloudCalls.inc({ operation, outcome });
+        metrics.cloudCallDuration.observe({ operation }, seconds);
         if (code && THROTTLE_CODES.test(code)) metrics.cloudThrottles.inc({ operation });
       });
       return aws;
@@ -55,8 +56,9 @@ export async function createProvider(
       if (!config.azure) throw new Error("provider azure needs the azure section of the configuration");
       const { AzureProvider } = await import("../providers/azure/provider.ts");
       const azure = new AzureProvider({ clusterName: config.clusterName, ...config.azure });
-      azure.clients.onCall((operation, outcome, code) => {
+      azure.clients.onCall((operation, outcome, code, seconds) => {
         metrics.cloudCalls.inc({ operation, outcome });
+        metrics.cloudCallDuration.observe({ operation }, seconds);
         if (code && THROTTLE_CODES.test(code)) metrics.cloudThrottles.inc({ operation });
       });
       return azure;

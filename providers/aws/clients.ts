@@ -27,7 +27,9 @@ export type CallObserver = (
   service: string,
   operation: string,
   outcome: "ok" | "error",
-  code?: string,
+  code: string | undefined,
+  /** How long the cloud took to answer (the rate limiter's wait is not in it). */
+  seconds: number,
 ) => void;
 
 export interface AwsClients {
@@ -69,12 +71,14 @@ export function createAwsClients(opts: AwsClientOptions = {}): AwsClients {
     async (args) => {
       const key = `${service}:${String(context.commandName).replace(/Command$/, "")}`;
       calls.set(key, (calls.get(key) ?? 0) + 1);
+      const started = performance.now();
+      const seconds = () => (performance.now() - started) / 1000;
       try {
         const out = await next(args);
-        observers.forEach((o) => o(service, key, "ok"));
+        observers.forEach((o) => o(service, key, "ok", undefined, seconds()));
         return out;
       } catch (err) {
-        observers.forEach((o) => o(service, key, "error", (err as Error).name));
+        observers.forEach((o) => o(service, key, "error", (err as Error).name, seconds()));
         throw err;
       }
     };

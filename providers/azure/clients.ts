@@ -11,7 +11,13 @@ import { limitsOf, rateLimiterOptionsFromEnv, throttledLimit } from "./rateLimit
 /** A policy of the client's HTTP pipeline (the type of @azure/core-rest-pipeline, which is not imported directly). */
 type PipelinePolicy = Parameters<NetworkManagementClient["pipeline"]["addPolicy"]>[0];
 
-export type CallObserver = (operation: string, outcome: "ok" | "error", code?: string) => void;
+export type CallObserver = (
+  operation: string,
+  outcome: "ok" | "error",
+  code: string | undefined,
+  /** How long ARM took to answer (the rate limiter's wait is not in it). */
+  seconds: number,
+) => void;
 
 export interface AzureClients {
   network: NetworkManagementClient;
@@ -66,15 +72,17 @@ export function createAzureClients(opts: AzureClientOptions): AzureClients {
       async sendRequest(request, next) {
         const key = operationLabel(request.method, request.url);
         calls.set(key, (calls.get(key) ?? 0) + 1);
+        const started = performance.now();
+        const seconds = () => (performance.now() - started) / 1000;
         try {
           const response = await next(request);
           const failed = response.status >= 400;
           // A 429 is told by its code: ARM's throttling, or a resource provider's "busy, try again".
           const code = response.status === 429 ? (errorCode(response) ?? "429") : String(response.status);
-          observers.forEach((o) => o(key, failed ? "error" : "ok", failed ? code : undefined));
+          observers.forEach((o) => o(key, failed ? "error" : "ok", failed ? code : undefined, seconds()));
           return response;
         } catch (err) {
-          observers.forEach((o) => o(key, "error", (err as { code?: string }).code));
+          observers.forEach((o) => o(key, "error", (err as { code?: string }).code, seconds()));
           throw err;
         }
       },
