@@ -30,7 +30,9 @@ const MUTATING_ACTION =
 const THROTTLE = process.env.BENCH_THROTTLE !== "0";
 
 export async function benchAws(): Promise<Record<string, unknown>> {
-  const env = await startEnvironment({ awsEndpoints: 1 });
+  // The throttled phase has an emulator of its own (bench/awsThrottled.ts says why).
+  const only = process.env.BENCH_THROTTLE === "only";
+  const env = await startEnvironment({ awsEndpoints: THROTTLE && !only ? 2 : 1 });
   // The controller reaches the emulator through a recording proxy (no faults), the benchmark directly.
   const proxy = await startFaultProxy(env.awsEndpoints[0]!.url);
   let answers: (action: string, body: string, status: number) => void = () => undefined;
@@ -49,12 +51,22 @@ export async function benchAws(): Promise<Record<string, unknown>> {
     const instances = await aws.createInstances(network.subnets[0]!.subnetId, NODES);
     for (const [i, inst] of instances.entries())
       await cluster.createNode(`n${i}`, { providerID: inst.providerID, internalIP: inst.privateIp });
-    const start = (log: string, extraArgs: string[] = [], on = cluster, rateLimit = "off") =>
+    const start = (
+      log: string,
+      extraArgs: string[] = [],
+      on = cluster,
+      rateLimit = "off",
+      awsEndpointUrl = proxy.url,
+    ) =>
       ControllerProcess.start({
         kubeconfig: env.controlPlane.kubeconfig,
         args: [...scopedTo(on), "--leader-elect=false", "--workers", String(WORKERS), ...extraArgs],
         logFile: join(env.dir, log),
-        env: { PORTICO_LOG_LEVEL: "warn", AWS_ENDPOINT_URL: proxy.url, PORTICO_AWS_RATE_LIMIT: rateLimit },
+        env: {
+          PORTICO_LOG_LEVEL: "warn",
+          AWS_ENDPOINT_URL: awsEndpointUrl,
+          PORTICO_AWS_RATE_LIMIT: rateLimit,
+        },
       });
     const svc = (name: string, ip = false) => ({
       metadata: {
@@ -74,16 +86,14 @@ export async function benchAws(): Promise<Record<string, unknown>> {
     const throttledPhaseHere = () =>
       throttledPhase({
         kubeconfig: env.controlPlane.kubeconfig,
-        proxy,
-        aws,
-        subnetIds: network.subnets.map((s) => s.subnetId),
-        instances,
-        start: (log, on) => start(log, [], on, "on"),
+        emulatorUrl: env.awsEndpoints.at(-1)!.url,
+        nodes: NODES,
+        start: (log, on, awsEndpointUrl) => start(log, [], on, "on", awsEndpointUrl),
         svc,
         progress,
       });
     // BENCH_THROTTLE=only: the throttled phase alone, for trying the rate limiter out.
-    if (process.env.BENCH_THROTTLE === "only") return { throttled: await throttledPhaseHere() };
+    if (only) return { throttled: await throttledPhaseHere() };
     const controller = await start("controller.log");
     const calls = async (filter?: RegExp) =>
       total(await controller.metrics(), "portico_cloud_calls_total", filter);

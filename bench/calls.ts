@@ -29,3 +29,17 @@ export function waitedByBucket(
   }
   return Object.fromEntries(out.sort(([, a], [, b]) => b - a));
 }
+
+/** Seconds the cloud (here, its emulator) took to answer the controller's calls, by action, the longest first. */
+export function answerSecondsByAction(
+  before: Map<string, number>,
+  after: Map<string, number>,
+): Record<string, number> {
+  const out: [string, number][] = [];
+  for (const [key, value] of after) {
+    const op = /^portico_cloud_call_duration_seconds_sum\{.*operation="([^"]+)"/.exec(key)?.[1];
+    const seconds = value - (before.get(key) ?? 0);
+    if (op && seconds >= 0.05) out.push([op, +seconds.toFixed(1)]);
+  }
+  return Object.fromEntries(out.sort(([, a], [, b]) => b - a));
+}

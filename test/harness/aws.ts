@@ -30,18 +30,25 @@ export interface TestNetwork {
  * which is reset before the test starts.
  */
 export class TestAws {
-  readonly ec2 = new EC2Client({});
-  readonly elbv2 = new ElasticLoadBalancingV2Client({});
+  readonly ec2: EC2Client;
+  readonly elbv2: ElasticLoadBalancingV2Client;
   readonly region = process.env.AWS_REGION ?? "us-east-1";
   private nextSubnet = 0;
 
-  static async fresh(): Promise<TestAws> {
+  /** Clients of the emulator at `url` (by default the one AWS_ENDPOINT_URL names, which the SDK reads itself). */
+  constructor(url?: string) {
+    const config = url ? { endpoint: url } : {};
+    this.ec2 = new EC2Client(config);
+    this.elbv2 = new ElasticLoadBalancingV2Client(config);
+  }
+
+  static async fresh(url?: string): Promise<TestAws> {
     const endpoint: AwsEndpoint = {
-      url: process.env.AWS_ENDPOINT_URL!,
+      url: url ?? process.env.AWS_ENDPOINT_URL!,
       kind: process.env.PORTICO_AWS_EMULATOR === "localstack" ? "localstack" : "moto",
     };
     await resetAwsEndpoint(endpoint);
-    return new TestAws();
+    return new TestAws(url);
   }
 
   /** A VPC with a subnet in each of `zones`, tagged as EKS tags them for load balancers. */
