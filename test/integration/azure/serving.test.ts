@@ -18,11 +18,13 @@ test("no ready endpoint: made, not serving, with a Warning; an endpoint arrives:
     return c?.status === "False" ? c : undefined;
   });
   expect(down.reason).toBe("NoReadyEndpoints");
-  expect(await serviceEvents(cluster, "web")).toContainEqual({
-    type: "Warning",
-    reason: "NoReadyEndpoints",
-    message: down.message,
-  });
+  // Events follow the condition they tell of (the controller writes the condition first).
+  const warning = await waitFor("the NoReadyEndpoints Event", async () =>
+    (await serviceEvents(cluster, "web")).find(
+      (e) => e.type === "Warning" && e.reason === "NoReadyEndpoints",
+    ),
+  );
+  expect(warning.message).toBe(down.message);
 
   await cluster.createEndpointSlice(
     "web",
@@ -33,8 +35,8 @@ test("no ready endpoint: made, not serving, with a Warning; an endpoint arrives:
   const up = (await cluster.getService("web")).status?.conditions?.find((x) => x.type === SERVING_CONDITION);
   expect(up).toMatchObject({ status: "True", reason: "BackendsReady" });
   expect(up?.message).toMatch(/^2 of 2 backends should pass their probes/);
-  const recovered = (await serviceEvents(cluster, "web")).find(
-    (e) => e.type === "Normal" && e.reason === "BackendsReady",
+  const recovered = await waitFor("the BackendsReady Event", async () =>
+    (await serviceEvents(cluster, "web")).find((e) => e.type === "Normal" && e.reason === "BackendsReady"),
   );
-  expect(recovered?.message).toMatch(/^Traffic reaches backends again/);
+  expect(recovered.message).toMatch(/^Traffic reaches backends again/);
 });
