@@ -16,7 +16,7 @@ import { startFaultProxy } from "../test/harness/faultProxy.ts";
 import { mergePatch, TestCluster } from "../test/harness/kube.ts";
 import { percentile, report, sleep } from "./report.ts";
 import { sampleUsage } from "./usage.ts";
-import { byAction, sum } from "./calls.ts";
+import { answerSecondsByAction, byAction, sum } from "./calls.ts";
 
 const SERVICES = Number(process.env.BENCH_SERVICES ?? 1000);
 const NODES = Number(process.env.BENCH_NODES ?? 100);
@@ -134,6 +134,7 @@ export async function benchAws(): Promise<Record<string, unknown>> {
     // N Services at once.
     before = await calls();
     beforeMutating = await calls(MUTATING);
+    const beforeBulk = await controller.metrics();
     const usage = sampleUsage(controller);
     const started = performance.now();
     for (let i = 0; i < SERVICES; i += 50) {
@@ -156,6 +157,8 @@ export async function benchAws(): Promise<Record<string, unknown>> {
       mutatingPerService: +(((await calls(MUTATING)) - beforeMutating) / SERVICES).toFixed(1),
       controllerPeakRssMiB: Math.round(peak.rssBytes / 2 ** 20),
       controllerCpuSeconds: +peak.cpuSeconds.toFixed(1),
+      // The emulator's answer time: unthrottled, it is what bounds how fast Services converge.
+      answerSecondsByAction: answerSecondsByAction(beforeBulk, await controller.metrics()),
     };
 
     progress("one more Service on the warm controller");
@@ -279,7 +282,8 @@ export async function benchAws(): Promise<Record<string, unknown>> {
         if (svcName && form.get("Targets.member.1.Id") === "10.0.0.201" && !doneAt.has(svcName))
           doneAt.set(svcName, performance.now());
       };
-      const callsBefore = total(await churner.metrics(), "portico_cloud_calls_total");
+      const metricsBefore = await churner.metrics();
+      const callsBefore = total(metricsBefore, "portico_cloud_calls_total");
       for (const n of churnNames) {
         await cluster.discovery.patchNamespacedEndpointSlice(
           {
@@ -298,6 +302,7 @@ export async function benchAws(): Promise<Record<string, unknown>> {
         await sleep(50);
       }
       await churner.waitQueueEmpty(600_000);
+      const metricsAfter = await churner.metrics();
       const latencies = churnNames.map((n) => doneAt.get(n)! - changedAt.get(n)!);
       rounds.push({
         round,
@@ -305,10 +310,14 @@ export async function benchAws(): Promise<Record<string, unknown>> {
         observation: round === 1 ? "first change after creation (known from its writes)" : "reused",
         p50Ms: Math.round(percentile(latencies, 50)),
         p99Ms: Math.round(percentile(latencies, 99)),
-        callsPerChange: +(
-          (total(await churner.metrics(), "portico_cloud_calls_total") - callsBefore) /
-          CHURN
-        ).toFixed(1),
+        callsPerChange: +((total(metricsAfter, "portico_cloud_calls_total") - callsBefore) / CHURN).toFixed(
+          1,
+        ),
+        // Where the round's time went at the emulator: the three actions it took longest to answer.
+        slowestAnswers: Object.entries(answerSecondsByAction(metricsBefore, metricsAfter))
+          .slice(0, 3)
+          .map(([action, seconds]) => `${action} ${seconds} s`)
+          .join(", "),
       });
     }
     answers = () => undefined;

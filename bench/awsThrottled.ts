@@ -1,5 +1,7 @@
 // `make bench-aws`, its last phase (on unless BENCH_THROTTLE=0): new Services under AWS's request throttling, emulated
 // (test/harness/awsThrottle.ts), with Portico's rate limiter on.
+import { randomUUID } from "node:crypto";
+import { TAG } from "../providers/aws/names.ts";
 import { TestAws } from "../test/harness/aws.ts";
 import { total, type ControllerProcess } from "../test/harness/controllerProcess.ts";
 import { startFaultProxy } from "../test/harness/faultProxy.ts";
@@ -12,6 +14,9 @@ const SERVICES = Number(process.env.BENCH_SERVICES ?? 1000);
 const THROTTLE_SERVICES = Number(process.env.BENCH_THROTTLE_SERVICES ?? SERVICES);
 // The share of every bucket left to "the rest of the account" (0: Portico has the whole account).
 const THROTTLE_RESERVE = Number(process.env.BENCH_THROTTLE_RESERVE ?? 0);
+// Security groups of another cluster the emulator holds before the phase starts (0: none), tagged as Portico tags
+// its own: to see what the emulator's tag-filtered reads cost when it is not empty.
+const FOREIGN_GROUPS = Number(process.env.BENCH_THROTTLE_FOREIGN_GROUPS ?? 0);
 
 /**
  * N new Services on a second cluster (its own namespace, nodes and cluster name) under AWS's request throttling,
@@ -38,6 +43,17 @@ export async function throttledPhase(p: {
   const ns = cluster.namespace;
   const network = await aws.createNetwork(ns, { internal: true });
   const instances = await aws.createInstances(network.subnets[0]!.subnetId, p.nodes);
+  for (let i = 0; i < FOREIGN_GROUPS; i += 50)
+    await Promise.all(
+      Array.from({ length: Math.min(50, FOREIGN_GROUPS - i) }, (_, k) =>
+        aws.createSecurityGroup(network.vpcId, `other-${i + k}`, {
+          "kubernetes.io/cluster/other": "owned",
+          [TAG.cluster]: "other",
+          [TAG.service]: `default/s${i + k}`,
+          [TAG.serviceUid]: randomUUID(),
+        }),
+      ),
+    );
   for (const [i, inst] of instances.entries())
     await cluster.createNode(`n${i}`, { providerID: inst.providerID, internalIP: inst.privateIp });
   const throttle = proxy.setThrottle({ reserve: THROTTLE_RESERVE })!;
@@ -130,7 +146,9 @@ export async function throttledPhase(p: {
       // Time the emulator took to answer, beside the time spent waiting for the limiter: what else holds the
       // controller's workers when the binding bucket is not kept busy.
       answerSecondsByAction: answerSecondsByAction(before, after),
-      emulator: "its own, empty at the start of the phase",
+      emulator: FOREIGN_GROUPS
+        ? `its own, holding ${FOREIGN_GROUPS} security groups of another cluster at the start of the phase`
+        : "its own, empty at the start of the phase",
     };
   } finally {
     await controller.stop();
