@@ -21,13 +21,7 @@ export function waitedByBucket(
   before: Map<string, number>,
   after: Map<string, number>,
 ): Record<string, number> {
-  const out: [string, number][] = [];
-  for (const [key, value] of after) {
-    const bucket = /^portico_cloud_rate_limit_bucket_wait_seconds_total\{.*bucket="([^"]+)"/.exec(key)?.[1];
-    const waited = value - (before.get(key) ?? 0);
-    if (bucket && waited >= 0.05) out.push([bucket, +waited.toFixed(1)]);
-  }
-  return Object.fromEntries(out.sort(([, a], [, b]) => b - a));
+  return secondsByLabel(before, after, "portico_cloud_rate_limit_bucket_wait_seconds_total", "bucket");
 }
 
 /** Seconds the cloud (here, its emulator) took to answer the controller's calls, by action, the longest first. */
@@ -35,11 +29,22 @@ export function answerSecondsByAction(
   before: Map<string, number>,
   after: Map<string, number>,
 ): Record<string, number> {
+  return secondsByLabel(before, after, "portico_cloud_call_duration_seconds_sum", "operation");
+}
+
+/** A seconds counter's growth between two scrapes, by one of its labels, the largest first (0.05 s and more). */
+function secondsByLabel(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  metric: string,
+  label: string,
+): Record<string, number> {
+  const series = new RegExp(`^${metric}\\{.*${label}="([^"]+)"`);
   const out: [string, number][] = [];
   for (const [key, value] of after) {
-    const op = /^portico_cloud_call_duration_seconds_sum\{.*operation="([^"]+)"/.exec(key)?.[1];
+    const name = series.exec(key)?.[1];
     const seconds = value - (before.get(key) ?? 0);
-    if (op && seconds >= 0.05) out.push([op, +seconds.toFixed(1)]);
+    if (name && seconds >= 0.05) out.push([name, +seconds.toFixed(1)]);
   }
   return Object.fromEntries(out.sort(([, a], [, b]) => b - a));
 }
