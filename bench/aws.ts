@@ -132,9 +132,9 @@ export async function benchAws(): Promise<Record<string, unknown>> {
 
     progress(`${SERVICES} Services on ${NODES} nodes`);
     // N Services at once.
-    before = await calls();
-    beforeMutating = await calls(MUTATING);
     const beforeBulk = await controller.metrics();
+    before = total(beforeBulk, "portico_cloud_calls_total");
+    beforeMutating = total(beforeBulk, "portico_cloud_calls_total", MUTATING);
     const usage = sampleUsage(controller);
     const started = performance.now();
     for (let i = 0; i < SERVICES; i += 50) {

@@ -45,22 +45,14 @@ export async function createProvider(
             }
           : {}),
       });
-      aws.clients.onCall((_service, operation, outcome, code, seconds) => {
-        metrics.cloudCalls.inc({ operation, outcome });
-        metrics.cloudCallDuration.observe({ operation }, seconds);
-        if (code && THROTTLE_CODES.test(code)) metrics.cloudThrottles.inc({ operation });
-      });
+      aws.clients.onCall((_service, ...call) => recordCall(metrics, ...call));
       return aws;
     }
     case "azure": {
       if (!config.azure) throw new Error("provider azure needs the azure section of the configuration");
       const { AzureProvider } = await import("../providers/azure/provider.ts");
       const azure = new AzureProvider({ clusterName: config.clusterName, ...config.azure });
-      azure.clients.onCall((operation, outcome, code, seconds) => {
-        metrics.cloudCalls.inc({ operation, outcome });
-        metrics.cloudCallDuration.observe({ operation }, seconds);
-        if (code && THROTTLE_CODES.test(code)) metrics.cloudThrottles.inc({ operation });
-      });
+      azure.clients.onCall((...call) => recordCall(metrics, ...call));
       return azure;
     }
     case "metal": {
@@ -73,4 +65,17 @@ export async function createProvider(
       );
     }
   }
+}
+
+/** One cloud call in the controller's metrics: its count, how long the cloud took, and whether it was throttled. */
+function recordCall(
+  metrics: ControllerMetrics,
+  operation: string,
+  outcome: "ok" | "error",
+  code: string | undefined,
+  seconds: number,
+): void {
+  metrics.cloudCalls.inc({ operation, outcome });
+  metrics.cloudCallDuration.observe({ operation }, seconds);
+  if (code && THROTTLE_CODES.test(code)) metrics.cloudThrottles.inc({ operation });
 }

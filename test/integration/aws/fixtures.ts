@@ -74,6 +74,18 @@ export async function serviceEvents(
   return list.items.map((e) => ({ type: e.type ?? "", reason: e.reason ?? "", message: e.message ?? "" }));
 }
 
+/** The Service's Event of this type and reason, waited for: an Event may trail the status it tells of. */
+export async function waitForServiceEvent(
+  cluster: TestCluster,
+  name: string,
+  type: "Normal" | "Warning",
+  reason: string,
+): Promise<{ type: string; reason: string; message: string }> {
+  return waitFor(`the ${reason} Event`, async () =>
+    (await serviceEvents(cluster, name)).find((e) => e.type === type && e.reason === reason),
+  );
+}
+
 export async function patchService(cluster: TestCluster, name: string, body: object): Promise<V1Service> {
   return cluster.core.patchNamespacedService({ name, namespace: cluster.namespace, body }, mergePatch);
 }

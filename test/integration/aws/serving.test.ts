@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { SERVING_CONDITION } from "../../../controller/status.ts";
 import { expect, mergePatch, test, waitFor, type TestCluster } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
-import { awsWorld, lbService, serviceEvents, waitForHostname } from "./fixtures.ts";
+import { awsWorld, lbService, waitForHostname, waitForServiceEvent } from "./fixtures.ts";
 
 async function serving(cluster: TestCluster, name: string) {
   const svc = await cluster.getService(name);
@@ -33,9 +33,7 @@ test("a Service whose target-node labels match no node is made but not serving, 
   expect(ready).toMatchObject({ status: "True", reason: "Provisioned" });
   expect(ready?.message).not.toMatch(/serves/);
   // Events follow the condition they tell of (the controller writes the condition first).
-  const warning = await waitFor("the NoTargets Event", async () =>
-    (await serviceEvents(cluster, "nowhere")).find((e) => e.type === "Warning" && e.reason === "NoTargets"),
-  );
+  const warning = await waitForServiceEvent(cluster, "nowhere", "Warning", "NoTargets");
   expect(warning.message).toBe(none.message);
 
   await cluster.core.patchNode(
@@ -54,11 +52,7 @@ test("a Service whose target-node labels match no node is made but not serving, 
   );
   expect(flowing.reason).toBe("TargetsHealthy");
   expect(flowing.message).toBe("1 of 1 targets healthy");
-  const recovered = await waitFor("the TargetsHealthy Event", async () =>
-    (await serviceEvents(cluster, "nowhere")).find(
-      (e) => e.type === "Normal" && e.reason === "TargetsHealthy",
-    ),
-  );
+  const recovered = await waitForServiceEvent(cluster, "nowhere", "Normal", "TargetsHealthy");
   expect(recovered.message).toMatch(/^Traffic reaches backends again/);
 });
 

@@ -3,7 +3,7 @@ import type { TestAzure, TestCluster } from "../../harness/index.ts";
 import { AZURE_CLASS, AZURE_WORLD, waitFor } from "../../harness/index.ts";
 import type { ServiceWant } from "./inventory.ts";
 
-export { patchService, readyCondition, serviceEvents } from "../aws/fixtures.ts";
+export { patchService, readyCondition, serviceEvents, waitForServiceEvent } from "../aws/fixtures.ts";
 
 export interface AzureWorld {
   nodes: string[];

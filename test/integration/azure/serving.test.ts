@@ -3,7 +3,7 @@
 import { SERVING_CONDITION } from "../../../controller/status.ts";
 import { expect, test, waitFor, waitForServing } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
-import { azureWorld, lbService, serviceEvents, waitForIP } from "./fixtures.ts";
+import { azureWorld, lbService, waitForIP, waitForServiceEvent } from "./fixtures.ts";
 
 test("no ready endpoint: made, not serving, with a Warning; an endpoint arrives: serving, with a Normal Event", async ({
   cluster,
@@ -19,11 +19,7 @@ test("no ready endpoint: made, not serving, with a Warning; an endpoint arrives:
   });
   expect(down.reason).toBe("NoReadyEndpoints");
   // Events follow the condition they tell of (the controller writes the condition first).
-  const warning = await waitFor("the NoReadyEndpoints Event", async () =>
-    (await serviceEvents(cluster, "web")).find(
-      (e) => e.type === "Warning" && e.reason === "NoReadyEndpoints",
-    ),
-  );
+  const warning = await waitForServiceEvent(cluster, "web", "Warning", "NoReadyEndpoints");
   expect(warning.message).toBe(down.message);
 
   await cluster.createEndpointSlice(
@@ -35,8 +31,6 @@ test("no ready endpoint: made, not serving, with a Warning; an endpoint arrives:
   const up = (await cluster.getService("web")).status?.conditions?.find((x) => x.type === SERVING_CONDITION);
   expect(up).toMatchObject({ status: "True", reason: "BackendsReady" });
   expect(up?.message).toMatch(/^2 of 2 backends should pass their probes/);
-  const recovered = await waitFor("the BackendsReady Event", async () =>
-    (await serviceEvents(cluster, "web")).find((e) => e.type === "Normal" && e.reason === "BackendsReady"),
-  );
+  const recovered = await waitForServiceEvent(cluster, "web", "Normal", "BackendsReady");
   expect(recovered.message).toMatch(/^Traffic reaches backends again/);
 });
