@@ -156,6 +156,12 @@ export interface LoadBalancerProvider {
    * each has been ensured, and what none uses goes.
    */
   settle?(inView: ServiceRef[], owning?: ServiceRef[]): Promise<void>;
+  /**
+   * Where `ensure` would send the Service's traffic — the nodes' node ports (`instance`) or the pods (`ip`) — from
+   * the provider's own settings code, so that tools report what the controller does; throws the ConfigurationError
+   * `ensure` would refuse the Service with. Pure: no cloud call. Absent where traffic always enters through a node.
+   */
+  targetType?(intent: LoadBalancerIntent): "instance" | "ip";
   /** What exists in the cloud for the Service and how healthy it is, read-only (for `porticoctl status`). */
   inspect?(service: ServiceRef): Promise<InspectNode[]>;
 }

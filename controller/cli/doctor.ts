@@ -17,6 +17,7 @@ import { buildIntent, SERVICE_NAME_LABEL } from "../intent.ts";
 import { parseLabelSelector } from "../labels.ts";
 import { READY_CONDITION, SERVING_CONDITION } from "../status.ts";
 import { controllerFor, runningControllers, type RunningController } from "./controllers.ts";
+import { judgeTargets } from "./doctorTargets.ts";
 import { trafficChecks } from "./doctorTraffic.ts";
 import type { Finding } from "./finding.ts";
 import type { Printer } from "./render.ts";
@@ -124,6 +125,11 @@ export async function diagnose(
   findings.push(
     ...trafficChecks({
       svc,
+      targets: judgeTargets(svc, nodes.items, slices.items, {
+        clusterName,
+        access,
+        ...(settings?.nodeSelector ? { nodeSelector: settings.nodeSelector } : {}),
+      }),
       nodes: nodes.items,
       slices: slices.items,
       pods: pods.items,

@@ -13,8 +13,17 @@ interface Selector {
   matches: LabelMatcher;
 }
 
+/**
+ * Where the controller sends the Service's traffic, as its provider decides it (the provider's own settings code),
+ * never guessed here: to nodes (`instance`, also bare metal's announcing nodes) or to pods (`ip`); or the refusal
+ * the provider gives the Service; or why it could not be asked.
+ */
+export type TargetJudgement =
+  { type: "instance" | "ip" } | { refused: { message: string; fix: string } } | { unknown: string };
+
 export interface TrafficInputs {
   svc: V1Service;
+  targets: TargetJudgement;
   nodes: readonly V1Node[];
   slices: readonly V1EndpointSlice[];
   pods: readonly V1Pod[];
@@ -23,6 +32,17 @@ export interface TrafficInputs {
 }
 
 export function trafficChecks(input: TrafficInputs): Finding[] {
+  // A refused Service has no load balancer and no targets: nothing may be said of a path its traffic takes.
+  if ("refused" in input.targets)
+    return [
+      {
+        check: "targets",
+        result: "bad",
+        detail: `none: the provider refuses the Service (${input.targets.refused.message})`,
+        fix: input.targets.refused.fix || "change the field named above",
+      },
+      ...endpointChecks(input),
+    ];
   const selectors = nodeSelectors(input);
   if (!Array.isArray(selectors)) return [selectors, ...endpointChecks(input)];
   const why = input.nodes.map((n) => [n.metadata!.name!, whyNotTarget(n, selectors)] as const);
@@ -32,14 +52,7 @@ export function trafficChecks(input: TrafficInputs): Finding[] {
 }
 
 /** ip targets: the load balancer sends to pods directly, so nodes and kube-proxy's health checks do not matter. */
-function ipTargets(svc: V1Service): boolean {
-  const a = svc.metadata?.annotations ?? {};
-  return (
-    a["service.beta.kubernetes.io/aws-load-balancer-nlb-target-type"] === "ip" ||
-    a["portico.io/target-type"] === "ip" ||
-    svc.spec?.allocateLoadBalancerNodePorts === false
-  );
-}
+const ipTargets = (targets: TargetJudgement) => "type" in targets && targets.type === "ip";
 
 function nodeSelectors(input: TrafficInputs): Selector[] | Finding {
   const out: Selector[] = [];
@@ -80,7 +93,7 @@ function nodeCheck(input: TrafficInputs, targets: Set<string>, left: string[]): 
   const leftOut = left.length
     ? `; left out: ${left.slice(0, 5).join(", ")}${left.length > 5 ? ", ..." : ""}`
     : "";
-  if (ipTargets(input.svc))
+  if (ipTargets(input.targets))
     return {
       check: "nodes",
       result: "ok",
@@ -164,8 +177,10 @@ function endpointChecks({ svc, pods, slices }: TrafficInputs): Finding[] {
   ];
 }
 
-function healthCheck({ svc, slices }: TrafficInputs, targets: Set<string>): Finding {
-  if (ipTargets(svc))
+function healthCheck({ svc, slices, targets: judged }: TrafficInputs, targets: Set<string>): Finding {
+  if ("unknown" in judged)
+    return { check: "health checks", result: "warn", detail: `not judged: ${judged.unknown}` };
+  if (ipTargets(judged))
     return {
       check: "health checks",
       result: "ok",

@@ -90,6 +90,14 @@ export const AZURE_KEYS: KeyFamily = {
       "Portico places Services itself (multipleStandardLoadBalancerConfigurations, azure-load-balancer-configurations); remove it",
     ),
     refused(
+      "azure-shared-securityrule",
+      "security rules shared between Services (Azure's augmented rules) are not offered: Portico writes each Service's own rules; remove the annotation",
+    ),
+    refused(
+      "azure-load-balancer-mixed-protocols",
+      "rules for both TCP and UDP on every port are not made from one protocol: list each protocol in spec.ports (Kubernetes allows both on one Service); remove the annotation",
+    ),
+    refused(
       "azure-additional-public-ips",
       "additional public IPs for floating-IP backends are not offered; remove the annotation",
     ),

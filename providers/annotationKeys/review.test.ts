@@ -151,3 +151,27 @@ describe("refusalError", () => {
     expect(err.message).toContain("Private Link services are not offered");
   });
 });
+
+describe("refusals name the right owner of each key", () => {
+  it("an unknown key under Portico's own prefix is one Portico does not know (Portico alone)", () => {
+    const [finding] = reviewAnnotations({ "portico.io/no-such-setting": "x" }, "aws").refused;
+    expect(finding!.message).toMatch(/^is not an annotation Portico knows/);
+    expect(finding!.message).not.toContain("Portico or Portico");
+  });
+
+  it("an unknown key of another family is one neither its owner nor Portico knows", () => {
+    const [finding] = reviewAnnotations({ "service.beta.kubernetes.io/azure-no-such": "x" }, "azure").refused;
+    expect(finding!.message).toMatch(/^is not an annotation cloud-provider-azure or Portico knows/);
+  });
+
+  it("keys cloud-provider-azure documents are known to it: refused for what Portico does not offer, not as typos", () => {
+    for (const key of [
+      "service.beta.kubernetes.io/azure-shared-securityrule",
+      "service.beta.kubernetes.io/azure-load-balancer-mixed-protocols",
+    ]) {
+      const [finding] = reviewAnnotations({ [key]: "true" }, "azure").refused;
+      expect(finding!.message, key).toMatch(/^is not supported: /);
+      expect(finding!.message, key).not.toMatch(/is not an annotation/);
+    }
+  });
+});

@@ -67,9 +67,11 @@ export function reviewAnnotations(
         .map((e) => (port ? e.key.replaceAll("<port>", port) : e.key))
         .filter((k) => !HAS_PLACEHOLDER.test(k));
       const near = closestMatch(key, known, { maxDistance: 4 });
+      // Portico's own prefix is Portico's alone; the others' keys are known to their anchor and to Portico.
+      const knowers = family.anchor === "Portico" ? "Portico" : `${family.anchor} or Portico`;
       refused.push({
         key,
-        message: `is not an annotation ${family.anchor} or Portico knows${near ? `; did you mean ${near}?` : "; remove it"}`,
+        message: `is not an annotation ${knowers} knows${near ? `; did you mean ${near}?` : "; remove it"}`,
       });
     } else if (entry.status === "refused") {
       refused.push({ key, message: `is not supported: ${entry.summary}` });

@@ -75,9 +75,17 @@ test.each([
   expect((error as ConfigurationError).fix.length).toBeGreaterThan(5);
 });
 
-test("a path needs an HTTP check", () => {
-  expect(() => parse({ [`${P}healthcheck-protocol`]: "TCP", [`${P}healthcheck-path`]: "/x" })).toThrow(
-    "a path needs an HTTP or HTTPS health check",
+test("a path with a TCP check parses: the pair is refused with the other combinations (combinations/aws.ts)", () => {
+  expect(
+    parse({ [`${P}healthcheck-protocol`]: "TCP", [`${P}healthcheck-path`]: "/x" }).healthCheck.path,
+  ).toBe("/x");
+});
+
+test("success codes: a reversed range, or codes outside 200-599, are refused with the fix", () => {
+  expect(() => parse({ [`${P}healthcheck-success-codes`]: "399-200" })).toThrow(/reversed range.*"200-399"/);
+  expect(() => parse({ [`${P}healthcheck-success-codes`]: "200,100-199" })).toThrow(/outside 200-599/);
+  expect(parse({ [`${P}healthcheck-success-codes`]: "200-399,404" }).healthCheck.successCodes).toBe(
+    "200-399,404",
   );
 });
 

@@ -209,14 +209,20 @@ function healthCheck(get: (key: string) => string | undefined): HealthCheckOverr
         `"${codes}" is not a list of HTTP codes`,
         'write e.g. "200" or "200-399"',
       );
+    // ELBv2 takes an NLB's codes from 200 to 599, each range low to high; a reversed one matches nothing.
+    for (const part of codes.split(",")) {
+      const [low, high = low] = part.split("-").map(Number) as [number, number?];
+      if (low < 200 || high > 599 || low > high)
+        fail(
+          a.healthCheckSuccessCodes,
+          low > high
+            ? `"${part}" is a reversed range, which no status code is in`
+            : `"${part}" is outside 200-599, the codes an NLB's health check accepts`,
+          low > high ? `write it low to high, "${high}-${low}"` : 'use codes from 200 to 599, e.g. "200-399"',
+        );
+    }
     hc.successCodes = codes;
   }
-  if (hc.path && hc.protocol === "TCP")
-    fail(
-      a.healthCheckPath,
-      "a path needs an HTTP or HTTPS health check",
-      `set ${a.healthCheckProtocol} to HTTP, or remove the path`,
-    );
   return hc;
 }
 

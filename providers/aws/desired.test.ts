@@ -298,7 +298,16 @@ describe("names, tags, scheme, security group", () => {
       "stickiness.enabled": "true",
       "stickiness.type": "source_ip",
     });
-    const tls = desired(sticky, {
+    // ELBv2 has no source-IP stickiness on TLS target groups: the pair is refused rather than dropped.
+    expect(() =>
+      desired(sticky, {
+        "service.beta.kubernetes.io/aws-load-balancer-ssl-cert": "arn:aws:acm:us-east-1:1:certificate/x",
+        "service.beta.kubernetes.io/aws-load-balancer-backend-protocol": "ssl",
+      }),
+    ).toThrow(
+      /spec\.sessionAffinity: ClientIP affinity .* \(together with metadata\.annotations\[service\.beta\.kubernetes\.io\/aws-load-balancer-backend-protocol\]\)/,
+    );
+    const tls = desired(intent(), {
       "service.beta.kubernetes.io/aws-load-balancer-ssl-cert": "arn:aws:acm:us-east-1:1:certificate/x",
       "service.beta.kubernetes.io/aws-load-balancer-backend-protocol": "ssl",
     });

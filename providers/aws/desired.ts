@@ -19,6 +19,9 @@ import {
   securityGroupChoice,
   targetGroupAttributes,
 } from "./desiredExtras.ts";
+import { defaultHttpCheckPort, type GroupProtocol } from "./healthCheckDefaults.ts";
+import { AWS_COMBINATIONS } from "../annotationKeys/combinations/aws.ts";
+import { assertNoCombination } from "../annotationKeys/combinations/types.ts";
 import { desiredSubnetMappings, immutableVariant } from "./subnetMappings.ts";
 import {
   instanceIdFromProviderID,
@@ -29,7 +32,6 @@ import {
 } from "./names.ts";
 
 export const LIMITS = { listenersPerLoadBalancer: 50, targetsPerTargetGroup: 1000 } as const;
-export const KUBE_PROXY_HEALTH_PORT = 10256;
 
 /** Attributes Portico manages, with the values AWS starts from, so removing an annotation restores them. */
 /**
@@ -59,19 +61,11 @@ export function desiredLoadBalancer(
   cluster: string,
 ): DesiredLoadBalancer {
   const svc = intent.service;
-  if (settings.targetType === "instance" && !intent.allocateNodePorts) {
-    throw new ConfigurationError(
-      "NodePortsDisabled",
-      "spec.allocateLoadBalancerNodePorts",
-      "instance targets need node ports, and this Service has allocateLoadBalancerNodePorts: false",
-      `use ip targets (annotation ${AWS_ANNOTATIONS.targetType}: ip) or allow node ports`,
-    );
-  }
+  const groups = checkSettings(intent, settings);
   const subnetMappings = desiredSubnetMappings(settings, network);
   const name =
     settings.name ??
     loadBalancerName(cluster, svc, settings.scheme, immutableVariant(settings, subnetMappings));
-  const groups = groupPorts(intent.ports);
   if (groups.length > LIMITS.listenersPerLoadBalancer) {
     throw new ConfigurationError(
       "TooManyListeners",
@@ -87,14 +81,8 @@ export function desiredLoadBalancer(
   checkTlsPorts(settings, intent.ports);
   // As the AWS Load Balancer Controller: a Service with an IPv6 family gets IPv6 target groups (a dualstack NLB's),
   // for instance targets too: on an IPv6 cluster kube-proxy serves node ports on the nodes' IPv6 addresses alone.
+  // (A dualstack NLB: the combinations above refuse an IPv6 family on an IPv4 one.)
   const ipv6 = intent.ipFamilies.includes("IPv6");
-  if (ipv6 && settings.ipAddressType !== "dualstack")
-    throw new ConfigurationError(
-      "IPv6NeedsDualstack",
-      `metadata.annotations[${AWS_ANNOTATIONS.ipAddressType}]`,
-      `this Service has an IPv6 family, so its targets are reached over IPv6 (${settings.targetType === "ip" ? "the pods' IPv6 addresses" : "the nodes' IPv6 node ports"}), which only a dualstack NLB does`,
-      "set ip-address-type: dualstack, or make the Service IPv4 only",
-    );
   const userTags = settings.additionalTags;
   const listeners: DesiredListener[] = [];
   const targetGroups: DesiredTargetGroup[] = [];
@@ -182,8 +170,26 @@ export function desiredLoadBalancer(
   };
 }
 
+/**
+ * The Service's listeners, once its settings are known to work together (the combinations table): what ensure, plan
+ * and doctor all refuse, before anything is derived from the settings.
+ */
+export function checkSettings(intent: LoadBalancerIntent, settings: AwsServiceSettings): PortGroup[] {
+  const groups = groupPorts(intent.ports);
+  assertNoCombination(AWS_COMBINATIONS, {
+    intent,
+    settings,
+    listeners: groups.map((g) => ({
+      port: g.ports[0]!.port,
+      protocol: g.protocol,
+      names: g.ports.map((p) => p.name),
+    })),
+  });
+  return groups;
+}
+
 interface PortGroup {
-  protocol: "TCP" | "UDP" | "TCP_UDP";
+  protocol: GroupProtocol;
   ports: PortIntent[];
 }
 
@@ -267,7 +273,6 @@ function healthCheck(
   settings: AwsServiceSettings,
   protocol: PortGroup["protocol"],
 ): HealthCheck {
-  let base: HealthCheck;
   const http = (port: number): HealthCheck => ({
     protocol: "HTTP",
     port: String(port),
@@ -286,18 +291,8 @@ function healthCheck(
     healthyThreshold: 3,
     unhealthyThreshold: 3,
   };
-  if (
-    settings.targetType === "instance" &&
-    intent.externalTrafficPolicy === "Local" &&
-    intent.healthCheckNodePort
-  ) {
-    base = http(intent.healthCheckNodePort);
-  } else if (settings.targetType === "instance" && (settings.kubeProxyHealthCheck || protocol === "UDP")) {
-    // A UDP node port cannot answer a TCP check; kube-proxy's own endpoint tells whether the node forwards.
-    base = http(KUBE_PROXY_HEALTH_PORT);
-  } else {
-    base = tcp;
-  }
+  const httpPort = defaultHttpCheckPort(intent, settings, protocol);
+  const base = httpPort === undefined ? tcp : http(httpPort);
   const o = settings.healthCheck;
   const merged: HealthCheck = {
     ...base,
@@ -320,7 +315,7 @@ function healthCheck(
       throw new ConfigurationError(
         "InvalidHealthCheck",
         `metadata.annotations[${AWS_ANNOTATIONS.healthCheckTimeout}]`,
-        `a ${merged.timeoutSeconds}s timeout is longer than the ${merged.intervalSeconds}s interval`,
+        `a ${merged.timeoutSeconds}s timeout is longer than the ${merged.intervalSeconds}s interval (${AWS_ANNOTATIONS.healthCheckInterval}${o.intervalSeconds ? "" : ", default"})`,
         "make the timeout no longer than the interval",
       );
     }

@@ -18,16 +18,8 @@ export function securityGroupChoice(
   own: Omit<DesiredSecurityGroup, "ingress">,
 ): { securityGroup?: DesiredSecurityGroup; userSecurityGroups: string[] } {
   if (settings.disableNlbSg) return { userSecurityGroups: [] };
-  if (settings.securityGroups.length) {
-    if (settings.prefixLists.length)
-      throw new ConfigurationError(
-        "InvalidAnnotation",
-        `metadata.annotations[${M.prefixLists}]`,
-        "prefix lists are added to the security group Portico makes, and this Service brings its own",
-        "add the prefix lists to your own security group and remove the annotation",
-      );
-    return { userSecurityGroups: settings.securityGroups };
-  }
+  // (Prefix lists with the user's own groups are refused as a combination.)
+  if (settings.securityGroups.length) return { userSecurityGroups: settings.securityGroups };
   return {
     securityGroup: {
       ...own,
@@ -60,17 +52,9 @@ function ingressRules(
 
 /** ALPN on TLS listeners, and `listener-attributes.<PROTOCOL>-<port>` on the listener it names. */
 export function listenerExtras(listeners: DesiredListener[], settings: AwsServiceSettings): void {
-  if (settings.alpnPolicy) {
-    const tls = listeners.filter((l) => l.protocol === "TLS");
-    if (!tls.length)
-      throw new ConfigurationError(
-        "InvalidAnnotation",
-        `metadata.annotations[${M.alpnPolicy}]`,
-        "an ALPN policy applies to TLS listeners and this Service has none",
-        "set ssl-cert (and ssl-ports) for TLS listeners, or remove the annotation",
-      );
-    for (const l of tls) l.alpnPolicy = settings.alpnPolicy;
-  }
+  // (An ALPN policy with no TLS listener is refused as a combination.)
+  if (settings.alpnPolicy)
+    for (const l of listeners) if (l.protocol === "TLS") l.alpnPolicy = settings.alpnPolicy;
   for (const [which, attributes] of Object.entries(settings.listenerAttributes)) {
     const listener = listeners.find((l) => `${l.protocol}-${l.port}` === which);
     if (!listener)
@@ -114,13 +98,6 @@ export function checkTlsPorts(settings: AwsServiceSettings, ports: readonly Port
       `name its ports by number or name (${ports.map((p) => (p.name ? `${p.port}/${p.name}` : String(p.port))).join(", ")})`,
     );
   }
-  if (settings.sslPorts && settings.certificateArns.length === 0)
-    throw new ConfigurationError(
-      "InvalidAnnotation",
-      `metadata.annotations[${AWS_ANNOTATIONS.sslPorts}]`,
-      "TLS ports are named but no certificate is given",
-      `set ${AWS_ANNOTATIONS.sslCert}, or remove ${AWS_ANNOTATIONS.sslPorts}`,
-    );
 }
 
 /** Per-port settings must name ports the Service has: a typo would otherwise do nothing. */

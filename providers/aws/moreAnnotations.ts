@@ -68,14 +68,6 @@ export function parseMoreAwsSettings(annotations: Record<string, string>): MoreA
   };
   const manage = optionalBool(a.manageBackendRules, get(a.manageBackendRules));
   if (manage !== undefined) settings.manageBackendRules = manage;
-  if (settings.disableNlbSg && settings.securityGroups.length)
-    fail(
-      a.disableNlbSg,
-      `the NLB cannot have no security group and the groups named in ${a.securityGroups}`,
-      "remove one of the two annotations",
-    );
-  if (settings.disableNlbSg && settings.prefixLists.length)
-    fail(a.prefixLists, "prefix lists need the NLB's security group", `remove it or ${a.disableNlbSg}`);
   for (const id of settings.prefixLists)
     if (!/^pl-[0-9a-f]+$/.test(id))
       fail(a.prefixLists, `"${id}" is not a prefix list ID`, 'give IDs like "pl-0123abcd"');
@@ -136,12 +128,6 @@ export function parseMoreAwsSettings(annotations: Record<string, string>): MoreA
   const privateLink = get(a.privateLinkInboundRules);
   if (privateLink)
     settings.privateLinkInboundRules = oneOf(a.privateLinkInboundRules, privateLink, ["on", "off"] as const);
-  if (settings.privateLinkInboundRules && settings.disableNlbSg)
-    fail(
-      a.privateLinkInboundRules,
-      "it applies to the NLB's security groups, and disable-nlb-sg leaves it none",
-      "remove one of the two",
-    );
   return settings;
 }
 

@@ -22,7 +22,7 @@ import { CertificateChecker } from "./certificates.ts";
 import { inspectService } from "./inspect.ts";
 import { awsTraffic, statesOf } from "./traffic.ts";
 import { call, createAwsClients, type AwsClientOptions, type AwsClients } from "./clients.ts";
-import { desiredLoadBalancer, type Network } from "./desired.ts";
+import { checkSettings, desiredLoadBalancer, type Network } from "./desired.ts";
 import type { DesiredLoadBalancer, Observed } from "./model.ts";
 import { TAG } from "./names.ts";
 import { observe, refreshTargets, taggedResources } from "./observe.ts";
@@ -131,7 +131,7 @@ export class AwsProvider implements LoadBalancerProvider {
       const reused = await this.reuse(uid, desired);
       if (reused) {
         const p = plan(desired, reused);
-        if (onlyTargets(p)) return await told(this.carryOut(intent.service, desired, reused, p, changes));
+        if (onlyTargets(p)) return await told(this.carryOut(intent, desired, reused, p, changes));
         // The plan depends on more than the shape the observation was kept for: observe everything.
         this.recent.forget(uid);
       }
@@ -141,7 +141,7 @@ export class AwsProvider implements LoadBalancerProvider {
       const p = plan(desired, observed);
       if (onlyTargets(p)) this.recent.remember(uid, desired, observed);
       else this.recent.forget(uid);
-      return await told(this.carryOut(intent.service, desired, observed, p, changes));
+      return await told(this.carryOut(intent, desired, observed, p, changes));
     } catch (err) {
       this.recent.forget(uid);
       throw err;
@@ -165,12 +165,13 @@ export class AwsProvider implements LoadBalancerProvider {
   }
 
   private async carryOut(
-    service: ServiceRef,
+    intent: LoadBalancerIntent,
     desired: DesiredLoadBalancer,
     observed: Observed,
     p: Plan,
     sharedChanges: string[],
   ): Promise<EnsureResult> {
+    const service = intent.service;
     const { operations, waitForActive } = makeBeforeBreak(p);
     const touchesGroups = operations.some((op) => GROUP_OPERATIONS.has(op.kind));
     if (touchesGroups) this.groupIndex.touched(service.uid);
@@ -207,9 +208,15 @@ export class AwsProvider implements LoadBalancerProvider {
       ingress: lb?.dnsName ? [{ hostname: lb.dnsName }] : [],
       changes: [...sharedChanges, ...operations.map(describeOperation)],
       notices,
-      traffic: awsTraffic(desired, statesOf(observed)),
+      traffic: awsTraffic(intent, desired, statesOf(observed)),
       ...(waitForActive ? { requeueAfterMs: REPLACEMENT_POLL_MS } : {}),
     };
+  }
+
+  targetType(intent: LoadBalancerIntent): "instance" | "ip" {
+    const settings = parseAwsSettings(intent.annotations, { scheme: this.defaultScheme });
+    checkSettings(intent, settings);
+    return settings.targetType;
   }
 
   async plan(intent: LoadBalancerIntent): Promise<PlanDescription> {
@@ -289,6 +296,8 @@ export class AwsProvider implements LoadBalancerProvider {
     intent: LoadBalancerIntent,
   ): Promise<{ desired: DesiredLoadBalancer; unresolved: Unresolved[]; shared: SharedUse | null }> {
     const settings = parseAwsSettings(intent.annotations, { scheme: this.defaultScheme });
+    // Settings that cannot work together are refused before the cloud is asked anything about them.
+    checkSettings(intent, settings);
     const network: Network = await this.subnets.resolve(settings.scheme, settings.subnets);
     if (settings.securityGroups.length)
       settings.securityGroups = await this.userGroups.resolve(settings.securityGroups, network.vpcId);

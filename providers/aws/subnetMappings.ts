@@ -31,33 +31,10 @@ export function desiredSubnetMappings(
         "give exactly one per subnet, or name the subnets with the subnets annotation",
       );
   };
-  if (eips.length) {
-    if (settings.scheme !== "internet-facing")
-      refuse(
-        M.eipAllocations,
-        "Elastic IPs are for internet-facing NLBs and this one is internal",
-        "set scheme: internet-facing or remove it",
-      );
-    count(M.eipAllocations, eips.length);
-  }
-  if (v4.length) {
-    if (settings.scheme !== "internal")
-      refuse(
-        M.privateIPv4Addresses,
-        "private addresses are for internal NLBs and this one is internet-facing",
-        "set scheme: internal or remove it",
-      );
-    count(M.privateIPv4Addresses, v4.length);
-  }
-  if (v6.length) {
-    if (settings.ipAddressType !== "dualstack")
-      refuse(
-        M.ipv6Addresses,
-        "IPv6 addresses need a dualstack NLB",
-        "set ip-address-type: dualstack or remove it",
-      );
-    count(M.ipv6Addresses, v6.length);
-  }
+  // (Their scheme and address type are checked with the other combinations.)
+  if (eips.length) count(M.eipAllocations, eips.length);
+  if (v4.length) count(M.privateIPv4Addresses, v4.length);
+  if (v6.length) count(M.ipv6Addresses, v6.length);
   const v4By = placeAddresses(M.privateIPv4Addresses, v4, "IPv4", subnets, network);
   const v6By = placeAddresses(M.ipv6Addresses, v6, "IPv6", subnets, network);
   return subnets.map((subnetId, i) => ({

@@ -30,6 +30,7 @@ describe("awsTraffic", () => {
   test("flows when every port has a healthy target, and says how many", () => {
     const lb = desired({ ports: TWO_PORTS });
     const t = awsTraffic(
+      intent(),
       lb,
       states(lb, (_, j) => (j === 0 ? "healthy" : "unhealthy")),
     );
@@ -38,13 +39,14 @@ describe("awsTraffic", () => {
 
   test("does not flow with no target at all: no eligible node", () => {
     const lb = desired({ nodes: [] });
-    expect(awsTraffic(lb, new Map())).toMatchObject({ flowing: false, reason: "NoTargets" });
-    expect(awsTraffic(lb, new Map()).message).toMatch(/^no target is registered for port 80/);
+    expect(awsTraffic(intent(), lb, new Map())).toMatchObject({ flowing: false, reason: "NoTargets" });
+    expect(awsTraffic(intent(), lb, new Map()).message).toMatch(/^no target is registered for port 80/);
   });
 
   test("does not flow when one port's targets all fail, naming the port and a failing target", () => {
     const lb = desired({ ports: TWO_PORTS });
     const t = awsTraffic(
+      intent(),
       lb,
       states(lb, (i) => (i === 0 ? "healthy" : "unhealthy")),
     );
@@ -57,21 +59,27 @@ describe("awsTraffic", () => {
 
   test("is not known yet while targets are new or in initial, and flows once one passes", () => {
     const lb = desired();
-    expect(awsTraffic(lb, new Map())).toMatchObject({ flowing: undefined, reason: "HealthChecksPending" });
+    expect(awsTraffic(intent(), lb, new Map())).toMatchObject({
+      flowing: undefined,
+      reason: "HealthChecksPending",
+    });
     expect(
       awsTraffic(
+        intent(),
         lb,
         states(lb, () => "initial"),
       ).flowing,
     ).toBeUndefined();
     expect(
       awsTraffic(
+        intent(),
         lb,
         states(lb, (_, j) => (j ? "unhealthy" : "initial")),
       ).flowing,
     ).toBeUndefined();
     expect(
       awsTraffic(
+        intent(),
         lb,
         states(lb, (_, j) => (j ? "initial" : "healthy")),
       ).flowing,
@@ -82,9 +90,68 @@ describe("awsTraffic", () => {
     const lb = desired();
     expect(
       awsTraffic(
+        intent(),
         lb,
         states(lb, () => "unused"),
       ),
     ).toMatchObject({ flowing: false, reason: "TargetsUnhealthy" });
+  });
+
+  // ELBv2 may call every instance target healthy (kube-proxy answers a TCP check on the node port with no endpoint
+  // behind it, and a real NLB reports the last result for a while after a change): the cluster decides first.
+  test("no ready endpoint: NoReadyEndpoints although ELBv2 calls every target healthy (Cluster, Local, ip)", () => {
+    for (const over of [
+      { endpoints: [] },
+      { endpoints: [], externalTrafficPolicy: "Local" as const, healthCheckNodePort: 32000 },
+    ]) {
+      const lb = desired(over);
+      expect(
+        awsTraffic(
+          intent(over),
+          lb,
+          states(lb, () => "healthy"),
+        ),
+      ).toMatchObject({
+        flowing: false,
+        reason: "NoReadyEndpoints",
+      });
+    }
+    const ipSettings = parseAwsSettings(
+      { "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip" },
+      { scheme: "internal" },
+    );
+    const ip = desiredLoadBalancer(intent({ endpoints: [] }), ipSettings, NETWORK, "prod");
+    expect(awsTraffic(intent({ endpoints: [] }), ip, new Map())).toMatchObject({
+      reason: "NoReadyEndpoints",
+    });
+  });
+
+  test("Local: the only endpoint on a node that is not a target is NoLocalEndpoints, however healthy ELBv2 says", () => {
+    const over = {
+      externalTrafficPolicy: "Local" as const,
+      healthCheckNodePort: 32000,
+      endpoints: [{ ip: "10.0.1.5", nodeName: "n3", ports: { http: 8080 } }],
+    };
+    const lb = desired(over);
+    const t = awsTraffic(
+      intent(over),
+      lb,
+      states(lb, () => "healthy"),
+    );
+    expect(t).toMatchObject({ flowing: false, reason: "NoLocalEndpoints" });
+    expect(t.message).toMatch(/run on n3, which is not a target/);
+    // On a target node, ELBv2's word decides again.
+    const onTarget = { ...over, endpoints: [{ ...over.endpoints[0]!, nodeName: "n2" }] };
+    const lb2 = desired(onTarget);
+    expect(
+      awsTraffic(
+        intent(onTarget),
+        lb2,
+        states(lb2, () => "healthy"),
+      ),
+    ).toMatchObject({
+      flowing: true,
+      reason: "TargetsHealthy",
+    });
   });
 });

@@ -1,8 +1,12 @@
 // Whether an NLB can carry a Service's traffic: every listener's target group needs a target that passes its
-// health check. Pure: it reads the desired target groups (what is registered once the reconcile is done) and
-// the health ELBv2 last reported for the targets that were registered before (newly registered ones are in
-// ELBv2's "initial" state until their first checks pass).
-import type { TrafficState } from "../provider.ts";
+// health check, and behind the targets a ready endpoint the packets can reach (ELBv2's word alone is not enough:
+// an instance target can pass a TCP check on its node port while kube-proxy there has no endpoint to forward to).
+// Pure: it reads the desired target groups (what is registered once the reconcile is done), the cluster's
+// endpoints, and the health ELBv2 last reported for the targets that were registered before (newly registered
+// ones are in ELBv2's "initial" state until their first checks pass).
+import { endpointsBlock, type TrafficPath } from "../endpointTraffic.ts";
+import type { LoadBalancerIntent, TrafficState } from "../provider.ts";
+import { instanceIdFromProviderID } from "./names.ts";
 import type { DesiredLoadBalancer, Observed } from "./model.ts";
 
 /** ELBv2's target states: healthy, initial, unhealthy, unused, draining, unavailable, unhealthy.draining. */
@@ -28,7 +32,21 @@ interface PortHealth {
   why?: string;
 }
 
-export function awsTraffic(desired: DesiredLoadBalancer, states: TargetStates): TrafficState {
+/** The nodes whose instances are targets, or the pods themselves for ip targets. */
+function trafficPath(intent: LoadBalancerIntent, desired: DesiredLoadBalancer): TrafficPath {
+  if (desired.targetGroups.every((tg) => tg.targetType === "ip")) return { kind: "pods" };
+  const ids = new Set(desired.targetGroups.flatMap((tg) => tg.targets.map((t) => t.id)));
+  const names = intent.nodes
+    .filter((n) => ids.has(instanceIdFromProviderID(n.providerID) ?? ""))
+    .map((n) => n.name);
+  return { kind: "nodes", names: new Set(names) };
+}
+
+export function awsTraffic(
+  intent: LoadBalancerIntent,
+  desired: DesiredLoadBalancer,
+  states: TargetStates,
+): TrafficState {
   const ports: PortHealth[] = desired.listeners.map((listener) => {
     const tg = desired.targetGroups.find((t) => t.name === listener.targetGroupName);
     const health: PortHealth = { port: listener.port, total: 0, healthy: 0, pending: 0 };
@@ -43,6 +61,9 @@ export function awsTraffic(desired: DesiredLoadBalancer, states: TargetStates): 
     }
     return health;
   });
+  // The cluster first: with no ready endpoint (which also leaves ip target groups empty) that is the cause to fix.
+  const blocked = endpointsBlock(intent, trafficPath(intent, desired));
+  if (blocked) return blocked;
   const empty = ports.filter((p) => p.total === 0);
   if (empty.length)
     return {

@@ -226,7 +226,11 @@ function probeOverrides(raw: {
   const [countKey, count] = raw.numOfProbe ?? ["", undefined];
   if (count) o.numberOfProbes = int(countKey, count, 1, 24);
   if ((o.intervalSeconds ?? 5) * (o.numberOfProbes ?? 2) > 120)
-    fail(intervalKey || countKey, "interval times number of probes exceeds 120 seconds", "lower one of them");
+    fail(
+      intervalKey || countKey,
+      `the interval times the number of probes exceeds 120 seconds (${[intervalKey, countKey].filter(Boolean).join(" with ")})`,
+      "lower one of them",
+    );
   return o;
 }
 

@@ -1,6 +1,8 @@
 // What one Service should have in ARM: a pure function of the provider-neutral intent, the Service's Azure
 // settings, the cluster's network and configuration, and the public IP chosen for it. Everything the user
 // must fix is a ConfigurationError, raised before any call is made.
+import { AZURE_COMBINATIONS } from "../annotationKeys/combinations/azure.ts";
+import { assertNoCombination } from "../annotationKeys/combinations/types.ts";
 import { ConfigurationError } from "../errors.ts";
 import type { LoadBalancerIntent, PortIntent } from "../provider.ts";
 import { AZURE_ANNOTATIONS, type AzureServiceSettings } from "./annotations.ts";
@@ -108,12 +110,14 @@ export function desiredService(
       .map((p) => [p, backendPort(p, intent, floatingIP, targetType)]),
   );
   const probes: ProbeSpec[] = [];
+  const probeOfPort: { port: number; protocol?: ProbeSpec["protocol"] }[] = [];
   const rules: RuleSpec[] = [];
   for (const port of ports) {
     const name = ruleName(fe, port.protocol as "TCP" | "UDP", port.port);
     const back = backendPorts.get(port)!;
     const probe = probeFor({ intent, settings, targetType, port, backendPort: back, backendPorts, name });
     if (probe) probes.push(probe);
+    probeOfPort.push({ port: port.port, ...(probe ? { protocol: probe.protocol } : {}) });
     rules.push({
       name,
       protocol: port.protocol === "UDP" ? "Udp" : "Tcp",
@@ -130,6 +134,13 @@ export function desiredService(
         : {}),
     });
   }
+  // Settings valid one by one that cannot work together, judged on the probes just chosen.
+  assertNoCombination(AZURE_COMBINATIONS, {
+    intent,
+    settings,
+    config,
+    probes: probeOfPort,
+  });
   assertDistinctBackendPorts(rules);
   const frontend = frontendSpec(settings, ctx, family);
   const desired: DesiredService = {

@@ -46,7 +46,12 @@ export function parseIpv6Settings(get: (key: string) => string | undefined, inte
   }
   const prefix = get(a.pipPrefixIdIpv6);
   if (prefix) {
-    if (internal) fail(a.pipPrefixIdIpv6, "applies to a public IP, but the Service is internal", "remove it");
+    if (internal)
+      fail(
+        a.pipPrefixIdIpv6,
+        "applies to a public IP, but the Service is internal",
+        "remove it, or service.beta.kubernetes.io/azure-load-balancer-internal",
+      );
     if (!PREFIX_ID.test(prefix))
       fail(
         a.pipPrefixIdIpv6,

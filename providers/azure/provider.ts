@@ -182,6 +182,11 @@ export class AzureProvider implements LoadBalancerProvider {
     }
   }
 
+  targetType(intent: LoadBalancerIntent): "instance" | "ip" {
+    const settings = parseAzureSettings(intent.annotations, intent.loadBalancerIP);
+    return chooseTargetType(intent, settings, this.config.floatingIPDefault ?? false);
+  }
+
   private async prepare(intent: LoadBalancerIntent): Promise<Prepared> {
     const settings = parseAzureSettings(intent.annotations, intent.loadBalancerIP);
     const network = await this.network.get(

@@ -67,7 +67,12 @@ export function parsePublicIpSettings(
   // An internal frontend has no public IP to carry these; cloud-provider-azure ignores them there.
   if (internal)
     for (const key of [a.dnsLabelName, a.ipTags, a.pipPrefixId])
-      if (get(key)) fail(key, "applies to a public IP, but the Service is internal", "remove it");
+      if (get(key))
+        fail(
+          key,
+          "applies to a public IP, but the Service is internal",
+          "remove it, or service.beta.kubernetes.io/azure-load-balancer-internal",
+        );
   return settings;
 }
 

@@ -2,6 +2,7 @@
 // this is judged from what decides the probes: the backend pool's live members, and the cluster's endpoints —
 // with instance backends and `Local`, only nodes holding a ready endpoint pass kube-proxy's health check; with
 // `Cluster`, any node forwards, but only if some endpoint is ready; ip backends are ready endpoints themselves.
+import { endpointsBlock } from "../endpointTraffic.ts";
 import type { LoadBalancerIntent, TrafficState } from "../provider.ts";
 import type { DesiredService } from "./model.ts";
 
@@ -23,26 +24,19 @@ export function azureTraffic(
       reason: "NoBackends",
       message: `the backend pool has no member: ${targetType === "ip" ? "no ready endpoint" : "no eligible node"} — see porticoctl doctor`,
     };
-  if (intent.endpoints.length === 0)
-    return {
-      flowing: false,
-      reason: "NoReadyEndpoints",
-      message: "the Service has no ready endpoint, so every backend refuses the traffic",
-    };
+  const nodeByIp = new Map(
+    intent.nodes.flatMap((n) => [n.internalIP, n.internalIPv6].map((ip) => [ip, n.name] as const)),
+  );
+  const liveNodes = new Set(live.map((a) => nodeByIp.get(a.ip)).filter((n): n is string => n !== undefined));
+  const blocked = endpointsBlock(
+    intent,
+    targetType === "ip" ? { kind: "pods" } : { kind: "nodes", names: liveNodes },
+  );
+  if (blocked) return blocked;
   let passing = live.length;
   if (targetType === "instance" && intent.externalTrafficPolicy === "Local") {
     const withEndpoint = new Set(intent.endpoints.map((e) => e.nodeName).filter(Boolean));
-    const nodeByIp = new Map(
-      intent.nodes.flatMap((n) => [n.internalIP, n.internalIPv6].map((ip) => [ip, n.name] as const)),
-    );
     passing = live.filter((a) => withEndpoint.has(nodeByIp.get(a.ip))).length;
-    if (passing === 0)
-      return {
-        flowing: false,
-        reason: "NoLocalEndpoints",
-        message:
-          "externalTrafficPolicy Local: no backend node holds a ready endpoint, so every node fails its health probe",
-      };
   }
   return {
     flowing: true,

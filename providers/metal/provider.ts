@@ -119,7 +119,7 @@ export class MetalProvider implements LoadBalancerProvider {
     const addresses = result.addresses.map((a) => a.address);
     const kept = this.inherited.delete(service.key) && sameAddresses(addresses, status);
     const pools = RECORDS_POOL ? poolRecord(result.addresses) : undefined;
-    const traffic = records && metalTraffic(addresses, records, intent.endpoints.length > 0);
+    const traffic = records && metalTraffic(intent, addresses, records);
     return Promise.resolve({
       ingress: addresses.map((ip) => ({ ip, ipMode: "VIP" as const })),
       ...(pools ? { recorded: { [POOL_RECORD_ANNOTATION]: pools } } : {}),

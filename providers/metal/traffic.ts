@@ -3,7 +3,8 @@
 // says so), it cannot when no node may announce one (the speaker
 // that would have reported it says why) or the Service has no ready endpoint (speakers announce none then),
 // and it is not known yet while the first announcement is awaited. Pure: the records are read elsewhere.
-import type { TrafficState } from "../provider.ts";
+import { endpointsBlock } from "../endpointTraffic.ts";
+import type { LoadBalancerIntent, TrafficState } from "../provider.ts";
 import type { L2StatusFields } from "./l2status.ts";
 
 /** A speaker's record of where a Service's addresses are announced: over ARP/NDP, or over BGP to peers. */
@@ -16,18 +17,14 @@ const WHY: Record<string, string> = {
 };
 
 export function metalTraffic(
+  intent: LoadBalancerIntent,
   addresses: readonly string[],
   records: readonly Announcement[],
-  hasReadyEndpoint: boolean,
 ): TrafficState | undefined {
   if (addresses.length === 0) return undefined;
-  if (!hasReadyEndpoint)
-    return {
-      flowing: false,
-      reason: "NotAnnounced",
-      message:
-        "The Service has no ready endpoint, and speakers announce an address only while one serves it: check the Service's selector and its pods' readiness",
-    };
+  // Speakers announce an address only while an endpoint serves it, and with Local only from nodes that hold one.
+  const blocked = endpointsBlock(intent, { kind: "pods" });
+  if (blocked) return blocked;
   const refused = addresses.flatMap((address) =>
     records.flatMap((r) => (r.notAnnounced ?? []).filter((n) => n.address === address)),
   );

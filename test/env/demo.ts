@@ -237,7 +237,8 @@ async function main(): Promise<void> {
     .join(" ")}
   node controller/cli/porticoctl.ts status -n ${ns} --azure-config ${azureConfig}   # the tree above, live
   node controller/cli/porticoctl.ts doctor ${ns}/web-local --cluster-name ${ns}
-  kubectl -n ${ns} get services                                  # any kubectl works with this kubeconfig
+  alias kubectl=${env.tools.kubectl}   # the cluster's own version (an older kubectl warns of version skew)
+  kubectl -n ${ns} get services
   kubectl -n ${ns} delete service web                            # and watch the NLB go${
     typeof real === "string"
       ? ""

@@ -2,9 +2,14 @@
 # Installs the Debian packages the tests use, when they are missing:
 # - the bare-metal tests' real network clients: arping (Thomas Habets' arping, whose output the tests read)
 #   and ndisc6 (IPv6 neighbour discovery); tcpdump, whose kernel timestamps the speaker benchmark reads;
-# - FRR (zebra, bgpd, bfdd, vtysh, frr-reload.py): the BGP tests' nodes and router;
+# - FRR (zebra, bgpd, bfdd, vtysh) and frr-pythontools (frr-reload.py): the BGP tests' nodes and router;
 # - the local cluster's node software: containerd and runc, the CNI reference plugins, iptables and
 #   conntrack for kube-proxy, curl for the clients; buildah and mmdebstrap, which build the images.
+# The tests start these programs themselves, inside their own namespaces: nothing here may run as a service of the
+# machine. So the packages go in without their recommendations, no service is started while they install (a
+# policy-rc.d refuses every start, as in an image build), and the systemd units of the packages this run installed
+# are disabled afterwards (containerd.service, frr.service and logrotate.timer, which FRR depends on), so none
+# starts at the machine's next boot. Units of packages that were there before are left as they were.
 set -euo pipefail
 missing=()
 need() { command -v "$1" >/dev/null 2>&1 || [ -e "$1" ] || missing+=("$2"); }
@@ -12,6 +17,7 @@ need arping arping
 need ndisc6 ndisc6
 need tcpdump tcpdump
 need /usr/lib/frr/bgpd frr
+need /usr/lib/frr/frr-reload.py frr-pythontools
 need containerd containerd
 need runc runc
 need /usr/lib/cni/bridge containernetworking-plugins
@@ -22,7 +28,43 @@ need buildah buildah
 need mmdebstrap mmdebstrap
 [ ${#missing[@]} -eq 0 ] && exit 0
 command -v apt-get >/dev/null 2>&1 || { echo "portico: ${missing[*]} missing and no apt-get to install them: install them by hand" >&2; exit 1; }
-[ "$(id -u)" -eq 0 ] || { echo "portico: ${missing[*]} missing: run 'sudo apt-get install ${missing[*]}' (the bare-metal and end-to-end tests need root anyway)" >&2; exit 1; }
-echo "portico: installing ${missing[*]} from Debian's packages..." >&2
-apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2 ||
-  { echo "portico: apt-get install ${missing[*]} failed (see above)" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "portico: ${missing[*]} missing: run 'sudo apt-get install --no-install-recommends ${missing[*]}' (the bare-metal and end-to-end tests need root anyway)" >&2; exit 1; }
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cache=${PORTICO_CACHE:-$root/.cache}
+log=$cache/apt.log record=$cache/host-packages
+mkdir -p "$cache"
+echo "portico: installing ${missing[*]} from Debian's packages (no service enabled or started; log in $log)..." >&2
+
+# A policy-rc.d of our own only when the machine has none, removed however this script ends.
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\n# portico: no service starts while its test packages install\nexit 101\n' > "$policy"
+  chmod 755 "$policy"
+  trap 'rm -f "$policy"' EXIT
+fi
+
+before=$(dpkg-query -W -f '${Package} ${db:Status-Status}\n' | awk '$2=="installed" {print $1}' | sort)
+{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"; } > "$log" 2>&1 ||
+  { tail -n 20 "$log" >&2; echo "portico: apt-get install ${missing[*]} failed (above, the end of $log)" >&2; exit 1; }
+after=$(dpkg-query -W -f '${Package} ${db:Status-Status}\n' | awk '$2=="installed" {print $1}' | sort)
+
+# The packages' maintainer scripts enable their units as they install; this run's new packages are disabled again.
+disabled=()
+for pkg in $(comm -13 <(echo "$before") <(echo "$after")); do
+  for unit in $(dpkg -L "$pkg" 2>/dev/null | grep -E '^(/usr)?/lib/systemd/system/[^/@]+\.(service|timer|socket)$' | xargs -r -n1 basename); do
+    [ "$(systemctl --root=/ is-enabled "$unit" 2>/dev/null)" = enabled ] || continue
+    # deb-systemd-helper, as the package's own scripts call it, also drops its record of the unit as enabled, so a
+    # later upgrade of the package does not enable it again.
+    DPKG_MAINTSCRIPT_PACKAGE=${pkg%%:*} deb-systemd-helper disable "$unit" >> "$log" 2>&1 ||
+      systemctl --root=/ disable "$unit" >> "$log" 2>&1
+    disabled+=("$unit")
+  done
+done
+# What this set-up did to the machine, for the user to read and for the test that checks no unit was left enabled.
+{
+  echo "# packages installed by test/env/packages.sh on $(date -u +%FT%TZ); the units named were disabled"
+  for pkg in $(comm -13 <(echo "$before") <(echo "$after")); do echo "package ${pkg%%:*}"; done
+  for unit in "${disabled[@]}"; do echo "unit $unit"; done
+} >> "$record"
+echo "portico: installed ${missing[*]}${disabled:+; disabled ${disabled[*]} (the tests start what they need themselves)}" >&2

@@ -8,6 +8,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${PORTICO_CACHE:-$root/.cache}
 fail() { echo "portico: $*" >&2; exit 1; }
+mkdir -p "$cache"
 
 cluster_binaries() {
   command -v go >/dev/null 2>&1 || fail "Go is not installed, so Kubernetes cannot be built: install Go 1.24 or newer (apt-get install golang-go)"
@@ -32,8 +33,8 @@ cluster_binaries() {
     (cd "$mod" && GOTOOLCHAIN=local go build -trimpath -ldflags "$ldflags" -o "$tmp/" \
       k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
       k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy \
-      k8s.io/kubernetes/cmd/kubectl ./cmd/etcd) >&2 ||
-      { rm -rf "$tmp"; fail "building Kubernetes failed (see the Go errors above); check that the Go module proxy is reachable (go env GOPROXY)"; }
+      k8s.io/kubernetes/cmd/kubectl ./cmd/etcd) > "$cache/build-kubernetes.log" 2>&1 ||
+      { rm -rf "$tmp"; tail -n 20 "$cache/build-kubernetes.log" >&2; fail "building Kubernetes failed (see the Go errors above); check that the Go module proxy is reachable (go env GOPROXY)"; }
     rm -rf "$dir" && mv -T "$tmp" "$dir"
   fi
   local json="" sep=""
@@ -61,8 +62,8 @@ helm_binary() {
     # A directory of this process's own: parallel test workers may build at the same time.
     tmp=$dir.tmp.$$
     rm -rf "$tmp" && mkdir -p "$tmp"
-    (cd "$mod" && CGO_ENABLED=0 GOTOOLCHAIN=local go build -trimpath -ldflags "$ldflags" -o "$tmp/helm" helm.sh/helm/v4/cmd/helm) >&2 ||
-      { rm -rf "$tmp"; fail "building helm $version failed (see the Go errors above); check that the Go module proxy is reachable (go env GOPROXY)"; }
+    (cd "$mod" && CGO_ENABLED=0 GOTOOLCHAIN=local go build -trimpath -ldflags "$ldflags" -o "$tmp/helm" helm.sh/helm/v4/cmd/helm) > "$cache/build-helm.log" 2>&1 ||
+      { rm -rf "$tmp"; tail -n 20 "$cache/build-helm.log" >&2; fail "building helm $version failed (see the Go errors above); check that the Go module proxy is reachable (go env GOPROXY)"; }
     # The first finished build wins; a later one finds the directory there and is dropped.
     mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp"
   fi

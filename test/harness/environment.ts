@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describeExternalEndpoint, startMoto, type AwsEndpoint } from "./awsEmulator.ts";
 import { startAzureEmulators, type AzureEndpoint } from "./azure.ts";
 import { ControlPlane } from "./controlPlane.ts";
-import { ensureTools } from "./tools.ts";
+import { ensureTools, type Tools } from "./tools.ts";
 
 /** Everything the local environment runs: one control plane and AWS endpoints for parallel workers. */
 export interface Environment {
@@ -14,6 +14,8 @@ export interface Environment {
   awsEndpoints: AwsEndpoint[];
   /** One Azure emulator per worker (none unless asked for). */
   azureEndpoints: AzureEndpoint[];
+  /** The programs it runs, built for the cluster's Kubernetes version (its kubectl among them). */
+  tools: Tools;
   stop(opts?: { keepFiles?: boolean }): Promise<void>;
 }
 
@@ -57,6 +59,7 @@ export async function startEnvironment(opts: {
       ? [externalEndpoint]
       : (await Promise.all(motoStarts)).map((m) => m.endpoint),
     azureEndpoints: (await azureStart).endpoints,
+    tools,
     stop,
   };
 }

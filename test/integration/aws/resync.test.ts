@@ -10,9 +10,14 @@ test("a no-change resync makes no mutating cloud call, writes no status and reco
   cluster,
   aws,
 }) => {
-  await awsWorld(cluster, aws, 3);
+  const world = await awsWorld(cluster, aws, 3);
   const controller = await startPortico(cluster);
   await cluster.createEndpointSlice("ip", [{ ip: "10.0.0.40" }], [{ name: "http", port: 8080 }]);
+  await cluster.createEndpointSlice(
+    "instance",
+    [{ ip: "10.0.0.41", nodeName: world.nodes[0] }],
+    [{ name: "http", port: 8080 }],
+  );
   await cluster.createService("instance", lbService(undefined, { externalTrafficPolicy: "Local" }));
   await cluster.createService("ip", lbService(), {
     "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip",

@@ -17,6 +17,11 @@ test("a Service whose target-node labels match no node is made but not serving, 
 }) => {
   const world = await awsWorld(cluster, aws, 2);
   await startPortico(cluster);
+  await cluster.createEndpointSlice(
+    "nowhere",
+    [{ ip: "10.0.0.50", nodeName: world.nodes[1] }],
+    [{ name: "http", port: 8080 }],
+  );
   await cluster.createService("nowhere", lbService(), {
     "service.beta.kubernetes.io/aws-load-balancer-target-node-labels": "role=edge",
   });
@@ -56,9 +61,76 @@ test("a Service whose target-node labels match no node is made but not serving, 
   expect(recovered.message).toMatch(/^Traffic reaches backends again/);
 });
 
+// The emulator calls every target healthy the moment it is registered (and a real NLB may keep reporting the last
+// result for a while after a change): the cluster's endpoints decide first.
+test("instance targets with no ready endpoint, or with Local and the only endpoint off the targets, are not serving", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 2);
+  await startPortico(cluster);
+  // An empty EndpointSlice, as the EndpointSlice controller writes it for a selector that matches no pod.
+  await cluster.createEndpointSlice("cluster", [], [{ name: "http", port: 8080 }]);
+  await cluster.createService("cluster", lbService());
+  await cluster.createService("local", lbService(undefined, { externalTrafficPolicy: "Local" }));
+  for (const name of ["cluster", "local"]) {
+    await waitForHostname(cluster, name);
+    const c = await waitFor(`${name} Serving False`, async () => {
+      const c = await serving(cluster, name);
+      return c?.status === "False" ? c : undefined;
+    });
+    expect(c.reason).toBe("NoReadyEndpoints");
+    const warning = await waitForServiceEvent(cluster, name, "Warning", "NoReadyEndpoints");
+    expect(warning.message).toBe(c.message);
+  }
+
+  // Local: the one endpoint runs on a node that is not a target (left out by the target-node labels).
+  await cluster.core.patchNode(
+    { name: world.nodes[0]!, body: { metadata: { labels: { role: "edge" } } } },
+    mergePatch,
+  );
+  await cluster.createEndpointSlice(
+    "edge",
+    [{ ip: "10.0.0.51", nodeName: world.nodes[1] }],
+    [{ name: "http", port: 8080 }],
+  );
+  await cluster.createService("edge", lbService(undefined, { externalTrafficPolicy: "Local" }), {
+    "service.beta.kubernetes.io/aws-load-balancer-target-node-labels": "role=edge",
+  });
+  await waitForHostname(cluster, "edge");
+  const off = await waitFor("edge Serving False", async () => {
+    const c = await serving(cluster, "edge");
+    return c?.status === "False" ? c : undefined;
+  });
+  expect(off.reason).toBe("NoLocalEndpoints");
+  expect(off.message).toContain(`they run on ${world.nodes[1]}, which is not a target`);
+
+  // The endpoint arrives on the target node: serving, as ELBv2 reports.
+  await cluster.createEndpointSlice(
+    "edge",
+    [{ ip: "10.0.0.52", nodeName: world.nodes[0] }],
+    [{ name: "http", port: 8080 }],
+    "edge-2",
+  );
+  const on = await waitFor(
+    "edge Serving True",
+    async () => {
+      const c = await serving(cluster, "edge");
+      return c?.status === "True" ? c : undefined;
+    },
+    { timeoutMs: 90_000 },
+  );
+  expect(on.reason).toBe("TargetsHealthy");
+});
+
 test("once traffic flows and nothing changes, target health is not polled", async ({ cluster, aws }) => {
-  await awsWorld(cluster, aws, 2);
+  const world = await awsWorld(cluster, aws, 2);
   const controller = await startPortico(cluster);
+  await cluster.createEndpointSlice(
+    "web",
+    [{ ip: "10.0.0.53", nodeName: world.nodes[0] }],
+    [{ name: "http", port: 8080 }],
+  );
   await cluster.createService("web", lbService());
   await waitForHostname(cluster, "web");
   await waitFor("Serving True", async () => (await serving(cluster, "web"))?.status === "True");

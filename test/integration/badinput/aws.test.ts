@@ -11,7 +11,8 @@ import type { Controller } from "../../../controller/app.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { expectRefused, TestAws, TestCluster, waitFor } from "../../harness/index.ts";
 import { awsWorld, lbService, waitForHostname } from "../aws/fixtures.ts";
-import type { Case } from "./corpus.ts";
+import { AWS_COMBINATIONS } from "../../../providers/annotationKeys/combinations/aws.ts";
+import { combinationCases, type Case } from "./corpus.ts";
 
 const A = "service.beta.kubernetes.io/aws-load-balancer-";
 
@@ -61,7 +62,7 @@ const CASES: Case[] = [
   {
     name: "a health-check path on a TCP check",
     annotations: { [`${A}healthcheck-protocol`]: "TCP", [`${A}healthcheck-path`]: "/x" },
-    reason: "InvalidAnnotation",
+    reason: "ConflictingSettings",
     mentions: ["healthcheck-path", "HTTP"],
   },
   {
@@ -254,6 +255,8 @@ const CASES: Case[] = [
     reason: "InvalidSourceRange",
     mentions: ["spec.loadBalancerSourceRanges", "10.0.0.0/8", "10.0.0.1/32"],
   },
+  // Every pair of settings that cannot work together, from the table the provider checks them with.
+  ...combinationCases(AWS_COMBINATIONS),
 ];
 
 describe("bad input, AWS", () => {

@@ -1,6 +1,6 @@
 // porticoctl without flags: the leading controller publishes its settings on its Lease, and status and doctor
 // read the cluster name and node selector from there — judging targets exactly as the controller does.
-import { dumpYaml } from "@kubernetes/client-node";
+import { dumpYaml, type V1Service } from "@kubernetes/client-node";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,7 +9,7 @@ import { main } from "../../../controller/cli/porticoctl.ts";
 import { SETTINGS_ANNOTATION } from "../../../controller/publishedSettings.ts";
 import { mergePatch } from "../../../controller/patch.ts";
 import { READY_CONDITION } from "../../../controller/status.ts";
-import { expect, test, waitForServing } from "../../harness/index.ts";
+import { expect, test, waitForNotReady, waitForServing } from "../../harness/index.ts";
 import { awsWorld, lbService, waitForHostname } from "../aws/fixtures.ts";
 import { leadingController } from "./leadingController.ts";
 
@@ -169,4 +169,36 @@ test("without a controller's settings or --cluster-name, doctor says it did not 
   expect(out).toMatch(/fix: give --cluster-name/);
   expect(out).not.toContain("subnet");
   expect(out).not.toContain("cluster porticoctl");
+});
+
+// The demo's `broken` Service and the pairs the provider refuses: doctor reports the refusal the controller wrote,
+// and no finding claims a path for traffic (no "ip targets", no nodes or health checks judged as if it were served).
+test("doctor agrees with the controller on refused Services: the refusal, and no traffic path", async ({
+  cluster,
+  aws,
+}) => {
+  await awsWorld(cluster, aws, 1);
+  await leadingController(cluster, LEASE);
+  const refused: [string, V1Service["spec"], Record<string, string>][] = [
+    ["broken", lbService(undefined, { allocateLoadBalancerNodePorts: false }), {}],
+    [
+      "tls-on-udp",
+      lbService([{ name: "dns", port: 53, protocol: "UDP" }]),
+      {
+        "service.beta.kubernetes.io/aws-load-balancer-ssl-cert":
+          "arn:aws:acm:us-east-1:111122223333:certificate/x",
+      },
+    ],
+    ["v6-ranges", lbService(undefined, { loadBalancerSourceRanges: ["2001:db8::/32"] }), {}],
+  ];
+  for (const [name, spec, annotations] of refused) {
+    await cluster.createService(name, spec, annotations);
+    const condition = await waitForNotReady(cluster, name);
+    const doctor = await ctl("doctor", `${cluster.namespace}/${name}`);
+    expect(doctor.code, name).toBe(1);
+    expect(doctor.out, name).toContain(
+      `✗ targets: none: the provider refuses the Service (${condition.message})`,
+    );
+    expect(doctor.out, name).not.toMatch(/✓ (nodes|health checks)|✓ .*ip targets/);
+  }
 });

@@ -89,7 +89,7 @@ export function sides(
   opts: { config?: AzureConfig; publicIps?: PublicIPAddress[]; network?: Network } = {},
 ): DesiredService[] {
   const ctx = { cluster: CLUSTER, config: opts.config ?? config(), network: opts.network ?? network };
-  return desiredSides(i, parseAzureSettings(i.annotations), ctx, opts.publicIps ?? []);
+  return desiredSides(i, parseAzureSettings(i.annotations, i.loadBalancerIP), ctx, opts.publicIps ?? []);
 }
 
 /** A dual-stack virtual network: every subnet has an IPv6 /64 besides its IPv4 range. */
