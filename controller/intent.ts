@@ -75,6 +75,7 @@ export function buildIntent(
       (spec.ipFamilyPolicy as LoadBalancerIntent["ipFamilyPolicy"] | undefined) ?? "SingleStack",
     ...(spec.sessionAffinity === "ClientIP" ? { clientIPAffinity: true } : {}),
     ...(spec.loadBalancerIP ? { loadBalancerIP: spec.loadBalancerIP } : {}),
+    ...(spec.selector ? { selector: spec.selector } : {}),
     serviceLabels: meta.labels ?? {},
     namespaceLabels: config.namespaceLabels ?? {},
   };

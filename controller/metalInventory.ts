@@ -5,7 +5,7 @@
 // given an address by hand) come after them: their addresses are kept where a pool has them free
 // (providers/metal/inherited.ts), and counted from the start, so no other Service takes them meanwhile.
 import type { V1Service } from "@kubernetes/client-node";
-import type { Assignment } from "../providers/metal/allocationTypes.ts";
+import { sharingBackend, type Assignment } from "../providers/metal/allocationTypes.ts";
 import type { MetalInventory } from "../providers/metal/provider.ts";
 import { INHERITED_REFUSALS } from "../providers/metal/inherited.ts";
 import { SHARING_ANNOTATIONS } from "../providers/metal/request.ts";
@@ -77,6 +77,10 @@ function assignment(svc: V1Service): Assignment {
     addresses: (svc.status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : [])),
     ...(sharingKey ? { sharingKey } : {}),
     ports: (svc.spec?.ports ?? []).map((p) => ({ protocol: p.protocol ?? "TCP", port: p.port })),
+    backend: sharingBackend(
+      svc.spec?.externalTrafficPolicy === "Local" ? "Local" : "Cluster",
+      svc.spec?.selector,
+    ),
   };
 }
 

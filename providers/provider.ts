@@ -68,6 +68,8 @@ export interface LoadBalancerIntent {
   ipFamilyPolicy: "SingleStack" | "PreferDualStack" | "RequireDualStack";
   /** `spec.sessionAffinity: ClientIP`: a client's connections should reach the same backend. */
   clientIPAffinity?: boolean;
+  /** `spec.selector`: the pods the Service sends to (bare-metal Services sharing an address must agree on them). */
+  selector?: Record<string, string>;
   /** `spec.loadBalancerIP` (deprecated by Kubernetes, still honoured where a provider can). */
   loadBalancerIP?: string;
   /** The Service's labels and its namespace's, for providers that select by them (IP pools). */

@@ -47,7 +47,14 @@ export function trafficChecks(input: TrafficInputs): Finding[] {
   if (!Array.isArray(selectors)) return [selectors, ...endpointChecks(input)];
   const why = input.nodes.map((n) => [n.metadata!.name!, whyNotTarget(n, selectors)] as const);
   const targets = new Set(why.filter(([, reason]) => !reason).map(([name]) => name));
-  const left = why.filter(([, reason]) => reason).map(([name, reason]) => `${name} (${reason})`);
+  // Nodes outside the controller's own --node-selector are never this Service's: counted, not listed, so the
+  // nodes its own settings leave out are the ones named.
+  const outside = why.filter(([, reason]) => reason?.includes("the controller's --node-selector")).length;
+  const left = why
+    .filter(([, reason]) => reason && !reason.includes("the controller's --node-selector"))
+    .map(([name, reason]) => `${name} (${reason})`);
+  if (outside)
+    left.push(`${outside} node(s) outside the controller's --node-selector "${input.nodeSelector}"`);
   return [nodeCheck(input, targets, left), ...endpointChecks(input), healthCheck(input, targets)];
 }
 

@@ -8,6 +8,8 @@ export interface Holder {
   readonly serviceKey: string;
   readonly sharingKey: string | undefined;
   readonly ports: readonly ServicePort[];
+  /** sharingBackend: "" for Cluster, the pods' selector for Local. */
+  readonly backend: string;
 }
 
 export class AddressBook {
@@ -56,7 +58,13 @@ export class AddressBook {
    * Why `candidate` may not use `address` alongside its current holders, or undefined when it may.
    * The candidate's own holding is ignored, so re-checking a Service against itself always passes.
    */
-  conflictFor(address: IPAddress, candidate: Holder, field?: string): AllocationError | undefined {
+  conflictFor(
+    address: IPAddress,
+    candidate: Holder,
+    field?: string,
+    /** Read back after a restart: a pair made before this rule keeps its address, and its next pass says why. */
+    restoring = false,
+  ): AllocationError | undefined {
     const others = this.holders(address, candidate.serviceKey);
     const first = others[0];
     if (!first) return undefined;
@@ -92,6 +100,17 @@ export class AddressBook {
           `sharing key is "${candidate.sharingKey}"; use the same allow-shared-ip value or another address`,
       };
     }
+    const apart = restoring ? undefined : others.find((holder) => holder.backend !== candidate.backend);
+    if (apart)
+      return {
+        reason: "BackendMismatch",
+        ...base,
+        usedBy: apart.serviceKey,
+        message:
+          `${address.text} is shared with Service ${apart.serviceKey}, and one node announces a shared address: with ` +
+          `externalTrafficPolicy Local only that node's own endpoints answer, so Services sharing an address must both ` +
+          `use Cluster, or both use Local with the same spec.selector; align them, or use another address`,
+      };
     for (const holder of others) {
       for (const port of candidate.ports) {
         if (holder.ports.some((their) => their.protocol === port.protocol && their.port === port.port)) {

@@ -21,6 +21,8 @@ export interface ServiceForAllocation {
   /** spec.ipFamilies; the first is the primary family. */
   readonly ipFamilies?: readonly IPFamily[];
   readonly ipFamilyPolicy?: IPFamilyPolicy;
+  /** Which pods receive the traffic, for sharing an address (sharingBackend). */
+  readonly backend?: string;
 }
 
 export interface AllocationRequest {
@@ -42,6 +44,8 @@ export interface Assignment {
   readonly addresses: readonly string[];
   readonly sharingKey?: string;
   readonly ports: readonly ServicePort[];
+  /** Which pods receive the traffic (sharingBackend); absent: any node may forward it (Cluster). */
+  readonly backend?: string;
   /**
    * Read from the status of a Service this controller serves but has not addressed yet (MetalLB's, or set by
    * hand): kept only where it is inside a pool and free, unlike the controller's own allocations.
@@ -89,6 +93,11 @@ export type AllocationError =
       readonly port: ServicePort;
       readonly usedBy: string;
     })
+  | (ErrorBase & {
+      readonly reason: "BackendMismatch";
+      readonly address: string;
+      readonly usedBy: string;
+    })
   | (ErrorBase & { readonly reason: "FamilyUnavailable"; readonly family: IPFamily })
   | (ErrorBase & { readonly reason: "InvalidRequestedAddress"; readonly address: string })
   | (ErrorBase & { readonly reason: "ConflictingAnnotations"; readonly fields: readonly string[] });
@@ -133,4 +142,20 @@ export function namespaceOf(serviceKey: string): string {
 
 export function formatPort(port: ServicePort): string {
   return `${port.protocol}/${port.port}`;
+}
+
+/**
+ * What Services sharing an address must agree on, as MetalLB requires: one node announces a shared address (in L2
+ * mode), so with externalTrafficPolicy Local, where only that node's own endpoints answer, every Service on it must
+ * send to the same pods (the same spec.selector); with Cluster any node forwards anywhere. "" for Cluster.
+ */
+export function sharingBackend(
+  policy: "Cluster" | "Local",
+  selector: Readonly<Record<string, string>> | undefined,
+): string {
+  if (policy !== "Local") return "";
+  const pairs = Object.entries(selector ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .sort();
+  return `Local:${pairs.join(",")}`;
 }

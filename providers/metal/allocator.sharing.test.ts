@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Allocator } from "./allocator.ts";
-import type { AllocationError, AssignResult } from "./allocationTypes.ts";
+import { sharingBackend, type AllocationError, type AssignResult } from "./allocationTypes.ts";
 import { pool, service, tcp, udp } from "../../test/unit/support/metal.ts";
 
 function addressesOf(result: AssignResult): string[] {
@@ -153,5 +153,72 @@ describe("sharing an address", () => {
     expect(addressesOf(allocator.assign(service("ns/c", { ports: [tcp(3)] }), { sharingKey: "k" }))).toEqual([
       "10.0.1.2",
     ]);
+  });
+});
+
+// MetalLB's rule: one node announces a shared address, so with Local only that node's endpoints answer, and
+// Services on one address must both be Cluster, or both Local with the same pods.
+describe("sharing an address: which pods answer", () => {
+  const web = sharingBackend("Local", { app: "web", tier: "front" });
+  const sameWeb = sharingBackend("Local", { tier: "front", app: "web" });
+  const api = sharingBackend("Local", { app: "api" });
+  const cluster = sharingBackend("Cluster", { app: "web" });
+
+  it("names the selector canonically, and Cluster needs none", () => {
+    expect(web).toBe(sameWeb);
+    expect(cluster).toBe("");
+    expect(sharingBackend("Cluster", { app: "api" })).toBe(cluster);
+  });
+
+  it("lets two Local Services with the same selector share, and two Cluster ones with any", () => {
+    for (const [a, b] of [
+      [web, sameWeb],
+      [cluster, sharingBackend("Cluster", { app: "other" })],
+    ] as const) {
+      const allocator = new Allocator(pools);
+      const ask = { addresses: ["10.0.0.5"], sharingKey: "k" };
+      addressesOf(allocator.assign(service("ns/a", { ports: [tcp(80)], backend: a }), ask));
+      expect(addressesOf(allocator.assign(service("ns/b", { ports: [tcp(443)], backend: b }), ask))).toEqual([
+        "10.0.0.5",
+      ]);
+    }
+  });
+
+  it("refuses Local with other pods, or Local beside Cluster, on a requested address, naming the other Service", () => {
+    for (const other of [api, cluster]) {
+      const allocator = new Allocator(pools);
+      const ask = { addresses: ["10.0.0.5"], sharingKey: "k" };
+      addressesOf(allocator.assign(service("ns/a", { ports: [tcp(80)], backend: web }), ask));
+      const err = errorOf(allocator.assign(service("ns/b", { ports: [tcp(443)], backend: other }), ask));
+      expect(err).toMatchObject({ reason: "BackendMismatch", usedBy: "ns/a", address: "10.0.0.5" });
+      expect(err.message).toMatch(/both use Cluster, or both use Local with the same spec\.selector/);
+    }
+  });
+
+  it("gives a Service with the same key but other pods a fresh address rather than the shared one", () => {
+    const allocator = new Allocator(pools);
+    const first = addressesOf(
+      allocator.assign(service("ns/a", { ports: [tcp(80)], backend: web }), { sharingKey: "k" }),
+    );
+    const second = addressesOf(
+      allocator.assign(service("ns/b", { ports: [tcp(443)], backend: api }), { sharingKey: "k" }),
+    );
+    expect(second).not.toEqual(first);
+  });
+
+  it("keeps a pair made before the rule through a restart: its next assignment says why instead", () => {
+    const restored = Allocator.fromAssignments(pools, [
+      { serviceKey: "ns/a", addresses: ["10.0.0.5"], sharingKey: "k", ports: [tcp(80)], backend: web },
+      { serviceKey: "ns/b", addresses: ["10.0.0.5"], sharingKey: "k", ports: [tcp(443)], backend: api },
+    ]);
+    expect(restored.restoreProblems).toEqual([]);
+    expect(restored.servicesUsing("10.0.0.5")).toEqual(["ns/a", "ns/b"]);
+    const again = restored.assign(service("ns/b", { ports: [tcp(443)], backend: api }), {
+      addresses: ["10.0.0.5"],
+      sharingKey: "k",
+    });
+    expect(errorOf(again).reason).toBe("BackendMismatch");
+    // A failed assignment changes nothing: the address stays the Service's.
+    expect(restored.addressesOf("ns/b")).toEqual(["10.0.0.5"]);
   });
 });

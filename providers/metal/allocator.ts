@@ -93,6 +93,7 @@ export class Allocator {
       serviceKey: assignment.serviceKey,
       sharingKey: assignment.sharingKey || undefined,
       ports: [...assignment.ports],
+      backend: assignment.backend ?? "",
     };
     const problem = (address: string, error: AllocationError): void =>
       void this.problems.push({ serviceKey: assignment.serviceKey, address, error });
@@ -122,7 +123,7 @@ export class Allocator {
         });
         continue;
       }
-      const conflict = this.book.conflictFor(address, holder);
+      const conflict = this.book.conflictFor(address, holder, undefined, true);
       if (conflict) {
         problem(text, conflict);
         continue;
@@ -176,6 +177,7 @@ export class Allocator {
         serviceKey: service.key,
         sharingKey: request.sharingKey?.trim() || undefined,
         ports: service.ports.map((port) => ({ protocol: port.protocol, port: port.port })),
+        backend: service.backend ?? "",
       },
       request,
       namedPool,
@@ -227,6 +229,7 @@ export class Allocator {
         addresses: addresses.map((address) => address.text),
         ...(holder.sharingKey === undefined ? {} : { sharingKey: holder.sharingKey }),
         ports: holder.ports.map((port) => ({ ...port })),
+        ...(holder.backend ? { backend: holder.backend } : {}),
       }))
       .sort((a, b) => (a.serviceKey < b.serviceKey ? -1 : a.serviceKey > b.serviceKey ? 1 : 0));
   }
@@ -377,7 +380,8 @@ export class Allocator {
 }
 
 function sameHolder(a: Holder | undefined, b: Holder): boolean {
-  if (!a || a.sharingKey !== b.sharingKey || a.ports.length !== b.ports.length) return false;
+  if (!a || a.sharingKey !== b.sharingKey || a.backend !== b.backend || a.ports.length !== b.ports.length)
+    return false;
   return a.ports.every(
     (port, index) => port.protocol === b.ports[index]?.protocol && port.port === b.ports[index]?.port,
   );

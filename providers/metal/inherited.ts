@@ -42,6 +42,7 @@ export function inherit(
     addresses,
     ...(request.sharingKey?.trim() ? { sharingKey: request.sharingKey.trim() } : {}),
     ports: service.ports.map((p) => ({ protocol: p.protocol, port: p.port })),
+    ...(service.backend ? { backend: service.backend } : {}),
   });
   if (problems.length) return { kind: "refused", error: refusal(problems) };
   // As if requested: the pool it is in must also serve the Service (selectors, a named pool), or the allocator

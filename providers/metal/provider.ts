@@ -11,7 +11,13 @@ import type {
   PlanDescription,
   ServiceRef,
 } from "../provider.ts";
-import type { AllocationError, Assignment, PoolCounts, ServiceForAllocation } from "./allocationTypes.ts";
+import {
+  sharingBackend,
+  type AllocationError,
+  type Assignment,
+  type PoolCounts,
+  type ServiceForAllocation,
+} from "./allocationTypes.ts";
 import { Allocator } from "./allocator.ts";
 import { parseIP } from "./address.ts";
 import { parsePool, type Pool, type PoolProblem } from "./pool.ts";
@@ -333,6 +339,7 @@ function forAllocation(intent: LoadBalancerIntent): ServiceForAllocation {
     ports: intent.ports.map((p) => ({ protocol: p.protocol, port: p.port })),
     ipFamilies: intent.ipFamilies,
     ipFamilyPolicy: intent.ipFamilyPolicy,
+    backend: sharingBackend(intent.externalTrafficPolicy, intent.selector),
   };
 }
 

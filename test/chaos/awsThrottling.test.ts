@@ -17,7 +17,7 @@ test(
   `${SERVICES} Services converge under AWS's throttling (scaled ×${SCALE}, ${RESERVE * 100}% reserved)`,
   { timeout: 900_000 },
   async ({ cluster, aws }) => {
-    await awsWorld(cluster, aws, 2);
+    const world = await awsWorld(cluster, aws, 2);
     const proxy = await startFaultProxy(process.env.AWS_ENDPOINT_URL!, {
       throttle: { scale: SCALE, reserve: RESERVE },
     });
@@ -36,6 +36,16 @@ test(
     });
     await startPortico(cluster, { workers: 8 }, { provider });
     const names = Array.from({ length: SERVICES }, (_, i) => `svc-${i}`);
+    // Each with a ready endpoint: a Service with none is told so with a Warning, which is not what is tested here.
+    await Promise.all(
+      names.map((n, i) =>
+        cluster.createEndpointSlice(
+          n,
+          [{ ip: `10.0.0.${100 + i}`, nodeName: world.nodes[0] }],
+          [{ name: "http", port: 8080 }],
+        ),
+      ),
+    );
     const started = performance.now();
     await Promise.all(names.map((n) => cluster.createService(n, lbService())));
     await waitFor(

@@ -8,7 +8,6 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${PORTICO_CACHE:-$root/.cache}
 fail() { echo "portico: $*" >&2; exit 1; }
-mkdir -p "$cache"
 
 cluster_binaries() {
   command -v go >/dev/null 2>&1 || fail "Go is not installed, so Kubernetes cannot be built: install Go 1.24 or newer (apt-get install golang-go)"

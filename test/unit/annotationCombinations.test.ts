@@ -5,13 +5,17 @@ import { describe, expect, test } from "vitest";
 import { buildIntent } from "../../controller/intent.ts";
 import { AWS_COMBINATIONS } from "../../providers/annotationKeys/combinations/aws.ts";
 import { AZURE_COMBINATIONS } from "../../providers/annotationKeys/combinations/azure.ts";
+import { METAL_COMBINATIONS } from "../../providers/annotationKeys/combinations/metal.ts";
 import type { CombinationTable, Example } from "../../providers/annotationKeys/combinations/types.ts";
 import { parseAwsSettings } from "../../providers/aws/annotations.ts";
 import { desiredLoadBalancer } from "../../providers/aws/desired.ts";
 import { ConfigurationError } from "../../providers/errors.ts";
+import { Allocator } from "../../providers/metal/allocator.ts";
+import { requestFromService } from "../../providers/metal/request.ts";
 import { NETWORK } from "./support/awsIntent.ts";
 import { config, sides } from "./support/azure.ts";
 import { service } from "./support/controllerObjects.ts";
+import { pool, service as metalService } from "./support/metal.ts";
 
 type Attempt = (example: Example) => unknown;
 
@@ -36,6 +40,22 @@ const azure: Attempt = ({ annotations = {}, spec = {}, configurations }) => {
   return sides(intent, {
     config: config(multiple ? { multipleStandardLoadBalancerConfigurations: multiple } : {}),
   });
+};
+
+/** The request as the metal provider reads it, then an address from two pools as its allocator chooses it. */
+const metal: Attempt = ({ annotations = {}, spec = {} }) => {
+  const loadBalancerIP = spec.loadBalancerIP as string | undefined;
+  const parsed = requestFromService({ annotations, ...(loadBalancerIP ? { loadBalancerIP } : {}) });
+  if (!parsed.ok)
+    throw new ConfigurationError(parsed.error.reason, parsed.error.field ?? "spec", parsed.error.message, "");
+  const pools = [
+    pool("lan", { addresses: ["192.0.2.0/29"] }),
+    pool("dmz", { addresses: ["198.51.100.0/29"] }),
+  ];
+  const result = new Allocator(pools).assign(metalService("shop/web"), parsed.request);
+  if (!result.ok)
+    throw new ConfigurationError(result.error.reason, result.error.field ?? "spec", result.error.message, "");
+  return result;
 };
 
 function refusal(attempt: Attempt, example: Example): ConfigurationError | undefined {
@@ -82,9 +102,14 @@ function walk<I>(table: CombinationTable<I>, attempt: Attempt) {
 
 walk(AWS_COMBINATIONS, aws);
 walk(AZURE_COMBINATIONS, azure);
+walk(METAL_COMBINATIONS, metal);
 
 test("the tables: every entry is checked somewhere, names at least two fields, and its example sets one of them", () => {
-  for (const table of [AWS_COMBINATIONS, AZURE_COMBINATIONS] as CombinationTable<unknown>[])
+  for (const table of [
+    AWS_COMBINATIONS,
+    AZURE_COMBINATIONS,
+    METAL_COMBINATIONS,
+  ] as CombinationTable<unknown>[])
     for (const entry of table.entries) {
       expect(entry.check ?? entry.checkedIn, entry.fields.join(" + ")).toBeDefined();
       expect(new Set(entry.fields).size).toBeGreaterThanOrEqual(2);

@@ -57,6 +57,6 @@ test("an IPv6 Service with instance targets gets an ipv6 target group of its nod
   );
   expect(described.TargetGroups![0]!).toMatchObject({ IpAddressType: "ipv6", TargetType: "instance" });
   await expect(provider.ensure(intentFor(world, "v4nlb", { ipFamilies: ["IPv6"] }))).rejects.toThrow(
-    /ip-address-type.*IPv6 node ports/,
+    /IPv6 node ports.*ip-address-type/,
   );
 });

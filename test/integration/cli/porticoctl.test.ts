@@ -21,6 +21,12 @@ test("status shows each Service's NLB, listeners, target groups and target healt
 }) => {
   const world = await awsWorld(cluster, aws, 2);
   await startPortico(cluster);
+  // A ready endpoint, so that the Service serves (status exits non-zero for one that does not).
+  await cluster.createEndpointSlice(
+    "web",
+    [{ ip: "10.0.0.60", nodeName: world.nodes[0] }],
+    [{ name: "http", port: 8080 }],
+  );
   await cluster.createService("web", lbService());
   const hostname = await waitForHostname(cluster, "web");
   const text = await ctl("status", "-n", cluster.namespace);

@@ -20,6 +20,7 @@ export interface ServiceOptions {
   namespaceLabels?: Labels;
   ipFamilies?: IPFamily[];
   ipFamilyPolicy?: IPFamilyPolicy;
+  backend?: string;
 }
 
 export function service(key: string, options: ServiceOptions = {}): ServiceForAllocation {
@@ -30,6 +31,7 @@ export function service(key: string, options: ServiceOptions = {}): ServiceForAl
     namespaceLabels: options.namespaceLabels ?? {},
     ipFamilies: options.ipFamilies ?? ["IPv4"],
     ipFamilyPolicy: options.ipFamilyPolicy ?? "SingleStack",
+    ...(options.backend !== undefined ? { backend: options.backend } : {}),
   };
 }
 
