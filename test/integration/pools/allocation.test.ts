@@ -118,6 +118,20 @@ test("Services with the same sharing key share an address when their ports do no
     "metallb.io/loadBalancerIPs": address!,
   });
   expect((await waitForNotReady(cluster, "clash")).reason).toBe("PortConflict");
+
+  // With externalTrafficPolicy Local only the announcing node's endpoints answer: a Service sending to other pods
+  // may not join the address, and is told which Service holds it.
+  const local = { externalTrafficPolicy: "Local" as const };
+  await cluster.createService("web", lb([{ port: 80 }], { ...local, selector: { app: "web" } }), shared);
+  const [webAddress] = await waitFor("web's address", () => ips(cluster, "web"));
+  await cluster.createService("api", lb([{ port: 81 }], { ...local, selector: { app: "api" } }), {
+    ...shared,
+    "metallb.io/loadBalancerIPs": webAddress!,
+  });
+  const refused = await waitForNotReady(cluster, "api");
+  expect(refused.reason).toBe("BackendMismatch");
+  expect(refused.message).toContain(`shared with Service ${cluster.namespace}/`);
+  expect(refused.message).toMatch(/both use Local with the same spec\.selector/);
 });
 
 test("after a restart the allocations are read back, never re-guessed, and new ones do not collide", async ({
