@@ -6,67 +6,14 @@ import {
   DescribeTargetHealthCommand,
   DescribeTargetGroupsCommand,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { onTestFinished } from "vitest";
-import { startMoto } from "../harness/awsEmulator.ts";
-import { TestAws } from "../harness/aws.ts";
-import { describe, expect, reachableFromPods, test, waitFor } from "../harness/e2e.ts";
-import { installPortico, uninstall } from "../harness/localCluster/install.ts";
-import { LAN_GATEWAY } from "../harness/netns.ts";
-import { ensureTools } from "../harness/tools.ts";
-
-/** The cluster name the eks overlay ships with; the emulator's subnets are tagged for it. */
-const CLUSTER_NAME = "my-cluster";
+import { eksOnEmulator } from "../harness/cloudEdge/eksOnEmulator.ts";
+import { describe, expect, test, waitFor } from "../harness/e2e.ts";
 
 describe("the eks overlay in the cluster", () => {
   test("its controller pods make an NLB with the pods as targets in the AWS emulator, and remove it", async ({
     ns,
   }) => {
-    const tools = await ensureTools("all");
-    const dir = await mkdtemp(join(tmpdir(), "portico-e2e-aws-"));
-    const moto = await startMoto(tools.motoServer!, dir, 1);
-    onTestFinished(async () => {
-      await moto.process.stop();
-      await rm(dir, { recursive: true, force: true });
-    });
-    const port = Number(new URL(moto.endpoint.url).port);
-    // The emulator, reachable from the pods at the LAN's gateway.
-    const forward = await reachableFromPods(ns.context, port, dir);
-    onTestFinished(() => forward.stop());
-    Object.assign(process.env, {
-      AWS_ENDPOINT_URL: moto.endpoint.url,
-      PORTICO_AWS_EMULATOR: "moto",
-      AWS_REGION: "us-east-1",
-      AWS_ACCESS_KEY_ID: "test",
-      AWS_SECRET_ACCESS_KEY: "test",
-    });
-    const aws = await TestAws.fresh();
-    await aws.createNetwork(CLUSTER_NAME, { internal: true });
-
-    const env = [
-      { name: "AWS_ENDPOINT_URL", value: `http://${LAN_GATEWAY}:${port}` },
-      { name: "AWS_ACCESS_KEY_ID", value: "test" },
-      { name: "AWS_SECRET_ACCESS_KEY", value: "test" },
-    ];
-    const objects = await installPortico(ns.context.kubeconfig, {
-      overlay: "eks",
-      image: ns.context.porticoImage,
-      kustomization: {
-        namespace: "portico-eks",
-        namePrefix: "eks-",
-        patches: [
-          {
-            target: { kind: "Deployment" },
-            patch: JSON.stringify(
-              env.map((value) => ({ op: "add", path: "/spec/template/spec/containers/0/env/-", value })),
-            ),
-          },
-        ],
-      },
-    });
-    onTestFinished(() => uninstall(ns.context.kubeconfig, objects));
+    const aws = await eksOnEmulator(ns);
 
     await ns.deployEcho("echo", 2);
     await ns.waitAvailable("echo");

@@ -23,13 +23,7 @@ async function podNodes(ns: E2eNamespace): Promise<string[]> {
     .map((p) => p.spec!.nodeName!);
 }
 
-async function scale(ns: E2eNamespace, replicas: number): Promise<void> {
-  await ns.apps.replaceNamespacedDeploymentScale({
-    name: "echo",
-    namespace: ns.name,
-    body: { metadata: { name: "echo", namespace: ns.name }, spec: { replicas } },
-  });
-}
+const scale = (ns: E2eNamespace, replicas: number) => ns.scale("echo", replicas);
 
 describe("externalTrafficPolicy Local", () => {
   test("kube-proxy's health check answers 200/503 as endpoints come and go, and the announcing node follows it", async ({

@@ -96,6 +96,15 @@ export class E2eNamespace {
     });
   }
 
+  /** Sets a Deployment's replicas. */
+  async scale(name: string, replicas: number): Promise<void> {
+    await this.apps.replaceNamespacedDeploymentScale({
+      name,
+      namespace: this.name,
+      body: { metadata: { name, namespace: this.name }, spec: { replicas } },
+    });
+  }
+
   /** Waits until the Deployment has all its replicas available. */
   async waitAvailable(name: string, timeoutMs = 120_000): Promise<void> {
     await waitForRollout(

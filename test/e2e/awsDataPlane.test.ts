@@ -1,0 +1,116 @@
+// The NLB carries packets: a client on the LAN reaches the pods through the NLB Portico configured in the AWS
+// emulator, by the address the emulated edge gives it (test/harness/cloudEdge/), as the eks overlay's controller in
+// the cluster keeps the target group in step with the pods. Health checks run against the real pods as the target
+// group describes them and steer the traffic: a registered target that fails them gets none.
+import {
+  DescribeTargetGroupsCommand,
+  RegisterTargetsCommand,
+} from "@aws-sdk/client-elastic-load-balancing-v2";
+import { onTestFinished } from "vitest";
+import { eksOnEmulator } from "../harness/cloudEdge/eksOnEmulator.ts";
+import { NlbEdge } from "../harness/cloudEdge/nlbEdge.ts";
+import { clientGet, clientStatus, describe, expect, test, waitFor } from "../harness/e2e.ts";
+
+const A = "service.beta.kubernetes.io/aws-load-balancer-";
+
+describe("the NLB's data path on the local cluster", () => {
+  test("HTTP from the LAN reaches the pods through the NLB; a target failing its health checks gets no request; no pod: refused, then served again", async ({
+    ns,
+  }) => {
+    const aws = await eksOnEmulator(ns);
+    const edge = await NlbEdge.start({
+      lanNamespace: ns.context.client.switchPort.namespace,
+      podRoutes: ns.context.nodes.map((n) => ({ cidr: n.layout.podCidr, via: n.host.ipv4 })),
+      elbv2: aws.elbv2,
+      ec2: aws.ec2,
+    });
+    onTestFinished(() => edge.stop());
+
+    await ns.deployEcho("echo", 2);
+    await ns.waitAvailable("echo");
+    await ns.createLoadBalancer(
+      "web",
+      "echo",
+      { loadBalancerClass: "portico.io/aws-nlb" },
+      // Checks every 5 s, healthy after 2 passes, so that the test waits seconds rather than half a minute.
+      {
+        [`${A}nlb-target-type`]: "ip",
+        [`${A}healthcheck-interval`]: "5",
+        [`${A}healthcheck-healthy-threshold`]: "2",
+      },
+    );
+    const hostname = await waitFor(
+      "the Service's NLB hostname in its status",
+      async () =>
+        (await ns.core.readNamespacedService({ name: "web", namespace: ns.name })).status?.loadBalancer
+          ?.ingress?.[0]?.hostname,
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    const address = await waitFor("the edge to carry the NLB", () => edge.addressesOf(hostname)[0]);
+    const url = `http://${address}/`;
+
+    // Both pods answer through the NLB once their targets pass their checks.
+    const pods = await ns.core.listNamespacedPod({ namespace: ns.name, labelSelector: "app=echo" });
+    const names = pods.items.map((p) => p.metadata!.name!).sort();
+    const seen = new Set<string>();
+    await waitFor(
+      "both pods to answer through the NLB",
+      async () => {
+        const answer = await clientGet(ns.context, url);
+        if (answer) seen.add(answer.pod);
+        return seen.size === names.length || undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 200 },
+    );
+    expect([...seen].sort()).toEqual(names);
+
+    // A target nothing answers on, registered beside the pods once they pass their checks: its own checks fail,
+    // so it is never sent a request (were the checks ignored, about one request in three would fail).
+    const [group] = (await aws.elbv2.send(new DescribeTargetGroupsCommand({}))).TargetGroups ?? [];
+    const podTargets = pods.items.map((p) => ({ ip: p.status!.podIP!, port: 8080 }));
+    await waitFor(
+      "the pods' targets to pass their checks",
+      () => podTargets.every((t) => edge.stateOf(group!.TargetGroupArn!, t) === "healthy"),
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    const deaf = {
+      ip: `${ns.context.nodes[0]!.layout.podCidr.split(".").slice(0, 3).join(".")}.250`,
+      port: 8080,
+    };
+    await aws.elbv2.send(
+      new RegisterTargetsCommand({
+        TargetGroupArn: group!.TargetGroupArn,
+        Targets: [{ Id: deaf.ip, Port: deaf.port }],
+      }),
+    );
+    await waitFor(
+      "the deaf target to fail its checks",
+      () => edge.stateOf(group!.TargetGroupArn!, deaf) === "unhealthy",
+      {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      },
+    );
+    const failed: string[] = [];
+    for (let i = 0; i < 30; i++)
+      if (!(await clientGet(ns.context, url)))
+        failed.push(`${i} at ${new Date().toISOString()}: ${await edge.describe()}`);
+    expect(failed).toEqual([]);
+
+    // No pod: Portico deregisters the targets and the NLB has nowhere to send a connection; pods again: served.
+    await ns.scale("echo", 0);
+    await waitFor("connections to be refused", async () => (await clientStatus(ns.context, url)) === 0, {
+      timeoutMs: 90_000,
+      intervalMs: 500,
+    });
+    await ns.scale("echo", 1);
+    await waitFor(
+      "the new pod to answer through the NLB",
+      async () => (await clientGet(ns.context, url)) ?? undefined,
+      {
+        timeoutMs: 120_000,
+        intervalMs: 500,
+      },
+    );
+  });
+});

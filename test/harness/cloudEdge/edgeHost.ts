@@ -1,0 +1,105 @@
+// The emulated cloud edge's host: a network namespace on the test LAN, between the LAN's clients and the
+// cluster's nodes, where the emulated load balancers' addresses live and the kernel forwards their traffic. It
+// routes to the pods' networks through their nodes (as a VPC routes to pod addresses), forwards with iptables in
+// its own namespace only, and goes with its namespace: named after this process, a run that was killed is swept by
+// the next one like every LAN namespace (netns.ts).
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { IP, LanProcess, sh } from "../netns.ts";
+
+export const EDGE_ADDRESS = "192.0.2.199";
+/** Where the edge gives NLBs their addresses: on the LAN, clear of its hosts and of the suites' IP pools. */
+export const NLB_ADDRESSES = { first: 200, last: 219 };
+
+export class EdgeHost {
+  readonly namespace: string;
+  readonly iface: string;
+  private readonly processes: LanProcess[] = [];
+
+  private readonly lanNamespace: string;
+
+  private constructor(lanNamespace: string, tag: string) {
+    this.lanNamespace = lanNamespace;
+    this.namespace = `ptm-${process.pid}-${tag}-edge`;
+    this.iface = `e${tag}edge`;
+  }
+
+  /** Plugs a new edge into the LAN whose bridge is `br0` in `lanNamespace`, with routes to the pods' networks. */
+  static async create(
+    lanNamespace: string,
+    podRoutes: readonly { cidr: string; via: string }[],
+  ): Promise<EdgeHost> {
+    const edge = new EdgeHost(lanNamespace, randomBytes(2).toString("hex"));
+    try {
+      await edge.build(podRoutes);
+    } catch (err) {
+      await edge.destroy();
+      throw err;
+    }
+    return edge;
+  }
+
+  private async build(podRoutes: readonly { cidr: string; via: string }[]): Promise<void> {
+    const ns = this.namespace;
+    await sh(IP, ["netns", "add", ns]);
+    await sh(IP, ["-n", ns, "link", "set", "lo", "up"]);
+    const port = `b${this.iface.slice(1, 5)}edge`;
+    await sh(IP, [
+      "-n",
+      this.lanNamespace,
+      "link",
+      "add",
+      port,
+      "type",
+      "veth",
+      "peer",
+      "name",
+      this.iface,
+      "netns",
+      ns,
+    ]);
+    await sh(IP, ["-n", this.lanNamespace, "link", "set", port, "master", "br0", "up"]);
+    await sh(IP, ["-n", ns, "addr", "add", `${EDGE_ADDRESS}/24`, "dev", this.iface]);
+    await sh(IP, ["-n", ns, "link", "set", this.iface, "up"]);
+    // The namespace's own forwarding switch (a fresh namespace starts with it off); the machine's is untouched.
+    await this.exec("sysctl", ["-q", "-w", "net.ipv4.ip_forward=1"]);
+    for (const route of podRoutes) await sh(IP, ["-n", ns, "route", "replace", route.cidr, "via", route.via]);
+  }
+
+  /** Runs a command in the edge, with `input` on its standard input; resolves to its output. */
+  exec(command: string, args: string[], input?: string): Promise<string> {
+    if (input === undefined) return sh(IP, ["netns", "exec", this.namespace, command, ...args]);
+    return new Promise((resolve, reject) => {
+      const child = spawn(IP, ["netns", "exec", this.namespace, command, ...args], { stdio: "pipe" });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+      child.once("error", reject);
+      child.once("close", (code) =>
+        code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(" ")} failed: ${err.trim()}`)),
+      );
+      child.stdin.end(input);
+    });
+  }
+
+  /** An address the edge answers for (ARP on the LAN included). */
+  addAddress(address: string): Promise<string> {
+    return sh(IP, ["-n", this.namespace, "addr", "replace", `${address}/32`, "dev", this.iface]);
+  }
+
+  removeAddress(address: string): Promise<string> {
+    return sh(IP, ["-n", this.namespace, "addr", "del", `${address}/32`, "dev", this.iface]).catch(() => "");
+  }
+
+  start(name: string, logFile: string, command: string, args: string[]): LanProcess {
+    const proc = new LanProcess(name, logFile, this.namespace, command, args, {});
+    this.processes.push(proc);
+    return proc;
+  }
+
+  async destroy(): Promise<void> {
+    await Promise.all(this.processes.map((p) => p.kill()));
+    await sh(IP, ["netns", "del", this.namespace]).catch(() => undefined);
+  }
+}

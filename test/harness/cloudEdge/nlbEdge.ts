@@ -1,0 +1,220 @@
+// The emulated NLBs' data path on the local cluster's LAN: a reconciler that reads what ELBv2 holds (the AWS
+// emulator's load balancers, listeners, target groups and registered targets) about once a second and makes the
+// edge carry it: each NLB's addresses on the edge, HAProxy checking every target as its target group says, and the
+// kernel forwarding each listener's new flows to the healthy targets. Clients on the LAN then reach the pods through
+// the NLB Portico configured, and a target that fails its health check stops getting traffic.
+import {
+  DescribeListenersCommand,
+  DescribeLoadBalancersCommand,
+  DescribeTargetGroupsCommand,
+  DescribeTargetHealthCommand,
+  type ElasticLoadBalancingV2Client,
+} from "@aws-sdk/client-elastic-load-balancing-v2";
+import { DescribeInstancesCommand, type EC2Client } from "@aws-sdk/client-ec2";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { EdgeHost, NLB_ADDRESSES } from "./edgeHost.ts";
+import { HealthChecker } from "./haproxy.ts";
+import {
+  backendName,
+  haproxyConfig,
+  iptablesRules,
+  serverName,
+  stateKey,
+  targetState,
+  type EdgeLoadBalancer,
+  type EdgeTargetGroup,
+  type TargetState,
+} from "./nlbPlan.ts";
+
+export interface NlbEdgeOptions {
+  /** The LAN's namespace, whose bridge br0 the edge plugs into. */
+  lanNamespace: string;
+  /** Routes to the pods' networks: each node's pod CIDR through its address. */
+  podRoutes: readonly { cidr: string; via: string }[];
+  elbv2: ElasticLoadBalancingV2Client;
+  ec2: EC2Client;
+  periodMs?: number;
+}
+
+export class NlbEdge {
+  private readonly addresses = new Map<string, string>();
+  private readonly everUp = new Set<string>();
+  private states = new Map<string, TargetState>();
+  private balancers: EdgeLoadBalancer[] = [];
+  private rules = "";
+  private timer: NodeJS.Timeout | undefined;
+  private passes = 0;
+  private lastError: unknown;
+
+  private readonly edge: EdgeHost;
+  private readonly checker: HealthChecker;
+  private readonly dir: string;
+  private readonly opts: NlbEdgeOptions;
+
+  private constructor(edge: EdgeHost, checker: HealthChecker, dir: string, opts: NlbEdgeOptions) {
+    this.edge = edge;
+    this.checker = checker;
+    this.dir = dir;
+    this.opts = opts;
+  }
+
+  static async start(opts: NlbEdgeOptions): Promise<NlbEdge> {
+    const dir = await mkdtemp(join(tmpdir(), "portico-edge-"));
+    const edge = await EdgeHost.create(opts.lanNamespace, opts.podRoutes);
+    const nlb = new NlbEdge(edge, new HealthChecker(edge, dir), dir, opts);
+    nlb.schedule(0);
+    return nlb;
+  }
+
+  /** The addresses the edge answers for the NLB of this DNS name (its DNS record, as resolved). */
+  addressesOf(dnsName: string): string[] {
+    return this.balancers.find((lb) => lb.dnsName === dnsName)?.addresses ?? [];
+  }
+
+  /** ELBv2's state of a registered target as the edge's health checks judge it. */
+  stateOf(targetGroupArn: string, target: { ip: string; port: number }): TargetState | undefined {
+    return this.states.get(stateKey(targetGroupArn, target));
+  }
+
+  /** Resolves after a full pass that began after this call (the edge has seen what ELBv2 holds now). */
+  async settled(timeoutMs = 30_000): Promise<void> {
+    const target = this.passes + 2;
+    const deadline = Date.now() + timeoutMs;
+    while (this.passes < target) {
+      if (Date.now() > deadline)
+        throw new Error(`the NLB edge made no pass in ${timeoutMs} ms: ${String(this.lastError)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** What the edge does now, for a failing test's message: target states, HAProxy's view and the rules. */
+  async describe(): Promise<string> {
+    const stats = await this.checker.stats().catch((err: unknown) => String(err));
+    return JSON.stringify(
+      { states: Object.fromEntries(this.states), stats, rules: this.rules, error: String(this.lastError) },
+      null,
+      1,
+    );
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.edge.destroy();
+    await rm(this.dir, { recursive: true, force: true });
+  }
+
+  private schedule(delayMs: number): void {
+    this.timer = setTimeout(() => {
+      this.pass()
+        .then(() => (this.lastError = undefined))
+        .catch((err: unknown) => (this.lastError = err))
+        .finally(() => {
+          this.passes++;
+          if (this.timer) this.schedule(this.opts.periodMs ?? 1000);
+        });
+    }, delayMs);
+  }
+
+  private async pass(): Promise<void> {
+    const { balancers, groups } = await this.observe();
+    await this.checker.apply(haproxyConfig([...groups.values()], this.checker));
+    const stats = new Map((await this.checker.stats()).map((s) => [`${s.backend}/${s.server}`, s]));
+    const states = new Map<string, TargetState>();
+    for (const group of groups.values())
+      for (const t of group.targets) {
+        const key = stateKey(group.arn, t);
+        const stat = stats.get(`${backendName(group.arn)}/${serverName(t)}`);
+        if (stat?.status.startsWith("UP") && stat.checkStatus !== "INI") this.everUp.add(key);
+        states.set(key, targetState(stat, this.everUp.has(key)));
+      }
+    this.states = states;
+    const wanted = new Set(balancers.flatMap((lb) => lb.addresses));
+    for (const address of wanted) await this.edge.addAddress(address);
+    for (const lb of this.balancers)
+      for (const address of lb.addresses) if (!wanted.has(address)) await this.edge.removeAddress(address);
+    this.balancers = balancers;
+    const rules = iptablesRules(balancers, groups, states);
+    if (rules !== this.rules) {
+      await this.edge.exec("iptables-restore", ["-w", "5", "--table", "nat"], rules);
+      this.rules = rules;
+    }
+  }
+
+  private async observe(): Promise<{ balancers: EdgeLoadBalancer[]; groups: Map<string, EdgeTargetGroup> }> {
+    const { elbv2 } = this.opts;
+    const lbs = (await elbv2.send(new DescribeLoadBalancersCommand({}))).LoadBalancers ?? [];
+    const nlbs = lbs.filter((lb) => lb.Type === "network");
+    const tgs = (await elbv2.send(new DescribeTargetGroupsCommand({}))).TargetGroups ?? [];
+    const instanceIps = await this.instanceAddresses();
+    const groups = new Map<string, EdgeTargetGroup>();
+    for (const tg of tgs) {
+      const health = await elbv2.send(new DescribeTargetHealthCommand({ TargetGroupArn: tg.TargetGroupArn }));
+      const targetType = tg.TargetType === "instance" ? "instance" : "ip";
+      const targets = (health.TargetHealthDescriptions ?? []).flatMap((d) => {
+        const id = d.Target?.Id ?? "";
+        const ip = targetType === "instance" ? instanceIps.get(id) : id;
+        return ip ? [{ id, ip, port: d.Target?.Port ?? tg.Port ?? 0 }] : [];
+      });
+      groups.set(tg.TargetGroupArn!, {
+        arn: tg.TargetGroupArn!,
+        protocol: tg.Protocol ?? "TCP",
+        targetType,
+        healthCheck: {
+          protocol: (tg.HealthCheckProtocol ?? "TCP") as "TCP" | "HTTP" | "HTTPS",
+          port: tg.HealthCheckPort ?? "traffic-port",
+          ...(tg.HealthCheckPath ? { path: tg.HealthCheckPath } : {}),
+          ...(tg.Matcher?.HttpCode ? { matcher: tg.Matcher.HttpCode } : {}),
+          intervalSeconds: tg.HealthCheckIntervalSeconds ?? 30,
+          timeoutSeconds: tg.HealthCheckTimeoutSeconds ?? 10,
+          healthyThreshold: tg.HealthyThresholdCount ?? 5,
+          unhealthyThreshold: tg.UnhealthyThresholdCount ?? 2,
+        },
+        targets,
+      });
+    }
+    const balancers: EdgeLoadBalancer[] = [];
+    for (const lb of nlbs) {
+      const listeners =
+        (await elbv2.send(new DescribeListenersCommand({ LoadBalancerArn: lb.LoadBalancerArn }))).Listeners ??
+        [];
+      balancers.push({
+        arn: lb.LoadBalancerArn!,
+        dnsName: lb.DNSName ?? "",
+        addresses: [this.addressFor(lb.LoadBalancerArn!, new Set(nlbs.map((n) => n.LoadBalancerArn!)))],
+        listeners: listeners.flatMap((l) => {
+          const forward = l.DefaultActions?.find((a) => a.Type === "forward");
+          const arn = forward?.TargetGroupArn ?? forward?.ForwardConfig?.TargetGroups?.[0]?.TargetGroupArn;
+          return arn ? [{ port: l.Port!, protocol: l.Protocol ?? "TCP", targetGroupArn: arn }] : [];
+        }),
+      });
+    }
+    return { balancers, groups };
+  }
+
+  /** One address per NLB, kept for its life and given back when it goes. */
+  private addressFor(arn: string, living: ReadonlySet<string>): string {
+    for (const gone of [...this.addresses.keys()].filter((a) => !living.has(a))) this.addresses.delete(gone);
+    const known = this.addresses.get(arn);
+    if (known) return known;
+    const used = new Set(this.addresses.values());
+    for (let n = NLB_ADDRESSES.first; n <= NLB_ADDRESSES.last; n++) {
+      const address = `192.0.2.${n}`;
+      if (used.has(address)) continue;
+      this.addresses.set(arn, address);
+      return address;
+    }
+    throw new Error("the edge has no NLB address left");
+  }
+
+  private async instanceAddresses(): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    const reservations = (await this.opts.ec2.send(new DescribeInstancesCommand({}))).Reservations ?? [];
+    for (const r of reservations)
+      for (const i of r.Instances ?? [])
+        if (i.InstanceId && i.PrivateIpAddress) out.set(i.InstanceId, i.PrivateIpAddress);
+    return out;
+  }
+}

@@ -1,0 +1,132 @@
+// The emulated NLB edge's pure parts: HAProxy's checks as the target group describes them, ELBv2's target states
+// from HAProxy's view, and the kernel's forwarding to the healthy targets (all of them when none is, as ELBv2
+// fails open; none when nothing is registered).
+import { describe, expect, it } from "vitest";
+import {
+  backendName,
+  haproxyConfig,
+  iptablesRules,
+  matcherRegex,
+  parseStat,
+  stateKey,
+  targetState,
+  type EdgeTargetGroup,
+  type TargetState,
+} from "../harness/cloudEdge/nlbPlan.ts";
+
+const group = (over: Partial<EdgeTargetGroup> = {}): EdgeTargetGroup => ({
+  arn: "arn:tg/a",
+  protocol: "TCP",
+  targetType: "ip",
+  healthCheck: {
+    protocol: "TCP",
+    port: "traffic-port",
+    intervalSeconds: 10,
+    timeoutSeconds: 10,
+    healthyThreshold: 3,
+    unhealthyThreshold: 3,
+  },
+  targets: [
+    { id: "10.244.0.5", ip: "10.244.0.5", port: 8080 },
+    { id: "10.244.1.5", ip: "10.244.1.5", port: 8080 },
+  ],
+  ...over,
+});
+const files = { socket: "/run/h.sock", stateFile: "/run/h.state" };
+
+describe("HAProxy's checks", () => {
+  it("checks every target as the target group says: TCP on the traffic port, interval and thresholds", () => {
+    const cfg = haproxyConfig([group()], files);
+    expect(cfg).toContain(`backend ${backendName("arn:tg/a")}\n  option tcp-check\n  timeout check 10s`);
+    expect(cfg).toContain("default-server inter 10s fall 3 rise 3");
+    expect(cfg).toContain("server 10_244_0_5-8080 10.244.0.5:8080 check\n");
+    expect(cfg).toContain("stats socket /run/h.sock");
+  });
+
+  it("HTTP checks GET the path on the health-check port and expect the matcher's codes", () => {
+    const hc = {
+      ...group().healthCheck,
+      protocol: "HTTP" as const,
+      port: "32000",
+      path: "/healthz",
+      matcher: "200-202,302",
+    };
+    const cfg = haproxyConfig([group({ healthCheck: hc })], files);
+    expect(cfg).toContain("option httpchk GET /healthz");
+    expect(cfg).toContain("http-check expect rstatus ^(200|201|202|302)$");
+    expect(cfg).toContain("10.244.0.5:8080 check port 32000");
+    expect(matcherRegex("200")).toBe("^(200)$");
+  });
+});
+
+describe("ELBv2's target states from HAProxy's", () => {
+  const csv = [
+    "# pxname,svname,qcur,status,check_status",
+    "tg-1,a,0,UP,L4OK",
+    "tg-1,b,0,DOWN,L4TOUT",
+    "tg-1,c,0,UP,* INI",
+    "tg-1,BACKEND,0,UP,",
+  ].join("\n");
+  it("reads servers from `show stat`, by the header's column names", () => {
+    expect(parseStat(csv)).toEqual([
+      { backend: "tg-1", server: "a", status: "UP", checkStatus: "L4OK" },
+      { backend: "tg-1", server: "b", status: "DOWN", checkStatus: "L4TOUT" },
+      { backend: "tg-1", server: "c", status: "UP", checkStatus: "INI" },
+    ]);
+  });
+  it("initial before a verdict, healthy when up, unhealthy when down", () => {
+    const [a, b, c] = parseStat(csv);
+    expect(targetState(a, true)).toBe("healthy");
+    expect(targetState(b, false)).toBe("unhealthy");
+    expect(targetState(c, false)).toBe("initial");
+    // Reloaded: a target up before keeps its verdict until its first check in the new HAProxy.
+    expect(targetState(c, true)).toBe("healthy");
+    expect(targetState(undefined, false)).toBe("initial");
+    expect(targetState({ ...b!, status: "DOWN 1/2" }, false)).toBe("initial");
+    expect(targetState({ ...b!, status: "DOWN 1/2" }, true)).toBe("unhealthy");
+  });
+});
+
+describe("the kernel's forwarding", () => {
+  const lb = {
+    arn: "arn:lb/x",
+    dnsName: "x.elb",
+    addresses: ["192.0.2.200"],
+    listeners: [{ port: 80, protocol: "TCP", targetGroupArn: "arn:tg/a" }],
+  };
+  const g = group();
+  const states = (a: TargetState, b: TargetState) =>
+    new Map([
+      [stateKey(g.arn, g.targets[0]!), a],
+      [stateKey(g.arn, g.targets[1]!), b],
+    ]);
+  const dnats = (rules: string) => rules.split("\n").filter((l) => l.includes("--to-destination"));
+
+  it("spreads new flows evenly over the healthy targets only", () => {
+    const rules = iptablesRules([lb], new Map([[g.arn, g]]), states("healthy", "healthy"));
+    expect(rules).toContain("-A EDGE-LISTENERS -d 192.0.2.200/32 -p tcp --dport 80 -j EDGE-");
+    const lines = dnats(rules);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/--probability 0\.5000000000 -j DNAT --to-destination 10\.244\.0\.5:8080$/);
+    expect(lines[1]).toMatch(/-p tcp -j DNAT --to-destination 10\.244\.1\.5:8080$/);
+    expect(rules).toContain("-A POSTROUTING -m conntrack --ctstate DNAT -j MASQUERADE");
+    expect(dnats(iptablesRules([lb], new Map([[g.arn, g]]), states("healthy", "unhealthy")))).toEqual([
+      expect.stringMatching(/-p tcp -j DNAT --to-destination 10\.244\.0\.5:8080$/),
+    ]);
+  });
+
+  it("fails open when no target is healthy, and sends nowhere when none is registered", () => {
+    expect(dnats(iptablesRules([lb], new Map([[g.arn, g]]), states("unhealthy", "initial")))).toHaveLength(2);
+    const empty = group({ targets: [] });
+    const rules = iptablesRules([lb], new Map([[g.arn, empty]]), new Map());
+    expect(dnats(rules)).toEqual([]);
+    expect(rules).not.toContain("192.0.2.200");
+  });
+
+  it("a TCP_UDP listener forwards both protocols", () => {
+    const both = { ...lb, listeners: [{ port: 53, protocol: "TCP_UDP", targetGroupArn: g.arn }] };
+    const rules = iptablesRules([both], new Map([[g.arn, g]]), states("healthy", "healthy"));
+    expect(rules).toContain("-p tcp --dport 53");
+    expect(rules).toContain("-p udp --dport 53");
+  });
+});
