@@ -6,10 +6,10 @@ import {
   DescribeTargetGroupsCommand,
   RegisterTargetsCommand,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
-import { onTestFinished } from "vitest";
 import { eksOnEmulator } from "../harness/cloudEdge/eksOnEmulator.ts";
-import { NlbEdge } from "../harness/cloudEdge/nlbEdge.ts";
+import { SERVING_CONDITION } from "../../controller/status.ts";
 import { clientGet, clientStatus, describe, expect, test, waitFor } from "../harness/e2e.ts";
+import { mergePatch } from "../harness/kube.ts";
 
 const A = "service.beta.kubernetes.io/aws-load-balancer-";
 
@@ -17,14 +17,8 @@ describe("the NLB's data path on the local cluster", () => {
   test("HTTP from the LAN reaches the pods through the NLB; a target failing its health checks gets no request; no pod: refused, then served again", async ({
     ns,
   }) => {
-    const aws = await eksOnEmulator(ns);
-    const edge = await NlbEdge.start({
-      lanNamespace: ns.context.client.switchPort.namespace,
-      podRoutes: ns.context.nodes.map((n) => ({ cidr: n.layout.podCidr, via: n.host.ipv4 })),
-      elbv2: aws.elbv2,
-      ec2: aws.ec2,
-    });
-    onTestFinished(() => edge.stop());
+    const { aws, edge: started } = await eksOnEmulator(ns, { dataPlane: true });
+    const edge = started!;
 
     await ns.deployEcho("echo", 2);
     await ns.waitAvailable("echo");
@@ -109,6 +103,104 @@ describe("the NLB's data path on the local cluster", () => {
       async () => (await clientGet(ns.context, url)) ?? undefined,
       {
         timeoutMs: 120_000,
+        intervalMs: 500,
+      },
+    );
+  });
+
+  test("the controller's Serving follows the NLB's real health checks: healthy pods serve, a check port nothing answers on does not", async ({
+    ns,
+  }) => {
+    await eksOnEmulator(ns, { dataPlane: true });
+    await ns.deployEcho("echo", 2);
+    await ns.waitAvailable("echo");
+    const annotations = {
+      [`${A}nlb-target-type`]: "ip",
+      [`${A}healthcheck-interval`]: "5",
+      [`${A}healthcheck-healthy-threshold`]: "2",
+    };
+    await ns.createLoadBalancer("web", "echo", { loadBalancerClass: "portico.io/aws-nlb" }, annotations);
+    // The emulator alone would call these targets healthy; the edge's checks find nothing on port 9999.
+    await ns.createLoadBalancer(
+      "deaf",
+      "echo",
+      { loadBalancerClass: "portico.io/aws-nlb" },
+      {
+        ...annotations,
+        [`${A}healthcheck-port`]: "9999",
+      },
+    );
+    const serving = (name: string, status: string) =>
+      waitFor(
+        `${name} to report Serving ${status}`,
+        async () =>
+          (await ns.core.readNamespacedService({ name, namespace: ns.name })).status?.conditions?.find(
+            (c) => c.type === SERVING_CONDITION && c.status === status,
+          ),
+        { timeoutMs: 180_000, intervalMs: 1000 },
+      );
+    const up = await serving("web", "True");
+    expect(up).toMatchObject({ reason: "TargetsHealthy", message: "2 of 2 targets healthy" });
+    const down = await serving("deaf", "False");
+    expect(down.reason).toBe("TargetsUnhealthy");
+    expect(down.message).toMatch(
+      /fails its health check \(\S+:8080 unhealthy \(Target\.FailedHealthChecks\)\)/,
+    );
+  });
+
+  test("the NLB's security group admits the Service's source ranges and drops every other client", async ({
+    ns,
+  }) => {
+    const { edge } = await eksOnEmulator(ns, { dataPlane: true });
+    await ns.deployEcho("echo", 1);
+    await ns.waitAvailable("echo");
+    const client = `${ns.context.client.ipv4}/32`;
+    const nlb = { loadBalancerClass: "portico.io/aws-nlb" };
+    const annotations = { [`${A}nlb-target-type`]: "ip", [`${A}healthcheck-interval`]: "5" };
+    await ns.createLoadBalancer("open", "echo", { ...nlb, loadBalancerSourceRanges: [client] }, annotations);
+    await ns.createLoadBalancer(
+      "closed",
+      "echo",
+      { ...nlb, loadBalancerSourceRanges: ["198.51.100.0/24"] },
+      annotations,
+    );
+    const urlOf = async (name: string) => {
+      const hostname = await waitFor(
+        `${name}'s NLB hostname`,
+        async () =>
+          (await ns.core.readNamespacedService({ name, namespace: ns.name })).status?.loadBalancer
+            ?.ingress?.[0]?.hostname,
+        { timeoutMs: 120_000, intervalMs: 500 },
+      );
+      return `http://${await waitFor(`the edge to carry ${name}'s NLB`, () => edge!.addressesOf(hostname)[0])}/`;
+    };
+    const [open, closed] = [await urlOf("open"), await urlOf("closed")];
+    await waitFor(
+      "the admitted client to be answered",
+      async () => (await clientGet(ns.context, open)) ?? undefined,
+      {
+        timeoutMs: 90_000,
+        intervalMs: 500,
+      },
+    );
+    // The same pod behind both; the edge has applied what ELBv2 and EC2 hold (two passes since the address).
+    await edge!.settled();
+    for (let i = 0; i < 3; i++) expect(await clientStatus(ns.context, closed)).toBe(0);
+
+    // The client's address added to the ranges: Portico opens the group, and the same NLB answers.
+    await ns.core.patchNamespacedService(
+      {
+        name: "closed",
+        namespace: ns.name,
+        body: { spec: { loadBalancerSourceRanges: ["198.51.100.0/24", client] } },
+      },
+      mergePatch,
+    );
+    await waitFor(
+      "the client to be admitted once the range includes it",
+      async () => (await clientGet(ns.context, closed)) ?? undefined,
+      {
+        timeoutMs: 90_000,
         intervalMs: 500,
       },
     );

@@ -13,7 +13,7 @@ describe("the eks overlay in the cluster", () => {
   test("its controller pods make an NLB with the pods as targets in the AWS emulator, and remove it", async ({
     ns,
   }) => {
-    const aws = await eksOnEmulator(ns);
+    const { aws } = await eksOnEmulator(ns);
 
     await ns.deployEcho("echo", 2);
     await ns.waitAvailable("echo");

@@ -13,6 +13,7 @@ import {
   type EdgeTargetGroup,
   type TargetState,
 } from "../harness/cloudEdge/nlbPlan.ts";
+import { rewriteTargetHealth } from "../harness/cloudEdge/healthReport.ts";
 
 const group = (over: Partial<EdgeTargetGroup> = {}): EdgeTargetGroup => ({
   arn: "arn:tg/a",
@@ -128,5 +129,68 @@ describe("the kernel's forwarding", () => {
     const rules = iptablesRules([both], new Map([[g.arn, g]]), states("healthy", "healthy"));
     expect(rules).toContain("-p tcp --dport 53");
     expect(rules).toContain("-p udp --dport 53");
+  });
+});
+
+describe("DescribeTargetHealth from the edge's checks", () => {
+  const answer =
+    "<DescribeTargetHealthResponse><DescribeTargetHealthResult><TargetHealthDescriptions><member><Target><Id>10.0.0.5</Id><Port>8080</Port></Target><HealthCheckPort>traffic-port</HealthCheckPort><TargetHealth><State>healthy</State></TargetHealth></member><member><Target><Id>10.0.0.6</Id><Port>8080</Port></Target><HealthCheckPort>traffic-port</HealthCheckPort><TargetHealth><State>healthy</State></TargetHealth></member><member><Target><Id>10.0.0.7</Id><Port>8080</Port></Target><HealthCheckPort>traffic-port</HealthCheckPort><TargetHealth><State>healthy</State></TargetHealth></member></TargetHealthDescriptions></DescribeTargetHealthResult></DescribeTargetHealthResponse>";
+  it("replaces each target's state with the edge's, with ELBv2's reasons; one not judged yet is initial", () => {
+    const states: Record<string, TargetState> = { "10.0.0.5": "healthy", "10.0.0.6": "unhealthy" };
+    const out = rewriteTargetHealth(answer, (id, port) => (port === 8080 ? states[id] : undefined));
+    expect(out).toContain(
+      "<Id>10.0.0.5</Id><Port>8080</Port></Target><HealthCheckPort>traffic-port</HealthCheckPort><TargetHealth><State>healthy</State></TargetHealth>",
+    );
+    expect(out).toContain(
+      "<Id>10.0.0.6</Id><Port>8080</Port></Target><HealthCheckPort>traffic-port</HealthCheckPort><TargetHealth><State>unhealthy</State><Reason>Target.FailedHealthChecks</Reason>",
+    );
+    expect(out).toContain(
+      "<Id>10.0.0.7</Id><Port>8080</Port></Target><HealthCheckPort>traffic-port</HealthCheckPort><TargetHealth><State>initial</State><Reason>Elb.InitialHealthChecking</Reason>",
+    );
+    expect(out.match(/<member>/g)).toHaveLength(3);
+  });
+});
+
+describe("the NLB's security groups", () => {
+  const g = group();
+  const lb = {
+    arn: "arn:lb/x",
+    dnsName: "x.elb",
+    addresses: ["192.0.2.200"],
+    listeners: [{ port: 80, protocol: "TCP", targetGroupArn: g.arn }],
+  };
+  const groups = new Map([[g.arn, g]]);
+  const security = (rules: string) =>
+    rules.split("\n").filter((l) => l.startsWith("-A EDGE-SECURITY-GROUPS"));
+
+  it("admit the sources an inbound rule covering the listener allows, and drop the rest", () => {
+    const rules = iptablesRules(
+      [
+        {
+          ...lb,
+          ingress: [
+            { protocol: "tcp", fromPort: 80, toPort: 80, cidr: "192.0.2.2/32" },
+            { protocol: "tcp", fromPort: 443, toPort: 443, cidr: "198.51.100.0/24" },
+            { protocol: "-1", fromPort: 0, toPort: 0, cidr: "203.0.113.0/24" },
+            { protocol: "tcp", fromPort: 80, toPort: 80, cidr: "2001:db8::/32" },
+          ],
+        },
+      ],
+      groups,
+      new Map(),
+    );
+    expect(rules.startsWith("*mangle\n")).toBe(true);
+    expect(security(rules)).toEqual([
+      "-A EDGE-SECURITY-GROUPS -d 192.0.2.200/32 -p tcp --dport 80 -s 192.0.2.2/32 -j RETURN",
+      "-A EDGE-SECURITY-GROUPS -d 192.0.2.200/32 -p tcp --dport 80 -s 203.0.113.0/24 -j RETURN",
+      "-A EDGE-SECURITY-GROUPS -d 192.0.2.200/32 -p tcp --dport 80 -j DROP",
+    ]);
+  });
+
+  it("an NLB without security groups admits everyone; one whose groups admit nobody drops everything", () => {
+    expect(security(iptablesRules([lb], groups, new Map()))).toEqual([]);
+    expect(security(iptablesRules([{ ...lb, ingress: [] }], groups, new Map()))).toEqual([
+      "-A EDGE-SECURITY-GROUPS -d 192.0.2.200/32 -p tcp --dport 80 -j DROP",
+    ]);
   });
 });

@@ -1,21 +1,33 @@
 // Portico as on EKS, against the AWS emulator: moto on this machine reachable from the pods at the LAN's gateway,
 // a VPC tagged for the eks overlay's cluster name, and the overlay installed with static test credentials standing
-// in for IRSA or Pod Identity. Everything goes when the test finishes.
+// in for IRSA or Pod Identity. With `dataPlane`, the NLBs carry packets (nlbEdge.ts) and the controller learns
+// its targets' health from the edge's checks (healthReport.ts). Everything goes when the test finishes.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { onTestFinished } from "vitest";
 import { startMoto } from "../awsEmulator.ts";
 import { TestAws } from "../aws.ts";
-import { reachableFromPods, type E2eNamespace } from "../e2e.ts";
+import { reachableFromPods, waitFor, type E2eNamespace } from "../e2e.ts";
 import { installPortico, uninstall } from "../localCluster/install.ts";
 import { LAN_GATEWAY } from "../netns.ts";
 import { ensureTools } from "../tools.ts";
+import { startHealthReport } from "./healthReport.ts";
+import { NlbEdge } from "./nlbEdge.ts";
 
 /** The cluster name the eks overlay ships with; the emulator's subnets are tagged for it. */
 export const EKS_CLUSTER_NAME = "my-cluster";
 
-export async function eksOnEmulator(ns: E2eNamespace): Promise<TestAws> {
+export interface EksOnEmulator {
+  aws: TestAws;
+  /** With `dataPlane`: the edge that carries the NLBs. */
+  edge?: NlbEdge;
+}
+
+export async function eksOnEmulator(
+  ns: E2eNamespace,
+  opts: { dataPlane?: boolean } = {},
+): Promise<EksOnEmulator> {
   const tools = await ensureTools("all");
   const dir = await mkdtemp(join(tmpdir(), "portico-e2e-aws-"));
   const moto = await startMoto(tools.motoServer!, dir, 1);
@@ -23,9 +35,6 @@ export async function eksOnEmulator(ns: E2eNamespace): Promise<TestAws> {
     await moto.process.stop();
     await rm(dir, { recursive: true, force: true });
   });
-  const port = Number(new URL(moto.endpoint.url).port);
-  const forward = await reachableFromPods(ns.context, port, dir);
-  onTestFinished(() => forward.stop());
   Object.assign(process.env, {
     AWS_ENDPOINT_URL: moto.endpoint.url,
     PORTICO_AWS_EMULATOR: "moto",
@@ -35,6 +44,27 @@ export async function eksOnEmulator(ns: E2eNamespace): Promise<TestAws> {
   });
   const aws = await TestAws.fresh();
   await aws.createNetwork(EKS_CLUSTER_NAME, { internal: true });
+
+  let port = Number(new URL(moto.endpoint.url).port);
+  let edge: NlbEdge | undefined;
+  if (opts.dataPlane) {
+    const started = await NlbEdge.start({
+      lanNamespace: ns.context.client.switchPort.namespace,
+      podRoutes: ns.context.nodes.map((n) => ({ cidr: n.layout.podCidr, via: n.host.ipv4 })),
+      elbv2: aws.elbv2,
+      ec2: aws.ec2,
+    });
+    edge = started;
+    onTestFinished(() => started.stop());
+    const report = await startHealthReport(moto.endpoint.url, (group, id, p) =>
+      started.stateOfTarget(group, id, p),
+    );
+    onTestFinished(() => report.close());
+    port = report.port;
+  }
+  // The pods reach the emulator (or the health report in front of it) at the LAN's gateway, on the same port.
+  const forward = await reachableFromPods(ns.context, port, dir);
+  onTestFinished(() => forward.stop());
 
   const env = [
     { name: "AWS_ENDPOINT_URL", value: `http://${LAN_GATEWAY}:${port}` },
@@ -57,6 +87,21 @@ export async function eksOnEmulator(ns: E2eNamespace): Promise<TestAws> {
       ],
     },
   });
-  onTestFinished(() => uninstall(ns.context.kubeconfig, objects));
-  return aws;
+  onTestFinished(async () => {
+    // The test's NLB Services first, while the controller runs to delete their NLBs and lift their finalizers:
+    // left behind, they would hold the test's namespace in Terminating.
+    const services = await ns.core.listNamespacedService({ namespace: ns.name });
+    for (const svc of services.items.filter((s) => s.spec?.loadBalancerClass === "portico.io/aws-nlb"))
+      await ns.core.deleteNamespacedService({ name: svc.metadata!.name!, namespace: ns.name });
+    await waitFor(
+      "the NLB Services to be gone",
+      async () =>
+        !(await ns.core.listNamespacedService({ namespace: ns.name })).items.some(
+          (s) => s.spec?.loadBalancerClass === "portico.io/aws-nlb",
+        ),
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    await uninstall(ns.context.kubeconfig, objects);
+  });
+  return { aws, ...(edge ? { edge } : {}) };
 }

@@ -10,7 +10,7 @@ import {
   DescribeTargetHealthCommand,
   type ElasticLoadBalancingV2Client,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
-import { DescribeInstancesCommand, type EC2Client } from "@aws-sdk/client-ec2";
+import { DescribeInstancesCommand, DescribeSecurityGroupsCommand, type EC2Client } from "@aws-sdk/client-ec2";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,6 +23,7 @@ import {
   serverName,
   stateKey,
   targetState,
+  type EdgeIngressRule,
   type EdgeLoadBalancer,
   type EdgeTargetGroup,
   type TargetState,
@@ -43,6 +44,7 @@ export class NlbEdge {
   private readonly everUp = new Set<string>();
   private states = new Map<string, TargetState>();
   private balancers: EdgeLoadBalancer[] = [];
+  private groups = new Map<string, EdgeTargetGroup>();
   private rules = "";
   private timer: NodeJS.Timeout | undefined;
   private passes = 0;
@@ -76,6 +78,12 @@ export class NlbEdge {
   /** ELBv2's state of a registered target as the edge's health checks judge it. */
   stateOf(targetGroupArn: string, target: { ip: string; port: number }): TargetState | undefined {
     return this.states.get(stateKey(targetGroupArn, target));
+  }
+
+  /** The state of a registered target by its ELBv2 ID (an instance ID or an address) and port. */
+  stateOfTarget(targetGroupArn: string, id: string, port: number): TargetState | undefined {
+    const target = this.groups.get(targetGroupArn)?.targets.find((t) => t.id === id && t.port === port);
+    return target && this.states.get(stateKey(targetGroupArn, target));
   }
 
   /** Resolves after a full pass that began after this call (the edge has seen what ELBv2 holds now). */
@@ -131,6 +139,7 @@ export class NlbEdge {
         states.set(key, targetState(stat, this.everUp.has(key)));
       }
     this.states = states;
+    this.groups = groups;
     const wanted = new Set(balancers.flatMap((lb) => lb.addresses));
     for (const address of wanted) await this.edge.addAddress(address);
     for (const lb of this.balancers)
@@ -138,7 +147,8 @@ export class NlbEdge {
     this.balancers = balancers;
     const rules = iptablesRules(balancers, groups, states);
     if (rules !== this.rules) {
-      await this.edge.exec("iptables-restore", ["-w", "5", "--table", "nat"], rules);
+      // Only the tables the rules name (mangle and nat) are replaced.
+      await this.edge.exec("iptables-restore", ["-w", "5"], rules);
       this.rules = rules;
     }
   }
@@ -175,6 +185,7 @@ export class NlbEdge {
         targets,
       });
     }
+    const ingress = await this.ingressRules(nlbs.flatMap((lb) => lb.SecurityGroups ?? []));
     const balancers: EdgeLoadBalancer[] = [];
     for (const lb of nlbs) {
       const listeners =
@@ -189,6 +200,9 @@ export class NlbEdge {
           const arn = forward?.TargetGroupArn ?? forward?.ForwardConfig?.TargetGroups?.[0]?.TargetGroupArn;
           return arn ? [{ port: l.Port!, protocol: l.Protocol ?? "TCP", targetGroupArn: arn }] : [];
         }),
+        ...(lb.SecurityGroups?.length
+          ? { ingress: lb.SecurityGroups.flatMap((id) => ingress.get(id) ?? []) }
+          : {}),
       });
     }
     return { balancers, groups };
@@ -207,6 +221,29 @@ export class NlbEdge {
       return address;
     }
     throw new Error("the edge has no NLB address left");
+  }
+
+  /** The inbound rules of these security groups, by group ID (address ranges only: a rule naming another
+   * group or a prefix list admits no client of the LAN). */
+  private async ingressRules(ids: string[]): Promise<Map<string, EdgeIngressRule[]>> {
+    const out = new Map<string, EdgeIngressRule[]>();
+    if (!ids.length) return out;
+    const groups =
+      (await this.opts.ec2.send(new DescribeSecurityGroupsCommand({ GroupIds: [...new Set(ids)] })))
+        .SecurityGroups ?? [];
+    for (const g of groups)
+      out.set(
+        g.GroupId!,
+        (g.IpPermissions ?? []).flatMap((p) =>
+          (p.IpRanges ?? []).map((r) => ({
+            protocol: p.IpProtocol ?? "-1",
+            fromPort: p.FromPort ?? 0,
+            toPort: p.ToPort ?? 65535,
+            cidr: r.CidrIp!,
+          })),
+        ),
+      );
+    return out;
   }
 
   private async instanceAddresses(): Promise<Map<string, string>> {

@@ -32,12 +32,26 @@ export interface EdgeListener {
   targetGroupArn: string;
 }
 
+/** One inbound rule of a security group: a protocol's port range from a CIDR. */
+export interface EdgeIngressRule {
+  /** "tcp", "udp", or "-1" (every protocol). */
+  protocol: string;
+  fromPort: number;
+  toPort: number;
+  cidr: string;
+}
+
 export interface EdgeLoadBalancer {
   arn: string;
   dnsName: string;
   /** The addresses the edge answers for this NLB. */
   addresses: string[];
   listeners: EdgeListener[];
+  /**
+   * The inbound rules of the NLB's security groups, which admit clients as EC2 does (what none admits is dropped,
+   * so the client's connection times out); undefined for an NLB without security groups, which admits everyone.
+   */
+  ingress?: EdgeIngressRule[];
 }
 
 /** ELBv2's target states, as DescribeTargetHealth reports them. */
@@ -188,6 +202,7 @@ export function iptablesRules(
     }
   }
   return [
+    ...securityGroupRules(balancers),
     "*nat",
     ":PREROUTING ACCEPT [0:0]",
     ":INPUT ACCEPT [0:0]",
@@ -201,6 +216,45 @@ export function iptablesRules(
     "COMMIT",
     "",
   ].join("\n");
+}
+
+/**
+ * The NLBs' security groups, as iptables-restore input for the edge's mangle table (before any address is
+ * translated): for each address and listener, the sources some inbound rule admits return, everything else is
+ * dropped. Replies come back to the edge's own address, so they never meet these rules.
+ */
+function securityGroupRules(balancers: readonly EdgeLoadBalancer[]): string[] {
+  const rules: string[] = [];
+  for (const lb of [...balancers].sort((a, b) => a.arn.localeCompare(b.arn))) {
+    if (!lb.ingress) continue;
+    for (const listener of lb.listeners) {
+      const protocols =
+        listener.protocol === "TCP_UDP" ? ["tcp", "udp"] : [listener.protocol === "UDP" ? "udp" : "tcp"];
+      for (const protocol of protocols) {
+        const admitting = lb.ingress.filter(
+          (r) =>
+            (r.protocol === "-1" || r.protocol === protocol) &&
+            (r.protocol === "-1" || (r.fromPort <= listener.port && listener.port <= r.toPort)),
+        );
+        for (const address of lb.addresses) {
+          const match = `-d ${address}/32 -p ${protocol} --dport ${listener.port}`;
+          for (const cidr of [...new Set(admitting.map((r) => r.cidr))]
+            .filter((c) => !c.includes(":"))
+            .sort())
+            rules.push(`-A EDGE-SECURITY-GROUPS ${match} -s ${cidr} -j RETURN`);
+          rules.push(`-A EDGE-SECURITY-GROUPS ${match} -j DROP`);
+        }
+      }
+    }
+  }
+  return [
+    "*mangle",
+    ":PREROUTING ACCEPT [0:0]",
+    ":EDGE-SECURITY-GROUPS - [0:0]",
+    "-A PREROUTING -j EDGE-SECURITY-GROUPS",
+    ...rules,
+    "COMMIT",
+  ];
 }
 
 export const stateKey = (groupArn: string, t: { ip: string; port: number }) => `${groupArn}|${serverName(t)}`;

@@ -90,6 +90,21 @@ export async function uninstall(kubeconfig: string, objects: KubernetesObject[])
     await api.delete(obj).catch((err: { code?: number }) => {
       if (err.code !== 404) throw err;
     });
+  // Gone, not just going: a namespace terminates for as long as its pods take to stop, and the next install of
+  // the same overlay could not create anything in it meanwhile.
+  const deadline = Date.now() + 180_000;
+  for (const obj of objects) {
+    for (;;) {
+      const gone = await api.read(obj as KubernetesObject & { metadata: { name: string } }).then(
+        () => false,
+        (err: { code?: number }) => err.code === 404,
+      );
+      if (gone) break;
+      if (Date.now() > deadline)
+        throw new Error(`${obj.kind}/${obj.metadata?.name} was still there 180 s after it was deleted`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
 }
 
 async function createPool(kc: KubeConfig, pool: PoolSpec): Promise<void> {
