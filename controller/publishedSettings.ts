@@ -40,6 +40,8 @@ export interface PublishedSettings {
   namespace?: string;
   nodeSelector?: string;
   awsRegion?: string;
+  /** The scheme of NLBs whose Service names none: tools judge such Services as the controller does. */
+  awsDefaultScheme?: "internal" | "internet-facing";
   azure?: PublishedAzure;
 }
 
@@ -54,6 +56,7 @@ export function settingsOf(config: ControllerConfig): PublishedSettings {
     ...(config.namespace ? { namespace: config.namespace } : {}),
     ...(config.nodeSelector ? { nodeSelector: config.nodeSelector } : {}),
     ...(config.aws.region ? { awsRegion: config.aws.region } : {}),
+    ...(config.provider === "aws" ? { awsDefaultScheme: config.aws.defaultScheme } : {}),
     ...(azure
       ? {
           azure: Object.fromEntries(

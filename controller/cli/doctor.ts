@@ -114,6 +114,7 @@ export async function diagnose(
   const clusterName = opts.clusterName || settings?.clusterName;
   const access: CloudAccess = {
     ...(opts.access?.azure ? { azure: opts.access.azure } : settings?.azure ? { azure: settings.azure } : {}),
+    ...(settings?.awsDefaultScheme ? { awsDefaultScheme: settings.awsDefaultScheme } : {}),
   };
   findings.push(
     ...(await providerCheck(svc, nodes.items, slices.items, {

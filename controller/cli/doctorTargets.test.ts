@@ -50,4 +50,17 @@ describe("doctor takes the target type from the provider", () => {
     const ip = aws({}, { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb-ip" });
     expect(judgeTargets(ip, nodes, [], where)).toEqual({ type: "ip" });
   });
+
+  it("judges with the controller's default scheme, as published on its Lease", () => {
+    const eips = aws(
+      {},
+      { "service.beta.kubernetes.io/aws-load-balancer-eip-allocations": "eipalloc-01,eipalloc-02" },
+    );
+    expect(judgeTargets(eips, nodes, [], where)).toHaveProperty("refused");
+    expect(
+      judgeTargets(eips, nodes, [], { ...where, access: { awsDefaultScheme: "internet-facing" } }),
+    ).toEqual({
+      type: "instance",
+    });
+  });
 });

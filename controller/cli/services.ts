@@ -9,6 +9,8 @@ import type { LoadBalancerProvider } from "../../providers/provider.ts";
 export interface CloudAccess {
   /** The controller's Azure configuration (--azure-config or PORTICO_AZURE_CONFIG). */
   azure?: AzureConfig;
+  /** The scheme the controller gives NLBs whose Service names none (its published settings). */
+  awsDefaultScheme?: "internal" | "internet-facing";
 }
 
 /** Retries of one ARM request: a person is waiting for the answer, so a struggling ARM is reported, not waited out. */
@@ -25,7 +27,11 @@ export function inspectorFor(
   access: CloudAccess = {},
 ): LoadBalancerProvider | undefined {
   if (cls === AWS_LOAD_BALANCER_CLASS || cls === LBC_NLB_CLASS)
-    return new AwsProvider({ clusterName, maxAttempts: 3 });
+    return new AwsProvider({
+      clusterName,
+      maxAttempts: 3,
+      ...(access.awsDefaultScheme ? { defaultScheme: access.awsDefaultScheme } : {}),
+    });
   if (cls === AZURE_LOAD_BALANCER_CLASS && access.azure)
     return new AzureProvider({ ...access.azure, clusterName, maxRetries: AZURE_INSPECT_RETRIES });
   return undefined;

@@ -24,7 +24,11 @@ function lookFor(svc: V1Service, opts: StatusOptions): { clusterName?: string; a
   const settings = controllerFor(svc, opts.controllers ?? [])?.settings;
   const clusterName = opts.clusterName || settings?.clusterName;
   const azure = opts.access?.azure ?? settings?.azure;
-  return { ...(clusterName ? { clusterName } : {}), access: azure ? { azure } : {} };
+  const scheme = settings?.awsDefaultScheme;
+  return {
+    ...(clusterName ? { clusterName } : {}),
+    access: { ...(azure ? { azure } : {}), ...(scheme ? { awsDefaultScheme: scheme } : {}) },
+  };
 }
 
 export async function status(core: CoreV1Api, printer: Printer, opts: StatusOptions): Promise<number> {
