@@ -8,7 +8,7 @@ import {
 } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { eksOnEmulator } from "../harness/cloudEdge/eksOnEmulator.ts";
 import { SERVING_CONDITION } from "../../controller/status.ts";
-import { clientGet, clientStatus, describe, expect, test, waitFor } from "../harness/e2e.ts";
+import { clientDatagram, clientGet, clientStatus, describe, expect, test, waitFor } from "../harness/e2e.ts";
 import { mergePatch } from "../harness/kube.ts";
 
 const A = "service.beta.kubernetes.io/aws-load-balancer-";
@@ -204,5 +204,38 @@ describe("the NLB's data path on the local cluster", () => {
         intervalMs: 500,
       },
     );
+  });
+
+  test("a UDP listener carries datagrams to the pods and their answers back", async ({ ns }) => {
+    const { edge } = await eksOnEmulator(ns, { dataPlane: true });
+    await ns.deployEcho("echo", 1);
+    await ns.waitAvailable("echo");
+    await ns.createLoadBalancer(
+      "dns",
+      "echo",
+      {
+        loadBalancerClass: "portico.io/aws-nlb",
+        ports: [{ name: "dns", port: 53, targetPort: 8080, protocol: "UDP" }],
+      },
+      { [`${A}nlb-target-type`]: "ip", [`${A}healthcheck-interval`]: "5" },
+    );
+    const hostname = await waitFor(
+      "the Service's NLB hostname",
+      async () =>
+        (await ns.core.readNamespacedService({ name: "dns", namespace: ns.name })).status?.loadBalancer
+          ?.ingress?.[0]?.hostname,
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    const address = await waitFor("the edge to carry the NLB", () => edge!.addressesOf(hostname)[0]);
+    const [pod] = (await ns.core.listNamespacedPod({ namespace: ns.name, labelSelector: "app=echo" })).items;
+    const answer = await waitFor(
+      "a datagram answered through the NLB",
+      () => clientDatagram(ns.context, address, 53),
+      {
+        timeoutMs: 90_000,
+        intervalMs: 500,
+      },
+    );
+    expect(answer.pod).toBe(pod!.metadata!.name);
   });
 });

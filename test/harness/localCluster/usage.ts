@@ -186,6 +186,28 @@ export async function clientGet(
   return out ? (JSON.parse(out) as EchoAnswer) : undefined;
 }
 
+/** One UDP datagram from the LAN's client and the workload's answer to it; undefined when none came. */
+export async function clientDatagram(
+  context: E2eContext,
+  address: string,
+  port: number,
+  timeoutSeconds = 2,
+): Promise<EchoAnswer | undefined> {
+  const script = [
+    "import socket, sys",
+    "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)",
+    `s.settimeout(${timeoutSeconds})`,
+    `s.sendto(b"hello", (sys.argv[1], int(sys.argv[2])))`,
+    "print(s.recvfrom(4096)[0].decode().strip())",
+  ].join("\n");
+  const out = await sh(
+    IP,
+    ["netns", "exec", context.client.namespace, "python3", "-c", script, address, String(port)],
+    (timeoutSeconds + 5) * 1000,
+  ).catch(() => undefined);
+  return out ? (JSON.parse(out) as EchoAnswer) : undefined;
+}
+
 /** The HTTP status of a GET from the LAN's client (0 when no answer came). */
 export async function clientStatus(context: E2eContext, url: string, timeoutSeconds = 2): Promise<number> {
   const out = await sh(

@@ -4,7 +4,8 @@
 //
 // Environment: PORT (default 8080), POD_NAME and NODE_NAME (from the downward API), and DRAIN_SECONDS
 // (default 0): on SIGTERM the server keeps answering for that many seconds before it closes, which is
-// what the tests use to observe graceful draining. /healthz answers 200 throughout.
+// what the tests use to observe graceful draining. /healthz answers 200 throughout. The same port answers UDP too:
+// each datagram gets the same line of JSON back, for the tests of UDP listeners.
 package main
 
 import (
@@ -58,6 +59,7 @@ func main() {
 	served := make(chan error, 1)
 	go func() { served <- server.Serve(listener) }()
 	log.Printf("listening on %s (pod %q, node %q)", listener.Addr(), pod, node)
+	go serveUDP(port, pod, node)
 
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
@@ -88,4 +90,24 @@ func envOr(name, fallback string) string {
 		return value
 	}
 	return fallback
+}
+
+// serveUDP answers each datagram on the port with the JSON line naming the pod, its node and the sender.
+func serveUDP(port, pod, node string) {
+	conn, err := net.ListenPacket("udp", ":"+port)
+	if err != nil {
+		log.Fatalf("cannot listen on UDP port %s: %v", port, err)
+	}
+	buf := make([]byte, 2048)
+	for {
+		_, from, err := conn.ReadFrom(buf)
+		if err != nil {
+			log.Printf("UDP: %v", err)
+			continue
+		}
+		line, _ := json.Marshal(answer{Pod: pod, Node: node, Client: from.String()})
+		if _, err := conn.WriteTo(append(line, '\n'), from); err != nil {
+			log.Printf("UDP answer to %s: %v", from, err)
+		}
+	}
 }
