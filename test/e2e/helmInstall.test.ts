@@ -56,7 +56,12 @@ describe("helm install of the chart for metal", () => {
     const install = await helm(
       ...["install", RELEASE, CHART, "--create-namespace", "--wait", "--timeout", "5m"],
       ...["--set", "provider=metal", "--set", "clusterName=local"],
-      ...["--set", `image.repository=${image.slice(0, at)}`, "--set", `image.tag=${image.slice(at + 1)}`],
+      ...[
+        "--set-string",
+        `image.repository=${image.slice(0, at)}`,
+        "--set-string",
+        `image.tag=${image.slice(at + 1)}`,
+      ],
       ...["--set", `loadBalancerClass=${CLASS}`, "--set", "speaker.memberlist.createSecret=true"],
       // The suite's speakers hold 7472 and 7946 on every node's host network, and its FRR the node's routing.
       ...["--set", "speaker.metricsPort=7572", "--set", "speaker.memberlistPort=8046"],
