@@ -8,7 +8,7 @@ import type {
   DiscoveryV1Api,
   V1Service,
 } from "@kubernetes/client-node";
-import { METAL_LOAD_BALANCER_CLASS } from "../../providers/metal/provider.ts";
+import { METAL_LOAD_BALANCER_CLASS } from "../../providers/classes.ts";
 import { bgpFindings } from "./doctorBgp.ts";
 import { CloudError, ConfigurationError } from "../../providers/errors.ts";
 import type { InspectNode } from "../../providers/provider.ts";

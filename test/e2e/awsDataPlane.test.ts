@@ -6,7 +6,7 @@ import {
   DescribeTargetGroupsCommand,
   RegisterTargetsCommand,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
-import { eksOnEmulator } from "../harness/cloudEdge/eksOnEmulator.ts";
+import { eksOnEmulator, nlbAddress } from "../harness/cloudEdge/eksOnEmulator.ts";
 import { SERVING_CONDITION } from "../../controller/status.ts";
 import { clientDatagram, clientGet, clientStatus, describe, expect, test, waitFor } from "../harness/e2e.ts";
 import { mergePatch } from "../harness/kube.ts";
@@ -33,15 +33,7 @@ describe("the NLB's data path on the local cluster", () => {
         [`${A}healthcheck-healthy-threshold`]: "2",
       },
     );
-    const hostname = await waitFor(
-      "the Service's NLB hostname in its status",
-      async () =>
-        (await ns.core.readNamespacedService({ name: "web", namespace: ns.name })).status?.loadBalancer
-          ?.ingress?.[0]?.hostname,
-      { timeoutMs: 120_000, intervalMs: 500 },
-    );
-    const address = await waitFor("the edge to carry the NLB", () => edge.addressesOf(hostname)[0]);
-    const url = `http://${address}/`;
+    const url = `http://${await nlbAddress(ns, edge, "web")}/`;
 
     // Both pods answer through the NLB once their targets pass their checks.
     const pods = await ns.core.listNamespacedPod({ namespace: ns.name, labelSelector: "app=echo" });
@@ -164,16 +156,7 @@ describe("the NLB's data path on the local cluster", () => {
       { ...nlb, loadBalancerSourceRanges: ["198.51.100.0/24"] },
       annotations,
     );
-    const urlOf = async (name: string) => {
-      const hostname = await waitFor(
-        `${name}'s NLB hostname`,
-        async () =>
-          (await ns.core.readNamespacedService({ name, namespace: ns.name })).status?.loadBalancer
-            ?.ingress?.[0]?.hostname,
-        { timeoutMs: 120_000, intervalMs: 500 },
-      );
-      return `http://${await waitFor(`the edge to carry ${name}'s NLB`, () => edge!.addressesOf(hostname)[0])}/`;
-    };
+    const urlOf = async (name: string) => `http://${await nlbAddress(ns, edge!, name)}/`;
     const [open, closed] = [await urlOf("open"), await urlOf("closed")];
     await waitFor(
       "the admitted client to be answered",
@@ -219,14 +202,7 @@ describe("the NLB's data path on the local cluster", () => {
       },
       { [`${A}nlb-target-type`]: "ip", [`${A}healthcheck-interval`]: "5" },
     );
-    const hostname = await waitFor(
-      "the Service's NLB hostname",
-      async () =>
-        (await ns.core.readNamespacedService({ name: "dns", namespace: ns.name })).status?.loadBalancer
-          ?.ingress?.[0]?.hostname,
-      { timeoutMs: 120_000, intervalMs: 500 },
-    );
-    const address = await waitFor("the edge to carry the NLB", () => edge!.addressesOf(hostname)[0]);
+    const address = await nlbAddress(ns, edge!, "dns");
     const [pod] = (await ns.core.listNamespacedPod({ namespace: ns.name, labelSelector: "app=echo" })).items;
     const answer = await waitFor(
       "a datagram answered through the NLB",

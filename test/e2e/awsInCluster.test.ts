@@ -6,7 +6,7 @@ import {
   DescribeTargetHealthCommand,
   DescribeTargetGroupsCommand,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
-import { eksOnEmulator } from "../harness/cloudEdge/eksOnEmulator.ts";
+import { eksOnEmulator, nlbHostname } from "../harness/cloudEdge/eksOnEmulator.ts";
 import { describe, expect, test, waitFor } from "../harness/e2e.ts";
 
 describe("the eks overlay in the cluster", () => {
@@ -23,14 +23,7 @@ describe("the eks overlay in the cluster", () => {
       { loadBalancerClass: "portico.io/aws-nlb" },
       { "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip" },
     );
-    const hostname = await waitFor(
-      "the Service's NLB hostname in its status",
-      async () => {
-        const svc = await ns.core.readNamespacedService({ name: "web", namespace: ns.name });
-        return svc.status?.loadBalancer?.ingress?.[0]?.hostname;
-      },
-      { timeoutMs: 120_000, intervalMs: 500 },
-    );
+    const hostname = await nlbHostname(ns, "web");
     expect(hostname).toMatch(/elb\.amazonaws\.com$/);
 
     const pods = await ns.core.listNamespacedPod({ namespace: ns.name, labelSelector: "app=echo" });

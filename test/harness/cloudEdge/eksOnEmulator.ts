@@ -105,3 +105,20 @@ export async function eksOnEmulator(
   });
   return { aws, ...(edge ? { edge } : {}) };
 }
+
+/** The NLB hostname Portico wrote into the Service's status, once it has. */
+export function nlbHostname(ns: E2eNamespace, name: string): Promise<string> {
+  return waitFor(
+    `Service ${name}'s NLB hostname in its status`,
+    async () =>
+      (await ns.core.readNamespacedService({ name, namespace: ns.name })).status?.loadBalancer?.ingress?.[0]
+        ?.hostname,
+    { timeoutMs: 120_000, intervalMs: 500 },
+  );
+}
+
+/** The address the edge carries the Service's NLB on, as its DNS name would resolve. */
+export async function nlbAddress(ns: E2eNamespace, edge: NlbEdge, name: string): Promise<string> {
+  const hostname = await nlbHostname(ns, name);
+  return waitFor(`the edge to carry ${name}'s NLB`, () => edge.addressesOf(hostname)[0]);
+}

@@ -182,8 +182,7 @@ export function iptablesRules(
       if (!group) continue;
       const healthy = group.targets.filter((t) => states.get(stateKey(group.arn, t)) === "healthy");
       const targets = healthy.length ? healthy : group.targets;
-      const protocols =
-        listener.protocol === "TCP_UDP" ? ["tcp", "udp"] : [listener.protocol === "UDP" ? "udp" : "tcp"];
+      const protocols = kernelProtocols(listener);
       // No target registered: no rule, so the edge itself refuses the connection, as an NLB resets it.
       if (!targets.length) continue;
       for (const protocol of protocols) {
@@ -228,8 +227,7 @@ function securityGroupRules(balancers: readonly EdgeLoadBalancer[]): string[] {
   for (const lb of [...balancers].sort((a, b) => a.arn.localeCompare(b.arn))) {
     if (!lb.ingress) continue;
     for (const listener of lb.listeners) {
-      const protocols =
-        listener.protocol === "TCP_UDP" ? ["tcp", "udp"] : [listener.protocol === "UDP" ? "udp" : "tcp"];
+      const protocols = kernelProtocols(listener);
       for (const protocol of protocols) {
         const admitting = lb.ingress.filter(
           (r) =>
@@ -255,6 +253,12 @@ function securityGroupRules(balancers: readonly EdgeLoadBalancer[]): string[] {
     ...rules,
     "COMMIT",
   ];
+}
+
+/** The kernel's protocols a listener takes: a TCP_UDP listener both. */
+function kernelProtocols(listener: EdgeListener): ("tcp" | "udp")[] {
+  if (listener.protocol === "TCP_UDP") return ["tcp", "udp"];
+  return [listener.protocol === "UDP" ? "udp" : "tcp"];
 }
 
 export const stateKey = (groupArn: string, t: { ip: string; port: number }) => `${groupArn}|${serverName(t)}`;
