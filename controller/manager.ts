@@ -36,8 +36,6 @@ export class Manager {
   private readonly serviceFingerprints = new Map<string, string>();
   private readonly otherFingerprints = new Map<string, string>();
   private readonly sharedCapacity: boolean;
-  /** Keys queued by the periodic resync alone: their reconcile is background work, yielding to users' changes. */
-  private readonly background = new Set<string>();
   private workers: Workers | undefined;
   private timers: NodeJS.Timeout[] = [];
 
@@ -53,8 +51,10 @@ export class Manager {
     const { log } = this.o;
     this.workers = startWorkers(this.queue, {
       workers: this.o.workers,
-      handle: async (key) => {
-        const outcome = await this.o.reconciler.reconcile(key, { background: this.background.delete(key) });
+      // Keys queued by background work alone (the periodic resync, a look again nothing asked for): their
+      // reconcile is background work, after users' changes in the queue and at the cloud's rate limit.
+      handle: async (key, _signal, { background }) => {
+        const outcome = await this.o.reconciler.reconcile(key, { background });
         // A released address may be what another Service is waiting for.
         if (outcome.released && this.sharedCapacity) this.enqueueAll();
         this.o.afterReconcile?.();
@@ -110,17 +110,11 @@ export class Manager {
 
   /** `background`: the periodic resync, which nothing asked for (a key already waiting for a change stays so). */
   private enqueueAll(background = false): void {
-    for (const svc of this.o.cache.services.list()) {
-      if (!this.relevant(svc)) continue;
-      const key = serviceKey(svc);
-      if (!background) this.background.delete(key);
-      else if (!this.queue.waiting(key)) this.background.add(key);
-      this.queue.add(key);
-    }
+    for (const svc of this.o.cache.services.list())
+      if (this.relevant(svc)) this.queue.add(serviceKey(svc), background);
   }
 
   private enqueue(key: string): void {
-    this.background.delete(key);
     this.queue.add(key);
   }
 

@@ -153,6 +153,55 @@ describe("WorkQueue", () => {
   });
 });
 
+describe("WorkQueue lanes", () => {
+  const drain = async (queue: WorkQueue) => {
+    const out: string[] = [];
+    while (queue.length) {
+      const key = (await queue.get())!;
+      out.push(`${key}${queue.takenAsBackground(key) ? " (background)" : ""}`);
+      queue.done(key);
+    }
+    return out;
+  };
+
+  test("keys added for changes are handed out before background keys queued earlier", async () => {
+    const queue = new WorkQueue();
+    for (const key of ["r1", "r2", "r3"]) queue.add(key, true);
+    queue.add("change");
+    expect(await drain(queue)).toEqual(["change", "r1 (background)", "r2 (background)", "r3 (background)"]);
+  });
+
+  test("a change to a key waiting as background work moves it to the changes' lane, never back", async () => {
+    const queue = new WorkQueue();
+    queue.add("a", true);
+    queue.add("b", true);
+    queue.add("b");
+    queue.add("b", true);
+    queue.add("c");
+    queue.add("c", true);
+    expect(await drain(queue)).toEqual(["b", "c", "a (background)"]);
+  });
+
+  test("a key re-added while being processed comes back in the lane it was re-added to", async () => {
+    const queue = new WorkQueue();
+    queue.add("k");
+    const first = (await queue.get())!;
+    expect(queue.takenAsBackground(first)).toBe(false);
+    queue.add("k", true);
+    queue.add("other", true);
+    queue.done(first);
+    expect(await drain(queue)).toEqual(["other (background)", "k (background)"]);
+  });
+
+  test("a delayed background add joins the background lane", async () => {
+    const queue = new WorkQueue();
+    queue.addAfter("poll", 1000, true);
+    await vi.advanceTimersByTimeAsync(1000);
+    queue.add("change");
+    expect(await drain(queue)).toEqual(["change", "poll (background)"]);
+  });
+});
+
 describe("startWorkers", () => {
   test("one key never runs in two handlers at once, even when re-added while in flight", async () => {
     const queue = new WorkQueue();
@@ -345,5 +394,32 @@ describe("startWorkers", () => {
     expect(finished).toBe(1);
     expect(signals).toHaveLength(1);
     expect(queue.length).toBe(1);
+  });
+
+  test("a requeue the handler asks for comes back as background work; a failure is retried in its own lane", async () => {
+    const queue = new WorkQueue({ baseDelayMs: 10 });
+    const passes: string[] = [];
+    let pollFirst = true;
+    let resyncFirst = true;
+    const workers = startWorkers(queue, {
+      workers: 1,
+      handle: (key, _signal, { background }) => {
+        passes.push(`${key}${background ? " (background)" : ""}`);
+        if (key === "poll" && pollFirst) {
+          pollFirst = false;
+          return Promise.resolve({ requeueAfterMs: 100 });
+        }
+        if (key === "resync" && resyncFirst) {
+          resyncFirst = false;
+          return Promise.reject(new Error("retry me"));
+        }
+        return Promise.resolve(undefined);
+      },
+    });
+    queue.add("poll");
+    queue.add("resync", true);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(passes).toEqual(["poll", "resync (background)", "resync (background)", "poll (background)"]);
+    await workers.stop();
   });
 });

@@ -50,4 +50,15 @@ describe("looking again", () => {
     expect(delays[5]).toBe(TRAFFIC_POLL_MAX_MS);
     expect(trafficPollDelay(none, 0)).toBe(5_000);
   });
+
+  it("never while only the cluster can change the verdict (the watches bring the Service back then)", () => {
+    const noEndpoints = {
+      flowing: false,
+      reason: "NoReadyEndpoints",
+      message: "no ready endpoint",
+      untilClusterChanges: true as const,
+    };
+    expect(trafficPollDelay(noEndpoints, 0)).toBeUndefined();
+    expect(trafficPollDelay({ ...none, untilClusterChanges: true }, 4)).toBeUndefined();
+  });
 });

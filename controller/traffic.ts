@@ -40,10 +40,12 @@ export function servingEvent(
 
 /**
  * How long to wait before looking at the targets again: never while traffic flows (the resync and the watches
- * bring the Service back when something changes), and with exponential backoff otherwise, so targets that take
- * long to pass their checks cost a handful of calls, not a storm.
+ * bring the Service back when something changes), nor while only the cluster can change the verdict (no ready
+ * endpoint: a Service without pods would otherwise be looked at for ever, and after a restart every such Service
+ * at the same moments, in waves that held users' changes up), and with exponential backoff otherwise, so targets
+ * that take long to pass their checks cost a handful of calls, not a storm.
  */
 export function trafficPollDelay(traffic: TrafficState, attempt: number): number | undefined {
-  if (traffic.flowing === true) return undefined;
+  if (traffic.flowing === true || traffic.untilClusterChanges) return undefined;
   return Math.min(TRAFFIC_POLL_FIRST_MS * 2 ** attempt, TRAFFIC_POLL_MAX_MS);
 }

@@ -19,6 +19,7 @@ export function endpointsBlock(intent: LoadBalancerIntent, path: TrafficPath): T
     return {
       flowing: false,
       reason: "NoReadyEndpoints",
+      untilClusterChanges: true,
       message:
         "the Service has no ready endpoint, so no backend can pass its traffic on, whatever the load balancer's health checks say: check spec.selector and the pods' readiness",
     };
@@ -30,6 +31,7 @@ export function endpointsBlock(intent: LoadBalancerIntent, path: TrafficPath): T
   return {
     flowing: false,
     reason: "NoLocalEndpoints",
+    untilClusterChanges: true,
     message: `externalTrafficPolicy Local: no target node holds a ready endpoint (they run on ${elsewhere.join(", ")}, which ${elsewhere.length === 1 ? "is not a target" : "are not targets"}), so every target fails kube-proxy's health check and drops the traffic: make those nodes eligible, or use externalTrafficPolicy Cluster`,
   };
 }

@@ -94,6 +94,11 @@ export interface TrafficState {
   reason: string;
   /** For people: what is wrong and what to do. */
   message: string;
+  /**
+   * Only the cluster can change this (no ready endpoint, no eligible node): nothing the cloud reports will, so
+   * the controller does not look again on a timer; the watches bring the Service back when the cluster changes.
+   */
+  untilClusterChanges?: true;
 }
 
 /** An Event the provider asks for: Warning when the user should act or traffic suffers, Normal otherwise. */

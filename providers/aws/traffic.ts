@@ -69,6 +69,8 @@ export function awsTraffic(
     return {
       flowing: false,
       reason: "NoTargets",
+      // Targets are the eligible nodes or the ready endpoints: only the cluster changes them.
+      untilClusterChanges: true,
       message: `no target is registered for port ${empty.map((p) => p.port).join(", ")}: no eligible node (or, for ip targets, no ready endpoint) — see porticoctl doctor`,
     };
   const failing = ports.filter((p) => p.healthy === 0 && p.pending === 0);
