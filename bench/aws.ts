@@ -304,6 +304,7 @@ export async function benchAws(): Promise<Record<string, unknown>> {
       await churner.waitQueueEmpty(600_000);
       const metricsAfter = await churner.metrics();
       const latencies = churnNames.map((n) => doneAt.get(n)! - changedAt.get(n)!);
+      const answered = answerSecondsByAction(metricsBefore, metricsAfter);
       rounds.push({
         round,
         change: action,
@@ -313,8 +314,11 @@ export async function benchAws(): Promise<Record<string, unknown>> {
         callsPerChange: +((total(metricsAfter, "portico_cloud_calls_total") - callsBefore) / CHURN).toFixed(
           1,
         ),
+        // The emulator's own time: its answers to every call of the round, per change (calls overlap, so this
+        // is what a change's calls took at most, not time added to each change).
+        emulatorMsPerChange: Math.round((1000 * Object.values(answered).reduce((n, t) => n + t, 0)) / CHURN),
         // Where the round's time went at the emulator: the three actions it took longest to answer.
-        slowestAnswers: Object.entries(answerSecondsByAction(metricsBefore, metricsAfter))
+        slowestAnswers: Object.entries(answered)
           .slice(0, 3)
           .map(([action, seconds]) => `${action} ${seconds} s`)
           .join(", "),

@@ -1,7 +1,7 @@
 // The targets' own security groups, and Portico's rules in them. A target's group is found as the AWS Load
 // Balancer Controller finds it: the primary network interface of a node's instance (instance targets) or the
 // interface holding a pod's IP (ip targets); of several groups on it, the one tagged kubernetes.io/cluster/<name>.
-// Answers are cached briefly and shared by every Service (nodes are the same for all), so a reconcile makes at
+// Answers are cached (cacheAge.ts) and shared by every Service (nodes are the same for all), so a reconcile makes at
 // most one DescribeInstances or DescribeNetworkInterfaces call, and none while the answers are fresh.
 import {
   AuthorizeSecurityGroupIngressCommand,
@@ -19,8 +19,8 @@ import { backendRuleDescription } from "./backendRules.ts";
 import { call, type AwsClients } from "./clients.ts";
 import type { BackendRule, ObservedBackendRule } from "./model.ts";
 import { ownershipTags, TAG } from "./names.ts";
+import { clusterCacheMs } from "./cacheAge.ts";
 
-const CACHE_MS = 60_000;
 const FILTER_VALUES = 200;
 
 interface Interface {
@@ -54,7 +54,7 @@ export class BackendGroupResolver {
     const now = Date.now();
     const stale = [...new Set(ids)].filter((id) => {
       const hit = this.cache.get(`${vpcId}/${id}`);
-      return !hit || now - hit.at >= CACHE_MS;
+      return !hit || now - hit.at >= clusterCacheMs();
     });
     if (stale.length) {
       // Reconciles running together mostly ask about the same nodes: one lookup answers them all.
@@ -87,7 +87,7 @@ export class BackendGroupResolver {
   /** The VPC's IPv4 and IPv6 CIDRs (cached like the rest): where an internal NLB's clients are. */
   async vpcCidrs(vpcId: string): Promise<{ ipv4: string[]; ipv6: string[] }> {
     const hit = this.vpcs.get(vpcId);
-    if (hit && Date.now() - hit.at < CACHE_MS) return hit.cidrs;
+    if (hit && Date.now() - hit.at < clusterCacheMs()) return hit.cidrs;
     const out = await call("ec2:DescribeVpcs", () =>
       this.clients.ec2.send(new DescribeVpcsCommand({ VpcIds: [vpcId] })),
     );

@@ -9,7 +9,10 @@
 // A Service Portico changed since the listings were read is read alone until they are read again. Listings gone
 // stale are read again only when the Services that asked in the last minute would pay more without them: a Service
 // arriving alone, a minute after the last, is read alone (a few calls) rather than the whole account (a call per
-// 400 load balancers, per 400 target groups and per 100 tagged resources).
+// 400 load balancers, per 400 target groups and per 100 tagged resources). The same holds for the cluster's tags,
+// which only a full observation needs: within fresh listings, a Service reads its own tags (one call) until enough
+// Services have asked within the minute to pay for the cluster's pages (a restart's pass does; a new Service
+// among a thousand does not: it once read 21 pages of tags to learn that it had nothing).
 import {
   DescribeLoadBalancersCommand,
   DescribeTargetGroupsCommand,
@@ -20,7 +23,14 @@ import type { ServiceRef } from "../provider.ts";
 import { call, type AwsClients } from "./clients.ts";
 import type { Observed } from "./model.ts";
 import { TAG } from "./names.ts";
-import { loadBalancerFields, taggedResources, targetGroupFields, type Listed } from "./observe.ts";
+import {
+  describeLoadBalancers,
+  describeTargetGroups,
+  loadBalancerFields,
+  taggedResources,
+  targetGroupFields,
+  type Listed,
+} from "./observe.ts";
 
 const PAGE_SIZE = 400;
 /** About what a Service read alone costs instead (GetResources on its UID, its load balancer, its target group). */
@@ -55,6 +65,10 @@ export class ElbIndex {
   private changes = 0;
   /** What the Services that asked within the last minute would pay without the listings (when, and how much). */
   private readonly asked: { at: number; calls: number }[] = [];
+  /** When full observations asked for their Service's tags within the last minute (one call each, alone). */
+  private readonly askedTags: number[] = [];
+  /** The pages the cluster's tags took when last read (0: never read). */
+  private tagPages = 0;
   /** The calls the last listings took (0: never read), which every Service asking shares. */
   private lastCost = 0;
 
@@ -101,14 +115,44 @@ export class ElbIndex {
     if (this.ttlMs <= 0) return undefined;
     const s = await this.usable(READ_ALONE_CALLS);
     if (!s) return undefined;
-    const byService = await this.tagged(s);
     const lastChange = this.changed.get(service.uid);
     if (lastChange !== undefined && lastChange > s.changesBefore) return undefined;
-    const arns = byService.get(service.uid) ?? [];
+    const arns = this.clusterTagsWorthIt(s)
+      ? ((await this.tagged(s)).get(service.uid) ?? [])
+      : await this.ownTags(service);
+    // Made since the listing (by another hand: Portico's own changes are read alone above): described alone.
+    const missingLbs = arns.filter((a) => a.includes(":loadbalancer/") && !s.loadBalancers.has(a));
+    const missingTgs = arns.filter((a) => a.includes(":targetgroup/") && !s.targetGroups.has(a));
+    const [lbs, tgs] = await Promise.all([
+      missingLbs.length ? describeLoadBalancers(this.clients, missingLbs) : [],
+      missingTgs.length ? describeTargetGroups(this.clients, missingTgs) : [],
+    ]);
     return {
-      loadBalancers: arns.flatMap((a) => s.loadBalancers.get(a) ?? []),
-      targetGroups: arns.flatMap((a) => s.targetGroups.get(a) ?? []),
+      loadBalancers: [...arns.flatMap((a) => s.loadBalancers.get(a) ?? []), ...lbs],
+      targetGroups: [...arns.flatMap((a) => s.targetGroups.get(a) ?? []), ...tgs],
     };
+  }
+
+  /**
+   * Whether the cluster's tags are (being) read for these listings, or are worth reading now: the full
+   * observations that asked within the last minute would otherwise pay a call each, and the pages cost what they
+   * last did (or, never read, one per hundred of the account's listed resources: at most that).
+   */
+  private clusterTagsWorthIt(s: Snapshot): boolean {
+    if (this.tags.has(s)) return true;
+    const now = Date.now();
+    this.askedTags.push(now);
+    while (this.askedTags.length && this.askedTags[0]! <= now - DEMAND_WINDOW_MS) this.askedTags.shift();
+    return worthTagPages(this.askedTags.length, this.tagPages, s.loadBalancers.size + s.targetGroups.size);
+  }
+
+  /** One Service's load balancers and target groups by its tags (one call). */
+  private async ownTags(service: ServiceRef): Promise<string[]> {
+    const resources = await taggedResources(this.clients, [
+      { Key: TAG.cluster, Values: [this.cluster] },
+      { Key: TAG.serviceUid, Values: [service.uid] },
+    ]);
+    return resources.map((r) => r.ResourceARN!);
   }
 
   /**
@@ -141,8 +185,19 @@ export class ElbIndex {
     while (this.asked.length && this.asked[0]!.at <= now - DEMAND_WINDOW_MS) this.asked.shift();
     const fresh = this.snapshot !== undefined && now - this.snapshot.at < this.ttlMs;
     const wouldPay = this.asked.reduce((n, a) => n + a.calls, 0);
-    if (fresh || this.loading || worthListing(wouldPay, this.lastCost)) return this.current();
+    if (fresh || this.loading || worthListing(wouldPay, this.lastCost + this.unreadTagPages()))
+      return this.current();
     return Promise.resolve(undefined);
+  }
+
+  /**
+   * The cluster's tag pages the last listings' cost leaves out, not having read them: full observations need them
+   * (or a call each), so reading the listings again for them costs those too.
+   */
+  private unreadTagPages(): number {
+    const s = this.snapshot;
+    if (!s || this.tags.has(s)) return 0;
+    return this.tagPages || Math.max(1, Math.ceil((s.loadBalancers.size + s.targetGroups.size) / 100));
   }
 
   private async current(): Promise<Snapshot> {
@@ -158,7 +213,8 @@ export class ElbIndex {
       loading = taggedResources(this.clients, [{ Key: TAG.cluster, Values: [this.cluster] }]).then(
         (resources) => {
           // A page holds up to 100: what the tags added to the listings' cost.
-          if (this.snapshot === s) this.lastCost += Math.max(1, Math.ceil(resources.length / 100));
+          this.tagPages = Math.max(1, Math.ceil(resources.length / 100));
+          if (this.snapshot === s) this.lastCost += this.tagPages;
           const byService = new Map<string, string[]>();
           for (const r of resources) {
             const uid = r.Tags?.find((t) => t.Key === TAG.serviceUid)?.Value;
@@ -221,4 +277,13 @@ function digest(fields: object): string {
  */
 export function worthListing(wouldPay: number, listingCalls: number): boolean {
   return listingCalls === 0 || wouldPay >= listingCalls;
+}
+
+/**
+ * Whether `asks` full observations within a minute (a call each for their own tags) pay for the cluster's tag
+ * pages: as many as they took when last read, or, never read, one per hundred of the account's `listed` load
+ * balancers and target groups (the cluster holds at most those).
+ */
+export function worthTagPages(asks: number, lastPages: number, listed: number): boolean {
+  return asks >= (lastPages || Math.max(1, Math.ceil(listed / 100)));
 }

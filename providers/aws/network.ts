@@ -1,5 +1,5 @@
 // Which subnets (and so which VPC) a Service's NLB goes into: named by annotation, or discovered by the
-// role tags EKS users already put on their subnets. Looked up through EC2 and cached briefly, since
+// role tags EKS users already put on their subnets. Looked up through EC2 and cached (cacheAge.ts), since
 // subnets change rarely and every Service of a scheme shares the answer.
 import { DescribeSubnetsCommand, type DescribeSubnetsCommandInput, type Subnet } from "@aws-sdk/client-ec2";
 import { CloudError, ConfigurationError } from "../errors.ts";
@@ -7,8 +7,7 @@ import { AWS_ANNOTATIONS } from "./annotations.ts";
 import type { AwsClients } from "./clients.ts";
 import { call } from "./clients.ts";
 import type { Network } from "./model.ts";
-
-const CACHE_MS = 60_000;
+import { clusterCacheMs } from "./cacheAge.ts";
 
 export class SubnetResolver {
   private readonly clients: AwsClients;
@@ -23,7 +22,7 @@ export class SubnetResolver {
   resolve(scheme: "internal" | "internet-facing", named: string[]): Promise<Network> {
     const key = named.length ? `named:${[...named].sort().join(",")}` : `role:${scheme}`;
     const hit = this.cache.get(key);
-    if (hit && Date.now() - hit.at < CACHE_MS) return hit.network;
+    if (hit && Date.now() - hit.at < clusterCacheMs()) return hit.network;
     const network = named.length ? this.named(named) : this.discover(scheme);
     this.cache.set(key, { at: Date.now(), network });
     network.catch(() => this.cache.delete(key));

@@ -1,6 +1,6 @@
 // Where a Service's own security group and its per-Service backend rules are read from. Read for each Service
 // alone, that is two EC2 calls per reconcile, which EC2 answers by scanning every group of the region; read for the
-// whole cluster at once (the index), it is one call a page, at most once a minute. The index is Portico's own view
+// whole cluster at once (the index), it is one call a page, at most once a minute (cacheAge.ts). The index is Portico's own view
 // of what it wrote: a Service whose groups or rules Portico changed is read alone again (and put back in the
 // index) until the next full read, so nothing Portico did is ever missed.
 import { DescribeSecurityGroupsCommand, type IpPermission, type SecurityGroup } from "@aws-sdk/client-ec2";
@@ -9,8 +9,7 @@ import { observeBackendRules } from "./backendGroups.ts";
 import { call, type AwsClients } from "./clients.ts";
 import type { IngressRule, ObservedBackendRule, ObservedSecurityGroup } from "./model.ts";
 import { securityGroupName, TAG } from "./names.ts";
-
-const INDEX_TTL_MS = 60_000;
+import { clusterCacheMs } from "./cacheAge.ts";
 
 export interface GroupSource {
   securityGroups(service: ServiceRef): Promise<ObservedSecurityGroup[]>;
@@ -77,7 +76,7 @@ export class SecurityGroupIndex implements GroupSource {
   }
 
   private async current() {
-    if (this.snapshot && Date.now() - this.snapshot.at < INDEX_TTL_MS) return this.snapshot;
+    if (this.snapshot && Date.now() - this.snapshot.at < clusterCacheMs()) return this.snapshot;
     this.loading ??= this.load().finally(() => (this.loading = undefined));
     return this.loading;
   }

@@ -1,7 +1,7 @@
 // The cluster's shared backend security group (one per VPC, on every NLB whose backend rules Portico manages) and
 // the range rules that admit it on the backend groups (backendRanges.ts says why they are shared). What every
-// Service needs is kept here as Services are reconciled; the rules are read from EC2 at most once a minute and
-// otherwise known from Portico's own writes, so a Service whose needs are already met costs no call at all.
+// Service needs is kept here as Services are reconciled; the rules are read from EC2 at most once a minute (by
+// background passes; cacheAge.ts) and otherwise known from Portico's own writes, so a Service whose needs are already met costs no call at all.
 import {
   AuthorizeSecurityGroupIngressCommand,
   CreateSecurityGroupCommand,
@@ -22,8 +22,8 @@ import {
 import { securityGroupRulesWhere } from "./backendGroups.ts";
 import { call, type AwsClients } from "./clients.ts";
 import { TAG } from "./names.ts";
+import { clusterCacheMs } from "./cacheAge.ts";
 
-const RULES_TTL_MS = 60_000;
 export const SHARED_GROUP_RESOURCE = "shared-backend-group";
 export const RANGE_RULE_RESOURCE = "backend-range";
 
@@ -207,7 +207,7 @@ export class SharedBackend {
   }
 
   private async observed(): Promise<ObservedRange[]> {
-    if (this.rules && Date.now() - this.rules.at < RULES_TTL_MS) return this.rules.list;
+    if (this.rules && Date.now() - this.rules.at < clusterCacheMs()) return this.rules.list;
     const list = await observeRanges(this.clients, this.cluster);
     this.rules = { at: Date.now(), list };
     return list;
