@@ -62,6 +62,14 @@ export async function throttledPhase(p: {
   try {
     await sleep(2000);
     await controller.waitQueueEmpty(600_000);
+    // The start-up work (the first orphan collection reads the cluster's resources) is over: no call for 5 s.
+    const calls = async () => total(await controller.metrics(), "portico_cloud_calls_total");
+    for (let last = await calls(); ;) {
+      await sleep(5000);
+      const now = await calls();
+      if (now === last) break;
+      last = now;
+    }
     const usage = sampleUsage(controller);
     // One Service first, alone: what a new Service costs under the buckets (the controller is as cold as it is
     // at the start of the unthrottled phases).

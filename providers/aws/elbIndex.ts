@@ -85,15 +85,16 @@ export class ElbIndex {
   }
 
   /**
-   * Whether the listings show the observed load balancers and target groups as they were. Taken before the
-   * observation, or missing anything (made since), the answer is no: only a full observation can say.
+   * Whether the listings show the observed load balancers and target groups as they were: when they were read
+   * if so, else undefined. Taken before the observation, or missing anything (made since), the answer is no:
+   * only a full observation can say.
    */
-  async confirms(observed: Observed, takenAt: number): Promise<boolean> {
+  async confirms(observed: Observed, takenAt: number): Promise<number | undefined> {
     const s = await this.usable(UNCONFIRMED_CALLS);
-    if (!s || s.at < takenAt) return false;
+    if (!s || s.at < takenAt) return undefined;
     const same = (listed: object | undefined, fields: object) =>
       listed !== undefined && digest(listed) === digest(fields);
-    return (
+    const shown =
       observed.loadBalancers.every((lb) => {
         const { attributes: _a, listeners: _l, ...fields } = lb;
         const listed = s.loadBalancers.get(lb.arn);
@@ -105,8 +106,8 @@ export class ElbIndex {
         const { attributes: _a, targets: _t, health: _h, ...fields } = tg;
         const listed = s.targetGroups.get(tg.arn);
         return same(listed && targetGroupFields(listed), fields);
-      })
-    );
+      });
+    return shown ? s.at : undefined;
   }
 
   /** The Service's load balancers and target groups from the listings, or undefined when it must be read alone. */

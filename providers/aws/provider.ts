@@ -16,7 +16,7 @@ import { SharedBackend, type SharedUse } from "./sharedBackend.ts";
 import { SecurityGroupIndex } from "./securityGroupIndex.ts";
 import { ElbIndex } from "./elbIndex.ts";
 import { ListenerBatch, listenersFrom } from "./listenerBatch.ts";
-import { withPriority } from "../priority.ts";
+import { currentPriority, withPriority } from "../priority.ts";
 import { UserSecurityGroups } from "./userSecurityGroups.ts";
 import { CertificateChecker } from "./certificates.ts";
 import { inspectService } from "./inspect.ts";
@@ -31,6 +31,7 @@ import { describeOperation, plan, planDeletion, type Operation, type Plan } from
 import { makeBeforeBreak, onlyTargets } from "./passSteps.ts";
 import { SubnetResolver } from "./network.ts";
 import { RecentObservations } from "./recentObservations.ts";
+import { CLUSTER_CACHE_FOR_USERS_MS } from "./cacheAge.ts";
 import { nothingWritten, observedAfter } from "./written.ts";
 import { asTaken, renamed, renamesOf } from "./lbcAdoption.ts";
 import { LbcTakeOver, type LbcTakeOverOptions, type TakeOverView } from "./lbcTakeOver.ts";
@@ -153,11 +154,18 @@ export class AwsProvider implements LoadBalancerProvider {
    * or undefined when there is none (or a target group vanished), so a full observation is needed.
    */
   private async reuse(uid: string, desired: DesiredLoadBalancer): Promise<Observed | undefined> {
-    const earlier = this.recent.get(uid, desired);
+    // A pass someone waits for (an endpoint change) trusts it as long as the cluster's shared reads: it reads the
+    // targets it changes, and neither waits for nor pays the account's listings; background passes confirm it.
+    const user = currentPriority() === "user";
+    const earlier = this.recent.get(uid, desired, user ? CLUSTER_CACHE_FOR_USERS_MS : undefined);
     if (!earlier) return undefined;
-    if (earlier.confirm && !(await this.elbIndex.confirms(earlier.observed, earlier.takenAt))) {
-      this.recent.forget(uid);
-      return undefined;
+    if (earlier.confirm) {
+      const at = await this.elbIndex.confirms(earlier.observed, earlier.takenAt);
+      if (at === undefined) {
+        this.recent.forget(uid);
+        return undefined;
+      }
+      this.recent.confirmed(uid, at);
     }
     const refreshed = await refreshTargets(this.clients, earlier.observed);
     if (!refreshed) this.recent.forget(uid);

@@ -83,6 +83,27 @@ describe("RecentObservations", () => {
     expect(short.get("uid", desired([]))?.confirm).toBe(false);
   });
 
+  test("a caller may trust it longer before asking the listings; a confirmation counts from the listings' time", () => {
+    let now = 0;
+    const recent = new RecentObservations(1000, () => now, 60_000);
+    recent.remember("uid", desired([]), observed);
+    now = 5000;
+    expect(recent.get("uid", desired([]))?.confirm).toBe(true);
+    expect(recent.get("uid", desired([]), 10_000)?.confirm).toBe(false);
+    // Never shorter than the TTL.
+    expect(recent.get("uid", desired([]), 10)?.confirm).toBe(true);
+    recent.confirmed("uid", 4500);
+    expect(recent.get("uid", desired([]))?.confirm).toBe(false);
+    now = 5500;
+    expect(recent.get("uid", desired([]))?.confirm).toBe(true);
+    // An older confirmation does not move it back; none extends the confirmed TTL.
+    recent.confirmed("uid", 100);
+    expect(recent.get("uid", desired([]), 2000)?.confirm).toBe(false);
+    now = 60_000;
+    recent.confirmed("uid", 59_999);
+    expect(recent.get("uid", desired([]))).toBeUndefined();
+  });
+
   test("forget drops it; a TTL of 0 never keeps one", () => {
     const recent = new RecentObservations(60_000, () => 0);
     recent.remember("uid", desired([]), observed);

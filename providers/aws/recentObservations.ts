@@ -2,10 +2,11 @@
 // load balancer exactly as desired and only the targets differ now, a reconcile needs to read the targets alone
 // (one DescribeTargetHealth per target group) instead of observing the whole load balancer again (~8 reads).
 // The full observation stays the source of truth: an entry serves only the desired shape it was taken for, for
-// `ttlMs` after it was taken as it is, and then until `confirmedTtlMs` only if the account's listings still show
-// its load balancer and target groups unchanged (ElbIndex) — reuse never extends either — so drift made outside
-// Portico is still found: at once where the listings show it, within `confirmedTtlMs` where only a full
-// observation can (listeners, attributes).
+// `ttlMs` after it was taken (or last confirmed) as it is, and then until `confirmedTtlMs` only if the account's
+// listings still show its load balancer and target groups unchanged (ElbIndex) — reuse never extends
+// `confirmedTtlMs` — so drift made outside Portico is still found: where the listings show it, at the next pass that
+// asks them (a background one past `ttlMs`; one a user waits for takes it as it is for longer: cacheAge.ts), within
+// `confirmedTtlMs` where only a full observation can (listeners, attributes).
 import { createHash } from "node:crypto";
 import type { DesiredLoadBalancer, Observed } from "./model.ts";
 
@@ -13,6 +14,8 @@ interface Entry {
   shape: string;
   observed: Observed;
   takenAt: number;
+  /** When listings last confirmed it (they show what they show as of then). */
+  confirmedAt?: number;
 }
 
 export class RecentObservations {
@@ -29,18 +32,32 @@ export class RecentObservations {
 
   /**
    * The observation taken for this exact shape, if any is young enough: `confirm` says whether it must first be
-   * confirmed by the listings (older than `ttlMs`).
+   * confirmed by the listings (taken, or last confirmed, `confirmAfterMs` ago or more: `ttlMs` unless the caller
+   * trusts it longer).
    */
   get(
     serviceUid: string,
     desired: DesiredLoadBalancer,
+    confirmAfterMs = this.ttlMs,
   ): { observed: Observed; takenAt: number; confirm: boolean } | undefined {
     const entry = this.entries.get(serviceUid);
     if (!entry) return undefined;
-    const age = this.now() - entry.takenAt;
+    const now = this.now();
+    const age = now - entry.takenAt;
     // One past its period stays, for `lastFull`, until the full observation that follows replaces it.
     if (age >= this.confirmedTtlMs || entry.shape !== shapeOf(desired)) return undefined;
-    return { observed: entry.observed, takenAt: entry.takenAt, confirm: age >= this.ttlMs };
+    const seen = Math.max(entry.takenAt, entry.confirmedAt ?? entry.takenAt);
+    return {
+      observed: entry.observed,
+      takenAt: entry.takenAt,
+      confirm: now - seen >= Math.max(this.ttlMs, confirmAfterMs),
+    };
+  }
+
+  /** The listings read at `at` showed the Service's observation as it was. */
+  confirmed(serviceUid: string, at: number): void {
+    const entry = this.entries.get(serviceUid);
+    if (entry) entry.confirmedAt = Math.max(at, entry.confirmedAt ?? at);
   }
 
   /**

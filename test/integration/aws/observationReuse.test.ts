@@ -1,6 +1,7 @@
 // Endpoint churn and no-change reconciles read only the targets while a recent full observation stands (and, past
-// its TTL, while the account's listings confirm it); drift made outside Portico is still found, where the
-// listings show it at once, otherwise at the latest when that observation expires.
+// its TTL, while the account's listings confirm it, which a background pass asks and a user's pass only after
+// longer); drift made outside Portico is still found, where the listings show it at the next pass that asks them,
+// otherwise at the latest when that observation expires.
 import {
   DeleteListenerCommand,
   DeleteTargetGroupCommand,
@@ -125,7 +126,7 @@ test("a target group deleted outside Portico is made again by the next endpoint 
   expect(after.loadBalancers[0]!.listeners).toHaveLength(1);
 });
 
-test("a no-change reconcile past the TTL reads only its targets while the account's listings confirm the observation; drift they show is put right", async ({
+test("past the TTL a user's pass reads only its targets; a background pass also asks the account's listings, which confirm the observation, and drift they show is put right", async ({
   cluster,
   aws,
 }) => {
@@ -150,8 +151,10 @@ test("a no-change reconcile past the TTL reads only its targets while the accoun
     );
   };
   await sleep(5);
-  // The listings (one page each here) confirm it: the targets' health is all that is read.
-  expect(await callsDuring(() => provider.ensure(web))).toEqual({
+  // A pass someone waits for (an endpoint change) trusts it for longer (cacheAge.ts): the targets alone.
+  expect(await callsDuring(() => provider.ensure(web))).toEqual({ "elbv2:DescribeTargetHealth": 1 });
+  // The resync's pass asks the listings (one page each here), which confirm it: the targets' health besides.
+  expect(await callsDuring(() => provider.ensure(web, { background: true }))).toEqual({
     "elbv2:DescribeLoadBalancers": 1,
     "elbv2:DescribeTargetGroups": 1,
     "elbv2:DescribeTargetHealth": 1,
@@ -162,7 +165,7 @@ test("a no-change reconcile past the TTL reads only its targets while the accoun
     new ModifyTargetGroupCommand({ TargetGroupArn: tg.arn, HealthCheckIntervalSeconds: 30 }),
   );
   await sleep(5);
-  const calls = await callsDuring(() => provider.ensure(web));
+  const calls = await callsDuring(() => provider.ensure(web, { background: true }));
   expect(calls).toMatchObject({ "tagging:GetResources": 1, "elbv2:ModifyTargetGroup": 1 });
   const described = await aws.elbv2.send(new DescribeTargetGroupsCommand({ TargetGroupArns: [tg.arn] }));
   expect(described.TargetGroups![0]!.HealthCheckIntervalSeconds).toBe(10);
