@@ -77,7 +77,8 @@ export interface ThrottlingState {
   floor?: { seconds: number; limit?: string };
 }
 
-let credential: DefaultAzureCredential | undefined;
+/** One credential per emulator (its authority host): a test that starts its own emulator gets its own tokens. */
+const credentials = new Map<string, DefaultAzureCredential>();
 
 /**
  * The controller's Azure configuration for the world TestAzure seeds on this worker's emulator (found, as the
@@ -113,6 +114,7 @@ export class TestAzure {
   readonly subscriptionId: string;
   readonly network: NetworkManagementClient;
   readonly resourceGroup = AZURE_WORLD.resourceGroup;
+  private readonly credential: DefaultAzureCredential;
 
   private constructor() {
     const url = process.env.AZURE_RESOURCE_MANAGER_ENDPOINT;
@@ -121,7 +123,13 @@ export class TestAzure {
       throw new EnvironmentError("no Azure emulator for this worker: the global setup did not start one");
     this.url = url;
     this.subscriptionId = subscriptionId;
-    credential ??= new DefaultAzureCredential({ disableInstanceDiscovery: true });
+    const authority = process.env.AZURE_AUTHORITY_HOST ?? url;
+    let credential = credentials.get(authority);
+    if (!credential) {
+      credential = new DefaultAzureCredential({ disableInstanceDiscovery: true });
+      credentials.set(authority, credential);
+    }
+    this.credential = credential;
     this.network = new NetworkManagementClient(credential, subscriptionId, { endpoint: url });
   }
 
@@ -208,7 +216,7 @@ export class TestAzure {
 
   private async seed(): Promise<void> {
     const w = AZURE_WORLD;
-    const token = await credential!.getToken("https://management.azure.com/.default");
+    const token = await this.credential.getToken("https://management.azure.com/.default");
     const res = await fetch(
       `${this.url}/subscriptions/${this.subscriptionId}/resourcegroups/${w.resourceGroup}?api-version=2024-11-01`,
       {

@@ -5,14 +5,13 @@ import { describe, expect, it } from "vitest";
 import {
   backendName,
   haproxyConfig,
-  iptablesRules,
   matcherRegex,
   parseStat,
   stateKey,
   targetState,
-  type EdgeTargetGroup,
   type TargetState,
-} from "../harness/cloudEdge/nlbPlan.ts";
+} from "../harness/cloudEdge/checkPlan.ts";
+import { iptablesRules, type EdgeTargetGroup } from "../harness/cloudEdge/nlbPlan.ts";
 import { rewriteTargetHealth } from "../harness/cloudEdge/healthReport.ts";
 
 const group = (over: Partial<EdgeTargetGroup> = {}): EdgeTargetGroup => ({
@@ -34,10 +33,11 @@ const group = (over: Partial<EdgeTargetGroup> = {}): EdgeTargetGroup => ({
   ...over,
 });
 const files = { socket: "/run/h.sock", stateFile: "/run/h.state" };
+const checked = (g: EdgeTargetGroup) => ({ id: g.arn, healthCheck: g.healthCheck, targets: g.targets });
 
 describe("HAProxy's checks", () => {
   it("checks every target as the target group says: TCP on the traffic port, interval and thresholds", () => {
-    const cfg = haproxyConfig([group()], files);
+    const cfg = haproxyConfig([checked(group())], files);
     expect(cfg).toContain(`backend ${backendName("arn:tg/a")}\n  option tcp-check\n  timeout check 10s`);
     expect(cfg).toContain("default-server inter 10s fall 3 rise 3");
     expect(cfg).toContain("server 10_244_0_5-8080 10.244.0.5:8080 check\n");
@@ -52,7 +52,7 @@ describe("HAProxy's checks", () => {
       path: "/healthz",
       matcher: "200-202,302",
     };
-    const cfg = haproxyConfig([group({ healthCheck: hc })], files);
+    const cfg = haproxyConfig([checked(group({ healthCheck: hc }))], files);
     expect(cfg).toContain("option httpchk GET /healthz");
     expect(cfg).toContain("http-check expect rstatus ^(200|201|202|302)$");
     expect(cfg).toContain("10.244.0.5:8080 check port 32000");

@@ -5,7 +5,17 @@ import { writeFile } from "node:fs/promises";
 import { createConnection } from "node:net";
 import { join } from "node:path";
 import type { EdgeHost } from "./edgeHost.ts";
-import { parseStat, type ServerStat } from "./nlbPlan.ts";
+import {
+  backendName,
+  haproxyConfig,
+  parseStat,
+  serverName,
+  stateKey,
+  targetState,
+  type CheckedGroup,
+  type ServerStat,
+  type TargetState,
+} from "./checkPlan.ts";
 
 export class HealthChecker {
   readonly socket: string;
@@ -13,6 +23,8 @@ export class HealthChecker {
   private readonly configFile: string;
   private config = "";
   private pid: number | undefined;
+  /** Targets (stateKey) that have passed a check since they were registered: they fail as unhealthy, not initial. */
+  private readonly everUp = new Set<string>();
 
   private readonly edge: EdgeHost;
   private readonly dir: string;
@@ -29,7 +41,7 @@ export class HealthChecker {
    * Applies a configuration (haproxyConfig); servers it had not checked before start down, so they pass their
    * healthy threshold before they count, as ELBv2's new targets do. Returns whether anything changed.
    */
-  async apply(config: string): Promise<boolean> {
+  private async apply(config: string): Promise<boolean> {
     if (config === this.config) return false;
     const known = serversOf(this.config);
     if (this.pid !== undefined) await writeFile(this.stateFile, await this.command("show servers state"));
@@ -64,6 +76,21 @@ export class HealthChecker {
 
   private async workerPid(): Promise<string | undefined> {
     return /^Pid: (\d+)$/m.exec(await this.command("show info"))?.[1];
+  }
+
+  /** Checks these groups from now on; resolves to every target's state (by stateKey) as the checks judge it. */
+  async check(groups: readonly CheckedGroup[]): Promise<Map<string, TargetState>> {
+    await this.apply(haproxyConfig(groups, this));
+    const stats = new Map((await this.stats()).map((s) => [`${s.backend}/${s.server}`, s]));
+    const states = new Map<string, TargetState>();
+    for (const group of groups)
+      for (const t of group.targets) {
+        const key = stateKey(group.id, t);
+        const stat = stats.get(`${backendName(group.id)}/${serverName(t)}`);
+        if (stat?.status.startsWith("UP") && stat.checkStatus !== "INI") this.everUp.add(key);
+        states.set(key, targetState(stat, this.everUp.has(key)));
+      }
+    return states;
   }
 
   async stats(): Promise<ServerStat[]> {

@@ -4,7 +4,7 @@
 // controller, talking to the emulator through it, then sees what a real NLB would tell it.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { TargetState } from "./nlbPlan.ts";
+import type { TargetState } from "./checkPlan.ts";
 
 /** ELBv2's reason and description for a state (DescribeTargetHealth's TargetHealth). */
 const REASONS: Record<Exclude<TargetState, "healthy">, { reason: string; description: string }> = {

@@ -16,17 +16,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EdgeHost, NLB_ADDRESSES } from "./edgeHost.ts";
 import { HealthChecker } from "./haproxy.ts";
+import { PassLoop } from "./passLoop.ts";
+import { stateKey, type TargetState } from "./checkPlan.ts";
 import {
-  backendName,
-  haproxyConfig,
   iptablesRules,
-  serverName,
-  stateKey,
-  targetState,
   type EdgeIngressRule,
   type EdgeLoadBalancer,
   type EdgeTargetGroup,
-  type TargetState,
 } from "./nlbPlan.ts";
 
 export interface NlbEdgeOptions {
@@ -41,14 +37,11 @@ export interface NlbEdgeOptions {
 
 export class NlbEdge {
   private readonly addresses = new Map<string, string>();
-  private readonly everUp = new Set<string>();
   private states = new Map<string, TargetState>();
   private balancers: EdgeLoadBalancer[] = [];
   private groups = new Map<string, EdgeTargetGroup>();
   private rules = "";
-  private timer: NodeJS.Timeout | undefined;
-  private passes = 0;
-  private lastError: unknown;
+  private loop: PassLoop | undefined;
 
   private readonly edge: EdgeHost;
   private readonly checker: HealthChecker;
@@ -66,7 +59,7 @@ export class NlbEdge {
     const dir = await mkdtemp(join(tmpdir(), "portico-edge-"));
     const edge = await EdgeHost.create(opts.lanNamespace, opts.podRoutes);
     const nlb = new NlbEdge(edge, new HealthChecker(edge, dir), dir, opts);
-    nlb.schedule(0);
+    nlb.loop = new PassLoop(() => nlb.pass(), opts.periodMs);
     return nlb;
   }
 
@@ -87,65 +80,38 @@ export class NlbEdge {
   }
 
   /** Resolves after a full pass that began after this call (the edge has seen what ELBv2 holds now). */
-  async settled(timeoutMs = 30_000): Promise<void> {
-    const target = this.passes + 2;
-    const deadline = Date.now() + timeoutMs;
-    while (this.passes < target) {
-      if (Date.now() > deadline)
-        throw new Error(`the NLB edge made no pass in ${timeoutMs} ms: ${String(this.lastError)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+  settled(timeoutMs = 30_000): Promise<void> {
+    return this.loop!.settled(timeoutMs);
   }
 
   /** What the edge does now, for a failing test's message: target states, HAProxy's view and the rules. */
   async describe(): Promise<string> {
     const stats = await this.checker.stats().catch((err: unknown) => String(err));
     return JSON.stringify(
-      { states: Object.fromEntries(this.states), stats, rules: this.rules, error: String(this.lastError) },
+      { states: Object.fromEntries(this.states), stats, rules: this.rules, error: String(this.loop?.error) },
       null,
       1,
     );
   }
 
   async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.loop?.stop();
     await this.edge.destroy();
     await rm(this.dir, { recursive: true, force: true });
   }
 
-  private schedule(delayMs: number): void {
-    this.timer = setTimeout(() => {
-      this.pass()
-        .then(() => (this.lastError = undefined))
-        .catch((err: unknown) => (this.lastError = err))
-        .finally(() => {
-          this.passes++;
-          if (this.timer) this.schedule(this.opts.periodMs ?? 1000);
-        });
-    }, delayMs);
-  }
-
   private async pass(): Promise<void> {
     const { balancers, groups } = await this.observe();
-    await this.checker.apply(haproxyConfig([...groups.values()], this.checker));
-    const stats = new Map((await this.checker.stats()).map((s) => [`${s.backend}/${s.server}`, s]));
-    const states = new Map<string, TargetState>();
-    for (const group of groups.values())
-      for (const t of group.targets) {
-        const key = stateKey(group.arn, t);
-        const stat = stats.get(`${backendName(group.arn)}/${serverName(t)}`);
-        if (stat?.status.startsWith("UP") && stat.checkStatus !== "INI") this.everUp.add(key);
-        states.set(key, targetState(stat, this.everUp.has(key)));
-      }
-    this.states = states;
+    this.states = await this.checker.check(
+      [...groups.values()].map((g) => ({ id: g.arn, healthCheck: g.healthCheck, targets: g.targets })),
+    );
     this.groups = groups;
     const wanted = new Set(balancers.flatMap((lb) => lb.addresses));
     for (const address of wanted) await this.edge.addAddress(address);
     for (const lb of this.balancers)
       for (const address of lb.addresses) if (!wanted.has(address)) await this.edge.removeAddress(address);
     this.balancers = balancers;
-    const rules = iptablesRules(balancers, groups, states);
+    const rules = iptablesRules(balancers, groups, this.states);
     if (rules !== this.rules) {
       // Only the tables the rules name (mangle and nat) are replaced.
       await this.edge.exec("iptables-restore", ["-w", "5"], rules);

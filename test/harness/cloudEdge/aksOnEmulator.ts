@@ -1,0 +1,139 @@
+// Portico as on AKS, against the Azure emulator: the emulator on this machine reachable from the pods at the LAN's
+// gateway, a virtual network holding the LAN's nodes, the pods and a subnet for internal frontends, the cluster's
+// network security group on the nodes' and pods' subnets (as AKS places it), and the aks overlay installed with
+// a service principal's secret standing in for workload identity. With `dataPlane`, the load balancers carry
+// packets (azureEdge.ts). Everything goes when the test finishes.
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { onTestFinished } from "vitest";
+import { startAzureEmulator, trustCertificateAuthority } from "../../emulators/azure/index.ts";
+import { AZURE_WORLD, TestAzure } from "../azure.ts";
+import { reachableFromPods, waitFor, type E2eNamespace } from "../e2e.ts";
+import { installPortico, uninstall } from "../localCluster/install.ts";
+import { LAN_GATEWAY } from "../netns.ts";
+import { AzureEdge } from "./azureEdge.ts";
+
+/**
+ * The network the nodes live in, as Azure would hold it. The nodes' subnet holds the LAN's nodes (192.0.2.11–13)
+ * and not its client (192.0.2.2), which reaches the load balancers from outside, as an Internet client does.
+ */
+export const VNET = {
+  name: "lan-vnet",
+  nodes: "192.0.2.8/29",
+  frontends: "192.0.2.176/28",
+  pods: "10.244.0.0/16",
+} as const;
+
+export const AKS_CLASS = "portico.io/azure-lb";
+
+export interface AksOnEmulator {
+  azure: TestAzure;
+  /** With `dataPlane`: the edge that carries the load balancers. */
+  edge?: AzureEdge;
+}
+
+export async function aksOnEmulator(
+  ns: E2eNamespace,
+  opts: { dataPlane?: boolean } = {},
+): Promise<AksOnEmulator> {
+  const dir = await mkdtemp(join(tmpdir(), "portico-e2e-azure-"));
+  const emulator = await startAzureEmulator({ dir, alsoReachedAt: [LAN_GATEWAY] });
+  onTestFinished(async () => {
+    await emulator.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const port = Number(new URL(emulator.url).port);
+  const forward = await reachableFromPods(ns.context, port, dir);
+  onTestFinished(() => forward.stop());
+  // This process talks to the emulator at its own address; the pods at the LAN's gateway.
+  trustCertificateAuthority(emulator.caCertPath);
+  Object.assign(process.env, emulator.environment);
+  const azure = await TestAzure.fresh();
+  const nsg = await azure.network.networkSecurityGroups.get(
+    AZURE_WORLD.resourceGroup,
+    AZURE_WORLD.securityGroupName,
+  );
+  const guarded = { networkSecurityGroup: { id: nsg.id! } };
+  await azure.network.virtualNetworks.beginCreateOrUpdateAndWait(AZURE_WORLD.resourceGroup, VNET.name, {
+    location: AZURE_WORLD.location,
+    addressSpace: { addressPrefixes: [VNET.nodes, VNET.frontends, VNET.pods] },
+    subnets: [
+      { name: "nodes", addressPrefix: VNET.nodes, ...guarded },
+      { name: "frontends", addressPrefix: VNET.frontends },
+      { name: "pods", addressPrefix: VNET.pods, ...guarded },
+    ],
+  });
+
+  let edge: AzureEdge | undefined;
+  if (opts.dataPlane) {
+    const started = await AzureEdge.start({
+      lanNamespace: ns.context.client.switchPort.namespace,
+      clientNamespace: ns.context.client.namespace,
+      podRoutes: ns.context.nodes.map((n) => ({ cidr: n.layout.podCidr, via: n.host.ipv4 })),
+      network: azure.network,
+    });
+    edge = started;
+    onTestFinished(() => started.stop());
+  }
+
+  const inCluster = `https://${LAN_GATEWAY}:${port}`;
+  const env = {
+    ...emulator.environment,
+    AZURE_AUTHORITY_HOST: inCluster,
+    AZURE_RESOURCE_MANAGER_ENDPOINT: inCluster,
+    PORTICO_AZURE_RESOURCE_GROUP: AZURE_WORLD.resourceGroup,
+    PORTICO_AZURE_LOCATION: AZURE_WORLD.location,
+    PORTICO_AZURE_VNET_NAME: VNET.name,
+    // Where internal frontends take their addresses.
+    PORTICO_AZURE_SUBNET_NAME: "frontends",
+    PORTICO_AZURE_SECURITY_GROUP_NAME: AZURE_WORLD.securityGroupName,
+    NODE_EXTRA_CA_CERTS: "/etc/emulator-ca/ca.crt",
+  };
+  const container = "/spec/template/spec/containers/0";
+  const patch = [
+    ...Object.entries(env).map(([name, value]) => ({
+      op: "add",
+      path: `${container}/env/-`,
+      value: { name, value },
+    })),
+    {
+      op: "add",
+      path: "/spec/template/spec/volumes/-",
+      value: { name: "emulator-ca", configMap: { name: "emulator-ca" } },
+    },
+    {
+      op: "add",
+      path: `${container}/volumeMounts/-`,
+      value: { name: "emulator-ca", mountPath: "/etc/emulator-ca", readOnly: true },
+    },
+  ];
+  const objects = await installPortico(ns.context.kubeconfig, {
+    overlay: "aks",
+    image: ns.context.porticoImage,
+    kustomization: {
+      namespace: "portico-aks",
+      namePrefix: "aks-",
+      configMapGenerator: [
+        { name: "emulator-ca", literals: [`ca.crt=${await readFile(emulator.caCertPath, "utf8")}`] },
+      ],
+      patches: [{ target: { kind: "Deployment" }, patch: JSON.stringify(patch) }],
+    },
+  });
+  onTestFinished(async () => {
+    // The test's Services first, while the controller runs to take their frontends away and lift their
+    // finalizers: left behind, they would hold the test's namespace in Terminating.
+    const ours = async () =>
+      (await ns.core.listNamespacedService({ namespace: ns.name })).items.filter(
+        (s) => s.spec?.loadBalancerClass === AKS_CLASS,
+      );
+    for (const svc of await ours())
+      await ns.core.deleteNamespacedService({ name: svc.metadata!.name!, namespace: ns.name });
+    await waitFor("the Azure Services to be gone", async () => (await ours()).length === 0, {
+      timeoutMs: 120_000,
+      intervalMs: 500,
+    });
+    await uninstall(ns.context.kubeconfig, objects);
+  });
+  return { azure, ...(edge ? { edge } : {}) };
+}
