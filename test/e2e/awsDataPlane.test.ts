@@ -2,6 +2,7 @@
 // emulator, by the address the emulated edge gives it (test/harness/cloudEdge/), as the eks overlay's controller in
 // the cluster keeps the target group in step with the pods. Health checks run against the real pods as the target
 // group describes them and steer the traffic: a registered target that fails them gets none.
+import { onTestFinished } from "vitest";
 import {
   DescribeTargetGroupsCommand,
   RegisterTargetsCommand,
@@ -17,7 +18,7 @@ describe("the NLB's data path on the local cluster", () => {
   test("HTTP from the LAN reaches the pods through the NLB; a target failing its health checks gets no request; no pod: refused, then served again", async ({
     ns,
   }) => {
-    const { aws, edge: started } = await eksOnEmulator(ns, { dataPlane: true });
+    const { aws, edge: started } = await eksOnEmulator(ns, { dataPlane: true, defer: onTestFinished });
     const edge = started!;
 
     await ns.deployEcho("echo", 2);
@@ -103,7 +104,7 @@ describe("the NLB's data path on the local cluster", () => {
   test("the controller's Serving follows the NLB's real health checks: healthy pods serve, a check port nothing answers on does not", async ({
     ns,
   }) => {
-    await eksOnEmulator(ns, { dataPlane: true });
+    await eksOnEmulator(ns, { dataPlane: true, defer: onTestFinished });
     await ns.deployEcho("echo", 2);
     await ns.waitAvailable("echo");
     const annotations = {
@@ -143,7 +144,7 @@ describe("the NLB's data path on the local cluster", () => {
   test("the NLB's security group admits the Service's source ranges and drops every other client", async ({
     ns,
   }) => {
-    const { edge } = await eksOnEmulator(ns, { dataPlane: true });
+    const { edge } = await eksOnEmulator(ns, { dataPlane: true, defer: onTestFinished });
     await ns.deployEcho("echo", 1);
     await ns.waitAvailable("echo");
     const client = `${ns.context.client.ipv4}/32`;
@@ -190,7 +191,7 @@ describe("the NLB's data path on the local cluster", () => {
   });
 
   test("a UDP listener carries datagrams to the pods and their answers back", async ({ ns }) => {
-    const { edge } = await eksOnEmulator(ns, { dataPlane: true });
+    const { edge } = await eksOnEmulator(ns, { dataPlane: true, defer: onTestFinished });
     await ns.deployEcho("echo", 1);
     await ns.waitAvailable("echo");
     await ns.createLoadBalancer(

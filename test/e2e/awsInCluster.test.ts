@@ -2,6 +2,7 @@
 // ServiceAccount and RBAC, leader election between its two pods, and the AWS SDK reaching the emulator from a
 // pod (static test credentials stand in for IRSA or Pod Identity). A Service of class portico.io/aws-nlb
 // with ip targets gets an NLB whose targets are the pods' addresses, and loses it when deleted.
+import { onTestFinished } from "vitest";
 import {
   DescribeTargetHealthCommand,
   DescribeTargetGroupsCommand,
@@ -13,7 +14,7 @@ describe("the eks overlay in the cluster", () => {
   test("its controller pods make an NLB with the pods as targets in the AWS emulator, and remove it", async ({
     ns,
   }) => {
-    const { aws } = await eksOnEmulator(ns);
+    const { aws } = await eksOnEmulator(ns, { defer: onTestFinished });
 
     await ns.deployEcho("echo", 2);
     await ns.waitAvailable("echo");

@@ -3,6 +3,7 @@
 // (test/harness/cloudEdge/), as the aks overlay's controller in the cluster keeps the backend pool, probes, rules
 // and security rules in step. Probes run against the real kube-proxy and pods and steer the traffic; the NSG on
 // the nodes' and pods' subnets judges every new flow with the client's own address.
+import { onTestFinished } from "vitest";
 import { AKS_CLASS, aksOnEmulator } from "../harness/cloudEdge/aksOnEmulator.ts";
 import { SERVING_CONDITION } from "../../controller/status.ts";
 import { clientGet, clientStatus, describe, expect, test, waitFor } from "../harness/e2e.ts";
@@ -15,7 +16,7 @@ describe("the Azure load balancer's data path on the local cluster", () => {
   test("HTTP from the LAN reaches the pods through a public frontend; Local probes pass only where a pod runs; no pod: dropped and not Serving, then served again", async ({
     ns,
   }) => {
-    const { edge: started } = await aksOnEmulator(ns, { dataPlane: true });
+    const { edge: started } = await aksOnEmulator(ns, { dataPlane: true, defer: onTestFinished });
     const edge = started!;
     await ns.deployEcho("echo", 2);
     await ns.waitAvailable("echo");
@@ -87,7 +88,7 @@ describe("the Azure load balancer's data path on the local cluster", () => {
   test("the network security group admits the allowed ranges and drops every other client, until the range includes it", async ({
     ns,
   }) => {
-    const { edge } = await aksOnEmulator(ns, { dataPlane: true });
+    const { edge } = await aksOnEmulator(ns, { dataPlane: true, defer: onTestFinished });
     await ns.deployEcho("echo", 1);
     await ns.waitAvailable("echo");
     const client = `${ns.context.client.ipv4}/32`;
@@ -135,7 +136,7 @@ describe("the Azure load balancer's data path on the local cluster", () => {
   test("floating IP: the node receives the frontend address and kube-proxy serves it; pod-IP backends are the pods themselves", async ({
     ns,
   }) => {
-    const { edge } = await aksOnEmulator(ns, { dataPlane: true });
+    const { edge } = await aksOnEmulator(ns, { dataPlane: true, defer: onTestFinished });
     await ns.deployEcho("echo", 1);
     await ns.waitAvailable("echo");
     await ns.createLoadBalancer(

@@ -4,6 +4,7 @@
 // service principal's secret in place of workload identity. A Service of class portico.io/azure-lb gets a
 // frontend with a public IP on the shared load balancer, the three nodes in its backend pool, and loses them
 // when deleted.
+import { onTestFinished } from "vitest";
 import { AKS_CLASS, aksOnEmulator } from "../harness/cloudEdge/aksOnEmulator.ts";
 import { AZURE_WORLD } from "../harness/azure.ts";
 import { describe, test, waitFor } from "../harness/e2e.ts";
@@ -12,7 +13,7 @@ describe("the aks overlay in the cluster", () => {
   test("its controller pods give a Service a frontend with a public IP and the nodes as backends, and remove them", async ({
     ns,
   }) => {
-    const { azure } = await aksOnEmulator(ns);
+    const { azure } = await aksOnEmulator(ns, { defer: onTestFinished });
 
     await ns.deployEcho("echo", 2);
     await ns.waitAvailable("echo");

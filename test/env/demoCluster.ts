@@ -1,11 +1,14 @@
 // The demo's real path: a local cluster of three kubelet nodes with Portico installed from its image and the
 // metal overlay, a workload of two pods behind a LoadBalancer Service, and the LAN's client reaching them
-// through the address Portico gave it and one node's speaker announces.
+// through the address Portico gave it and one node's speaker announces; then the same workload through an NLB
+// and an Azure load balancer carried by the emulated edge (demoClouds.ts).
 import { join } from "node:path";
 import { describeCluster, startClusterWithPortico } from "../harness/localCluster/install.ts";
 import { clientGet, E2eNamespace, type EchoAnswer } from "../harness/localCluster/usage.ts";
 import { announcer } from "../harness/nodeLoss.ts";
 import { waitFor } from "../harness/wait.ts";
+import { teardownList } from "../harness/cloudEdge/teardown.ts";
+import { showClouds } from "./demoClouds.ts";
 
 export const DEMO_POOL = "192.0.2.240/28";
 
@@ -22,6 +25,7 @@ export async function startClusterDemo(dir: string, say: (text: string) => void)
   });
   const lines: string[] = [];
   const out = (line: string) => (console.log(`  ${line}`), lines.push(line));
+  let ns: E2eNamespace;
   try {
     out(
       `images ${images.portico.ref} (built from the Dockerfile), ${images.workload.ref}; ` +
@@ -40,7 +44,7 @@ export async function startClusterDemo(dir: string, say: (text: string) => void)
 
     say("A workload of two pods behind a LoadBalancer Service of class portico.io/metal");
     const context = describeCluster(cluster, images, DEMO_POOL);
-    const ns = await E2eNamespace.create(context, "demo");
+    ns = await E2eNamespace.create(context, "demo");
     await ns.deployEcho("echo", 2);
     await ns.createLoadBalancer("web", "echo");
     const address = await ns.waitForAddress("web");
@@ -65,9 +69,17 @@ export async function startClusterDemo(dir: string, say: (text: string) => void)
     for (const a of answers)
       out(`curl http://${address}/ from the client (${cluster.client.ipv4}): pod ${a.pod} on ${a.node}`);
     out(`try it: ip netns exec ${cluster.client.namespace} curl http://${address}/`);
-    return { kubeconfig: cluster.kubeconfig, lines, stop: () => cluster.stop() };
   } catch (err) {
     await cluster.stop();
     throw err;
   }
+  const clouds = teardownList();
+  await showClouds(ns, "echo", clouds.defer, out, say).catch((err: Error) =>
+    out(`the clouds' part failed: ${err.message}`),
+  );
+  const stop = async () => {
+    await clouds.undo();
+    await cluster.stop();
+  };
+  return { kubeconfig: cluster.kubeconfig, lines, stop };
 }

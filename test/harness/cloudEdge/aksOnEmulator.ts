@@ -6,10 +6,11 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { onTestFinished } from "vitest";
 import { startAzureEmulator, trustCertificateAuthority } from "../../emulators/azure/index.ts";
 import { AZURE_WORLD, TestAzure } from "../azure.ts";
-import { reachableFromPods, waitFor, type E2eNamespace } from "../e2e.ts";
+import { reachableFromPods, type E2eNamespace } from "../localCluster/usage.ts";
+import { waitFor } from "../wait.ts";
+import type { OnEmulatorOptions } from "./teardown.ts";
 import { installPortico, uninstall } from "../localCluster/install.ts";
 import { LAN_GATEWAY } from "../netns.ts";
 import { AzureEdge } from "./azureEdge.ts";
@@ -33,19 +34,17 @@ export interface AksOnEmulator {
   edge?: AzureEdge;
 }
 
-export async function aksOnEmulator(
-  ns: E2eNamespace,
-  opts: { dataPlane?: boolean } = {},
-): Promise<AksOnEmulator> {
+export async function aksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): Promise<AksOnEmulator> {
+  const { defer } = opts;
   const dir = await mkdtemp(join(tmpdir(), "portico-e2e-azure-"));
   const emulator = await startAzureEmulator({ dir, alsoReachedAt: [LAN_GATEWAY] });
-  onTestFinished(async () => {
+  defer(async () => {
     await emulator.stop();
     await rm(dir, { recursive: true, force: true });
   });
   const port = Number(new URL(emulator.url).port);
   const forward = await reachableFromPods(ns.context, port, dir);
-  onTestFinished(() => forward.stop());
+  defer(() => forward.stop());
   // This process talks to the emulator at its own address; the pods at the LAN's gateway.
   trustCertificateAuthority(emulator.caCertPath);
   Object.assign(process.env, emulator.environment);
@@ -74,7 +73,7 @@ export async function aksOnEmulator(
       network: azure.network,
     });
     edge = started;
-    onTestFinished(() => started.stop());
+    defer(() => started.stop());
   }
 
   const inCluster = `https://${LAN_GATEWAY}:${port}`;
@@ -120,7 +119,7 @@ export async function aksOnEmulator(
       patches: [{ target: { kind: "Deployment" }, patch: JSON.stringify(patch) }],
     },
   });
-  onTestFinished(async () => {
+  defer(async () => {
     // The test's Services first, while the controller runs to take their frontends away and lift their
     // finalizers: left behind, they would hold the test's namespace in Terminating.
     const ours = async () =>

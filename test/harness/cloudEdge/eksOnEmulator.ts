@@ -5,10 +5,11 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { onTestFinished } from "vitest";
 import { startMoto } from "../awsEmulator.ts";
 import { TestAws } from "../aws.ts";
-import { reachableFromPods, waitFor, type E2eNamespace } from "../e2e.ts";
+import { reachableFromPods, type E2eNamespace } from "../localCluster/usage.ts";
+import { waitFor } from "../wait.ts";
+import type { OnEmulatorOptions } from "./teardown.ts";
 import { installPortico, uninstall } from "../localCluster/install.ts";
 import { LAN_GATEWAY } from "../netns.ts";
 import { ensureTools } from "../tools.ts";
@@ -24,14 +25,12 @@ export interface EksOnEmulator {
   edge?: NlbEdge;
 }
 
-export async function eksOnEmulator(
-  ns: E2eNamespace,
-  opts: { dataPlane?: boolean } = {},
-): Promise<EksOnEmulator> {
+export async function eksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): Promise<EksOnEmulator> {
+  const { defer } = opts;
   const tools = await ensureTools("all");
   const dir = await mkdtemp(join(tmpdir(), "portico-e2e-aws-"));
   const moto = await startMoto(tools.motoServer!, dir, 1);
-  onTestFinished(async () => {
+  defer(async () => {
     await moto.process.stop();
     await rm(dir, { recursive: true, force: true });
   });
@@ -55,16 +54,16 @@ export async function eksOnEmulator(
       ec2: aws.ec2,
     });
     edge = started;
-    onTestFinished(() => started.stop());
+    defer(() => started.stop());
     const report = await startHealthReport(moto.endpoint.url, (group, id, p) =>
       started.stateOfTarget(group, id, p),
     );
-    onTestFinished(() => report.close());
+    defer(() => report.close());
     port = report.port;
   }
   // The pods reach the emulator (or the health report in front of it) at the LAN's gateway, on the same port.
   const forward = await reachableFromPods(ns.context, port, dir);
-  onTestFinished(() => forward.stop());
+  defer(() => forward.stop());
 
   const env = [
     { name: "AWS_ENDPOINT_URL", value: `http://${LAN_GATEWAY}:${port}` },
@@ -87,7 +86,7 @@ export async function eksOnEmulator(
       ],
     },
   });
-  onTestFinished(async () => {
+  defer(async () => {
     // The test's NLB Services first, while the controller runs to delete their NLBs and lift their finalizers:
     // left behind, they would hold the test's namespace in Terminating.
     const services = await ns.core.listNamespacedService({ namespace: ns.name });
