@@ -17,13 +17,19 @@ export async function report(name: string, run: () => Promise<Record<string, unk
     .map(([k, v]) => `${k}=${v} `)
     .join("");
   const command = `${sizes}make bench-${name}`;
+  const os = await import("node:os");
+  // The machine's load (1, 5 and 15 minutes) at the start and the end: figures from a busy machine compare only
+  // as ratios with others of the same run.
+  const load = () => os.loadavg().map((l) => +l.toFixed(2));
+  const atStart = load();
   try {
     const figures = await run();
     const result = {
       name,
       date: new Date().toISOString(),
       command,
-      machine: `${(await import("node:os")).cpus().length} cores`,
+      machine: `${os.cpus().length} cores`,
+      loadAverage: { atStart, atEnd: load() },
       ...figures,
     };
     const dir = join(import.meta.dirname, "results");
