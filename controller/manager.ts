@@ -49,6 +49,7 @@ export class Manager {
   /** Starts reconciling (the cache must be started and synced). Call only while leading. */
   start(): void {
     const { log } = this.o;
+    this.o.provider.startTerm?.();
     this.workers = startWorkers(this.queue, {
       workers: this.o.workers,
       // Keys queued by background work alone (the periodic resync, a look again nothing asked for): their

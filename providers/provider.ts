@@ -164,6 +164,12 @@ export interface LoadBalancerProvider {
    */
   settle?(inView: ServiceRef[], owning?: ServiceRef[]): Promise<void>;
   /**
+   * A leadership term begins: what the provider cached in an earlier term may be stale, another leader having
+   * acted since (its caches may be trusted for minutes by passes users wait for), so it starts afresh, as after a
+   * restart.
+   */
+  startTerm?(): void;
+  /**
    * Where `ensure` would send the Service's traffic — the nodes' node ports (`instance`) or the pods (`ip`) — from
    * the provider's own settings code, so that tools report what the controller does; throws the ConfigurationError
    * `ensure` would refuse the Service with. Pure: no cloud call. Absent where traffic always enters through a node.

@@ -45,6 +45,12 @@ export class BackendGroupResolver {
     this.cluster = cluster;
   }
 
+  /** Nothing cached is trusted any more (a new leadership term). */
+  forget(): void {
+    this.cache.clear();
+    this.vpcs.clear();
+  }
+
   /** Each target's backend security group; targets without one are returned with the reason. */
   async resolve(
     targetType: "instance" | "ip",

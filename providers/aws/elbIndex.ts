@@ -79,6 +79,11 @@ export class ElbIndex {
     this.ttlMs = Math.min(ttlMs, 60_000);
   }
 
+  /** The listings are not trusted any more (a new leadership term): the next look reads them, or itself, again. */
+  forget(): void {
+    this.snapshot = undefined;
+  }
+
   /** Portico is about to change, or has just changed, the Service's load balancer (called before and after). */
   touched(serviceUid: string): void {
     this.changed.set(serviceUid, ++this.changes);

@@ -19,6 +19,11 @@ export class SubnetResolver {
     this.cluster = cluster;
   }
 
+  /** Nothing cached is trusted any more (a new leadership term). */
+  forget(): void {
+    this.cache.clear();
+  }
+
   resolve(scheme: "internal" | "internet-facing", named: string[]): Promise<Network> {
     const key = named.length ? `named:${[...named].sort().join(",")}` : `role:${scheme}`;
     const hit = this.cache.get(key);

@@ -263,6 +263,16 @@ export class AwsProvider implements LoadBalancerProvider {
     await this.shared.release(service.uid);
   }
 
+  /** A new leadership term: everything cached or kept may be stale (another leader acted since): start afresh. */
+  startTerm(): void {
+    this.subnets.forget();
+    this.backendGroups.forget();
+    this.groupIndex.forget();
+    this.elbIndex.forget();
+    this.recent.clear();
+    void this.shared.forget();
+  }
+
   /** Shared backend rules narrow to what the Services in view need, and an unused shared group goes. */
   async settle(inView: ServiceRef[], owningNow?: ServiceRef[]): Promise<void> {
     const owning = new Set((owningNow ?? (await this.ownedServices())).map((s) => s.uid));

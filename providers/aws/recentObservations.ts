@@ -80,6 +80,10 @@ export class RecentObservations {
     this.entries.delete(serviceUid);
   }
 
+  clear(): void {
+    this.entries.clear();
+  }
+
   get size(): number {
     return this.entries.size;
   }

@@ -57,6 +57,11 @@ export class SecurityGroupIndex implements GroupSource {
     this.direct = directGroupSource(clients, cluster);
   }
 
+  /** Nothing read is trusted any more (a new leadership term): the next look reads the cluster again. */
+  forget(): void {
+    this.snapshot = undefined;
+  }
+
   async securityGroups(service: ServiceRef): Promise<ObservedSecurityGroup[]> {
     if (this.changed.has(service.uid)) return this.direct.securityGroups(service);
     return (await this.current()).groups.get(service.uid) ?? [];

@@ -81,6 +81,20 @@ export class SharedBackend {
     });
   }
 
+  /**
+   * A new leadership term: what was known of the groups and rules, and of every Service's needs, may be stale,
+   * so nothing narrows again until every Service in view has been reconciled in this term (as after a restart).
+   */
+  forget(): Promise<void> {
+    return this.serially(() => {
+      this.uses.clear();
+      this.live = undefined;
+      this.groups.clear();
+      this.rules = undefined;
+      return Promise.resolve();
+    });
+  }
+
   /** The VPC's shared group, if it exists (made by `use`). */
   groupOf(vpcId: string): Promise<string | undefined> {
     return this.serially(() => this.group(vpcId, false));
