@@ -11,7 +11,9 @@ import {
   targetState,
   type TargetState,
 } from "../harness/cloudEdge/checkPlan.ts";
-import { iptablesRules, type EdgeTargetGroup } from "../harness/cloudEdge/nlbPlan.ts";
+import type { EdgeIngressRule, EdgeTargetGroup } from "../harness/cloudEdge/nlbModel.ts";
+import { admits } from "../harness/cloudEdge/targetSecurity.ts";
+import { iptablesRules } from "../harness/cloudEdge/nlbPlan.ts";
 import { rewriteTargetHealth } from "../harness/cloudEdge/healthReport.ts";
 
 const group = (over: Partial<EdgeTargetGroup> = {}): EdgeTargetGroup => ({
@@ -192,5 +194,54 @@ describe("the NLB's security groups", () => {
     expect(security(iptablesRules([{ ...lb, ingress: [] }], groups, new Map()))).toEqual([
       "-A EDGE-SECURITY-GROUPS -d 192.0.2.200/32 -p tcp --dport 80 -j DROP",
     ]);
+  });
+});
+
+describe("the targets' own security groups", () => {
+  const lb = {
+    arn: "arn:lb/x",
+    dnsName: "x.elb",
+    addresses: ["192.0.2.200"],
+    listeners: [{ port: 80, protocol: "TCP", targetGroupArn: "arn:tg/i" }],
+    securityGroups: ["sg-nlb"],
+  };
+  const instances = (ingress?: EdgeIngressRule[]): EdgeTargetGroup => ({
+    ...group({ arn: "arn:tg/i", targetType: "instance" }),
+    healthCheck: { ...group().healthCheck, protocol: "HTTP", port: "31000", path: "/healthz" },
+    targets: [{ id: "i-1", ip: "192.0.2.11", port: 30080, ...(ingress ? { ingress } : {}) }],
+  });
+  const filter = (g: EdgeTargetGroup) =>
+    iptablesRules([lb], new Map([[g.arn, g]]), new Map())
+      .split("\n")
+      .filter((l) => /^-A EDGE-TARGET-(GROUPS|CHECKS) /.test(l));
+  const from = { securityGroups: ["sg-nlb"], address: "192.0.2.200" };
+
+  it("open a port to the NLB by naming its group or a range holding its address, on the rule's protocol and ports", () => {
+    const rule = { protocol: "tcp", fromPort: 30000, toPort: 32767 };
+    expect(admits([{ ...rule, group: "sg-nlb" }], "tcp", 30080, from)).toBe(true);
+    expect(admits([{ ...rule, group: "sg-other" }], "tcp", 30080, from)).toBe(false);
+    expect(admits([{ ...rule, cidr: "192.0.2.0/24" }], "tcp", 30080, from)).toBe(true);
+    expect(admits([{ ...rule, cidr: "198.51.100.0/24" }], "tcp", 30080, from)).toBe(false);
+    expect(admits([{ ...rule, group: "sg-nlb" }], "udp", 30080, from)).toBe(false);
+    expect(admits([{ ...rule, group: "sg-nlb" }], "tcp", 80, from)).toBe(false);
+    expect(admits([{ protocol: "-1", fromPort: 0, toPort: 0, group: "sg-nlb" }], "udp", 53, from)).toBe(true);
+  });
+
+  it("drop the NLB's flows and the health checks to ports they do not open", () => {
+    expect(filter(instances([]))).toEqual([
+      "-A EDGE-TARGET-GROUPS -m conntrack --ctorigdst 192.0.2.200/32 -d 192.0.2.11/32 -p tcp --dport 30080 -j DROP",
+      "-A EDGE-TARGET-CHECKS -d 192.0.2.11/32 -p tcp --dport 31000 -j DROP",
+    ]);
+    // The traffic port open, the health-check port not: the checks fail, so the target gets nothing either.
+    expect(filter(instances([{ protocol: "tcp", fromPort: 30080, toPort: 30080, group: "sg-nlb" }]))).toEqual(
+      ["-A EDGE-TARGET-CHECKS -d 192.0.2.11/32 -p tcp --dport 31000 -j DROP"],
+    );
+    expect(filter(instances([{ protocol: "tcp", fromPort: 30000, toPort: 32767, group: "sg-nlb" }]))).toEqual(
+      [],
+    );
+  });
+
+  it("leave alone targets whose groups the edge does not know", () => {
+    expect(filter(instances())).toEqual([]);
   });
 });

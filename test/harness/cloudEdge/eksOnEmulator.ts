@@ -1,7 +1,8 @@
 // Portico as on EKS, against the AWS emulator: moto on this machine reachable from the pods at the LAN's gateway,
-// a VPC tagged for the eks overlay's cluster name, and the overlay installed with static test credentials standing
-// in for IRSA or Pod Identity. With `dataPlane`, the NLBs carry packets (nlbEdge.ts) and the controller learns
-// its targets' health from the edge's checks (healthReport.ts). Everything goes when the test finishes.
+// a VPC tagged for the eks overlay's cluster name with the nodes as its instances (nodeInstances.ts), and the
+// overlay installed with static test credentials standing in for IRSA or Pod Identity. With `dataPlane`, the NLBs
+// carry packets (nlbEdge.ts) and the controller learns its targets' health from the edge's checks
+// (healthReport.ts). Everything goes when the test finishes.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,12 +16,17 @@ import { LAN_GATEWAY } from "../netns.ts";
 import { ensureTools } from "../tools.ts";
 import { startHealthReport } from "./healthReport.ts";
 import { NlbEdge } from "./nlbEdge.ts";
+import { nodeInstances, type NodeInstance } from "./nodeInstances.ts";
 
 /** The cluster name the eks overlay ships with; the emulator's subnets are tagged for it. */
 export const EKS_CLUSTER_NAME = "my-cluster";
 
 export interface EksOnEmulator {
   aws: TestAws;
+  /** The nodes' instances, which their providerIDs name: instance targets are these. */
+  instances: NodeInstance[];
+  /** The nodes' security group, where Portico opens the node ports to the NLBs. */
+  nodeSecurityGroup: string;
   /** With `dataPlane`: the edge that carries the NLBs. */
   edge?: NlbEdge;
 }
@@ -42,7 +48,15 @@ export async function eksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): 
     AWS_SECRET_ACCESS_KEY: "test",
   });
   const aws = await TestAws.fresh();
-  await aws.createNetwork(EKS_CLUSTER_NAME, { internal: true });
+  const network = await aws.createNetwork(EKS_CLUSTER_NAME, { internal: true });
+  const { instances, securityGroupId } = await nodeInstances(
+    aws,
+    moto.endpoint.url,
+    network.vpcId,
+    EKS_CLUSTER_NAME,
+    ns.context.nodes.map((n) => ({ name: n.layout.name, ip: n.layout.ip })),
+    ns.core,
+  );
 
   let port = Number(new URL(moto.endpoint.url).port);
   let edge: NlbEdge | undefined;
@@ -102,7 +116,7 @@ export async function eksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): 
     );
     await uninstall(ns.context.kubeconfig, objects);
   });
-  return { aws, ...(edge ? { edge } : {}) };
+  return { aws, instances, nodeSecurityGroup: securityGroupId, ...(edge ? { edge } : {}) };
 }
 
 /** The NLB hostname Portico wrote into the Service's status, once it has. */

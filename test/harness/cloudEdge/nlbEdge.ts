@@ -18,12 +18,8 @@ import { EdgeHost, NLB_ADDRESSES } from "./edgeHost.ts";
 import { HealthChecker } from "./haproxy.ts";
 import { PassLoop } from "./passLoop.ts";
 import { stateKey, type TargetState } from "./checkPlan.ts";
-import {
-  iptablesRules,
-  type EdgeIngressRule,
-  type EdgeLoadBalancer,
-  type EdgeTargetGroup,
-} from "./nlbPlan.ts";
+import type { EdgeIngressRule, EdgeLoadBalancer, EdgeTargetGroup } from "./nlbModel.ts";
+import { iptablesRules } from "./nlbPlan.ts";
 
 export interface NlbEdgeOptions {
   /** The LAN's namespace, whose bridge br0 the edge plugs into. */
@@ -79,6 +75,19 @@ export class NlbEdge {
     return target && this.states.get(stateKey(targetGroupArn, target));
   }
 
+  /** Every target behind the NLB of this DNS name, with its state as the edge's checks judge it. */
+  targetsOf(dnsName: string): { id: string; port: number; state: TargetState | undefined }[] {
+    const lb = this.balancers.find((b) => b.dnsName === dnsName);
+    return (lb?.listeners ?? []).flatMap((l) => {
+      const group = this.groups.get(l.targetGroupArn);
+      return (group?.targets ?? []).map((t) => ({
+        id: t.id,
+        port: t.port,
+        state: this.states.get(stateKey(group!.arn, t)),
+      }));
+    });
+  }
+
   /** Resolves after a full pass that began after this call (the edge has seen what ELBv2 holds now). */
   settled(timeoutMs = 30_000): Promise<void> {
     return this.loop!.settled(timeoutMs);
@@ -124,15 +133,21 @@ export class NlbEdge {
     const lbs = (await elbv2.send(new DescribeLoadBalancersCommand({}))).LoadBalancers ?? [];
     const nlbs = lbs.filter((lb) => lb.Type === "network");
     const tgs = (await elbv2.send(new DescribeTargetGroupsCommand({}))).TargetGroups ?? [];
-    const instanceIps = await this.instanceAddresses();
+    const instances = await this.instances();
+    const instanceIngress = await this.ingressRules([...instances.values()].flatMap((i) => i.groups));
     const groups = new Map<string, EdgeTargetGroup>();
     for (const tg of tgs) {
       const health = await elbv2.send(new DescribeTargetHealthCommand({ TargetGroupArn: tg.TargetGroupArn }));
       const targetType = tg.TargetType === "instance" ? "instance" : "ip";
       const targets = (health.TargetHealthDescriptions ?? []).flatMap((d) => {
         const id = d.Target?.Id ?? "";
-        const ip = targetType === "instance" ? instanceIps.get(id) : id;
-        return ip ? [{ id, ip, port: d.Target?.Port ?? tg.Port ?? 0 }] : [];
+        const instance = targetType === "instance" ? instances.get(id) : undefined;
+        const ip = targetType === "instance" ? instance?.ip : id;
+        if (!ip) return [];
+        const port = d.Target?.Port ?? tg.Port ?? 0;
+        // An instance's groups guard it; a pod's interface is unknown to the emulator, so nothing guards it.
+        const ingress = instance && instance.groups.flatMap((g) => instanceIngress.get(g) ?? []);
+        return [{ id, ip, port, ...(ingress ? { ingress } : {}) }];
       });
       groups.set(tg.TargetGroupArn!, {
         arn: tg.TargetGroupArn!,
@@ -167,7 +182,10 @@ export class NlbEdge {
           return arn ? [{ port: l.Port!, protocol: l.Protocol ?? "TCP", targetGroupArn: arn }] : [];
         }),
         ...(lb.SecurityGroups?.length
-          ? { ingress: lb.SecurityGroups.flatMap((id) => ingress.get(id) ?? []) }
+          ? {
+              ingress: lb.SecurityGroups.flatMap((id) => ingress.get(id) ?? []),
+              securityGroups: lb.SecurityGroups,
+            }
           : {}),
       });
     }
@@ -189,8 +207,7 @@ export class NlbEdge {
     throw new Error("the edge has no NLB address left");
   }
 
-  /** The inbound rules of these security groups, by group ID (address ranges only: a rule naming another
-   * group or a prefix list admits no client of the LAN). */
+  /** The inbound rules of these security groups, by group ID: address ranges (IPv4) and other groups. */
   private async ingressRules(ids: string[]): Promise<Map<string, EdgeIngressRule[]>> {
     const out = new Map<string, EdgeIngressRule[]>();
     if (!ids.length) return out;
@@ -200,24 +217,32 @@ export class NlbEdge {
     for (const g of groups)
       out.set(
         g.GroupId!,
-        (g.IpPermissions ?? []).flatMap((p) =>
-          (p.IpRanges ?? []).map((r) => ({
+        (g.IpPermissions ?? []).flatMap((p) => {
+          const base = {
             protocol: p.IpProtocol ?? "-1",
             fromPort: p.FromPort ?? 0,
             toPort: p.ToPort ?? 65535,
-            cidr: r.CidrIp!,
-          })),
-        ),
+          };
+          return [
+            ...(p.IpRanges ?? []).map((r) => ({ ...base, cidr: r.CidrIp! })),
+            ...(p.UserIdGroupPairs ?? []).map((pair) => ({ ...base, group: pair.GroupId! })),
+          ];
+        }),
       );
     return out;
   }
 
-  private async instanceAddresses(): Promise<Map<string, string>> {
-    const out = new Map<string, string>();
+  /** The account's instances: their private addresses and security groups. */
+  private async instances(): Promise<Map<string, { ip: string; groups: string[] }>> {
+    const out = new Map<string, { ip: string; groups: string[] }>();
     const reservations = (await this.opts.ec2.send(new DescribeInstancesCommand({}))).Reservations ?? [];
     for (const r of reservations)
       for (const i of r.Instances ?? [])
-        if (i.InstanceId && i.PrivateIpAddress) out.set(i.InstanceId, i.PrivateIpAddress);
+        if (i.InstanceId && i.PrivateIpAddress)
+          out.set(i.InstanceId, {
+            ip: i.PrivateIpAddress,
+            groups: (i.SecurityGroups ?? []).flatMap((g) => (g.GroupId ? [g.GroupId] : [])),
+          });
     return out;
   }
 }

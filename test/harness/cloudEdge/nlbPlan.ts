@@ -2,45 +2,10 @@
 // groups and targets) and of the targets' health as the health checks judge it (checkPlan.ts): the kernel's
 // forwarding (iptables NAT rules, one chain per listener, spreading new flows over the healthy targets as
 // kube-proxy does) and the NLBs' security groups. Nothing here does I/O.
-import { shortHash, stateKey, type EdgeHealthCheck, type TargetState } from "./checkPlan.ts";
+import { shortHash, stateKey, type TargetState } from "./checkPlan.ts";
+import { kernelProtocols, type EdgeLoadBalancer, type EdgeTargetGroup } from "./nlbModel.ts";
 import { spreadRules } from "./spread.ts";
-
-export interface EdgeTargetGroup {
-  arn: string;
-  protocol: string;
-  targetType: "instance" | "ip";
-  healthCheck: EdgeHealthCheck;
-  /** Registered targets, resolved to addresses (instance targets: the instance's private address). */
-  targets: { id: string; ip: string; port: number }[];
-}
-
-export interface EdgeListener {
-  port: number;
-  protocol: string;
-  targetGroupArn: string;
-}
-
-/** One inbound rule of a security group: a protocol's port range from a CIDR. */
-export interface EdgeIngressRule {
-  /** "tcp", "udp", or "-1" (every protocol). */
-  protocol: string;
-  fromPort: number;
-  toPort: number;
-  cidr: string;
-}
-
-export interface EdgeLoadBalancer {
-  arn: string;
-  dnsName: string;
-  /** The addresses the edge answers for this NLB. */
-  addresses: string[];
-  listeners: EdgeListener[];
-  /**
-   * The inbound rules of the NLB's security groups, which admit clients as EC2 does (what none admits is dropped,
-   * so the client's connection times out); undefined for an NLB without security groups, which admits everyone.
-   */
-  ingress?: EdgeIngressRule[];
-}
+import { targetSecurityRules } from "./targetSecurity.ts";
 
 /**
  * The kernel's forwarding for every listener, as iptables-restore input for the edge's nat table: new flows to an
@@ -92,6 +57,7 @@ export function iptablesRules(
     ...rules,
     "-A POSTROUTING -m conntrack --ctstate DNAT -j MASQUERADE",
     "COMMIT",
+    ...targetSecurityRules(balancers, groups),
     "",
   ].join("\n");
 }
@@ -115,7 +81,7 @@ function securityGroupRules(balancers: readonly EdgeLoadBalancer[]): string[] {
         );
         for (const address of lb.addresses) {
           const match = `-d ${address}/32 -p ${protocol} --dport ${listener.port}`;
-          for (const cidr of [...new Set(admitting.map((r) => r.cidr))]
+          for (const cidr of [...new Set(admitting.flatMap((r) => (r.cidr ? [r.cidr] : [])))]
             .filter((c) => !c.includes(":"))
             .sort())
             rules.push(`-A EDGE-SECURITY-GROUPS ${match} -s ${cidr} -j RETURN`);
@@ -132,10 +98,4 @@ function securityGroupRules(balancers: readonly EdgeLoadBalancer[]): string[] {
     ...rules,
     "COMMIT",
   ];
-}
-
-/** The kernel's protocols a listener takes: a TCP_UDP listener both. */
-function kernelProtocols(listener: EdgeListener): ("tcp" | "udp")[] {
-  if (listener.protocol === "TCP_UDP") return ["tcp", "udp"];
-  return [listener.protocol === "UDP" ? "udp" : "tcp"];
 }
