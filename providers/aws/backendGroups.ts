@@ -215,7 +215,15 @@ export async function observeBackendRules(
       ? { Name: `tag:${TAG.serviceUid}`, Values: [serviceUid] }
       : { Name: `tag-key`, Values: [TAG.serviceUid] },
   ]);
+  return backendRulesFrom(rules);
+}
+
+/** Portico's per-Service rules among `rules` (those tagged with a Service's UID), each with that UID. */
+export function backendRulesFrom(
+  rules: SecurityGroupRule[],
+): (ObservedBackendRule & { serviceUid: string })[] {
   return rules
+    .filter((r) => r.Tags?.some((t) => t.Key === TAG.serviceUid))
     .filter((r) => !r.IsEgress && (r.IpProtocol === "tcp" || r.IpProtocol === "udp"))
     .map((r) => ({
       ruleId: r.SecurityGroupRuleId!,
@@ -225,15 +233,6 @@ export async function observeBackendRules(
       source: r.ReferencedGroupInfo?.GroupId ?? r.CidrIpv4 ?? r.CidrIpv6 ?? "",
       serviceUid: r.Tags?.find((t) => t.Key === TAG.serviceUid)?.Value ?? "",
     }));
-}
-
-/** The tags of every backend rule Portico made in this cluster: a Service may have nothing else left. */
-export async function backendRuleTags(
-  clients: AwsClients,
-  cluster: string,
-): Promise<Record<string, string>[]> {
-  const rules = await securityGroupRulesWhere(clients, [{ Name: `tag:${TAG.cluster}`, Values: [cluster] }]);
-  return rules.map((r) => Object.fromEntries((r.Tags ?? []).map((t) => [t.Key!, t.Value ?? ""])));
 }
 
 /** Adds rules to one backend group, each tagged as the Service's and described for people reading the console. */

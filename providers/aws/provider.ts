@@ -1,5 +1,4 @@
 // The AWS NLB provider: intent → desired NLB (pure) → observe by tags → plan (pure) → apply.
-import { DescribeSecurityGroupsCommand } from "@aws-sdk/client-ec2";
 import type {
   EnsureResult,
   InspectNode,
@@ -10,7 +9,8 @@ import type {
   ServiceRef,
 } from "../provider.ts";
 import { parseAwsSettings } from "./annotations.ts";
-import { BackendGroupResolver, backendRuleTags, type Unresolved } from "./backendGroups.ts";
+import { BackendGroupResolver, type Unresolved } from "./backendGroups.ts";
+import { ClusterGroups } from "./clusterGroups.ts";
 import { backendNeeds, cidrBackendRules } from "./backendRules.ts";
 import { SharedBackend, type SharedUse } from "./sharedBackend.ts";
 import { SecurityGroupIndex } from "./securityGroupIndex.ts";
@@ -21,7 +21,7 @@ import { UserSecurityGroups } from "./userSecurityGroups.ts";
 import { CertificateChecker } from "./certificates.ts";
 import { inspectService } from "./inspect.ts";
 import { awsTraffic, statesOf } from "./traffic.ts";
-import { call, createAwsClients, type AwsClientOptions, type AwsClients } from "./clients.ts";
+import { createAwsClients, type AwsClientOptions, type AwsClients } from "./clients.ts";
 import { checkSettings, desiredLoadBalancer, type Network } from "./desired.ts";
 import type { DesiredLoadBalancer, Observed } from "./model.ts";
 import { TAG } from "./names.ts";
@@ -80,6 +80,7 @@ export class AwsProvider implements LoadBalancerProvider {
   private readonly userGroups: UserSecurityGroups;
   private readonly shared: SharedBackend;
   private readonly groupIndex: SecurityGroupIndex;
+  private readonly groupReads: ClusterGroups;
   private readonly elbIndex: ElbIndex;
   private readonly listeners: ListenerBatch;
   private readonly lbc: LbcTakeOver | undefined;
@@ -99,8 +100,9 @@ export class AwsProvider implements LoadBalancerProvider {
     this.listeners = new ListenerBatch(this.clients);
     this.backendGroups = new BackendGroupResolver(this.clients, this.cluster);
     this.userGroups = new UserSecurityGroups(this.clients);
-    this.shared = new SharedBackend(this.clients, this.cluster);
-    this.groupIndex = new SecurityGroupIndex(this.clients, this.cluster);
+    this.groupReads = new ClusterGroups(this.clients, this.cluster);
+    this.shared = new SharedBackend(this.clients, this.cluster, this.groupReads);
+    this.groupIndex = new SecurityGroupIndex(this.clients, this.cluster, this.groupReads);
     this.lbc = opts.takeOverLbc ? new LbcTakeOver(this.clients, this.cluster, opts.takeOverLbc) : undefined;
   }
 
@@ -267,6 +269,7 @@ export class AwsProvider implements LoadBalancerProvider {
   startTerm(): void {
     this.subnets.forget();
     this.backendGroups.forget();
+    this.groupReads.forget();
     this.groupIndex.forget();
     this.elbIndex.forget();
     this.recent.clear();
@@ -296,17 +299,11 @@ export class AwsProvider implements LoadBalancerProvider {
     for (const r of await taggedResources(this.clients, [{ Key: TAG.cluster, Values: [this.cluster] }])) {
       add(Object.fromEntries((r.Tags ?? []).map((t) => [t.Key!, t.Value])));
     }
-    const groups = await call("ec2:DescribeSecurityGroups", () =>
-      this.clients.ec2.send(
-        new DescribeSecurityGroupsCommand({
-          Filters: [{ Name: `tag:${TAG.cluster}`, Values: [this.cluster] }],
-        }),
-      ),
-    );
-    for (const g of groups.SecurityGroups ?? [])
-      add(Object.fromEntries((g.Tags ?? []).map((t) => [t.Key!, t.Value])));
+    // Read afresh (what is deleted is decided from it), and left for the passes that follow to share.
+    const { groups, rules } = await this.groupReads.read(0, this.groupReads.mark());
+    for (const g of groups) add(Object.fromEntries((g.Tags ?? []).map((t) => [t.Key!, t.Value])));
     // A crash between deleting a Service's group and its last rules must not leave the rules for good.
-    for (const tags of await backendRuleTags(this.clients, this.cluster)) add(tags);
+    for (const r of rules) add(Object.fromEntries((r.Tags ?? []).map((t) => [t.Key!, t.Value])));
     return [...found.values()];
   }
 

@@ -1,11 +1,13 @@
 // Where a Service's own security group and its per-Service backend rules are read from. Read for each Service
 // alone, that is two EC2 calls per reconcile, which EC2 answers by scanning every group of the region; read for the
-// whole cluster at once (the index), it is one call a page, at most once a minute (cacheAge.ts). The index is Portico's own view
+// whole cluster at once (the index, from the cluster's groups and rules: clusterGroups.ts), it is one call a page,
+// at most once a minute (cacheAge.ts). The index is Portico's own view
 // of what it wrote: a Service whose groups or rules Portico changed is read alone again (and put back in the
 // index) until the next full read, so nothing Portico did is ever missed.
 import { DescribeSecurityGroupsCommand, type IpPermission, type SecurityGroup } from "@aws-sdk/client-ec2";
 import type { ServiceRef } from "../provider.ts";
-import { observeBackendRules } from "./backendGroups.ts";
+import { backendRulesFrom, observeBackendRules } from "./backendGroups.ts";
+import type { ClusterGroups, ClusterGroupsRead } from "./clusterGroups.ts";
 import { call, type AwsClients } from "./clients.ts";
 import type { IngressRule, ObservedBackendRule, ObservedSecurityGroup } from "./model.ts";
 import { securityGroupName, TAG } from "./names.ts";
@@ -37,39 +39,38 @@ export function directGroupSource(clients: AwsClients, cluster: string): GroupSo
 }
 
 export class SecurityGroupIndex implements GroupSource {
-  private readonly clients: AwsClients;
+  private readonly reads: ClusterGroups;
   private readonly cluster: string;
   private readonly direct: GroupSource;
-  private snapshot:
-    | { at: number; groups: Map<string, ObservedSecurityGroup[]>; rules: Map<string, ObservedBackendRule[]> }
-    | undefined;
-  private loading: Promise<NonNullable<SecurityGroupIndex["snapshot"]>> | undefined;
+  /** Each read of the cluster's groups and rules, by Service UID (derived once per read). */
+  private readonly derived = new WeakMap<ClusterGroupsRead, Indexed>();
+  /** Not before this mark (a new leadership term: nothing read earlier is trusted). */
+  private after = 0;
   /**
-   * Services whose groups or rules Portico changed since the snapshot was taken, each with the count of the last
-   * change: read alone until a snapshot started after that change.
+   * Services whose groups or rules Portico changed, each with the mark of the last change: read alone until a
+   * read of the cluster began after that change.
    */
   private readonly changed = new Map<string, number>();
-  private changes = 0;
 
-  constructor(clients: AwsClients, cluster: string) {
-    this.clients = clients;
+  constructor(clients: AwsClients, cluster: string, reads: ClusterGroups) {
+    this.reads = reads;
     this.cluster = cluster;
     this.direct = directGroupSource(clients, cluster);
   }
 
   /** Nothing read is trusted any more (a new leadership term): the next look reads the cluster again. */
   forget(): void {
-    this.snapshot = undefined;
+    this.after = this.reads.mark();
   }
 
   async securityGroups(service: ServiceRef): Promise<ObservedSecurityGroup[]> {
-    if (this.changed.has(service.uid)) return this.direct.securityGroups(service);
-    return (await this.current()).groups.get(service.uid) ?? [];
+    const index = await this.current(service.uid);
+    return index ? (index.groups.get(service.uid) ?? []) : this.direct.securityGroups(service);
   }
 
   async backendRules(service: ServiceRef): Promise<ObservedBackendRule[]> {
-    if (this.changed.has(service.uid)) return this.direct.backendRules(service);
-    return (await this.current()).rules.get(service.uid) ?? [];
+    const index = await this.current(service.uid);
+    return index ? (index.rules.get(service.uid) ?? []) : this.direct.backendRules(service);
   }
 
   /**
@@ -77,57 +78,43 @@ export class SecurityGroupIndex implements GroupSource {
    * the writes, failed or not): what the index holds may be stale.
    */
   touched(serviceUid: string): void {
-    this.changed.set(serviceUid, ++this.changes);
+    this.changed.set(serviceUid, this.reads.mark());
   }
 
-  private async current() {
-    if (this.snapshot && Date.now() - this.snapshot.at < clusterCacheMs()) return this.snapshot;
-    this.loading ??= this.load().finally(() => (this.loading = undefined));
-    return this.loading;
+  /** The index, or undefined when the Service changed since the read it comes from (then it is read alone). */
+  private async current(uid: string): Promise<Indexed | undefined> {
+    const read = await this.reads.read(clusterCacheMs(), this.after);
+    const change = this.changed.get(uid);
+    if (change !== undefined) {
+      if (change > read.seq) return undefined;
+      this.changed.delete(uid);
+    }
+    let index = this.derived.get(read);
+    if (!index) {
+      index = indexed(read, this.cluster);
+      this.derived.set(read, index);
+    }
+    return index;
   }
+}
 
-  private async load() {
-    // A change told (after its writes) before the reads begin is in the snapshot; a later one may not be.
-    const started = Date.now();
-    const startedAt = this.changes;
-    const [groups, rules] = await Promise.all([
-      this.allGroups(),
-      observeBackendRules(this.clients, this.cluster),
-    ]);
-    const byService = new Map<string, ObservedBackendRule[]>();
-    for (const r of rules)
-      byService.set(r.serviceUid, [...(byService.get(r.serviceUid) ?? []), withoutUid(r)]);
-    this.snapshot = { at: started, groups, rules: byService };
-    for (const [uid, at] of this.changed) if (at <= startedAt) this.changed.delete(uid);
-    return this.snapshot;
-  }
+interface Indexed {
+  groups: Map<string, ObservedSecurityGroup[]>;
+  rules: Map<string, ObservedBackendRule[]>;
+}
 
-  private async allGroups(): Promise<Map<string, ObservedSecurityGroup[]>> {
-    const out = new Map<string, ObservedSecurityGroup[]>();
-    let token: string | undefined;
-    do {
-      const page = await call("ec2:DescribeSecurityGroups", () =>
-        this.clients.ec2.send(
-          new DescribeSecurityGroupsCommand({
-            Filters: [
-              { Name: `tag:${TAG.cluster}`, Values: [this.cluster] },
-              { Name: "tag-key", Values: [TAG.serviceUid] },
-            ],
-            MaxResults: 1000,
-            ...(token ? { NextToken: token } : {}),
-          }),
-        ),
-      );
-      for (const g of page.SecurityGroups ?? []) {
-        const uid = g.Tags?.find((t) => t.Key === TAG.serviceUid)?.Value;
-        // Only the group named for the Service is its own (a name is a pure function of cluster and UID).
-        if (!uid || !ownedBy(g, this.cluster, uid)) continue;
-        out.set(uid, [...(out.get(uid) ?? []), observedGroup(g)]);
-      }
-      token = page.NextToken || undefined;
-    } while (token);
-    return out;
+function indexed(read: ClusterGroupsRead, cluster: string): Indexed {
+  const groups = new Map<string, ObservedSecurityGroup[]>();
+  for (const g of read.groups) {
+    const uid = g.Tags?.find((t) => t.Key === TAG.serviceUid)?.Value;
+    // Only a group tagged for this cluster and the Service is its own (the shared backend group has no UID).
+    if (!uid || !ownedBy(g, cluster, uid)) continue;
+    groups.set(uid, [...(groups.get(uid) ?? []), observedGroup(g)]);
   }
+  const rules = new Map<string, ObservedBackendRule[]>();
+  for (const r of backendRulesFrom(read.rules))
+    rules.set(r.serviceUid, [...(rules.get(r.serviceUid) ?? []), withoutUid(r)]);
+  return { groups, rules };
 }
 
 function ownedBy(g: SecurityGroup, cluster: string, uid: string): boolean {

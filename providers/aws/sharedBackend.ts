@@ -8,6 +8,7 @@ import {
   DeleteSecurityGroupCommand,
   DescribeSecurityGroupsCommand,
   RevokeSecurityGroupIngressCommand,
+  type SecurityGroupRule,
 } from "@aws-sdk/client-ec2";
 import { createHash } from "node:crypto";
 import { CloudError } from "../errors.ts";
@@ -23,6 +24,7 @@ import { securityGroupRulesWhere } from "./backendGroups.ts";
 import { call, type AwsClients } from "./clients.ts";
 import { TAG } from "./names.ts";
 import { clusterCacheMs } from "./cacheAge.ts";
+import { tagOf, type ClusterGroups } from "./clusterGroups.ts";
 
 export const SHARED_GROUP_RESOURCE = "shared-backend-group";
 export const RANGE_RULE_RESOURCE = "backend-range";
@@ -42,12 +44,21 @@ export class SharedBackend {
   private live: Set<string> | undefined;
   private readonly groups = new Map<string, string>();
   private rules: { at: number; list: ObservedRange[] } | undefined;
+  /** The cluster's groups and rules, read with the groups' index (clusterGroups.ts). */
+  private readonly reads: ClusterGroups;
+  /**
+   * The marks of Portico's last changes here, to its groups and to its rules: a read used for either must begin
+   * after it (a group just made holds no rule, so making one does not send the rules to be read again).
+   */
+  private afterGroups = 0;
+  private afterRules = 0;
   /** One change at a time: every Service's reconcile reads and writes the same few rules. */
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(clients: AwsClients, cluster: string) {
+  constructor(clients: AwsClients, cluster: string, reads: ClusterGroups) {
     this.clients = clients;
     this.cluster = cluster;
+    this.reads = reads;
   }
 
   /** Records the Service's use (null: none) and makes the rules hold it; returns the changes made. */
@@ -91,6 +102,7 @@ export class SharedBackend {
       this.live = undefined;
       this.groups.clear();
       this.rules = undefined;
+      this.afterGroups = this.afterRules = this.reads.mark();
       return Promise.resolve();
     });
   }
@@ -182,6 +194,7 @@ export class SharedBackend {
         ),
       );
       this.groups.set(vpcId, out.GroupId!);
+      this.afterGroups = this.reads.mark();
       return out.GroupId!;
     } catch (err) {
       // Made by an earlier run whose tags did not land: the name is this cluster's in this VPC alone.
@@ -204,26 +217,19 @@ export class SharedBackend {
   }
 
   private async existingGroups(): Promise<Map<string, string>> {
-    const out = await call("ec2:DescribeSecurityGroups", () =>
-      this.clients.ec2.send(
-        new DescribeSecurityGroupsCommand({
-          Filters: [
-            { Name: `tag:${TAG.cluster}`, Values: [this.cluster] },
-            { Name: `tag:${TAG.resource}`, Values: [SHARED_GROUP_RESOURCE] },
-          ],
-        }),
-      ),
-    );
+    const read = await this.reads.read(clusterCacheMs(), this.afterGroups);
     const found = new Map<string, string>();
-    for (const g of out.SecurityGroups ?? []) found.set(g.VpcId!, g.GroupId!);
+    for (const g of read.groups)
+      if (tagOf(g, TAG.resource) === SHARED_GROUP_RESOURCE) found.set(g.VpcId!, g.GroupId!);
     for (const [vpcId, id] of found) this.groups.set(vpcId, id);
     return found;
   }
 
   private async observed(): Promise<ObservedRange[]> {
     if (this.rules && Date.now() - this.rules.at < clusterCacheMs()) return this.rules.list;
-    const list = await observeRanges(this.clients, this.cluster);
-    this.rules = { at: Date.now(), list };
+    const read = await this.reads.read(clusterCacheMs(), this.afterRules);
+    const list = rangesFrom(read.rules);
+    this.rules = { at: read.at, list };
     return list;
   }
 
@@ -250,11 +256,13 @@ export class SharedBackend {
         ),
       );
       const made = out.SecurityGroupRules?.[0]?.SecurityGroupRuleId;
+      this.afterRules = this.reads.mark();
       if (made && this.rules) this.rules.list = [...this.rules.list, { ...r, ruleId: made, source: groupId }];
       else this.rules = undefined;
     } catch (err) {
       // The same rule exists (ours, made by a run that did not see it through): read again next time.
       this.rules = undefined;
+      this.afterRules = this.reads.mark();
       if (!(err instanceof CloudError && err.code === "InvalidPermission.Duplicate")) throw err;
     }
   }
@@ -270,6 +278,7 @@ export class SharedBackend {
       // Revoked by hand, or its group deleted: nothing left to revoke.
       if (!(err instanceof CloudError && /NotFound$/.test(err.code))) throw err;
     }
+    this.afterRules = this.reads.mark();
     if (this.rules) this.rules.list = this.rules.list.filter((o) => o.ruleId !== r.ruleId);
   }
 
@@ -285,6 +294,7 @@ export class SharedBackend {
       throw err;
     }
     this.groups.delete(vpcId);
+    this.afterGroups = this.reads.mark();
     return [`delete the shared backend security group ${groupId}: no load balancer uses it`];
   }
 
@@ -308,7 +318,13 @@ export async function observeRanges(clients: AwsClients, cluster: string): Promi
     { Name: `tag:${TAG.cluster}`, Values: [cluster] },
     { Name: `tag:${TAG.resource}`, Values: [RANGE_RULE_RESOURCE] },
   ]);
+  return rangesFrom(rules);
+}
+
+/** Portico's shared range rules among `rules`. */
+export function rangesFrom(rules: SecurityGroupRule[]): ObservedRange[] {
   return rules
+    .filter((r) => tagOf(r, TAG.resource) === RANGE_RULE_RESOURCE)
     .filter((r) => !r.IsEgress && (r.IpProtocol === "tcp" || r.IpProtocol === "udp"))
     .map((r) => ({
       ruleId: r.SecurityGroupRuleId!,

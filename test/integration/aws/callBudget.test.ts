@@ -123,3 +123,36 @@ test("a new Service among many reads its own tags, not the cluster's pages, and 
   // Its own tags (one page), and the name check; no page of the account's listings.
   expect(read).toEqual({ "tagging:GetResources": 1, "elbv2:DescribeLoadBalancers": 1 });
 });
+
+// Orphan collection reads the cluster's security groups and rules afresh as the controller starts; the shared backend
+// group, its range rules and the index of the Services' groups all take them from that read (clusterGroups.ts), so
+// the first Service reads none of them again. What a cold controller reads once is left: subnets, the nodes' groups,
+// the account's listings and the name.
+test("the first Service after the start-up orphan collection reads none of the cluster's groups or rules again", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 2);
+  const provider = new AwsProvider({ clusterName: cluster.namespace, clients: createAwsClients() });
+  expect(await provider.ownedServices()).toEqual([]);
+  let result: Awaited<ReturnType<AwsProvider["ensure"]>> | undefined;
+  const calls = await callsDuring(provider, async () => {
+    result = await provider.ensure(intentFor(world, "first"));
+  });
+  // It made the shared group, its rule and its own load balancer: it did look.
+  expect(result?.ingress).toHaveLength(1);
+  expect(result?.changes.some((c) => c.startsWith("admit the shared backend group"))).toBe(true);
+  expect(calls).toEqual({
+    "ec2:DescribeSubnets": 1,
+    "ec2:DescribeInstances": 1,
+    "elbv2:DescribeLoadBalancers": 2,
+    "elbv2:DescribeTargetGroups": 1,
+    "tagging:GetResources": 1,
+    "ec2:CreateSecurityGroup": 2,
+    "ec2:AuthorizeSecurityGroupIngress": 2,
+    "elbv2:CreateLoadBalancer": 1,
+    "elbv2:CreateTargetGroup": 1,
+    "elbv2:RegisterTargets": 1,
+    "elbv2:CreateListener": 1,
+  });
+});

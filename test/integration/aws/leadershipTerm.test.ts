@@ -25,11 +25,13 @@ test("a new leadership term reads afresh what the earlier term cached, and chang
     changes = (await provider.ensure(web)).changes;
   });
   expect(changes).toEqual([]);
-  // The subnets, the nodes' groups, the shared rules, the groups' index and a full observation, read again.
+  // The subnets, the nodes' groups, the cluster's groups and rules (one read of each, for the shared rules and
+  // the groups' index alike) and a full observation, read again.
   expect(calls).toMatchObject({
     "ec2:DescribeSubnets": 1,
     "ec2:DescribeInstances": 1,
-    "ec2:DescribeSecurityGroupRules": 2,
+    "ec2:DescribeSecurityGroups": 1,
+    "ec2:DescribeSecurityGroupRules": 1,
     "elbv2:DescribeListeners": 1,
     "elbv2:DescribeLoadBalancerAttributes": 1,
   });
