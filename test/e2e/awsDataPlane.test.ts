@@ -9,6 +9,7 @@ import {
 } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { eksOnEmulator, nlbAddress } from "../harness/cloudEdge/eksOnEmulator.ts";
 import { SERVING_CONDITION } from "../../controller/status.ts";
+import { main as porticoctl } from "../../controller/cli/porticoctl.ts";
 import { clientDatagram, clientGet, clientStatus, describe, expect, test, waitFor } from "../harness/e2e.ts";
 import { mergePatch } from "../harness/kube.ts";
 
@@ -104,7 +105,7 @@ describe("the NLB's data path on the local cluster", () => {
   test("the controller's Serving follows the NLB's real health checks: healthy pods serve, a check port nothing answers on does not", async ({
     ns,
   }) => {
-    await eksOnEmulator(ns, { dataPlane: true, defer: onTestFinished });
+    const { healthEndpoint } = await eksOnEmulator(ns, { dataPlane: true, defer: onTestFinished });
     await ns.deployEcho("echo", 2);
     await ns.waitAvailable("echo");
     const annotations = {
@@ -139,6 +140,22 @@ describe("the NLB's data path on the local cluster", () => {
     expect(down.message).toMatch(
       /fails its health check \(\S+:8080 unhealthy \(Target\.FailedHealthChecks\)\)/,
     );
+
+    // porticoctl, asking ELBv2 as the controller does, shows the same states target by target.
+    let out = "";
+    const saved = process.env.AWS_ENDPOINT_URL;
+    process.env.AWS_ENDPOINT_URL = healthEndpoint;
+    try {
+      const args = ["status", "-n", ns.name, "--kubeconfig", ns.context.kubeconfig];
+      await porticoctl([...args, "--controller-namespace", "portico-eks"], (s) => (out += s));
+    } finally {
+      process.env.AWS_ENDPOINT_URL = saved;
+    }
+    const pods = await ns.core.listNamespacedPod({ namespace: ns.name, labelSelector: "app=echo" });
+    for (const pod of pods.items) {
+      expect(out).toContain(`${pod.status!.podIP}:8080 healthy`);
+      expect(out).toContain(`${pod.status!.podIP}:8080 unhealthy`);
+    }
   });
 
   test("the NLB's security group admits the Service's source ranges and drops every other client", async ({

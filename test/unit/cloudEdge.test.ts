@@ -1,6 +1,6 @@
 // The emulated NLB edge's pure parts: HAProxy's checks as the target group describes them, ELBv2's target states
-// from HAProxy's view, and the kernel's forwarding to the healthy targets (all of them when none is, as ELBv2
-// fails open; none when nothing is registered).
+// from HAProxy's view, and the kernel's forwarding to the healthy targets (to all of them, as ELBv2
+// fails open when every target fails; none before a target has passed, or when nothing is registered).
 import { describe, expect, it } from "vitest";
 import {
   backendName,
@@ -118,8 +118,12 @@ describe("the kernel's forwarding", () => {
     ]);
   });
 
-  it("fails open when no target is healthy, and sends nowhere when none is registered", () => {
-    expect(dnats(iptablesRules([lb], new Map([[g.arn, g]]), states("unhealthy", "initial")))).toHaveLength(2);
+  it("fails open when every target fails its checks; sends nowhere before any has passed, or when none is registered", () => {
+    expect(dnats(iptablesRules([lb], new Map([[g.arn, g]]), states("unhealthy", "unhealthy")))).toHaveLength(
+      2,
+    );
+    expect(dnats(iptablesRules([lb], new Map([[g.arn, g]]), states("unhealthy", "initial")))).toEqual([]);
+    expect(dnats(iptablesRules([lb], new Map([[g.arn, g]]), states("initial", "initial")))).toEqual([]);
     const empty = group({ targets: [] });
     const rules = iptablesRules([lb], new Map([[g.arn, empty]]), new Map());
     expect(dnats(rules)).toEqual([]);

@@ -29,6 +29,8 @@ export interface EksOnEmulator {
   nodeSecurityGroup: string;
   /** With `dataPlane`: the edge that carries the NLBs. */
   edge?: NlbEdge;
+  /** With `dataPlane`: the AWS endpoint a user's tools (porticoctl) use to see the edge's target health. */
+  healthEndpoint?: string;
 }
 
 export async function eksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): Promise<EksOnEmulator> {
@@ -116,7 +118,12 @@ export async function eksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): 
     );
     await uninstall(ns.context.kubeconfig, objects);
   });
-  return { aws, instances, nodeSecurityGroup: securityGroupId, ...(edge ? { edge } : {}) };
+  return {
+    aws,
+    instances,
+    nodeSecurityGroup: securityGroupId,
+    ...(edge ? { edge, healthEndpoint: `http://127.0.0.1:${port}` } : {}),
+  };
 }
 
 /** The NLB hostname Portico wrote into the Service's status, once it has. */

@@ -10,7 +10,8 @@ import { targetSecurityRules } from "./targetSecurity.ts";
 /**
  * The kernel's forwarding for every listener, as iptables-restore input for the edge's nat table: new flows to an
  * NLB address and listener port are spread evenly over the healthy targets (or, as ELBv2 fails open, over all of
- * them when none is healthy), and leave with the edge's own source address so replies come back through it.
+ * them when every one fails its checks), and leave with the edge's own source address so replies come back
+ * through it.
  */
 export function iptablesRules(
   balancers: readonly EdgeLoadBalancer[],
@@ -23,10 +24,15 @@ export function iptablesRules(
     for (const listener of lb.listeners) {
       const group = groups.get(listener.targetGroupArn);
       if (!group) continue;
-      const healthy = group.targets.filter((t) => states.get(stateKey(group.arn, t)) === "healthy");
-      const targets = healthy.length ? healthy : group.targets;
+      // ELBv2 routes to a new target only once it has passed its initial checks, and fails open (to every
+      // target) only when all of them fail their checks.
+      const state = (t: { ip: string; port: number }) => states.get(stateKey(group.arn, t));
+      const healthy = group.targets.filter((t) => state(t) === "healthy");
+      const allFailing = group.targets.every((t) => state(t) === "unhealthy");
+      const targets = healthy.length ? healthy : allFailing ? group.targets : [];
       const protocols = kernelProtocols(listener);
-      // No target registered: no rule, so the edge itself refuses the connection, as an NLB resets it.
+      // No target to send to (none registered, or none past its initial checks): no rule, so the edge itself
+      // refuses the connection, as an NLB resets it.
       if (!targets.length) continue;
       for (const protocol of protocols) {
         const chain = `EDGE-${shortHash(`${lb.arn}|${listener.port}|${protocol}`)}`.toUpperCase();

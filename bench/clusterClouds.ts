@@ -1,0 +1,165 @@
+// `make bench-cluster-clouds` (`make bench-cluster` runs it too): Portico from the eks and aks overlays on the
+// local cluster, each cloud's load balancers carried by the emulated edge (test/harness/cloudEdge/). Per cloud and
+// target kind, with the health checks Portico configures by default: how long from the Service's creation to the
+// first request a client gets answered through the load balancer, and what a client sending 20 requests a second
+// sees while the 3-replica Deployment behind it rolls (every pod replaced). The latter is the baseline that
+// readiness gates and make-before-break target changes must bring to zero; the edge adds no registration delay, so
+// on AWS, where registering a target takes tens of seconds to minutes, a rollout loses more than here.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AppsV1Api } from "@kubernetes/client-node";
+import { aksOnEmulator, AKS_CLASS } from "../test/harness/cloudEdge/aksOnEmulator.ts";
+import { eksOnEmulator, nlbAddress } from "../test/harness/cloudEdge/eksOnEmulator.ts";
+import { teardownList } from "../test/harness/cloudEdge/teardown.ts";
+import { mergePatch } from "../test/harness/kube.ts";
+import { describeCluster, startClusterWithPortico } from "../test/harness/localCluster/install.ts";
+import { ClientLoad, clientGet, E2eNamespace, outages } from "../test/harness/localCluster/usage.ts";
+import { waitFor } from "../test/harness/wait.ts";
+import { report } from "./report.ts";
+
+const POOL = "192.0.2.240/28";
+const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 3);
+/** After a rollout, how long the client keeps sending: failures can trail the last pod's start. */
+const SETTLE_MS = 15_000;
+
+interface Variant {
+  name: string;
+  spec: Record<string, unknown>;
+  annotations: Record<string, string>;
+}
+
+/** Creates the Service, then sends a request every 200 ms until one is answered; seconds from creation. */
+async function firstAnswer(ns: E2eNamespace, v: Variant, address: (name: string) => Promise<string>) {
+  const started = Date.now();
+  await ns.createLoadBalancer(v.name, "echo", v.spec, v.annotations);
+  const url = `http://${await address(v.name)}/`;
+  await waitFor(`an answer through ${v.name}`, () => clientGet(ns.context, url, 1), {
+    timeoutMs: 300_000,
+    intervalMs: 200,
+  });
+  return { url, seconds: +((Date.now() - started) / 1000).toFixed(1) };
+}
+
+/** Rolls the Deployment (every pod replaced) under a 20-requests-a-second load; what the client saw. */
+async function rollout(ns: E2eNamespace, url: string) {
+  const apps = ns.kc.makeApiClient(AppsV1Api);
+  const load = new ClientLoad(ns.context, url, { intervalMs: 50, timeoutMs: 1000 });
+  try {
+    await load.waitSteady(20, 120_000);
+    const before = await apps.readNamespacedDeployment({ name: "echo", namespace: ns.name });
+    await apps.patchNamespacedDeployment(
+      {
+        name: "echo",
+        namespace: ns.name,
+        body: {
+          spec: {
+            template: { metadata: { annotations: { "bench.portico.io/restartedAt": `${Date.now()}` } } },
+          },
+        },
+      },
+      mergePatch,
+    );
+    await waitFor(
+      "the rollout to finish",
+      async () => {
+        const d = await apps.readNamespacedDeployment({ name: "echo", namespace: ns.name });
+        const s = d.status ?? {};
+        return (
+          (d.metadata!.generation! > before.metadata!.generation! &&
+            s.observedGeneration === d.metadata!.generation &&
+            s.updatedReplicas === 3 &&
+            s.availableReplicas === 3 &&
+            s.replicas === 3) ||
+          undefined
+        );
+      },
+      { timeoutMs: 300_000, intervalMs: 500 },
+    );
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+  } finally {
+    await load.stop();
+  }
+  return outages(load.results);
+}
+
+async function measure(ns: E2eNamespace, variants: Variant[], address: (name: string) => Promise<string>) {
+  const out: Record<string, unknown> = {};
+  for (const v of variants) {
+    const first = await firstAnswer(ns, v, address);
+    const rolls = [];
+    for (let i = 0; i < ROLLOUTS; i++) {
+      const o = await rollout(ns, first.url);
+      console.error(`${ns.name}/${v.name} rollout ${i + 1}: ${JSON.stringify(o)}`);
+      rolls.push(o);
+    }
+    out[v.name] = {
+      "Service created → first answered request, s": first.seconds,
+      "rolling update of 3 replicas at 20 requests/s": {
+        rollouts: rolls.length,
+        "failed requests": rolls.map((r) => r.failed),
+        "requests sent": rolls.map((r) => r.total),
+        "longest stretch without an answer, ms": rolls.map((r) => r.longestMs),
+      },
+    };
+    await ns.core.deleteNamespacedService({ name: v.name, namespace: ns.name });
+  }
+  return out;
+}
+
+async function benchClouds(): Promise<Record<string, unknown>> {
+  const dir = await mkdtemp(join(tmpdir(), "portico-bench-clouds-"));
+  const { cluster, images } = await startClusterWithPortico({
+    dir: join(dir, "cluster"),
+    pool: { name: "bench", addresses: [POOL] },
+  });
+  const context = describeCluster(cluster, images, POOL);
+  const teardown = teardownList();
+  try {
+    const aws = await E2eNamespace.create(context, "bench-aws");
+    teardown.defer(() => aws.delete());
+    const { edge } = await eksOnEmulator(aws, { dataPlane: true, defer: teardown.defer });
+    await aws.deployEcho("echo", 3, { spread: true });
+    await aws.waitAvailable("echo");
+    const nlb = { loadBalancerClass: "portico.io/aws-nlb" };
+    const targetType = "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type";
+    const awsFigures = await measure(
+      aws,
+      [
+        { name: "nlb-ip", spec: nlb, annotations: { [targetType]: "ip" } },
+        { name: "nlb-instance", spec: nlb, annotations: { [targetType]: "instance" } },
+      ],
+      (name) => nlbAddress(aws, edge!, name),
+    );
+
+    const azure = await E2eNamespace.create(context, "bench-azure");
+    teardown.defer(() => azure.delete());
+    await aksOnEmulator(azure, { dataPlane: true, defer: teardown.defer });
+    await azure.deployEcho("echo", 3, { spread: true });
+    await azure.waitAvailable("echo");
+    const lb = { loadBalancerClass: AKS_CLASS };
+    const azureFigures = await measure(
+      azure,
+      [
+        { name: "azure-nodes", spec: lb, annotations: {} },
+        { name: "azure-pods", spec: lb, annotations: { "portico.io/target-type": "ip" } },
+      ],
+      (name) => azure.waitForAddress(name, 120_000),
+    );
+    return {
+      "client load":
+        "one HTTP request every 50 ms on a new connection, 1 s timeout; 3 pods spread over 3 nodes",
+      "health checks":
+        "Portico's defaults (no annotation), run by the edge as the target group or probe says",
+      "not emulated": "ELBv2's registration delay; client IP preservation",
+      aws: awsFigures,
+      azure: azureFigures,
+    };
+  } finally {
+    await teardown.undo();
+    await cluster.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await report("cluster-clouds", benchClouds);
