@@ -113,12 +113,11 @@ export class AzureEdge {
 
   private async pass(): Promise<void> {
     const state = await this.observe();
-    this.states = await this.checker.check(
+    const states = await this.checker.check(
       [...state.groups.values()].flatMap((g) =>
         g.probe ? [{ id: g.id, healthCheck: g.probe, targets: g.targets }] : [],
       ),
     );
-    this.state = state;
     // Private frontends are answered on the LAN by the edge itself.
     const wanted = new Set(state.rules.map((r) => r.frontend).filter((a) => !inPublicRange(a)));
     for (const address of wanted)
@@ -127,11 +126,14 @@ export class AzureEdge {
       if (!wanted.has(address)) await this.edge.removeAddress(address);
     this.privateAddresses = wanted;
     await this.routeFloating(state);
-    const rules = azureIptables(state, this.states);
+    const rules = azureIptables(state, states);
     if (rules !== this.iptables) {
       await this.edge.exec("iptables-restore", ["-w", "5"], rules);
       this.iptables = rules;
     }
+    // Told to tests only once the forwarding follows them.
+    this.states = states;
+    this.state = state;
   }
 
   /** A routing table per floating-IP member (its mark's), whose only route leads to it. */

@@ -111,21 +111,23 @@ export class NlbEdge {
 
   private async pass(): Promise<void> {
     const { balancers, groups } = await this.observe();
-    this.states = await this.checker.check(
+    const states = await this.checker.check(
       [...groups.values()].map((g) => ({ id: g.arn, healthCheck: g.healthCheck, targets: g.targets })),
     );
-    this.groups = groups;
     const wanted = new Set(balancers.flatMap((lb) => lb.addresses));
     for (const address of wanted) await this.edge.addAddress(address);
     for (const lb of this.balancers)
       for (const address of lb.addresses) if (!wanted.has(address)) await this.edge.removeAddress(address);
-    this.balancers = balancers;
-    const rules = iptablesRules(balancers, groups, this.states);
+    const rules = iptablesRules(balancers, groups, states);
     if (rules !== this.rules) {
-      // Only the tables the rules name (mangle and nat) are replaced.
+      // Only the tables the rules name (mangle, nat and filter) are replaced.
       await this.edge.exec("iptables-restore", ["-w", "5"], rules);
       this.rules = rules;
     }
+    // Told (to tests, and to the controller through the health report) only once the forwarding follows them.
+    this.states = states;
+    this.groups = groups;
+    this.balancers = balancers;
   }
 
   private async observe(): Promise<{ balancers: EdgeLoadBalancer[]; groups: Map<string, EdgeTargetGroup> }> {
