@@ -20,7 +20,7 @@ import { report } from "./report.ts";
 
 const POOL = "192.0.2.240/28";
 const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 3);
-/** After a rollout, how long the client keeps sending: failures can trail the last pod's start. */
+/** After a rollout and the load answered again, how long the client keeps sending. */
 const SETTLE_MS = 15_000;
 
 interface Variant {
@@ -76,6 +76,9 @@ async function rollout(ns: E2eNamespace, url: string) {
       },
       { timeoutMs: 300_000, intervalMs: 500 },
     );
+    // Until the load is answered again (the new pods' targets may still be in their first checks), then a while
+    // longer: failures can trail the last pod's start.
+    await load.waitSteady(20, 300_000);
     await new Promise((r) => setTimeout(r, SETTLE_MS));
   } finally {
     await load.stop();
