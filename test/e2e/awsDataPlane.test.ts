@@ -8,10 +8,10 @@ import {
   RegisterTargetsCommand,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { eksOnEmulator, nlbAddress } from "../harness/cloudEdge/eksOnEmulator.ts";
+import { onlyAdmittedClientsAnswered } from "../harness/cloudEdge/sourceRanges.ts";
 import { SERVING_CONDITION } from "../../controller/status.ts";
 import { main as porticoctl } from "../../controller/cli/porticoctl.ts";
 import { clientDatagram, clientGet, clientStatus, describe, expect, test, waitFor } from "../harness/e2e.ts";
-import { mergePatch } from "../harness/kube.ts";
 
 const A = "service.beta.kubernetes.io/aws-load-balancer-";
 
@@ -175,35 +175,12 @@ describe("the NLB's data path on the local cluster", () => {
       annotations,
     );
     const urlOf = async (name: string) => `http://${await nlbAddress(ns, edge!, name)}/`;
-    const [open, closed] = [await urlOf("open"), await urlOf("closed")];
-    await waitFor(
-      "the admitted client to be answered",
-      async () => (await clientGet(ns.context, open)) ?? undefined,
-      {
-        timeoutMs: 90_000,
-        intervalMs: 500,
-      },
-    );
-    // The same pod behind both; the edge has applied what ELBv2 and EC2 hold (two passes since the address).
-    await edge!.settled();
-    for (let i = 0; i < 3; i++) expect(await clientStatus(ns.context, closed)).toBe(0);
-
-    // The client's address added to the ranges: Portico opens the group, and the same NLB answers.
-    await ns.core.patchNamespacedService(
-      {
-        name: "closed",
-        namespace: ns.name,
-        body: { spec: { loadBalancerSourceRanges: ["198.51.100.0/24", client] } },
-      },
-      mergePatch,
-    );
-    await waitFor(
-      "the client to be admitted once the range includes it",
-      async () => (await clientGet(ns.context, closed)) ?? undefined,
-      {
-        timeoutMs: 90_000,
-        intervalMs: 500,
-      },
+    // With the client's address in the ranges, Portico opens the NLB's group to it and the same NLB answers.
+    await onlyAdmittedClientsAnswered(
+      ns,
+      edge!,
+      { open: await urlOf("open"), closed: await urlOf("closed") },
+      { spec: { loadBalancerSourceRanges: ["198.51.100.0/24", client] } },
     );
   });
 

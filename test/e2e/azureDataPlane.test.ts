@@ -5,10 +5,10 @@
 // the nodes' and pods' subnets judges every new flow with the client's own address.
 import { onTestFinished } from "vitest";
 import { AKS_CLASS, aksOnEmulator } from "../harness/cloudEdge/aksOnEmulator.ts";
+import { onlyAdmittedClientsAnswered } from "../harness/cloudEdge/sourceRanges.ts";
 import { SERVING_CONDITION } from "../../controller/status.ts";
 import { clientGet, clientStatus, describe, expect, test, waitFor } from "../harness/e2e.ts";
 import type { E2eNamespace } from "../harness/e2e.ts";
-import { mergePatch } from "../harness/kube.ts";
 
 const ALLOWED_RANGES = "service.beta.kubernetes.io/azure-allowed-ip-ranges";
 
@@ -104,32 +104,13 @@ describe("the Azure load balancer's data path on the local cluster", () => {
     );
     const open = `http://${await ns.waitForAddress("open", 120_000)}/`;
     const closed = `http://${await ns.waitForAddress("closed", 120_000)}/`;
-    await waitFor(
-      "the admitted client to be answered",
-      async () => (await clientGet(ns.context, open)) ?? undefined,
-      {
-        timeoutMs: 120_000,
-        intervalMs: 500,
-      },
-    );
-    // The same pod and nodes behind both, their probes passing (one answered); the edge has applied what ARM holds.
-    await edge!.settled();
-    for (let i = 0; i < 3; i++) expect(await clientStatus(ns.context, closed)).toBe(0);
-
-    // The client's address added to the allowed ranges: Portico writes the security rule, and the same frontend
+    // With the client's address in the allowed ranges, Portico writes the security rule and the same frontend
     // answers.
-    await ns.core.patchNamespacedService(
-      {
-        name: "closed",
-        namespace: ns.name,
-        body: { metadata: { annotations: { [ALLOWED_RANGES]: `198.51.100.0/24,${client}` } } },
-      },
-      mergePatch,
-    );
-    await waitFor(
-      "the client to be admitted once the range includes it",
-      async () => (await clientGet(ns.context, closed)) ?? undefined,
-      { timeoutMs: 90_000, intervalMs: 500 },
+    await onlyAdmittedClientsAnswered(
+      ns,
+      edge!,
+      { open, closed },
+      { metadata: { annotations: { [ALLOWED_RANGES]: `198.51.100.0/24,${client}` } } },
     );
   });
 
