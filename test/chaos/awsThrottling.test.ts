@@ -75,7 +75,9 @@ test(
     // rightly says so for a moment (the set-up's race, not throttling's).
     for (const n of names)
       expect(
-        (await serviceEvents(cluster, n)).filter((e) => e.type === "Warning" && e.reason !== "NoReadyEndpoints"),
+        (await serviceEvents(cluster, n)).filter(
+          (e) => e.type === "Warning" && e.reason !== "NoReadyEndpoints",
+        ),
         `Warnings on ${n}`,
       ).toEqual([]);
 

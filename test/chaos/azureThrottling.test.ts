@@ -101,7 +101,9 @@ test(
     // throttling; it happened on a loaded machine).
     for (const n of Array.from({ length: WAVE }, (_, i) => [`w1-svc-${i}`, `w2-svc-${i}`]).flat()) {
       expect(
-        (await serviceEvents(cluster, n)).filter((e) => e.type === "Warning" && e.reason !== "NoReadyEndpoints"),
+        (await serviceEvents(cluster, n)).filter(
+          (e) => e.type === "Warning" && e.reason !== "NoReadyEndpoints",
+        ),
         `Warnings on ${n}`,
       ).toEqual([]);
       expect((await readyCondition(cluster, n))?.status, n).toBe("True");
