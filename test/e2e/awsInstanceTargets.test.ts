@@ -75,6 +75,16 @@ describe("NLB instance targets on the local cluster", () => {
       },
       { timeoutMs: 120_000, intervalMs: 500 },
     );
+    // Answered once first: the LAN's client may still hold a neighbour entry for this address from an earlier
+    // test's edge (every edge hands out the same addresses, with a new MAC), which it takes seconds to re-learn.
+    await waitFor(
+      "the Local Service to answer",
+      async () => (await clientGet(ns.context, localUrl)) ?? undefined,
+      {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      },
+    );
     const failed: string[] = [];
     for (let i = 0; i < 20; i++)
       if (!(await clientGet(ns.context, localUrl))) failed.push(`${i}: ${await edge.describe()}`);
