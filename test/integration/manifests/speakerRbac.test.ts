@@ -57,18 +57,30 @@ test("under its own ServiceAccount the speaker watches Services, EndpointSlices,
   expect(seen?.spec).toMatchObject({ nodeSelectors: [{ matchLabels: { edge: "true" } }] });
 
   const api = speakerApi(kc);
-  await recordNodeAssigned(api, pino({ level: "silent" }), svc, node, ["192.0.2.50"]);
-  await recordNoMatchingNode(api, pino({ level: "silent" }), svc, node, [
+  // The speaker logs a failed Event and goes on; the test keeps what it logged so that a refusal shows here.
+  const logged: string[] = [];
+  const log = pino({ level: "warn" }, { write: (line: string) => void logged.push(line) });
+  await recordNodeAssigned(api, log, svc, node, ["192.0.2.50"]);
+  await recordNoMatchingNode(api, log, svc, node, [
     { address: "192.0.2.225", pool: pool.name, reason: "noMatchingNode" },
   ]);
-  const events = await cluster.core.listNamespacedEvent({
-    namespace: cluster.namespace,
-    fieldSelector: "involvedObject.name=web",
-  });
-  expect(events.items.map((e) => [e.type, e.reason, e.source?.component]).sort()).toEqual([
+  expect(logged).toEqual([]);
+  const recorded = async () => {
+    const events = await cluster.core.listNamespacedEvent({
+      namespace: cluster.namespace,
+      fieldSelector: "involvedObject.name=web",
+    });
+    return events.items.map((e) => [e.type, e.reason, e.source?.component]).sort();
+  };
+  const expected = [
     ["Normal", NODE_ASSIGNED, "portico-speaker"],
     ["Warning", NO_MATCHING_NODE, "portico-speaker"],
-  ]);
+  ];
+  await waitFor("both Events listed", async () =>
+    JSON.stringify(await recorded()) === JSON.stringify(expected) ? true : undefined,
+  ).catch(async (err: Error) => {
+    throw new Error(`${err.message}; listed: ${JSON.stringify(await recorded())}`);
+  });
 
   // Its ServiceL2Status record: created, overwritten when the announcement changes, deleted when it ends.
   const records = () => cache.l2Statuses().filter((r) => r.namespace === cluster.namespace);
