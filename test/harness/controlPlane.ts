@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { request } from "node:https";
 import { join } from "node:path";
 import { createCertificateAuthority, createServiceAccountKeys, issueCertificate } from "./pki.ts";
+import { egressSelectorConfig } from "./localCluster/apiserverEgress.ts";
 import { ManagedProcess } from "./processes.ts";
 import { freePort } from "./ports.ts";
 
@@ -23,6 +24,12 @@ export interface ControlPlaneOptions {
    * admission plugin, so each kubelet can touch only its own Node and the pods bound to it.
    */
   nodeAuthorization?: boolean;
+  /**
+   * Reach the kubelets (exec, logs, port-forward) at their InternalIP with a client certificate of the
+   * apiserver's own, dialling through an HTTP CONNECT proxy on this Unix socket (the nodes are on a network
+   * this namespace has no route to: localCluster/apiserverEgress.ts).
+   */
+  kubeletEgressSocket?: string;
 }
 
 /**
@@ -79,6 +86,24 @@ export class ControlPlane {
       organization: "system:masters",
     });
     const sa = await createServiceAccountKeys(pki);
+    const kubeletAccess: string[] = [];
+    if (options.kubeletEgressSocket) {
+      // system:masters, as kubeadm's apiserver-kubelet-client: the kubelets' webhook authorizer asks the
+      // apiserver itself whether this identity may use nodes/proxy, exec and logs.
+      const client = await issueCertificate(ca, pki, "apiserver-kubelet-client", {
+        commonName: "kube-apiserver-kubelet-client",
+        organization: "system:masters",
+      });
+      const egressConfig = join(dir, "egress-selector.json");
+      await writeFile(egressConfig, egressSelectorConfig(options.kubeletEgressSocket));
+      kubeletAccess.push(
+        `--kubelet-client-certificate=${client.cert}`,
+        `--kubelet-client-key=${client.key}`,
+        // Nodes also report their hostname, which nothing on the LAN resolves.
+        "--kubelet-preferred-address-types=InternalIP",
+        `--egress-selector-config-file=${egressConfig}`,
+      );
+    }
 
     const [etcdClient, etcdPeer, apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
     const etcdUrl = `http://127.0.0.1:${etcdClient}`;
@@ -122,6 +147,7 @@ export class ControlPlane {
       // A loopback address cannot be published as the `kubernetes` Service's endpoint.
       "--endpoint-reconciler-type=none",
       "--profiling=false",
+      ...kubeletAccess,
       "--v=0",
     ];
     const apiserver = ManagedProcess.start(

@@ -10,9 +10,10 @@ import { join } from "node:path";
 import { ControlPlane, SERVICE_CIDR, SERVICE_CIDR_V6 } from "../controlPlane.ts";
 import { freePort } from "../ports.ts";
 import { ManagedProcess } from "../processes.ts";
-import { IP, LAN_GATEWAY, sh, TestLan, type LanHost } from "../netns.ts";
+import { IP, LAN_GATEWAY, sh, TestLan, type LanHost, type LanProcess } from "../netns.ts";
 import type { Tools } from "../tools.ts";
 import { waitFor } from "../wait.ts";
+import { startEgressProxy } from "./apiserverEgress.ts";
 import { destroyCgroup, ownCgroupBase, staleCgroups } from "./cgroups.ts";
 import { POD_CIDR, podCidrFor } from "./nodeConfig.ts";
 import { WorkerNode, type ImageArchive } from "./workerNode.ts";
@@ -26,6 +27,8 @@ export interface LocalClusterOptions {
   tools: Tools;
   images: ImageArchive[];
   workers?: number;
+  /** Kubelets point pods at the cluster DNS, which the caller installs (clusterDns.ts). */
+  clusterDns?: boolean;
 }
 
 export class LocalCluster {
@@ -34,6 +37,7 @@ export class LocalCluster {
   readonly lan: TestLan;
   readonly nodes: WorkerNode[];
   private readonly daemons: ManagedProcess[];
+  private readonly egress: LanProcess;
 
   private constructor(parts: {
     dir: string;
@@ -41,9 +45,10 @@ export class LocalCluster {
     lan: TestLan;
     nodes: WorkerNode[];
     daemons: ManagedProcess[];
+    egress: LanProcess;
   }) {
     ({ dir: this.dir, controlPlane: this.controlPlane, lan: this.lan } = parts);
-    ({ nodes: this.nodes, daemons: this.daemons } = parts);
+    ({ nodes: this.nodes, daemons: this.daemons, egress: this.egress } = parts);
   }
 
   get kubeconfig(): string {
@@ -65,13 +70,21 @@ export class LocalCluster {
 
     const cleanups: (() => Promise<void>)[] = [];
     try {
+      const egressSocket = join(dir, "apiserver-egress.sock");
       const controlPlane = await ControlPlane.start(tools, join(dir, "control-plane"), {
         servingHosts: [LAN_GATEWAY],
         nodeAuthorization: true,
+        kubeletEgressSocket: egressSocket,
       });
       cleanups.push(() => controlPlane.stop());
       const lan = await TestLan.create({ nodes: workers, gateway: true });
       cleanups.push(() => lan.destroy());
+      const egress = await startEgressProxy(
+        lan.lanNamespace,
+        egressSocket,
+        join(dir, "apiserver-egress.log"),
+      );
+      cleanups.push(() => egress.kill());
       const apiPort = Number(new URL(controlPlane.server).port);
       await lan.forward(lan.lanNamespace, { host: LAN_GATEWAY, port: APISERVER_PORT }, apiPort);
       await publishApiserverEndpoint(controlPlane.kubeconfig);
@@ -95,6 +108,7 @@ export class LocalCluster {
             podCidr: podCidrFor(index + 1),
             dir: join(dir, "nodes", name),
             cgroup: join(base, `${CGROUP_PREFIX}-${lan.id}-${name}`),
+            clusterDns: options.clusterDns,
           },
           host,
           binaries: { kubelet: tools.kubelet, kubeProxy: tools.kubeProxy },
@@ -114,7 +128,7 @@ export class LocalCluster {
       await routePods(nodes);
       // Nodes start one after another: each imports the images, which is disk-bound.
       for (const node of nodes) await node.start(options.images);
-      const cluster = new LocalCluster({ dir, controlPlane, lan, nodes, daemons });
+      const cluster = new LocalCluster({ dir, controlPlane, lan, nodes, daemons, egress });
       await cluster.waitNodesReady();
       return cluster;
     } catch (err) {
@@ -139,6 +153,7 @@ export class LocalCluster {
   async stop(): Promise<void> {
     for (const node of this.nodes) await node.destroy().catch(() => undefined);
     await Promise.all(this.daemons.map((d) => d.stop()));
+    await this.egress.kill();
     await this.lan.destroy();
     await this.controlPlane.stop();
     if (process.env.PORTICO_KEEP_RUN !== "1") await rm(this.dir, { recursive: true, force: true });

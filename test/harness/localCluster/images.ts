@@ -20,8 +20,17 @@ const SCRIPT = fileURLToPath(new URL("../../env/images.sh", import.meta.url));
 
 /** Builds what is missing; the build's progress goes to this process's stderr as it happens. */
 export function buildImages(): Promise<ClusterImages> {
+  return runBuildScript<ClusterImages>(SCRIPT);
+}
+
+/**
+ * Runs a build script of test/env/ that prints one JSON object on stdout, its progress going to this process's
+ * stderr; a failure rejects with the script's last `portico: ` line, which says what failed and how to fix it.
+ */
+export function runBuildScript<T>(script: string): Promise<T> {
+  const name = script.slice(script.lastIndexOf("/test/") + 1);
   return new Promise((resolve, reject) => {
-    const child = spawn(SCRIPT, [], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(script, [], { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -29,16 +38,14 @@ export function buildImages(): Promise<ClusterImages> {
       stderr = (stderr + chunk.toString()).slice(-8192);
       process.stderr.write(chunk);
     });
-    child.once("error", (err) => reject(new EnvironmentError(`test/env/images.sh: ${err.message}`)));
+    child.once("error", (err) => reject(new EnvironmentError(`${name}: ${err.message}`)));
     child.once("close", (code) => {
-      if (code === 0) return resolve(JSON.parse(stdout) as ClusterImages);
+      if (code === 0) return resolve(JSON.parse(stdout) as T);
       const line = stderr
         .split("\n")
         .reverse()
         .find((l) => l.startsWith("portico: "));
-      reject(
-        new EnvironmentError(line?.slice("portico: ".length) ?? `test/env/images.sh exited with ${code}`),
-      );
+      reject(new EnvironmentError(line?.slice("portico: ".length) ?? `${name} exited with ${code}`));
     });
   });
 }

@@ -7,6 +7,9 @@ export const POD_CIDR = "10.244.0.0/16";
 /** The pause image containerd's CRI starts every pod sandbox from; built locally, never pulled. */
 export const SANDBOX_IMAGE = "registry.k8s.io/pause:3.10";
 export const CNI_BIN_DIR = "/usr/lib/cni";
+/** The cluster DNS Service's address, as kubeadm gives it (the tenth of the service range): clusterDns.ts. */
+export const CLUSTER_DNS_IP = "10.96.0.10";
+export const CLUSTER_DOMAIN = "cluster.local";
 
 export interface NodeLayout {
   name: string;
@@ -18,6 +21,8 @@ export interface NodeLayout {
   dir: string;
   /** The node's cgroup, relative to every hierarchy's root: kubelet's cgroupRoot. */
   cgroup: string;
+  /** Pods resolve names through the cluster DNS (clusterDns.ts); without it they get the machine's resolver. */
+  clusterDns?: boolean;
 }
 
 export function podCidrFor(index: number): string {
@@ -119,7 +124,8 @@ export function kubeletConfig(node: NodeLayout, caFile: string): string {
       failCgroupV1: false,
       failSwapOn: false,
       containerRuntimeEndpoint: `unix://${paths(node).containerdSocket}`,
-      clusterDomain: "cluster.local",
+      clusterDomain: CLUSTER_DOMAIN,
+      ...(node.clusterDns ? { clusterDNS: [CLUSTER_DNS_IP] } : {}),
       resolvConf: "/etc/resolv.conf",
       readOnlyPort: 0,
       healthzBindAddress: "127.0.0.1",
