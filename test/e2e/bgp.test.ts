@@ -10,103 +10,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { onTestFinished } from "vitest";
-import { FrrInstance, hostBehind } from "../harness/frr.ts";
+import { BEHIND, ROUTER, ROUTER_ASN, startRouter } from "../harness/bgpRouter.ts";
 import { clientGet, describe, expect, test, waitFor, type EchoAnswer } from "../harness/e2e.ts";
-import { IP, LanProcess, sh, type LanHost, type TestLan } from "../harness/netns.ts";
-import type { E2eContext } from "../harness/e2eSetup.ts";
+import { IP, sh, type LanHost } from "../harness/netns.ts";
 
-const ASN = 64512;
-/** The router's place on the LAN: the suite's hosts are .1 (gateway), .2 (client) and .11 on (nodes). */
-const ROUTER = { ipv4: "192.0.2.3", ipv6: "2001:db8::3" };
 /** TEST-NET-2, off the LAN: reached only through the routes the router learned. */
 const POOL = "198.51.100.0/28";
-/** The network behind the router (test/harness/frr.ts hostBehind). */
-const BEHIND = "198.18.0.0/24";
 const API = { group: "portico.io", version: "v1alpha1" } as const;
-
-/**
- * The router: a namespace of its own plugged into the LAN's bridge (so the client the other tests use is left
- * as it is), with FRR peering with every node over iBGP and installing up to 16 equal paths, and a host
- * behind it. The namespaces carry the LAN's prefix, so a later run sweeps them if this one is killed.
- */
-async function startRouter(context: E2eContext, logDir: string) {
-  const lanNamespace = context.client.switchPort.namespace;
-  const namespace = lanNamespace.replace(/-lan$/, "-router");
-  const id = lanNamespace.replace(/^ptm-/, "").replace(/-lan$/, "");
-  const tag = id.slice(-4);
-  await sh(IP, ["netns", "add", namespace]);
-  onTestFinished(() => sh(IP, ["netns", "del", namespace]).then(() => undefined));
-  const [port, iface] = [`b${tag}rt`, `e${tag}rt`];
-  await sh(IP, [
-    "-n",
-    lanNamespace,
-    "link",
-    "add",
-    port,
-    "type",
-    "veth",
-    "peer",
-    "name",
-    iface,
-    "netns",
-    namespace,
-  ]);
-  await sh(IP, ["-n", lanNamespace, "link", "set", port, "master", "br0", "up"]);
-  await sh(IP, ["-n", namespace, "addr", "add", `${ROUTER.ipv4}/24`, "dev", iface]);
-  await sh(IP, ["-n", namespace, "addr", "add", `${ROUTER.ipv6}/64`, "dev", iface, "nodad"]);
-  for (const link of [iface, "lo"]) await sh(IP, ["-n", namespace, "link", "set", link, "up"]);
-  const mac = (
-    JSON.parse(await sh(IP, ["-j", "-n", namespace, "link", "show", iface])) as { address: string }[]
-  )[0]!.address;
-  const host: LanHost = {
-    namespace,
-    iface,
-    ...ROUTER,
-    mac,
-    switchPort: { namespace: lanNamespace, iface: port },
-  };
-  // What FrrInstance and hostBehind use of a TestLan: its names, and starting processes in a namespace (this
-  // worker does not own the suite's LAN, which its global setup made).
-  const processes: LanProcess[] = [];
-  const lan = {
-    id,
-    lanNamespace,
-    start(on: LanHost, name: string, command: string, args: string[], options = {}) {
-      const proc = new LanProcess(name, join(logDir, `${name}.log`), on.namespace, command, args, options);
-      processes.push(proc);
-      return proc;
-    },
-  } as unknown as TestLan;
-  onTestFinished(async () => {
-    await Promise.all(processes.map((p) => p.kill()));
-  });
-  // New connections spread over the equal paths by their ports, as datacenter routers hash flows.
-  await sh(IP, ["netns", "exec", namespace, "sysctl", "-q", "-w", "net.ipv4.fib_multipath_hash_policy=1"]);
-  const frr = await FrrInstance.start(lan, host, "router");
-  onTestFinished(() => frr.remove());
-  const nodes = context.nodes.map((n) => n.host.ipv4);
-  await frr.configure(
-    [
-      "frr defaults traditional",
-      "hostname router",
-      `router bgp ${ASN}`,
-      ` bgp router-id ${ROUTER.ipv4}`,
-      " no bgp default ipv4-unicast",
-      ...nodes.flatMap((address) => [
-        ` neighbor ${address} remote-as ${ASN}`,
-        ` neighbor ${address} timers 3 9`,
-      ]),
-      " address-family ipv4 unicast",
-      "  maximum-paths ibgp 16",
-      ...nodes.map((address) => `  neighbor ${address} activate`),
-      " exit-address-family",
-      "exit",
-      "",
-    ].join("\n"),
-  );
-  const behind = await hostBehind(lan, host, onTestFinished);
-  return { host, frr, behind };
-}
 
 /** The router's kernel next hops for `address` (the routes zebra installed from BGP), sorted. */
 async function nextHops(router: LanHost, address: string): Promise<string[]> {
@@ -146,7 +56,12 @@ describe("the BGP mode on the local cluster", () => {
     onTestFinished(() => {
       if (process.env.PORTICO_KEEP_RUN !== "1") rmSync(logDir, { recursive: true, force: true });
     });
-    const router = await startRouter(ns.context, logDir);
+    const router = await startRouter(
+      ns.context.client.switchPort.namespace,
+      ns.context.nodes.map((n) => n.host.ipv4),
+      logDir,
+      onTestFinished,
+    );
     // Replies to the client behind the router go back through it, as a node's default route would take them.
     for (const node of ns.context.nodes) {
       const route = ["route", "add", BEHIND, "via", ROUTER.ipv4];
@@ -159,8 +74,8 @@ describe("the BGP mode on the local cluster", () => {
     const pool = `${ns.name}-bgp`;
     await create(ns.kc, "ipaddresspools", "IPAddressPool", pool, { addresses: [POOL], autoAssign: false });
     await create(ns.kc, "bgppeers", "BGPPeer", `${ns.name}-router`, {
-      myASN: ASN,
-      peerASN: ASN,
+      myASN: ROUTER_ASN,
+      peerASN: ROUTER_ASN,
       peerAddress: ROUTER.ipv4,
       // The nodes' bgpd listens on no port: they open the sessions, so a first attempt's failure is retried soon.
       connectTime: "2s",

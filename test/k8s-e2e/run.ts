@@ -1,0 +1,127 @@
+// `make test-k8s-e2e`: Kubernetes' own sig-network LoadBalancer tests (k8s.io/kubernetes test/e2e/network,
+// `[Feature:LoadBalancer]`, the ExternalTrafficPolicy: Local ones included), unmodified, run by e2e.test of the
+// cluster's release against Portico on the local cluster, in each set-up of setups.ts in turn. Keeps each test's
+// outcome and duration, and the framework's reason for any that did not pass, in bench/results/k8s-e2e.json;
+// e2e.test's whole output goes to .run/k8s-e2e/<set-up>.log. Exits non-zero when a test did not pass.
+//   K8S_E2E_SETUPS=l2,bgp   which set-ups (default both)
+//   K8S_E2E_FOCUS=<regexp>  a subset of the tests (the file then records the focus it ran)
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { LanProcess } from "../harness/netns.ts";
+import { summarize, type GinkgoSuiteReport, type SetupOutcome } from "./results.ts";
+import { buildAll, SETUPS, startSetup, type Built, type Setup, type SetupName } from "./setups.ts";
+
+const TAG = "[Feature:LoadBalancer]";
+const FOCUS = process.env.K8S_E2E_FOCUS ?? "\\[Feature:LoadBalancer\\]";
+const ROOT = join(import.meta.dirname, "..", "..");
+const LOGS = join(ROOT, ".run", "k8s-e2e");
+const RESULTS = join(ROOT, "bench", "results", "k8s-e2e.json");
+
+async function runE2eTest(setup: Setup, built: Built, dir: string): Promise<GinkgoSuiteReport[]> {
+  const reportFile = join(dir, "report.json");
+  const logFile = join(LOGS, `${setup.name}.log`);
+  await rm(logFile, { force: true });
+  // Progress on the terminal: each finished test's line and the line naming it; everything in the log.
+  let announce = false;
+  const e2e = new LanProcess(
+    `e2e.test-${setup.name}`,
+    logFile,
+    setup.runner.namespace,
+    built.build.e2eTest,
+    [
+      `--kubeconfig=${setup.kubeconfig}`,
+      // The framework's provider-agnostic one: no cloud API is called, and no test is gated on a provider here.
+      "--provider=skeleton",
+      `--kubectl-path=${built.tools.kubectl}`,
+      `--ginkgo.focus=${FOCUS}`,
+      "--ginkgo.v",
+      "--ginkgo.no-color",
+      "--ginkgo.timeout=6h",
+      `--ginkgo.json-report=${reportFile}`,
+      `--report-dir=${dir}`,
+    ],
+    {
+      env: { ...process.env, HOME: dir, KUBECONFIG: setup.kubeconfig },
+      onLine: (line) => {
+        if (announce && line.trim()) {
+          console.error(`  ${setup.name}: ${line.trim()}`);
+          announce = false;
+        }
+        if (/^(•|S \[SKIPPED\]|\[FAILED\]|\[PANICKED\]|Ran \d+ of)/.test(line.trim())) {
+          console.error(`  ${setup.name}: ${line.trim()}`);
+          announce = line.trim().startsWith("•");
+        }
+      },
+    },
+  );
+  const code = await e2e.exited;
+  const report = await readFile(reportFile, "utf8").catch(() => undefined);
+  if (!report) throw new Error(`e2e.test exited with ${code} without a report (see ${logFile})`);
+  return JSON.parse(report) as GinkgoSuiteReport[];
+}
+
+async function main(): Promise<number> {
+  if (process.getuid?.() !== 0)
+    throw new Error("the local cluster needs root (network namespaces, containerd)");
+  const names = (process.env.K8S_E2E_SETUPS?.split(",") ?? SETUPS) as SetupName[];
+  for (const name of names)
+    if (!SETUPS.includes(name)) throw new Error(`unknown set-up ${name} (${SETUPS.join(", ")})`);
+  await mkdir(LOGS, { recursive: true });
+  const atStart = loadavg().map((l) => +l.toFixed(2));
+  const built = await buildAll();
+  const setups: Record<string, SetupOutcome & { seconds: number; setupSeconds: number }> = {};
+  for (const name of names) {
+    const dir = await mkdtemp(join(tmpdir(), `portico-k8s-e2e-${name}-`));
+    const t0 = Date.now();
+    console.error(`portico: starting the ${name} set-up...`);
+    const setup = await startSetup(name, dir, built);
+    const t1 = Date.now();
+    // Interrupted (Ctrl-C), the set-up is taken down rather than left for the next run to sweep.
+    const interrupted = () => void setup.stop().finally(() => process.exit(130));
+    process.once("SIGINT", interrupted).once("SIGTERM", interrupted);
+    try {
+      console.error(`portico: running e2e.test (${FOCUS}) from ${setup.runner.namespace}...`);
+      const outcome = summarize(await runE2eTest(setup, built, dir), TAG);
+      setups[name] = { ...outcome, setupSeconds: (t1 - t0) / 1000, seconds: (Date.now() - t1) / 1000 };
+      console.error(
+        `portico: ${name}: ${outcome.passed} passed, ${outcome.failed} failed, ${outcome.skipped} skipped`,
+      );
+    } finally {
+      process.off("SIGINT", interrupted).off("SIGTERM", interrupted);
+      await setup.stop();
+      if (process.env.PORTICO_KEEP_RUN !== "1") await rm(dir, { recursive: true, force: true });
+    }
+  }
+  const result = {
+    name: "k8s-e2e",
+    date: new Date().toISOString(),
+    command: `${process.env.K8S_E2E_SETUPS ? `K8S_E2E_SETUPS=${process.env.K8S_E2E_SETUPS} ` : ""}make test-k8s-e2e`,
+    kubernetes: built.build.version,
+    focus: FOCUS,
+    machine: `${cpus().length} cores`,
+    loadAverage: { atStart, atEnd: loadavg().map((l) => +l.toFixed(2)) },
+    setups,
+  };
+  await mkdir(dirname(RESULTS), { recursive: true });
+  await writeFile(RESULTS, JSON.stringify(result, null, 2) + "\n");
+  for (const [name, s] of Object.entries(setups)) {
+    console.log(
+      `\n${name}: ${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped (${Math.round(s.seconds)} s)`,
+    );
+    for (const t of s.tests)
+      console.log(
+        `  ${t.state.padEnd(8)} ${String(t.seconds).padStart(7)} s  ${t.name}${t.reason ? `\n           ${t.reason}` : ""}`,
+      );
+  }
+  console.log(`\nresults in ${RESULTS}, e2e.test's output in ${LOGS}/`);
+  return Object.values(setups).some((s) => s.failed > 0) ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
