@@ -80,4 +80,35 @@ describe("as a user sees it", () => {
     expect(doctor.code).toBe(1);
     expect(doctor.out).toMatch(/✗ .*198\.51\.100\.7/);
   });
+
+  test("kubectl logs and exec reach Portico's pods: the apiserver dials the kubelets through its egress proxy on the LAN", async ({
+    ns,
+  }) => {
+    const system = { ...ns, name: "portico-system" } as E2eNamespace;
+    // Either replica's log: both log as the controller from their start.
+    const logs = await kubectl(system, "logs", "deployment/portico-controller", "--tail=20");
+    expect(logs).toContain('"name":"portico-controller"');
+    const speakers = JSON.parse(
+      await kubectl(system, "get", "pods", "-l", "app.kubernetes.io/component=speaker", "-o", "json"),
+    ) as {
+      items: { metadata: { name: string }; spec: { nodeName: string } }[];
+    };
+    expect(speakers.items.length).toBe(ns.context.nodes.length);
+    // Each speaker runs on its own node's kubelet: exec reaches every node. The speaker learns its node from
+    // NODE_NAME, so the answer is the node's, read inside the container.
+    for (const pod of speakers.items) {
+      const out = await kubectl(
+        system,
+        "exec",
+        pod.metadata.name,
+        "-c",
+        "speaker",
+        "--",
+        "node",
+        "-p",
+        "process.env.NODE_NAME",
+      );
+      expect(out.trim()).toBe(pod.spec.nodeName);
+    }
+  });
 });

@@ -22,8 +22,8 @@ async function runE2eTest(setup: Setup, built: Built, dir: string): Promise<Gink
   const reportFile = join(dir, "report.json");
   const logFile = join(LOGS, `${setup.name}.log`);
   await rm(logFile, { force: true });
-  // Progress on the terminal: each finished test's line and the line naming it; everything in the log.
-  let announce = false;
+  // Progress on the terminal: each test's name as it starts and its outcome as it ends; everything in the log.
+  const progress = /^(\[sig-|\[FAIL\]|•|S \[SKIPPED\]|\[FAILED\]|\[PANICKED\]|\[TIMEDOUT\]|Ran \d+ of)/;
   const e2e = new LanProcess(
     `e2e.test-${setup.name}`,
     logFile,
@@ -44,14 +44,7 @@ async function runE2eTest(setup: Setup, built: Built, dir: string): Promise<Gink
     {
       env: { ...process.env, HOME: dir, KUBECONFIG: setup.kubeconfig },
       onLine: (line) => {
-        if (announce && line.trim()) {
-          console.error(`  ${setup.name}: ${line.trim()}`);
-          announce = false;
-        }
-        if (/^(•|S \[SKIPPED\]|\[FAILED\]|\[PANICKED\]|Ran \d+ of)/.test(line.trim())) {
-          console.error(`  ${setup.name}: ${line.trim()}`);
-          announce = line.trim().startsWith("•");
-        }
+        if (progress.test(line)) console.error(`  ${setup.name}: ${line.trim()}`);
       },
     },
   );
