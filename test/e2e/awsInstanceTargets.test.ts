@@ -2,14 +2,12 @@
 // providerIDs name them), Portico registers them on their node ports and opens those ports to the NLB's security
 // group in the nodes' group, and the edge checks and forwards as ELBv2 does — kube-proxy on each node passing the
 // traffic on, and with `Local` answering the health check only where a pod runs. The nodes' group is enforced as
-// EC2 does: without Portico's rule, health checks and traffic are dropped.
+// EC2 does: without Portico's rule, health checks and traffic are dropped, until Portico's next reconcile finds
+// the targets failing and restores it.
 import { onTestFinished } from "vitest";
-import {
-  AuthorizeSecurityGroupIngressCommand,
-  DescribeSecurityGroupsCommand,
-  RevokeSecurityGroupIngressCommand,
-} from "@aws-sdk/client-ec2";
+import { DescribeSecurityGroupsCommand, RevokeSecurityGroupIngressCommand } from "@aws-sdk/client-ec2";
 import { eksOnEmulator, nlbAddress, nlbHostname } from "../harness/cloudEdge/eksOnEmulator.ts";
+import { mergePatch } from "../harness/kube.ts";
 import { clientGet, clientStatus, describe, expect, test, waitFor } from "../harness/e2e.ts";
 
 const A = "service.beta.kubernetes.io/aws-load-balancer-";
@@ -91,7 +89,7 @@ describe("NLB instance targets on the local cluster", () => {
     expect(failed).toEqual([]);
   });
 
-  test("the nodes' security group: without Portico's rule for the NLB, checks and traffic are dropped; with it, served again", async ({
+  test("the nodes' security group: without Portico's rule for the NLB, checks and traffic are dropped; the next reconcile says so and puts the rule back", async ({
     ns,
   }) => {
     const { aws, edge, nodeSecurityGroup } = await eksOnEmulator(ns, {
@@ -127,13 +125,30 @@ describe("NLB instance targets on the local cluster", () => {
       intervalMs: 500,
     });
 
-    // The rules put back as Portico made them: the checks pass again and the pod answers.
-    await aws.ec2.send(
-      new AuthorizeSecurityGroupIngressCommand({ GroupId: nodeSecurityGroup, IpPermissions: added }),
+    const hostname = await nlbHostname(ns, "web");
+    await waitFor(
+      "every target to fail its health checks",
+      () => edge!.targetsOf(hostname).every((t) => t.state === "unhealthy"),
+      { timeoutMs: 90_000, intervalMs: 500 },
     );
+
+    // The next reconcile (here asked for by a change to the Service; the periodic resync does the same) finds
+    // the targets failing their checks, says so, reads the nodes' group again and puts Portico's rule back.
+    const touch = { metadata: { annotations: { "example.com/touched": "1" } } };
+    await ns.core.patchNamespacedService({ name: "web", namespace: ns.name, body: touch }, mergePatch);
+    const down = await ns.waitForServing("web", "False", 120_000);
+    expect(down.reason).toBe("TargetsUnhealthy");
     await waitFor("the pod to answer again", async () => (await clientGet(ns.context, url)) ?? undefined, {
-      timeoutMs: 120_000,
+      timeoutMs: 180_000,
       intervalMs: 500,
     });
+    const restored = (await rules()).flatMap((p) => p.UserIdGroupPairs ?? []).map((g) => g.GroupId);
+    expect(restored.sort()).toEqual(
+      added
+        .flatMap((p) => p.UserIdGroupPairs ?? [])
+        .map((g) => g.GroupId)
+        .sort(),
+    );
+    await ns.waitForServing("web", "True", 120_000);
   });
 });

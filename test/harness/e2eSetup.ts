@@ -53,7 +53,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     power.close();
     await cluster.stop();
-    await rm(dir, { recursive: true, force: true });
+    // PORTICO_KEEP_RUN=1 keeps the nodes' directories (the pods' logs among them) for a look afterwards.
+    if (process.env.PORTICO_KEEP_RUN !== "1") await rm(dir, { recursive: true, force: true });
     const changes = hostChanges(hostBefore, await hostState());
     if (changes.length) throw new Error(`the local cluster changed the machine: ${changes.join("; ")}`);
   };

@@ -15,6 +15,8 @@ export class EdgeHost {
   readonly namespace: string;
   readonly iface: string;
   private readonly processes: LanProcess[] = [];
+  /** The addresses added and announced, so that a pass re-adding one does not announce it again. */
+  private readonly held = new Set<string>();
 
   private readonly lanNamespace: string;
 
@@ -84,12 +86,21 @@ export class EdgeHost {
   }
 
   /** An address the edge answers for (ARP on the LAN included). */
-  addAddress(address: string): Promise<string> {
-    return sh(IP, ["-n", this.namespace, "addr", "replace", `${address}/32`, "dev", this.iface]);
+  async addAddress(address: string): Promise<void> {
+    await sh(IP, ["-n", this.namespace, "addr", "replace", `${address}/32`, "dev", this.iface]);
+    if (this.held.has(address)) return;
+    this.held.add(address);
+    // An address taken anew is announced (gratuitous ARP, as a cloud's edge or a speaker does), so a LAN host that
+    // still maps it to the MAC of an edge that held it before (an earlier test's) moves over at once rather than
+    // after its neighbour entry goes stale. Best effort: a lost announcement only delays the move.
+    await this.exec("arping", ["-q", "-U", "-c", "1", "-i", this.iface, "-S", address, address]).catch(
+      () => undefined,
+    );
   }
 
-  removeAddress(address: string): Promise<string> {
-    return sh(IP, ["-n", this.namespace, "addr", "del", `${address}/32`, "dev", this.iface]).catch(() => "");
+  async removeAddress(address: string): Promise<void> {
+    this.held.delete(address);
+    await sh(IP, ["-n", this.namespace, "addr", "del", `${address}/32`, "dev", this.iface]).catch(() => "");
   }
 
   start(name: string, logFile: string, command: string, args: string[]): LanProcess {

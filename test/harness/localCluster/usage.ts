@@ -1,7 +1,14 @@
 // The local cluster as a user and the LAN's client use it: a namespace with the test workload and
 // LoadBalancer Services (admin clients, as kubectl would be), and HTTP from the client through the address,
 // once or as a steady load. Used by the end-to-end tests (through e2e.ts), the demo and the benchmark.
-import { AppsV1Api, CoreV1Api, KubeConfig, type V1Deployment, type V1Service } from "@kubernetes/client-node";
+import {
+  AppsV1Api,
+  CoreV1Api,
+  KubeConfig,
+  type V1Deployment,
+  type V1Service,
+  type V1Condition,
+} from "@kubernetes/client-node";
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -10,6 +17,7 @@ import { waitNodesReady } from "./cluster.ts";
 import { INSTALL_NAMESPACE, waitForRollout } from "./install.ts";
 import { forwardInto, IP, LAN_GATEWAY, sh, type Forward } from "../netns.ts";
 import { waitFor } from "../wait.ts";
+import { SERVING_CONDITION } from "../../../controller/status.ts";
 
 export const METAL_CLASS = "portico.io/metal";
 export const WORKLOAD_PORT = 8080;
@@ -145,6 +153,18 @@ export class E2eNamespace {
         return svc.status?.loadBalancer?.ingress?.[0]?.ip;
       },
       { timeoutMs, intervalMs: 250 },
+    );
+  }
+
+  /** Waits for the Service's Serving condition to have `status`; resolves to the condition. */
+  async waitForServing(service: string, status: "True" | "False", timeoutMs = 180_000): Promise<V1Condition> {
+    return waitFor(
+      `Service ${this.name}/${service} to report Serving ${status}`,
+      async () => {
+        const svc = await this.core.readNamespacedService({ name: service, namespace: this.name });
+        return svc.status?.conditions?.find((c) => c.type === SERVING_CONDITION && c.status === status);
+      },
+      { timeoutMs, intervalMs: 500 },
     );
   }
 
