@@ -73,9 +73,15 @@ describe("the NLB's data path on the local cluster", () => {
     );
     await waitFor(
       "the deaf target to fail its checks",
-      () => edge.stateOf(group!.TargetGroupArn!, deaf) === "unhealthy",
+      () => {
+        const state = edge.stateOf(group!.TargetGroupArn!, deaf);
+        if (state === "unhealthy") return true;
+        // Said on timeout: how far its checks got.
+        throw new Error(`the deaf target is ${state}`);
+      },
       {
-        timeoutMs: 60_000,
+        // Two failed checks of up to 10 s each, 5 s apart; a loaded machine stretches them.
+        timeoutMs: 120_000,
         intervalMs: 500,
       },
     );

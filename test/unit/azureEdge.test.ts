@@ -70,7 +70,9 @@ describe("the kernel's forwarding", () => {
       /-p tcp -m statistic --mode random --probability 0\.5000000000 -j DNAT --to-destination 192\.0\.2\.11:30001/,
     );
     expect(rules).toMatch(/-p tcp -j DNAT --to-destination 192\.0\.2\.12:30001\n/);
-    expect(rules).toContain("-A POSTROUTING -m conntrack --ctstate DNAT -j MASQUERADE");
+    // Only LAN clients (answered past the edge otherwise) leave with the edge's address; others keep theirs.
+    expect(rules).toContain("-A POSTROUTING -s 192.0.2.0/24 -m conntrack --ctstate DNAT -j MASQUERADE");
+    expect(rules).not.toMatch(/^-A POSTROUTING (?!-s 192\.0\.2\.0\/24 )/m);
   });
 
   it("drops a rule's new flows when no member passes (Standard SKU), and whatever no rule takes", () => {

@@ -11,7 +11,11 @@ import {
   targetState,
   type TargetState,
 } from "../harness/cloudEdge/checkPlan.ts";
-import type { EdgeIngressRule, EdgeTargetGroup } from "../harness/cloudEdge/nlbModel.ts";
+import {
+  preservesClientIp,
+  type EdgeIngressRule,
+  type EdgeTargetGroup,
+} from "../harness/cloudEdge/nlbModel.ts";
 import { admits } from "../harness/cloudEdge/targetSecurity.ts";
 import { iptablesRules } from "../harness/cloudEdge/nlbPlan.ts";
 import { rewriteTargetHealth } from "../harness/cloudEdge/healthReport.ts";
@@ -112,7 +116,7 @@ describe("the kernel's forwarding", () => {
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(/--probability 0\.5000000000 -j DNAT --to-destination 10\.244\.0\.5:8080$/);
     expect(lines[1]).toMatch(/-p tcp -j DNAT --to-destination 10\.244\.1\.5:8080$/);
-    expect(rules).toContain("-A POSTROUTING -m conntrack --ctstate DNAT -j MASQUERADE");
+    expect(rules).toContain("-A POSTROUTING -s 192.0.2.0/24 -m conntrack --ctstate DNAT -j MASQUERADE");
     expect(dnats(iptablesRules([lb], new Map([[g.arn, g]]), states("healthy", "unhealthy")))).toEqual([
       expect.stringMatching(/-p tcp -j DNAT --to-destination 10\.244\.0\.5:8080$/),
     ]);
@@ -128,6 +132,38 @@ describe("the kernel's forwarding", () => {
     const rules = iptablesRules([lb], new Map([[g.arn, empty]]), new Map());
     expect(dnats(rules)).toEqual([]);
     expect(rules).not.toContain("192.0.2.200");
+  });
+
+  it("keeps the client's address as ELBv2 does per target type, protocol and attribute; else connects from the NLB's", () => {
+    const fromNlb = (over: Partial<EdgeTargetGroup>) => {
+      const tg = group(over);
+      const rules = iptablesRules([lb], new Map([[tg.arn, tg]]), states("healthy", "healthy"));
+      const marked = rules.includes("-j MARK --set-mark 0x1");
+      const snat = rules.includes(
+        "-A POSTROUTING -m mark --mark 0x1 -m conntrack --ctorigdst 192.0.2.200/32 -j SNAT --to-source 192.0.2.200",
+      );
+      expect(marked).toBe(snat);
+      return marked;
+    };
+    // ip targets behind TCP (or TLS): the NLB's address unless the attribute turns preservation on.
+    expect(fromNlb({ targetType: "ip" })).toBe(true);
+    expect(fromNlb({ targetType: "ip", protocol: "TLS" })).toBe(true);
+    expect(fromNlb({ targetType: "ip", attributes: { "preserve_client_ip.enabled": "true" } })).toBe(false);
+    // Instance targets: the client's, unless turned off.
+    expect(fromNlb({ targetType: "instance" })).toBe(false);
+    expect(fromNlb({ targetType: "instance", attributes: { "preserve_client_ip.enabled": "false" } })).toBe(
+      true,
+    );
+    // UDP and TCP_UDP: always the client's (ELBv2 does not let it be turned off).
+    expect(fromNlb({ targetType: "ip", protocol: "UDP" })).toBe(false);
+    expect(
+      fromNlb({
+        targetType: "ip",
+        protocol: "TCP_UDP",
+        attributes: { "preserve_client_ip.enabled": "false" },
+      }),
+    ).toBe(false);
+    expect(preservesClientIp(group({ targetType: "ip", protocol: "UDP" }))).toBe(true);
   });
 
   it("a TCP_UDP listener forwards both protocols", () => {

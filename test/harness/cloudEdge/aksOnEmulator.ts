@@ -70,6 +70,7 @@ export async function aksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): 
       lanNamespace: ns.context.client.switchPort.namespace,
       clientNamespace: ns.context.client.namespace,
       podRoutes: ns.context.nodes.map((n) => ({ cidr: n.layout.podCidr, via: n.host.ipv4 })),
+      nodeNamespaces: ns.context.nodes.map((n) => n.host.namespace),
       network: azure.network,
     });
     edge = started;

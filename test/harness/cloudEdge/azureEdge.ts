@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { IP, sh } from "../netns.ts";
 import { stateKey, type EdgeHealthCheck, type TargetState } from "./checkPlan.ts";
-import { EDGE_ADDRESS, EdgeHost } from "./edgeHost.ts";
+import { EDGE_ADDRESS, EdgeHost, type EdgeHostOptions } from "./edgeHost.ts";
 import { HealthChecker } from "./haproxy.ts";
 import { PassLoop } from "./passLoop.ts";
 import {
@@ -29,11 +29,9 @@ export const PUBLIC_IP_RANGE = "198.18.0.0/15";
 const MARK_PRIORITY = 100;
 const LOCAL_PRIORITY = 200;
 
-export interface AzureEdgeOptions {
-  lanNamespace: string;
+export interface AzureEdgeOptions extends EdgeHostOptions {
   /** The LAN's client namespace, given a route to the public frontends through the edge. */
   clientNamespace: string;
-  podRoutes: readonly { cidr: string; via: string }[];
   network: NetworkManagementClient;
   periodMs?: number;
 }
@@ -58,9 +56,14 @@ export class AzureEdge {
     this.opts = opts;
   }
 
+  /** The internet client's namespace (at INTERNET.client, behind the edge): its flows keep its address. */
+  get internetClient(): string {
+    return this.edge.internetNamespace;
+  }
+
   static async start(opts: AzureEdgeOptions): Promise<AzureEdge> {
     const dir = await mkdtemp(join(tmpdir(), "portico-azure-edge-"));
-    const edge = await EdgeHost.create(opts.lanNamespace, opts.podRoutes);
+    const edge = await EdgeHost.create(opts);
     const azure = new AzureEdge(edge, dir, opts);
     try {
       // A floating-IP flow to a private frontend (an address of the edge's own) is routed to its member by its

@@ -12,6 +12,7 @@
 // are stateful).
 import { Address4 } from "ip-address";
 import { shortHash, stateKey, type EdgeHealthCheck, type TargetState } from "./checkPlan.ts";
+import { LAN_CIDR } from "./addresses.ts";
 import { spreadRules } from "./spread.ts";
 
 export interface AzureEdgeRule {
@@ -154,9 +155,11 @@ export function azureIptables(state: AzureEdgeState, states: ReadonlyMap<string,
     ...natChains,
     "-A PREROUTING -j AZ-RULES",
     ...nat,
-    // Replies must come back through the edge: flows leave with its address (the client's is not kept).
-    "-A POSTROUTING -m conntrack --ctstate DNAT -j MASQUERADE",
-    "-A POSTROUTING -m connmark ! --mark 0 -j MASQUERADE",
+    // Azure's load balancer passes the client's address through. A client on the nodes' own LAN would be
+    // answered directly, past the edge, so its flows leave with the edge's address; clients elsewhere (the
+    // internet client behind the edge, whose replies the nodes route back through it) keep theirs.
+    `-A POSTROUTING -s ${LAN_CIDR} -m conntrack --ctstate DNAT -j MASQUERADE`,
+    `-A POSTROUTING -s ${LAN_CIDR} -m connmark ! --mark 0 -j MASQUERADE`,
     "COMMIT",
     ...nsgFilter(state, marks),
     "",

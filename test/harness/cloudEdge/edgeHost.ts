@@ -7,33 +7,45 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { IP, LanProcess, sh } from "../netns.ts";
 
-export const EDGE_ADDRESS = "192.0.2.199";
-/** Where the edge gives NLBs their addresses: on the LAN, clear of its hosts and of the suites' IP pools. */
-export const NLB_ADDRESSES = { first: 200, last: 219 };
+import { EDGE_ADDRESS, INTERNET } from "./addresses.ts";
+
+export { EDGE_ADDRESS, NLB_ADDRESSES } from "./addresses.ts";
+
+export interface EdgeHostOptions {
+  /** The LAN's namespace, whose bridge br0 the edge plugs into. */
+  lanNamespace: string;
+  /** Routes to the pods' networks: each node's pod CIDR through its address. */
+  podRoutes: readonly { cidr: string; via: string }[];
+  /** The nodes' namespaces, given a route to the internet client through the edge (taken away with it). */
+  nodeNamespaces: readonly string[];
+}
 
 export class EdgeHost {
   readonly namespace: string;
   readonly iface: string;
+  /** The internet client's namespace: behind the edge, at INTERNET.client. */
+  readonly internetNamespace: string;
   private readonly processes: LanProcess[] = [];
   /** The addresses added and announced, so that a pass re-adding one does not announce it again. */
   private readonly held = new Set<string>();
 
   private readonly lanNamespace: string;
+  private nodeNamespaces: readonly string[] = [];
 
   private constructor(lanNamespace: string, tag: string) {
     this.lanNamespace = lanNamespace;
     this.namespace = `ptm-${process.pid}-${tag}-edge`;
+    this.internetNamespace = `ptm-${process.pid}-${tag}-inet`;
     this.iface = `e${tag}edge`;
   }
 
   /** Plugs a new edge into the LAN whose bridge is `br0` in `lanNamespace`, with routes to the pods' networks. */
-  static async create(
-    lanNamespace: string,
-    podRoutes: readonly { cidr: string; via: string }[],
-  ): Promise<EdgeHost> {
-    const edge = new EdgeHost(lanNamespace, randomBytes(2).toString("hex"));
+  static async create(opts: EdgeHostOptions): Promise<EdgeHost> {
+    const edge = new EdgeHost(opts.lanNamespace, randomBytes(2).toString("hex"));
+    edge.nodeNamespaces = opts.nodeNamespaces;
     try {
-      await edge.build(podRoutes);
+      await edge.build(opts.podRoutes);
+      await edge.buildInternet();
     } catch (err) {
       await edge.destroy();
       throw err;
@@ -66,6 +78,41 @@ export class EdgeHost {
     // The namespace's own forwarding switch (a fresh namespace starts with it off); the machine's is untouched.
     await this.exec("sysctl", ["-q", "-w", "net.ipv4.ip_forward=1"]);
     for (const route of podRoutes) await sh(IP, ["-n", ns, "route", "replace", route.cidr, "via", route.via]);
+    // The nodes may hold the MAC of an earlier edge for this address: announced, as for the NLBs' addresses.
+    await this.announce(EDGE_ADDRESS);
+  }
+
+  /**
+   * The internet client: a namespace on a link of its own behind the edge, whose flows reach the load balancers
+   * with its own address; the nodes (and so the pods) answer it through the edge, which undoes what it translated.
+   */
+  private async buildInternet(): Promise<void> {
+    const inet = this.internetNamespace;
+    const near = `i${this.iface.slice(1, 5)}edge`;
+    await sh(IP, ["netns", "add", inet]);
+    await sh(IP, ["-n", inet, "link", "set", "lo", "up"]);
+    await sh(IP, [
+      "-n",
+      this.namespace,
+      "link",
+      "add",
+      near,
+      "type",
+      "veth",
+      "peer",
+      "name",
+      "eth0",
+      "netns",
+      inet,
+    ]);
+    const prefix = INTERNET.cidr.split("/")[1];
+    await sh(IP, ["-n", this.namespace, "addr", "add", `${INTERNET.edge}/${prefix}`, "dev", near]);
+    await sh(IP, ["-n", this.namespace, "link", "set", near, "up"]);
+    await sh(IP, ["-n", inet, "addr", "add", `${INTERNET.client}/${prefix}`, "dev", "eth0"]);
+    await sh(IP, ["-n", inet, "link", "set", "eth0", "up"]);
+    await sh(IP, ["-n", inet, "route", "add", "default", "via", INTERNET.edge]);
+    for (const node of this.nodeNamespaces)
+      await sh(IP, ["-n", node, "route", "replace", INTERNET.cidr, "via", EDGE_ADDRESS]);
   }
 
   /** Runs a command in the edge, with `input` on its standard input; resolves to its output. */
@@ -90,9 +137,15 @@ export class EdgeHost {
     await sh(IP, ["-n", this.namespace, "addr", "replace", `${address}/32`, "dev", this.iface]);
     if (this.held.has(address)) return;
     this.held.add(address);
-    // An address taken anew is announced (gratuitous ARP, as a cloud's edge or a speaker does), so a LAN host that
-    // still maps it to the MAC of an edge that held it before (an earlier test's) moves over at once rather than
-    // after its neighbour entry goes stale. Best effort: a lost announcement only delays the move.
+    await this.announce(address);
+  }
+
+  /**
+   * Announces an address taken anew (gratuitous ARP, as a cloud's edge or a speaker does), so a LAN host that
+   * still maps it to the MAC of an edge that held it before (an earlier test's) moves over at once rather than
+   * after its neighbour entry goes stale. Best effort: a lost announcement only delays the move.
+   */
+  private async announce(address: string): Promise<void> {
     await this.exec("arping", ["-q", "-U", "-c", "1", "-i", this.iface, "-S", address, address]).catch(
       () => undefined,
     );
@@ -111,6 +164,9 @@ export class EdgeHost {
 
   async destroy(): Promise<void> {
     await Promise.all(this.processes.map((p) => p.kill()));
+    for (const node of this.nodeNamespaces)
+      await sh(IP, ["-n", node, "route", "del", INTERNET.cidr, "via", EDGE_ADDRESS]).catch(() => undefined);
+    await sh(IP, ["netns", "del", this.internetNamespace]).catch(() => undefined);
     await sh(IP, ["netns", "del", this.namespace]).catch(() => undefined);
   }
 }

@@ -51,6 +51,8 @@ export async function eksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): 
   });
   const aws = await TestAws.fresh();
   const network = await aws.createNetwork(EKS_CLUSTER_NAME, { internal: true });
+  // Public subnets beside the private ones, as an EKS VPC has, for internet-facing NLBs.
+  await aws.createNetworkSubnetsForRole(network.vpcId, EKS_CLUSTER_NAME, "kubernetes.io/role/elb");
   const { instances, securityGroupId } = await nodeInstances(
     aws,
     moto.endpoint.url,
@@ -66,6 +68,7 @@ export async function eksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): 
     const started = await NlbEdge.start({
       lanNamespace: ns.context.client.switchPort.namespace,
       podRoutes: ns.context.nodes.map((n) => ({ cidr: n.layout.podCidr, via: n.host.ipv4 })),
+      nodeNamespaces: ns.context.nodes.map((n) => n.host.namespace),
       elbv2: aws.elbv2,
       ec2: aws.ec2,
     });

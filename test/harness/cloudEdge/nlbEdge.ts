@@ -6,6 +6,7 @@
 import {
   DescribeListenersCommand,
   DescribeLoadBalancersCommand,
+  DescribeTargetGroupAttributesCommand,
   DescribeTargetGroupsCommand,
   DescribeTargetHealthCommand,
   type ElasticLoadBalancingV2Client,
@@ -14,18 +15,14 @@ import { DescribeInstancesCommand, DescribeSecurityGroupsCommand, type EC2Client
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { EdgeHost, NLB_ADDRESSES } from "./edgeHost.ts";
+import { EdgeHost, NLB_ADDRESSES, type EdgeHostOptions } from "./edgeHost.ts";
 import { HealthChecker } from "./haproxy.ts";
 import { PassLoop } from "./passLoop.ts";
 import { stateKey, type TargetState } from "./checkPlan.ts";
 import type { EdgeIngressRule, EdgeLoadBalancer, EdgeTargetGroup } from "./nlbModel.ts";
 import { iptablesRules } from "./nlbPlan.ts";
 
-export interface NlbEdgeOptions {
-  /** The LAN's namespace, whose bridge br0 the edge plugs into. */
-  lanNamespace: string;
-  /** Routes to the pods' networks: each node's pod CIDR through its address. */
-  podRoutes: readonly { cidr: string; via: string }[];
+export interface NlbEdgeOptions extends EdgeHostOptions {
   elbv2: ElasticLoadBalancingV2Client;
   ec2: EC2Client;
   periodMs?: number;
@@ -53,10 +50,15 @@ export class NlbEdge {
 
   static async start(opts: NlbEdgeOptions): Promise<NlbEdge> {
     const dir = await mkdtemp(join(tmpdir(), "portico-edge-"));
-    const edge = await EdgeHost.create(opts.lanNamespace, opts.podRoutes);
+    const edge = await EdgeHost.create(opts);
     const nlb = new NlbEdge(edge, new HealthChecker(edge, dir), dir, opts);
     nlb.loop = new PassLoop(() => nlb.pass(), opts.periodMs);
     return nlb;
+  }
+
+  /** The internet client's namespace (at INTERNET.client, behind the edge): its flows keep its address. */
+  get internetClient(): string {
+    return this.edge.internetNamespace;
   }
 
   /** The addresses the edge answers for the NLB of this DNS name (its DNS record, as resolved). */
@@ -151,10 +153,14 @@ export class NlbEdge {
         const ingress = instance && instance.groups.flatMap((g) => instanceIngress.get(g) ?? []);
         return [{ id, ip, port, ...(ingress ? { ingress } : {}) }];
       });
+      const attributes = (
+        await elbv2.send(new DescribeTargetGroupAttributesCommand({ TargetGroupArn: tg.TargetGroupArn }))
+      ).Attributes;
       groups.set(tg.TargetGroupArn!, {
         arn: tg.TargetGroupArn!,
         protocol: tg.Protocol ?? "TCP",
         targetType,
+        attributes: Object.fromEntries((attributes ?? []).map((a) => [a.Key!, a.Value ?? ""])),
         healthCheck: {
           protocol: (tg.HealthCheckProtocol ?? "TCP") as "TCP" | "HTTP" | "HTTPS",
           port: tg.HealthCheckPort ?? "traffic-port",

@@ -7,6 +7,8 @@ export interface EdgeTargetGroup {
   protocol: string;
   targetType: "instance" | "ip";
   healthCheck: EdgeHealthCheck;
+  /** The target group's attributes as ELBv2 lists them (only those set, when the emulator keeps no defaults). */
+  attributes?: Readonly<Record<string, string>>;
   /**
    * Registered targets, resolved to addresses (instance targets: the instance's private address), with the
    * inbound rules of the target's own security groups when the edge knows them (instances); without them the
@@ -51,4 +53,16 @@ export interface EdgeLoadBalancer {
 export function kernelProtocols(listener: EdgeListener): ("tcp" | "udp")[] {
   if (listener.protocol === "TCP_UDP") return ["tcp", "udp"];
   return [listener.protocol === "UDP" ? "udp" : "tcp"];
+}
+
+/**
+ * Whether the targets see the client's own address (ELBv2's `preserve_client_ip.enabled`): by default on, except
+ * for ip targets behind TCP or TLS; never off for UDP and TCP_UDP (ELBv2 refuses to turn it off there). Otherwise
+ * the NLB connects from its own private address.
+ */
+export function preservesClientIp(group: EdgeTargetGroup): boolean {
+  if (group.protocol === "UDP" || group.protocol === "TCP_UDP") return true;
+  const set = group.attributes?.["preserve_client_ip.enabled"];
+  if (set !== undefined) return set === "true";
+  return group.targetType === "instance";
 }

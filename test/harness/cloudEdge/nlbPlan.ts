@@ -3,15 +3,26 @@
 // forwarding (iptables NAT rules, one chain per listener, spreading new flows over the healthy targets as
 // kube-proxy does) and the NLBs' security groups. Nothing here does I/O.
 import { shortHash, stateKey, type TargetState } from "./checkPlan.ts";
-import { kernelProtocols, type EdgeLoadBalancer, type EdgeTargetGroup } from "./nlbModel.ts";
+import {
+  kernelProtocols,
+  preservesClientIp,
+  type EdgeLoadBalancer,
+  type EdgeTargetGroup,
+} from "./nlbModel.ts";
+import { LAN_CIDR } from "./addresses.ts";
 import { spreadRules } from "./spread.ts";
 import { targetSecurityRules } from "./targetSecurity.ts";
+
+/** Marks a new flow whose target group does not preserve the client's address. */
+const FROM_NLB_MARK = "0x1";
 
 /**
  * The kernel's forwarding for every listener, as iptables-restore input for the edge's nat table: new flows to an
  * NLB address and listener port are spread evenly over the healthy targets (or, as ELBv2 fails open, over all of
- * them when every one fails its checks), and leave with the edge's own source address so replies come back
- * through it.
+ * them when every one fails its checks). They keep the client's address when the target group preserves it, or
+ * leave from the NLB's own address when it does not (marked here, translated on the way out). A client on the
+ * targets' own LAN is the exception: the targets would answer it directly, past the edge, so its flows leave from
+ * the edge's address; clients elsewhere (the internet client behind the edge) are seen as themselves.
  */
 export function iptablesRules(
   balancers: readonly EdgeLoadBalancer[],
@@ -20,6 +31,7 @@ export function iptablesRules(
 ): string {
   const chains: string[] = [];
   const rules: string[] = [];
+  const fromNlb = new Set<string>();
   for (const lb of [...balancers].sort((a, b) => a.arn.localeCompare(b.arn))) {
     for (const listener of lb.listeners) {
       const group = groups.get(listener.targetGroupArn);
@@ -41,6 +53,13 @@ export function iptablesRules(
           rules.push(
             `-A EDGE-LISTENERS -d ${address}/32 -p ${protocol} --dport ${listener.port} -j ${chain}`,
           );
+        if (!preservesClientIp(group)) {
+          rules.push(`-A ${chain} -j MARK --set-mark ${FROM_NLB_MARK}`);
+          for (const address of lb.addresses)
+            fromNlb.add(
+              `-A POSTROUTING -m mark --mark ${FROM_NLB_MARK} -m conntrack --ctorigdst ${address}/32 -j SNAT --to-source ${address}`,
+            );
+        }
         rules.push(
           ...spreadRules(chain, `-p ${protocol}`, targets.length, (i) => {
             const t = targets[i]!;
@@ -61,7 +80,8 @@ export function iptablesRules(
     ...chains,
     "-A PREROUTING -j EDGE-LISTENERS",
     ...rules,
-    "-A POSTROUTING -m conntrack --ctstate DNAT -j MASQUERADE",
+    ...fromNlb,
+    `-A POSTROUTING -s ${LAN_CIDR} -m conntrack --ctstate DNAT -j MASQUERADE`,
     "COMMIT",
     ...targetSecurityRules(balancers, groups),
     "",

@@ -193,14 +193,23 @@ export async function clusterSettled(context: E2eContext, timeoutMs = 180_000): 
 }
 
 /** One HTTP GET from the LAN's client; undefined when it failed (refused, timed out, reset). */
-export async function clientGet(
+export function clientGet(
   context: E2eContext,
+  url: string,
+  timeoutSeconds = 2,
+): Promise<EchoAnswer | undefined> {
+  return getFrom(context.client.namespace, url, timeoutSeconds);
+}
+
+/** The workload's answer to an HTTP GET from a client in `namespace` (another than the LAN's); undefined if none. */
+export async function getFrom(
+  namespace: string,
   url: string,
   timeoutSeconds = 2,
 ): Promise<EchoAnswer | undefined> {
   const out = await sh(
     IP,
-    ["netns", "exec", context.client.namespace, "curl", "-sf", "-m", String(timeoutSeconds), url],
+    ["netns", "exec", namespace, "curl", "-sf", "-m", String(timeoutSeconds), url],
     (timeoutSeconds + 5) * 1000,
   ).catch(() => undefined);
   return out ? (JSON.parse(out) as EchoAnswer) : undefined;

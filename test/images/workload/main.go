@@ -5,7 +5,9 @@
 // Environment: PORT (default 8080), POD_NAME and NODE_NAME (from the downward API), and DRAIN_SECONDS
 // (default 0): on SIGTERM the server keeps answering for that many seconds before it closes, which is
 // what the tests use to observe graceful draining. /healthz answers 200 throughout. The same port answers UDP too:
-// each datagram gets the same line of JSON back, for the tests of UDP listeners.
+// each datagram gets the same line of JSON back, for the tests of UDP listeners. PROXY_PORT (default 8081) serves
+// the same HTTP behind a proxy protocol header (v1 or v2, required): there "client" is the address the header
+// carries and "peer" the connection's own, for the tests of load balancers that send the header.
 package main
 
 import (
@@ -20,12 +22,16 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	proxyproto "github.com/pires/go-proxyproto"
 )
 
 type answer struct {
 	Pod    string `json:"pod"`
 	Node   string `json:"node"`
 	Client string `json:"client"`
+	// Peer is the TCP peer when it differs from Client (behind a proxy protocol header).
+	Peer string `json:"peer,omitempty"`
 }
 
 func main() {
@@ -47,7 +53,11 @@ func main() {
 		w.Header().Set("Content-Type", "application/json")
 		// RemoteAddr is the peer of the TCP connection: the client itself when the load balancer preserves
 		// the source address, the node or the balancer when it does not. Encode adds the trailing newline.
-		_ = json.NewEncoder(w).Encode(answer{Pod: pod, Node: node, Client: r.RemoteAddr})
+		a := answer{Pod: pod, Node: node, Client: r.RemoteAddr}
+		if conn, ok := r.Context().Value(peerKey{}).(*proxyproto.Conn); ok {
+			a.Peer = conn.Raw().RemoteAddr().String()
+		}
+		_ = json.NewEncoder(w).Encode(a)
 	})
 
 	// ":port" listens on IPv6 and IPv4 alike; Go reports IPv4 peers of the dual-stack socket as a.b.c.d:port.
@@ -60,6 +70,7 @@ func main() {
 	go func() { served <- server.Serve(listener) }()
 	log.Printf("listening on %s (pod %q, node %q)", listener.Addr(), pod, node)
 	go serveUDP(port, pod, node)
+	go serveProxied(envOr("PROXY_PORT", "8081"), mux)
 
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
@@ -111,3 +122,26 @@ func serveUDP(port, pod, node string) {
 		}
 	}
 }
+
+// serveProxied serves the handler behind a required proxy protocol header: a connection without one never reaches
+// the handler (the client gets a 400), so a missing header is seen at once. RemoteAddr is the header's source; the
+// connection (in the request's context) tells the TCP peer.
+func serveProxied(port string, handler http.Handler) {
+	inner, err := net.Listen("tcp", ":"+port)
+	if err != nil {
+		log.Fatalf("cannot listen on port %s: %v", port, err)
+	}
+	listener := &proxyproto.Listener{
+		Listener:          inner,
+		ReadHeaderTimeout: 10 * time.Second,
+		Policy:            func(net.Addr) (proxyproto.Policy, error) { return proxyproto.REQUIRE, nil },
+	}
+	server := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ConnContext:       func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, peerKey{}, c) },
+	}
+	log.Fatalf("serving behind the proxy protocol failed: %v", server.Serve(listener))
+}
+
+type peerKey struct{}
