@@ -18,6 +18,7 @@ import {
 } from "../harness/cloudEdge/nlbModel.ts";
 import { admits } from "../harness/cloudEdge/targetSecurity.ts";
 import { iptablesRules } from "../harness/cloudEdge/nlbPlan.ts";
+import { proxied, proxyConfig } from "../harness/cloudEdge/proxyPlan.ts";
 import { rewriteTargetHealth } from "../harness/cloudEdge/healthReport.ts";
 
 const group = (over: Partial<EdgeTargetGroup> = {}): EdgeTargetGroup => ({
@@ -281,7 +282,71 @@ describe("the targets' own security groups", () => {
     );
   });
 
+  it("drop the proxy's own connections (from the NLB's address) to a port they do not open", () => {
+    const proxiedGroup = { ...instances([]), attributes: { "proxy_protocol_v2.enabled": "true" } };
+    expect(filter(proxiedGroup)).toEqual([
+      "-A EDGE-TARGET-CHECKS -s 192.0.2.200/32 -d 192.0.2.11/32 -p tcp --dport 30080 -j DROP",
+      "-A EDGE-TARGET-CHECKS -d 192.0.2.11/32 -p tcp --dport 31000 -j DROP",
+    ]);
+  });
+
   it("leave alone targets whose groups the edge does not know", () => {
     expect(filter(instances())).toEqual([]);
+  });
+});
+
+describe("the listeners the edge's proxy carries", () => {
+  const lb = {
+    arn: "arn:lb/p",
+    dnsName: "p.elb",
+    addresses: ["192.0.2.201"],
+    listeners: [{ port: 443, protocol: "TLS", targetGroupArn: "arn:tg/a", certificateArn: "arn:acm/c" }],
+  };
+  const tcp = { port: 80, protocol: "TCP", targetGroupArn: "arn:tg/a" };
+  const withPp = group({ attributes: { "proxy_protocol_v2.enabled": "true" } });
+
+  it("takes TLS listeners and TCP target groups with proxy protocol v2; leaves the rest to the kernel", () => {
+    expect(proxied(lb.listeners[0]!, group())).toBe(true);
+    expect(proxied(tcp, withPp)).toBe(true);
+    expect(proxied(tcp, group())).toBe(false);
+    expect(
+      proxied({ ...tcp, protocol: "UDP" }, group({ protocol: "UDP", attributes: withPp.attributes })),
+    ).toBe(false);
+    // Not both: the kernel forwards nothing for a proxied listener.
+    const rules = iptablesRules(
+      [{ ...lb, listeners: [{ ...tcp, targetGroupArn: withPp.arn }] }],
+      new Map([[withPp.arn, withPp]]),
+      new Map(withPp.targets.map((t) => [stateKey(withPp.arn, t), "healthy" as const])),
+    );
+    expect(rules).not.toContain("--to-destination");
+  });
+
+  it("binds the NLB's address and port, ends TLS with the certificate, sends the header, connects from the NLB", () => {
+    const cfg = proxyConfig(
+      [
+        { lb, listener: lb.listeners[0]!, group: group(), targets: group().targets, certificate: "/c.pem" },
+        {
+          lb: { ...lb, arn: "arn:lb/q", addresses: ["192.0.2.202"] },
+          listener: tcp,
+          group: group({ protocol: "TLS", attributes: withPp.attributes }),
+          targets: group().targets.slice(0, 1),
+        },
+      ],
+      { socket: "/run/p.sock" },
+    );
+    expect(cfg).toContain("  bind 192.0.2.201:443 ssl crt /c.pem");
+    expect(cfg).toContain("  source 192.0.2.201");
+    expect(cfg).toContain("  server t0 10.244.0.5:8080\n");
+    expect(cfg).toContain("  server t1 10.244.1.5:8080\n");
+    expect(cfg).toContain("  bind 192.0.2.202:80\n");
+    expect(cfg).toContain("  server t0 10.244.0.5:8080 send-proxy-v2 ssl verify none");
+    expect(cfg).not.toContain("10.244.1.5:8080 send-proxy-v2");
+  });
+
+  it("leaves out a TLS listener whose certificate the edge does not hold", () => {
+    const cfg = proxyConfig([{ lb, listener: lb.listeners[0]!, group: group(), targets: group().targets }], {
+      socket: "/run/p.sock",
+    });
+    expect(cfg).not.toContain("bind");
   });
 });

@@ -20,7 +20,9 @@ import { HealthChecker } from "./haproxy.ts";
 import { PassLoop } from "./passLoop.ts";
 import { stateKey, type TargetState } from "./checkPlan.ts";
 import type { EdgeIngressRule, EdgeLoadBalancer, EdgeTargetGroup } from "./nlbModel.ts";
-import { iptablesRules } from "./nlbPlan.ts";
+import { forwardedTargets, iptablesRules } from "./nlbPlan.ts";
+import { ListenerProxy } from "./listenerProxy.ts";
+import { proxied, type ProxiedListener } from "./proxyPlan.ts";
 
 export interface NlbEdgeOptions extends EdgeHostOptions {
   elbv2: ElasticLoadBalancingV2Client;
@@ -29,6 +31,11 @@ export interface NlbEdgeOptions extends EdgeHostOptions {
 }
 
 export class NlbEdge {
+  /**
+   * The certificates the edge can present on TLS listeners: ACM ARN → PEM file (certificate and key), as the
+   * harness issued and imported them (ACM never gives a key back).
+   */
+  readonly certificates = new Map<string, string>();
   private readonly addresses = new Map<string, string>();
   private states = new Map<string, TargetState>();
   private balancers: EdgeLoadBalancer[] = [];
@@ -38,12 +45,14 @@ export class NlbEdge {
 
   private readonly edge: EdgeHost;
   private readonly checker: HealthChecker;
+  private readonly proxy: ListenerProxy;
   private readonly dir: string;
   private readonly opts: NlbEdgeOptions;
 
   private constructor(edge: EdgeHost, checker: HealthChecker, dir: string, opts: NlbEdgeOptions) {
     this.edge = edge;
     this.checker = checker;
+    this.proxy = new ListenerProxy(edge, dir);
     this.dir = dir;
     this.opts = opts;
   }
@@ -126,10 +135,27 @@ export class NlbEdge {
       await this.edge.exec("iptables-restore", ["-w", "5"], rules);
       this.rules = rules;
     }
+    await this.proxy.apply(this.proxiedListeners(balancers, groups, states));
     // Told (to tests, and to the controller through the health report) only once the forwarding follows them.
     this.states = states;
     this.groups = groups;
     this.balancers = balancers;
+  }
+
+  private proxiedListeners(
+    balancers: readonly EdgeLoadBalancer[],
+    groups: ReadonlyMap<string, EdgeTargetGroup>,
+    states: ReadonlyMap<string, TargetState>,
+  ): ProxiedListener[] {
+    return balancers.flatMap((lb) =>
+      lb.listeners.flatMap((listener) => {
+        const group = groups.get(listener.targetGroupArn);
+        if (!group || !proxied(listener, group)) return [];
+        const certificate = listener.certificateArn && this.certificates.get(listener.certificateArn);
+        const targets = forwardedTargets(group, states);
+        return [{ lb, listener, group, targets, ...(certificate ? { certificate } : {}) }];
+      }),
+    );
   }
 
   private async observe(): Promise<{ balancers: EdgeLoadBalancer[]; groups: Map<string, EdgeTargetGroup> }> {
@@ -187,7 +213,17 @@ export class NlbEdge {
         listeners: listeners.flatMap((l) => {
           const forward = l.DefaultActions?.find((a) => a.Type === "forward");
           const arn = forward?.TargetGroupArn ?? forward?.ForwardConfig?.TargetGroups?.[0]?.TargetGroupArn;
-          return arn ? [{ port: l.Port!, protocol: l.Protocol ?? "TCP", targetGroupArn: arn }] : [];
+          const certificateArn = l.Certificates?.[0]?.CertificateArn;
+          return arn
+            ? [
+                {
+                  port: l.Port!,
+                  protocol: l.Protocol ?? "TCP",
+                  targetGroupArn: arn,
+                  ...(certificateArn ? { certificateArn } : {}),
+                },
+              ]
+            : [];
         }),
         ...(lb.SecurityGroups?.length
           ? {

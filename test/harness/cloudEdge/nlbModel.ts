@@ -21,6 +21,8 @@ export interface EdgeListener {
   port: number;
   protocol: string;
   targetGroupArn: string;
+  /** A TLS listener's (default) certificate. */
+  certificateArn?: string;
 }
 
 /** One inbound rule of a security group: a protocol's port range from a CIDR or from another security group. */

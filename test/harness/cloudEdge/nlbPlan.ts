@@ -10,8 +10,23 @@ import {
   type EdgeTargetGroup,
 } from "./nlbModel.ts";
 import { LAN_CIDR } from "./addresses.ts";
+import { proxied } from "./proxyPlan.ts";
 import { spreadRules } from "./spread.ts";
 import { targetSecurityRules } from "./targetSecurity.ts";
+
+/**
+ * The targets that get new flows: ELBv2 routes to a new target only once it has passed its initial checks, and
+ * fails open (to every target) only when all of them fail their checks.
+ */
+export function forwardedTargets(
+  group: EdgeTargetGroup,
+  states: ReadonlyMap<string, TargetState>,
+): EdgeTargetGroup["targets"] {
+  const state = (t: { ip: string; port: number }) => states.get(stateKey(group.arn, t));
+  const healthy = group.targets.filter((t) => state(t) === "healthy");
+  const allFailing = group.targets.every((t) => state(t) === "unhealthy");
+  return healthy.length ? healthy : allFailing ? group.targets : [];
+}
 
 /** Marks a new flow whose target group does not preserve the client's address. */
 const FROM_NLB_MARK = "0x1";
@@ -36,12 +51,9 @@ export function iptablesRules(
     for (const listener of lb.listeners) {
       const group = groups.get(listener.targetGroupArn);
       if (!group) continue;
-      // ELBv2 routes to a new target only once it has passed its initial checks, and fails open (to every
-      // target) only when all of them fail their checks.
-      const state = (t: { ip: string; port: number }) => states.get(stateKey(group.arn, t));
-      const healthy = group.targets.filter((t) => state(t) === "healthy");
-      const allFailing = group.targets.every((t) => state(t) === "unhealthy");
-      const targets = healthy.length ? healthy : allFailing ? group.targets : [];
+      // The proxy carries it (proxyPlan.ts).
+      if (proxied(listener, group)) continue;
+      const targets = forwardedTargets(group, states);
       const protocols = kernelProtocols(listener);
       // No target to send to (none registered, or none past its initial checks): no rule, so the edge itself
       // refuses the connection, as an NLB resets it.

@@ -10,6 +10,7 @@ import {
   type EdgeLoadBalancer,
   type EdgeTargetGroup,
 } from "./nlbModel.ts";
+import { proxied } from "./proxyPlan.ts";
 
 /** Whether `rules` open `protocol`/`port` to an NLB with these security groups, at this address. */
 export function admits(
@@ -30,13 +31,15 @@ export function admits(
 /**
  * iptables-restore input for the edge's filter table: an NLB's flows to a target port its groups do not open are
  * dropped after translation (told apart by the NLB address they were sent to), and so are the health checks,
- * which HAProxy sends from the edge itself, to a health-check port they do not open to any NLB using the group.
+ * which HAProxy sends from the edge itself, to a health-check port they do not open to any NLB using the group,
+ * and the connections the listener proxy opens from an NLB's address (proxyPlan.ts) to a port not opened to it.
  */
 export function targetSecurityRules(
   balancers: readonly EdgeLoadBalancer[],
   groups: ReadonlyMap<string, EdgeTargetGroup>,
 ): string[] {
   const forward = new Set<string>();
+  const proxiedOut = new Set<string>();
   const checks = new Map<string, boolean>();
   for (const lb of [...balancers].sort((a, b) => a.arn.localeCompare(b.arn)))
     for (const listener of lb.listeners) {
@@ -48,9 +51,15 @@ export function targetSecurityRules(
           if (!t.ingress) continue;
           for (const protocol of kernelProtocols(listener))
             if (!admits(t.ingress, protocol, t.port, from))
-              forward.add(
-                `-A EDGE-TARGET-GROUPS -m conntrack --ctorigdst ${address}/32 -d ${t.ip}/32 -p ${protocol} --dport ${t.port} -j DROP`,
-              );
+              if (proxied(listener, group))
+                // The proxy's own connection, from the NLB's address.
+                proxiedOut.add(
+                  `-A EDGE-TARGET-CHECKS -s ${address}/32 -d ${t.ip}/32 -p tcp --dport ${t.port} -j DROP`,
+                );
+              else
+                forward.add(
+                  `-A EDGE-TARGET-GROUPS -m conntrack --ctorigdst ${address}/32 -d ${t.ip}/32 -p ${protocol} --dport ${t.port} -j DROP`,
+                );
           const hc = group.healthCheck.port === "traffic-port" ? t.port : Number(group.healthCheck.port);
           const key = `${t.ip}|${hc}`;
           checks.set(key, (checks.get(key) ?? false) || admits(t.ingress, "tcp", hc, from));
@@ -73,6 +82,7 @@ export function targetSecurityRules(
     "-A FORWARD -m conntrack --ctstate NEW -j EDGE-TARGET-GROUPS",
     "-A OUTPUT -j EDGE-TARGET-CHECKS",
     ...[...forward].sort(),
+    ...[...proxiedOut].sort(),
     ...output.sort(),
     "COMMIT",
   ];

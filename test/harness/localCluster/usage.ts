@@ -21,12 +21,16 @@ import { SERVING_CONDITION } from "../../../controller/status.ts";
 
 export const METAL_CLASS = "portico.io/metal";
 export const WORKLOAD_PORT = 8080;
+/** Where the workload serves the same behind a required proxy protocol header. */
+export const WORKLOAD_PROXY_PORT = 8081;
 
 /** What the workload answers: which pod on which node, and the source address it saw. */
 export interface EchoAnswer {
   pod: string;
   node: string;
   client: string;
+  /** Behind a proxy protocol header (the workload's PROXY_PORT): the connection's own peer. */
+  peer?: string;
 }
 
 /** A namespace of the test's own on the local cluster, removed afterwards, with admin clients. */
@@ -206,10 +210,12 @@ export async function getFrom(
   namespace: string,
   url: string,
   timeoutSeconds = 2,
+  /** More of curl's options (e.g. --cacert, --resolve). */
+  curlOptions: readonly string[] = [],
 ): Promise<EchoAnswer | undefined> {
   const out = await sh(
     IP,
-    ["netns", "exec", namespace, "curl", "-sf", "-m", String(timeoutSeconds), url],
+    ["netns", "exec", namespace, "curl", "-sf", "-m", String(timeoutSeconds), ...curlOptions, url],
     (timeoutSeconds + 5) * 1000,
   ).catch(() => undefined);
   return out ? (JSON.parse(out) as EchoAnswer) : undefined;
