@@ -78,7 +78,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 
 /**
  * A bridge on the node with the pods' addresses from the node's share of the pod CIDR; other nodes' pods are
- * reached through routes to their node on the LAN. Pod traffic leaving the pod network is masqueraded.
+ * reached through routes to their node on the LAN. Pod traffic leaving the pod network is masqueraded by the
+ * node (podMasquerade), not by the bridge plugin, whose ipMasq would also translate traffic to other nodes'
+ * pods (it spares only the node's own share): pods must see each other's addresses, as Kubernetes' network
+ * model requires and the ExternalTrafficPolicy: Local tests check from pods.
  */
 export function cniConfig(node: NodeLayout): string {
   return JSON.stringify(
@@ -90,7 +93,7 @@ export function cniConfig(node: NodeLayout): string {
           type: "bridge",
           bridge: "cni0",
           isGateway: true,
-          ipMasq: true,
+          ipMasq: false,
           hairpinMode: true,
           ipam: {
             type: "host-local",
@@ -104,6 +107,11 @@ export function cniConfig(node: NodeLayout): string {
     null,
     2,
   );
+}
+
+/** The node's rule (iptables, nat table) masquerading its pods' traffic that leaves the pod network. */
+export function podMasquerade(node: NodeLayout): string[] {
+  return ["POSTROUTING", "-s", node.podCidr, "!", "-d", POD_CIDR, "-j", "MASQUERADE"];
 }
 
 export function kubeletConfig(node: NodeLayout, caFile: string): string {

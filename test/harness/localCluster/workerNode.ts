@@ -13,6 +13,7 @@ import {
   kubeletConfig,
   kubeProxyConfig,
   paths,
+  podMasquerade,
   type NodeLayout,
 } from "./nodeConfig.ts";
 import { IP, setCable, sh, type LanHost } from "../netns.ts";
@@ -96,6 +97,12 @@ export class WorkerNode {
       30_000,
     );
     for (const image of images) await this.ctr(["images", "import", image.archive], 300_000);
+    // Before any pod starts; a node powered on again finds its packet filter flushed (powerOn).
+    const iptables = (...args: string[]) =>
+      sh(IP, ["netns", "exec", this.netns, "iptables", "-t", "nat", ...args]);
+    await iptables("-C", ...podMasquerade(this.layout)).catch(() =>
+      iptables("-A", ...podMasquerade(this.layout)),
+    );
     // kubelet asks containerd's CRI once as it starts and exits when the CRI is not serving yet: after a
     // power loss containerd first cleans up after every container's dead shim (the speaker's pod alone has
     // four), and its socket answers before its CRI does. systemd starts kubelet again when it exits; so
