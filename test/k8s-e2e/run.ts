@@ -61,12 +61,14 @@ async function main(): Promise<number> {
   for (const name of names)
     if (!SETUPS.includes(name)) throw new Error(`unknown set-up ${name} (${SETUPS.join(", ")})`);
   await mkdir(LOGS, { recursive: true });
-  const atStart = loadavg().map((l) => +l.toFixed(2));
+  const load = () => loadavg().map((l) => +l.toFixed(2));
   const built = await buildAll();
-  const setups: Record<string, SetupOutcome & { seconds: number; setupSeconds: number }> = {};
+  const command = `${process.env.K8S_E2E_SETUPS ? `K8S_E2E_SETUPS=${process.env.K8S_E2E_SETUPS} ` : ""}make test-k8s-e2e`;
+  const setups: Record<string, SetupOutcome & Record<string, unknown>> = {};
   for (const name of names) {
     const dir = await mkdtemp(join(tmpdir(), `portico-k8s-e2e-${name}-`));
     const t0 = Date.now();
+    const atStart = load();
     console.error(`portico: starting the ${name} set-up...`);
     const setup = await startSetup(name, dir, built);
     const t1 = Date.now();
@@ -76,7 +78,16 @@ async function main(): Promise<number> {
     try {
       console.error(`portico: running e2e.test (${FOCUS}) from ${setup.runner.namespace}...`);
       const outcome = summarize(await runE2eTest(setup, built, dir), TAG);
-      setups[name] = { ...outcome, setupSeconds: (t1 - t0) / 1000, seconds: (Date.now() - t1) / 1000 };
+      setups[name] = {
+        date: new Date(t0).toISOString(),
+        command,
+        focus: FOCUS,
+        // The machine's load (1, 5, 15 minutes) around the run: another engineer's tests may share it.
+        loadAverage: { atStart, atEnd: load() },
+        setupSeconds: (t1 - t0) / 1000,
+        seconds: (Date.now() - t1) / 1000,
+        ...outcome,
+      };
       console.error(
         `portico: ${name}: ${outcome.passed} passed, ${outcome.failed} failed, ${outcome.skipped} skipped`,
       );
@@ -86,21 +97,19 @@ async function main(): Promise<number> {
       if (process.env.PORTICO_KEEP_RUN !== "1") await rm(dir, { recursive: true, force: true });
     }
   }
+  // A run of some set-ups replaces only theirs: set-ups may run one at a time, or side by side.
+  const before = JSON.parse(await readFile(RESULTS, "utf8").catch(() => "{}")) as { setups?: object };
   const result = {
     name: "k8s-e2e",
-    date: new Date().toISOString(),
-    command: `${process.env.K8S_E2E_SETUPS ? `K8S_E2E_SETUPS=${process.env.K8S_E2E_SETUPS} ` : ""}make test-k8s-e2e`,
     kubernetes: built.build.version,
-    focus: FOCUS,
     machine: `${cpus().length} cores`,
-    loadAverage: { atStart, atEnd: loadavg().map((l) => +l.toFixed(2)) },
-    setups,
+    setups: { ...before.setups, ...setups },
   };
   await mkdir(dirname(RESULTS), { recursive: true });
   await writeFile(RESULTS, JSON.stringify(result, null, 2) + "\n");
   for (const [name, s] of Object.entries(setups)) {
     console.log(
-      `\n${name}: ${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped (${Math.round(s.seconds)} s)`,
+      `\n${name}: ${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped (${Math.round(Number(s.seconds))} s)`,
     );
     for (const t of s.tests)
       console.log(
