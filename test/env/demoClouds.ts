@@ -40,8 +40,8 @@ export async function showClouds(
   });
   out(`Service ${ns.name}/web-nlb: NLB ${hostname}, carried by the edge at ${nlb}`);
   out(`curl through the NLB from the client: pod ${viaNlb.pod} on ${viaNlb.node}`);
-  // The edge serves no DNS: the client is told the name's address.
-  out(`try it: ip netns exec ${client} curl --resolve ${hostname}:80:${nlb} http://${hostname}/`);
+  // The edge answers for the NLB's name in the client's namespace, as AWS's DNS does.
+  out(`try it: ip netns exec ${client} curl http://${hostname}/`);
 
   say("And behind an Azure load balancer: the aks overlay, the Azure emulator, a public frontend");
   await aksOnEmulator(ns, { dataPlane: true, defer });

@@ -108,6 +108,8 @@ async function sweepStale(): Promise<void> {
       }
     }
     await sh(IP, ["netns", "del", name]).catch(() => undefined);
+    // A namespace's own resolver configuration, if a run gave it one (cloudEdge/edgeDns.ts).
+    rmSync(join("/etc/netns", name), { recursive: true, force: true });
   }
 }
 

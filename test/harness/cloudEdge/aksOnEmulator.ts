@@ -3,6 +3,7 @@
 // network security group on the nodes' and pods' subnets (as AKS places it), and the aks overlay installed with
 // a service principal's secret standing in for workload identity. With `dataPlane`, the load balancers carry
 // packets (azureEdge.ts). Everything goes when the test finishes.
+import { EDGE_SITES } from "./addresses.ts";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -71,6 +72,7 @@ export async function aksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): 
       clientNamespace: ns.context.client.namespace,
       podRoutes: ns.context.nodes.map((n) => ({ cidr: n.layout.podCidr, via: n.host.ipv4 })),
       nodeNamespaces: ns.context.nodes.map((n) => n.host.namespace),
+      site: EDGE_SITES.azure,
       network: azure.network,
     });
     edge = started;

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { IP, sh } from "../netns.ts";
 import { stateKey, type EdgeHealthCheck, type TargetState } from "./checkPlan.ts";
-import { EDGE_ADDRESS, EdgeHost, type EdgeHostOptions } from "./edgeHost.ts";
+import { EdgeHost, type EdgeHostOptions } from "./edgeHost.ts";
 import { HealthChecker } from "./haproxy.ts";
 import { PassLoop } from "./passLoop.ts";
 import {
@@ -56,9 +56,14 @@ export class AzureEdge {
     this.opts = opts;
   }
 
-  /** The internet client's namespace (at INTERNET.client, behind the edge): its flows keep its address. */
+  /** The internet client's namespace (behind the edge): its flows keep its address. */
   get internetClient(): string {
     return this.edge.internetNamespace;
+  }
+
+  /** The internet client's address. */
+  get internetAddress(): string {
+    return this.edge.site.internet.client;
   }
 
   static async start(opts: AzureEdgeOptions): Promise<AzureEdge> {
@@ -70,7 +75,15 @@ export class AzureEdge {
       // mark before the edge would take it for itself.
       await edge.exec(IP, ["rule", "add", "pref", String(LOCAL_PRIORITY), "lookup", "local"]);
       await edge.exec(IP, ["rule", "del", "pref", "0"]);
-      await sh(IP, ["-n", opts.clientNamespace, "route", "replace", PUBLIC_IP_RANGE, "via", EDGE_ADDRESS]);
+      await sh(IP, [
+        "-n",
+        opts.clientNamespace,
+        "route",
+        "replace",
+        PUBLIC_IP_RANGE,
+        "via",
+        edge.site.address,
+      ]);
     } catch (err) {
       await azure.stop();
       throw err;

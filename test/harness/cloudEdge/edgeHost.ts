@@ -7,11 +7,13 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { IP, LanProcess, sh } from "../netns.ts";
 
-import { EDGE_ADDRESS, INTERNET } from "./addresses.ts";
+import type { EdgeSite } from "./addresses.ts";
 
-export { EDGE_ADDRESS, NLB_ADDRESSES } from "./addresses.ts";
+export { NLB_ADDRESSES } from "./addresses.ts";
 
 export interface EdgeHostOptions {
+  /** Its addresses (addresses.ts EDGE_SITES). */
+  site: EdgeSite;
   /** The LAN's namespace, whose bridge br0 the edge plugs into. */
   lanNamespace: string;
   /** Routes to the pods' networks: each node's pod CIDR through its address. */
@@ -23,7 +25,8 @@ export interface EdgeHostOptions {
 export class EdgeHost {
   readonly namespace: string;
   readonly iface: string;
-  /** The internet client's namespace: behind the edge, at INTERNET.client. */
+  readonly site: EdgeSite;
+  /** The internet client's namespace: behind the edge, at site.internet.client. */
   readonly internetNamespace: string;
   private readonly processes: LanProcess[] = [];
   /** The addresses added and announced, so that a pass re-adding one does not announce it again. */
@@ -32,7 +35,8 @@ export class EdgeHost {
   private readonly lanNamespace: string;
   private nodeNamespaces: readonly string[] = [];
 
-  private constructor(lanNamespace: string, tag: string) {
+  private constructor(lanNamespace: string, tag: string, site: EdgeSite) {
+    this.site = site;
     this.lanNamespace = lanNamespace;
     this.namespace = `ptm-${process.pid}-${tag}-edge`;
     this.internetNamespace = `ptm-${process.pid}-${tag}-inet`;
@@ -41,7 +45,7 @@ export class EdgeHost {
 
   /** Plugs a new edge into the LAN whose bridge is `br0` in `lanNamespace`, with routes to the pods' networks. */
   static async create(opts: EdgeHostOptions): Promise<EdgeHost> {
-    const edge = new EdgeHost(opts.lanNamespace, randomBytes(2).toString("hex"));
+    const edge = new EdgeHost(opts.lanNamespace, randomBytes(2).toString("hex"), opts.site);
     edge.nodeNamespaces = opts.nodeNamespaces;
     try {
       await edge.build(opts.podRoutes);
@@ -73,13 +77,13 @@ export class EdgeHost {
       ns,
     ]);
     await sh(IP, ["-n", this.lanNamespace, "link", "set", port, "master", "br0", "up"]);
-    await sh(IP, ["-n", ns, "addr", "add", `${EDGE_ADDRESS}/24`, "dev", this.iface]);
+    await sh(IP, ["-n", ns, "addr", "add", `${this.site.address}/24`, "dev", this.iface]);
     await sh(IP, ["-n", ns, "link", "set", this.iface, "up"]);
     // The namespace's own forwarding switch (a fresh namespace starts with it off); the machine's is untouched.
     await this.exec("sysctl", ["-q", "-w", "net.ipv4.ip_forward=1"]);
     for (const route of podRoutes) await sh(IP, ["-n", ns, "route", "replace", route.cidr, "via", route.via]);
     // The nodes may hold the MAC of an earlier edge for this address: announced, as for the NLBs' addresses.
-    await this.announce(EDGE_ADDRESS);
+    await this.announce(this.site.address);
   }
 
   /**
@@ -105,14 +109,15 @@ export class EdgeHost {
       "netns",
       inet,
     ]);
-    const prefix = INTERNET.cidr.split("/")[1];
-    await sh(IP, ["-n", this.namespace, "addr", "add", `${INTERNET.edge}/${prefix}`, "dev", near]);
+    const internet = this.site.internet;
+    const prefix = internet.cidr.split("/")[1];
+    await sh(IP, ["-n", this.namespace, "addr", "add", `${internet.edge}/${prefix}`, "dev", near]);
     await sh(IP, ["-n", this.namespace, "link", "set", near, "up"]);
-    await sh(IP, ["-n", inet, "addr", "add", `${INTERNET.client}/${prefix}`, "dev", "eth0"]);
+    await sh(IP, ["-n", inet, "addr", "add", `${internet.client}/${prefix}`, "dev", "eth0"]);
     await sh(IP, ["-n", inet, "link", "set", "eth0", "up"]);
-    await sh(IP, ["-n", inet, "route", "add", "default", "via", INTERNET.edge]);
+    await sh(IP, ["-n", inet, "route", "add", "default", "via", internet.edge]);
     for (const node of this.nodeNamespaces)
-      await sh(IP, ["-n", node, "route", "replace", INTERNET.cidr, "via", EDGE_ADDRESS]);
+      await sh(IP, ["-n", node, "route", "replace", internet.cidr, "via", this.site.address]);
   }
 
   /** Runs a command in the edge, with `input` on its standard input; resolves to its output. */
@@ -165,7 +170,9 @@ export class EdgeHost {
   async destroy(): Promise<void> {
     await Promise.all(this.processes.map((p) => p.kill()));
     for (const node of this.nodeNamespaces)
-      await sh(IP, ["-n", node, "route", "del", INTERNET.cidr, "via", EDGE_ADDRESS]).catch(() => undefined);
+      await sh(IP, ["-n", node, "route", "del", this.site.internet.cidr, "via", this.site.address]).catch(
+        () => undefined,
+      );
     await sh(IP, ["netns", "del", this.internetNamespace]).catch(() => undefined);
     await sh(IP, ["netns", "del", this.namespace]).catch(() => undefined);
   }

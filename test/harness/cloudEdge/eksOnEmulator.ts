@@ -3,6 +3,7 @@
 // overlay installed with static test credentials standing in for IRSA or Pod Identity. With `dataPlane`, the NLBs
 // carry packets (nlbEdge.ts) and the controller learns its targets' health from the edge's checks
 // (healthReport.ts). Everything goes when the test finishes.
+import { EDGE_SITES } from "./addresses.ts";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -69,6 +70,8 @@ export async function eksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): 
       lanNamespace: ns.context.client.switchPort.namespace,
       podRoutes: ns.context.nodes.map((n) => ({ cidr: n.layout.podCidr, via: n.host.ipv4 })),
       nodeNamespaces: ns.context.nodes.map((n) => n.host.namespace),
+      site: EDGE_SITES.nlb,
+      clientNamespaces: [ns.context.client.namespace],
       elbv2: aws.elbv2,
       ec2: aws.ec2,
     });

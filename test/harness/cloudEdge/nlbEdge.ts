@@ -21,10 +21,13 @@ import { PassLoop } from "./passLoop.ts";
 import { stateKey, type TargetState } from "./checkPlan.ts";
 import type { EdgeIngressRule, EdgeLoadBalancer, EdgeTargetGroup } from "./nlbModel.ts";
 import { forwardedTargets, iptablesRules } from "./nlbPlan.ts";
+import { EdgeDns } from "./edgeDns.ts";
 import { ListenerProxy } from "./listenerProxy.ts";
 import { proxied, type ProxiedListener } from "./proxyPlan.ts";
 
 export interface NlbEdgeOptions extends EdgeHostOptions {
+  /** Namespaces whose lookups of the NLBs' DNS names go to the edge (the internet client's always do). */
+  clientNamespaces?: readonly string[];
   elbv2: ElasticLoadBalancingV2Client;
   ec2: EC2Client;
   periodMs?: number;
@@ -46,6 +49,7 @@ export class NlbEdge {
   private readonly edge: EdgeHost;
   private readonly checker: HealthChecker;
   private readonly proxy: ListenerProxy;
+  private readonly dns: EdgeDns;
   private readonly dir: string;
   private readonly opts: NlbEdgeOptions;
 
@@ -53,6 +57,7 @@ export class NlbEdge {
     this.edge = edge;
     this.checker = checker;
     this.proxy = new ListenerProxy(edge, dir);
+    this.dns = new EdgeDns(edge, dir, [...(opts.clientNamespaces ?? []), edge.internetNamespace]);
     this.dir = dir;
     this.opts = opts;
   }
@@ -61,13 +66,24 @@ export class NlbEdge {
     const dir = await mkdtemp(join(tmpdir(), "portico-edge-"));
     const edge = await EdgeHost.create(opts);
     const nlb = new NlbEdge(edge, new HealthChecker(edge, dir), dir, opts);
+    try {
+      await nlb.dns.start();
+    } catch (err) {
+      await nlb.stop();
+      throw err;
+    }
     nlb.loop = new PassLoop(() => nlb.pass(), opts.periodMs);
     return nlb;
   }
 
-  /** The internet client's namespace (at INTERNET.client, behind the edge): its flows keep its address. */
+  /** The internet client's namespace (behind the edge): its flows keep its address. */
   get internetClient(): string {
     return this.edge.internetNamespace;
+  }
+
+  /** The internet client's address. */
+  get internetAddress(): string {
+    return this.edge.site.internet.client;
   }
 
   /** The addresses the edge answers for the NLB of this DNS name (its DNS record, as resolved). */
@@ -116,6 +132,7 @@ export class NlbEdge {
 
   async stop(): Promise<void> {
     this.loop?.stop();
+    await this.dns.stop();
     await this.edge.destroy();
     await rm(this.dir, { recursive: true, force: true });
   }
@@ -136,6 +153,7 @@ export class NlbEdge {
       this.rules = rules;
     }
     await this.proxy.apply(this.proxiedListeners(balancers, groups, states));
+    await this.dns.set(new Map(balancers.map((lb) => [lb.dnsName, lb.addresses])));
     // Told (to tests, and to the controller through the health report) only once the forwarding follows them.
     this.states = states;
     this.groups = groups;
