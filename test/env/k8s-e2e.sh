@@ -112,12 +112,13 @@ prune_archives() {
   find "$dir" -maxdepth 1 -name "$1-*.tar" -printf '%T@ %p\n' | sort -rn | tail -n +4 | cut -d' ' -f2- | xargs -r -d '\n' rm -f
 }
 
-# Upstream's image is Alpine with bind-tools, curl, netcat-openbsd, iproute2, iperf and bash (its Dockerfile);
-# no Alpine mirror is reachable here, so the same tools come from Debian. What the Dockerfile adds besides is
+# Upstream's image is Alpine with bind-tools, curl, netcat-openbsd, iproute2, iperf and bash (its Dockerfile),
+# and busybox's wget, which tests run in its pods (the source-ranges test); no Alpine mirror is reachable here,
+# so the same tools come from Debian. What the Dockerfile adds besides is
 # added the same way: /uploads, porter's certificate and key, the agnhost-2 link, and the user and group one
 # test expects in the image.
 suite=bookworm
-agnhost_packages=curl,netcat-openbsd,iproute2,iperf,bind9-dnsutils,bash,ca-certificates
+agnhost_packages=curl,wget,netcat-openbsd,iproute2,iperf,bind9-dnsutils,bash,ca-certificates
 agnhost_seconds=0
 agnhost_image() {
   local hash start=$SECONDS work c
