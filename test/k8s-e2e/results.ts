@@ -29,6 +29,8 @@ export interface TestOutcome {
   seconds: number;
   /** Why it did not pass, in the framework's words. */
   reason?: string;
+  /** When this outcome comes from a focused rerun rather than the set-up's full run: the rerun's date. */
+  rerun?: string;
 }
 
 export interface SetupOutcome {
@@ -59,12 +61,15 @@ export function summarize(reports: GinkgoSuiteReport[], tag: string): SetupOutco
       if (spec.State !== "passed" && reason) outcome.reason = reason;
       tests.push(outcome);
     }
+  return { ...counts(tests), tests };
+}
+
+function counts(tests: TestOutcome[]): { passed: number; failed: number; skipped: number } {
   const count = (states: string[]) => tests.filter((t) => states.includes(t.state)).length;
   return {
     passed: count(["passed"]),
     skipped: count(["skipped", "pending"]),
     failed: count(["failed", "aborted", "panicked", "interrupted", "timedout"]),
-    tests,
   };
 }
 
@@ -76,4 +81,29 @@ function reasonOf(spec: GinkgoSpecReport): string | undefined {
   const where = spec.Failure?.Location?.FileName;
   const file = where ? where.slice(where.indexOf("/test/e2e/") + 1) : undefined;
   return file ? `${short} (${file}:${spec.Failure!.Location!.LineNumber})` : short;
+}
+
+export interface Rerun {
+  date: string;
+  focus: string;
+  command: string;
+}
+
+/**
+ * A focused run of some tests (after a fix, say) folded into a set-up's last full run: each test it ran replaces
+ * that test's outcome, marked with the rerun's date, and the counts are taken again; the full run's other
+ * outcomes stay as they were, and the rerun is listed, so the file says which outcome came from which run.
+ */
+export function mergeRerun<T extends SetupOutcome & { reruns?: Rerun[] }>(
+  full: T,
+  rerun: SetupOutcome,
+  info: Rerun,
+): T {
+  const tests = full.tests.map((t) => {
+    const again = rerun.tests.find((r) => r.name === t.name);
+    return again ? { ...again, rerun: info.date } : t;
+  });
+  for (const t of rerun.tests)
+    if (!full.tests.some((f) => f.name === t.name)) tests.push({ ...t, rerun: info.date });
+  return { ...full, ...counts(tests), tests, reruns: [...(full.reruns ?? []), info] };
 }

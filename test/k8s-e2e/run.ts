@@ -4,12 +4,13 @@
 // outcome and duration, and the framework's reason for any that did not pass, in bench/results/k8s-e2e.json;
 // e2e.test's whole output goes to .run/k8s-e2e/<set-up>.log. Exits non-zero when a test did not pass.
 //   K8S_E2E_SETUPS=l2,bgp   which set-ups (default both)
-//   K8S_E2E_FOCUS=<regexp>  a subset of the tests (the file then records the focus it ran)
+//   K8S_E2E_FOCUS=<regexp>  a subset of the tests: their outcomes replace theirs in the set-up's last full run,
+//                           marked as a rerun (results.ts mergeRerun)
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { LanProcess } from "../harness/netns.ts";
-import { summarize, type GinkgoSuiteReport, type SetupOutcome } from "./results.ts";
+import { mergeRerun, summarize, type GinkgoSuiteReport, type SetupOutcome } from "./results.ts";
 import { buildAll, SETUPS, startSetup, type Built, type Setup, type SetupName } from "./setups.ts";
 
 const TAG = "[Feature:LoadBalancer]";
@@ -64,6 +65,11 @@ async function main(): Promise<number> {
   const load = () => loadavg().map((l) => +l.toFixed(2));
   const built = await buildAll();
   const command = `${process.env.K8S_E2E_SETUPS ? `K8S_E2E_SETUPS=${process.env.K8S_E2E_SETUPS} ` : ""}make test-k8s-e2e`;
+  // A run of some set-ups replaces only theirs (set-ups may run one at a time, or side by side), and a run of
+  // some tests (K8S_E2E_FOCUS) only those tests' outcomes in the set-up's last full run.
+  const previous = JSON.parse(await readFile(RESULTS, "utf8").catch(() => "{}")) as {
+    setups?: Record<string, SetupOutcome & Record<string, unknown>>;
+  };
   const setups: Record<string, SetupOutcome & Record<string, unknown>> = {};
   for (const name of names) {
     const dir = await mkdtemp(join(tmpdir(), `portico-k8s-e2e-${name}-`));
@@ -78,7 +84,7 @@ async function main(): Promise<number> {
     try {
       console.error(`portico: running e2e.test (${FOCUS}) from ${setup.runner.namespace}...`);
       const outcome = summarize(await runE2eTest(setup, built, dir), TAG);
-      setups[name] = {
+      const full = {
         date: new Date(t0).toISOString(),
         command,
         focus: FOCUS,
@@ -88,6 +94,11 @@ async function main(): Promise<number> {
         seconds: (Date.now() - t1) / 1000,
         ...outcome,
       };
+      const last = previous.setups?.[name];
+      setups[name] =
+        process.env.K8S_E2E_FOCUS && last
+          ? mergeRerun(last, outcome, { date: full.date, focus: FOCUS, command })
+          : full;
       console.error(
         `portico: ${name}: ${outcome.passed} passed, ${outcome.failed} failed, ${outcome.skipped} skipped`,
       );
@@ -97,13 +108,11 @@ async function main(): Promise<number> {
       if (process.env.PORTICO_KEEP_RUN !== "1") await rm(dir, { recursive: true, force: true });
     }
   }
-  // A run of some set-ups replaces only theirs: set-ups may run one at a time, or side by side.
-  const before = JSON.parse(await readFile(RESULTS, "utf8").catch(() => "{}")) as { setups?: object };
   const result = {
     name: "k8s-e2e",
     kubernetes: built.build.version,
     machine: `${cpus().length} cores`,
-    setups: { ...before.setups, ...setups },
+    setups: { ...previous.setups, ...setups },
   };
   await mkdir(dirname(RESULTS), { recursive: true });
   await writeFile(RESULTS, JSON.stringify(result, null, 2) + "\n");

@@ -1,7 +1,7 @@
 // How `make test-k8s-e2e` reads Ginkgo's JSON report: the focused tests with their outcome and the framework's
 // reason, the specs the focus left out dropped, and a failed suite-level node counted as a failure.
 import { describe, expect, test } from "vitest";
-import { summarize, type GinkgoSpecReport } from "../k8s-e2e/results.ts";
+import { mergeRerun, summarize, type GinkgoSpecReport } from "../k8s-e2e/results.ts";
 
 const TAG = "[Feature:LoadBalancer]";
 const lb = ["[sig-network] LoadBalancers", "[Feature:LoadBalancer]"];
@@ -97,6 +97,30 @@ describe("summarize", () => {
     expect(outcome).toMatchObject({ passed: 0, failed: 1, skipped: 0 });
     expect(outcome.tests).toEqual([
       { name: "[SynchronizedAfterSuite]", state: "failed", seconds: 12.35, reason: "namespaces left behind" },
+    ]);
+  });
+
+  test("a focused rerun replaces only the tests it ran, marked, and the counts follow", () => {
+    const full = {
+      date: "full",
+      passed: 1,
+      failed: 1,
+      skipped: 0,
+      tests: [
+        { name: "a", state: "passed", seconds: 1 },
+        { name: "b", state: "failed", seconds: 2, reason: "wget: not found" },
+      ],
+    };
+    const info = { date: "later", focus: "b", command: "K8S_E2E_FOCUS=b make test-k8s-e2e" };
+    const merged = mergeRerun(
+      full,
+      { passed: 1, failed: 0, skipped: 0, tests: [{ name: "b", state: "passed", seconds: 3 }] },
+      info,
+    );
+    expect(merged).toMatchObject({ date: "full", passed: 2, failed: 0, skipped: 0, reruns: [info] });
+    expect(merged.tests).toEqual([
+      { name: "a", state: "passed", seconds: 1 },
+      { name: "b", state: "passed", seconds: 3, rerun: "later" },
     ]);
   });
 });
