@@ -148,6 +148,42 @@ describe("the Azure load balancer's data path on the local cluster", () => {
   });
 });
 
+describe("internal Azure frontends on the local cluster", () => {
+  test("an internal Service takes a private address of the frontends' subnet; the virtual network's rules keep the LAN's client out unless its source ranges admit it", async ({
+    ns,
+  }) => {
+    const { edge } = await aksOnEmulator(ns, { dataPlane: true, defer: onTestFinished });
+    await ns.deployEcho("echo", 1);
+    await ns.waitAvailable("echo");
+    const internal = { "service.beta.kubernetes.io/azure-load-balancer-internal": "true" };
+    // The LAN's client is outside the virtual network: an internal frontend admits it only by its source ranges.
+    await ns.createLoadBalancer(
+      "admitted",
+      "echo",
+      { loadBalancerClass: AKS_CLASS, loadBalancerSourceRanges: [`${ns.context.client.ipv4}/32`] },
+      internal,
+    );
+    await ns.createLoadBalancer("vnet-only", "echo", { loadBalancerClass: AKS_CLASS }, internal);
+    const admitted = await ns.waitForAddress("admitted", 120_000);
+    const vnetOnly = await ns.waitForAddress("vnet-only", 120_000);
+    // The subnet the controller is told to take internal frontends from (aksOnEmulator's VNET.frontends).
+    for (const address of [admitted, vnetOnly]) expect(address).toMatch(/^192\.0\.2\.(17[6-9]|18\d|19[01])$/);
+    const answer = await waitFor(
+      "the pod to answer through the internal frontend",
+      async () => {
+        const got = await clientGet(ns.context, `http://${admitted}/`);
+        if (got) return got;
+        throw new Error(`no answer; the edge: ${edge!.describe()}`);
+      },
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    expect(answer.pod).toMatch(/^echo-/);
+    // The same pod, the same nodes, passing their probes (one answered); everything ARM holds applied: dropped.
+    await edge!.settled();
+    for (let i = 0; i < 3; i++) expect(await clientStatus(ns.context, `http://${vnetOnly}/`)).toBe(0);
+  });
+});
+
 /** The Service's Serving condition once it has this status. */
 function serving(ns: E2eNamespace, name: string, status: "True" | "False") {
   return waitFor(
