@@ -64,7 +64,11 @@ async function main(): Promise<number> {
   await mkdir(LOGS, { recursive: true });
   const load = () => loadavg().map((l) => +l.toFixed(2));
   const built = await buildAll();
-  const command = `${process.env.K8S_E2E_SETUPS ? `K8S_E2E_SETUPS=${process.env.K8S_E2E_SETUPS} ` : ""}make test-k8s-e2e`;
+  const command = [
+    ...(process.env.K8S_E2E_SETUPS ? [`K8S_E2E_SETUPS=${process.env.K8S_E2E_SETUPS}`] : []),
+    ...(process.env.K8S_E2E_FOCUS ? [`K8S_E2E_FOCUS='${process.env.K8S_E2E_FOCUS}'`] : []),
+    "make test-k8s-e2e",
+  ].join(" ");
   // A run of some set-ups replaces only theirs (set-ups may run one at a time, or side by side), and a run of
   // some tests (K8S_E2E_FOCUS) only those tests' outcomes in the set-up's last full run.
   const previous = JSON.parse(await readFile(RESULTS, "utf8").catch(() => "{}")) as {
