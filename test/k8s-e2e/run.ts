@@ -69,11 +69,6 @@ async function main(): Promise<number> {
     ...(process.env.K8S_E2E_FOCUS ? [`K8S_E2E_FOCUS='${process.env.K8S_E2E_FOCUS}'`] : []),
     "make test-k8s-e2e",
   ].join(" ");
-  // A run of some set-ups replaces only theirs (set-ups may run one at a time, or side by side), and a run of
-  // some tests (K8S_E2E_FOCUS) only those tests' outcomes in the set-up's last full run.
-  const previous = JSON.parse(await readFile(RESULTS, "utf8").catch(() => "{}")) as {
-    setups?: Record<string, SetupOutcome & Record<string, unknown>>;
-  };
   const setups: Record<string, SetupOutcome & Record<string, unknown>> = {};
   for (const name of names) {
     const dir = await mkdtemp(join(tmpdir(), `portico-k8s-e2e-${name}-`));
@@ -98,11 +93,7 @@ async function main(): Promise<number> {
         seconds: (Date.now() - t1) / 1000,
         ...outcome,
       };
-      const last = previous.setups?.[name];
-      setups[name] =
-        process.env.K8S_E2E_FOCUS && last
-          ? mergeRerun(last, outcome, { date: full.date, focus: FOCUS, command })
-          : full;
+      setups[name] = full;
       console.error(
         `portico: ${name}: ${outcome.passed} passed, ${outcome.failed} failed, ${outcome.skipped} skipped`,
       );
@@ -112,11 +103,23 @@ async function main(): Promise<number> {
       if (process.env.PORTICO_KEEP_RUN !== "1") await rm(dir, { recursive: true, force: true });
     }
   }
+  // Read only now, as runs side by side write it: a run of some set-ups replaces only theirs, and a run of some
+  // tests (K8S_E2E_FOCUS) only those tests' outcomes in the set-up's last full run.
+  const previous = JSON.parse(await readFile(RESULTS, "utf8").catch(() => "{}")) as {
+    setups?: Record<string, SetupOutcome & Record<string, unknown>>;
+  };
+  const merged = Object.fromEntries(
+    Object.entries(setups).map(([name, full]) => {
+      const last = previous.setups?.[name];
+      const rerun = { date: String(full.date), focus: FOCUS, command };
+      return [name, process.env.K8S_E2E_FOCUS && last ? mergeRerun(last, full, rerun) : full];
+    }),
+  );
   const result = {
     name: "k8s-e2e",
     kubernetes: built.build.version,
     machine: `${cpus().length} cores`,
-    setups: { ...previous.setups, ...setups },
+    setups: { ...previous.setups, ...merged },
   };
   await mkdir(dirname(RESULTS), { recursive: true });
   await writeFile(RESULTS, JSON.stringify(result, null, 2) + "\n");
