@@ -116,9 +116,9 @@ prune_archives() {
 # and busybox's wget, which tests run in its pods (the source-ranges test); no Alpine mirror is reachable here,
 # so the same tools come from Debian. Debian's wget is GNU's, told by /etc/wgetrc to give up after one try as
 # busybox's does (it would retry a dropped connection 20 times, each 'not reachable' check taking minutes);
-# Debian's busybox wget crashed running the test's command (a segmentation fault). What the Dockerfile adds besides is
-# added the same way: /uploads, porter's certificate and key, the agnhost-2 link, and the user and group one
-# test expects in the image.
+# Debian's busybox wget crashed running the test's command (a segmentation fault). What the Dockerfile adds
+# besides is added the same way: /uploads, porter's certificate and key, the agnhost-2 link, and the user and
+# group one test expects in the image.
 suite=bookworm
 agnhost_packages=curl,wget,netcat-openbsd,iproute2,iperf,bind9-dnsutils,bash,ca-certificates
 agnhost_seconds=0
