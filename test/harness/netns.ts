@@ -60,6 +60,29 @@ export async function sh(command: string, args: string[], timeoutMs = 30_000): P
   }
 }
 
+/** A veth pair: `name` in `namespace`, its peer `peer` moved into `peerNamespace`. */
+export async function vethPair(
+  namespace: string,
+  name: string,
+  peer: string,
+  peerNamespace: string,
+): Promise<void> {
+  await sh(IP, [
+    "-n",
+    namespace,
+    "link",
+    "add",
+    name,
+    "type",
+    "veth",
+    "peer",
+    "name",
+    peer,
+    "netns",
+    peerNamespace,
+  ]);
+}
+
 /** Root, `ip`, and the client tools the tests use; one line saying what is missing otherwise. */
 export function requireLanTools(tools: string[] = []): void {
   if (process.getuid?.() !== 0)
@@ -199,20 +222,7 @@ export class TestLan {
     const bridgeSide = `b${tag}${short}`;
     const iface = `e${tag}${short}`;
     const n = this.lanNamespace;
-    await sh(IP, [
-      "-n",
-      n,
-      "link",
-      "add",
-      bridgeSide,
-      "type",
-      "veth",
-      "peer",
-      "name",
-      iface,
-      "netns",
-      namespace,
-    ]);
+    await vethPair(n, bridgeSide, iface, namespace);
     await sh(IP, ["-n", n, "link", "set", bridgeSide, "master", "br0", "up"]);
     const ipv4 = `192.0.2.${hostNumber}`;
     const ipv6 = `2001:db8::${hostNumber.toString(16)}`;

@@ -19,6 +19,7 @@ import {
 import { admits } from "../harness/cloudEdge/targetSecurity.ts";
 import { iptablesRules } from "../harness/cloudEdge/nlbPlan.ts";
 import { proxied, proxyConfig } from "../harness/cloudEdge/proxyPlan.ts";
+import { Registrations } from "../harness/cloudEdge/registration.ts";
 import { rewriteTargetHealth } from "../harness/cloudEdge/healthReport.ts";
 
 const group = (over: Partial<EdgeTargetGroup> = {}): EdgeTargetGroup => ({
@@ -348,5 +349,21 @@ describe("the listeners the edge's proxy carries", () => {
       socket: "/run/p.sock",
     });
     expect(cfg).not.toContain("bind");
+  });
+});
+
+describe("ELBv2's registration delay", () => {
+  it("starts a new target's checks only once its registration is complete; a target registered again starts over", () => {
+    const r = new Registrations(3_000);
+    expect(r.complete(["a"], 1_000)).toEqual(new Set());
+    expect(r.complete(["a", "b"], 3_999)).toEqual(new Set());
+    expect(r.complete(["a", "b"], 4_000)).toEqual(new Set(["a"]));
+    expect(r.complete(["a", "b"], 6_999)).toEqual(new Set(["a", "b"]));
+    // a deregistered, then registered again.
+    r.complete(["b"], 7_000);
+    expect(r.complete(["a", "b"], 8_000)).toEqual(new Set(["b"]));
+    expect(r.complete(["a", "b"], 11_000)).toEqual(new Set(["a", "b"]));
+    // No delay: checked from the start.
+    expect(new Registrations(0).complete(["a"], 0)).toEqual(new Set(["a"]));
   });
 });

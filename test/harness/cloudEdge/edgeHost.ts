@@ -5,7 +5,7 @@
 // the next one like every LAN namespace (netns.ts).
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { IP, LanProcess, sh } from "../netns.ts";
+import { IP, LanProcess, sh, vethPair } from "../netns.ts";
 
 import type { EdgeSite } from "./addresses.ts";
 
@@ -62,20 +62,7 @@ export class EdgeHost {
     await sh(IP, ["netns", "add", ns]);
     await sh(IP, ["-n", ns, "link", "set", "lo", "up"]);
     const port = `b${this.iface.slice(1, 5)}edge`;
-    await sh(IP, [
-      "-n",
-      this.lanNamespace,
-      "link",
-      "add",
-      port,
-      "type",
-      "veth",
-      "peer",
-      "name",
-      this.iface,
-      "netns",
-      ns,
-    ]);
+    await vethPair(this.lanNamespace, port, this.iface, ns);
     await sh(IP, ["-n", this.lanNamespace, "link", "set", port, "master", "br0", "up"]);
     await sh(IP, ["-n", ns, "addr", "add", `${this.site.address}/24`, "dev", this.iface]);
     await sh(IP, ["-n", ns, "link", "set", this.iface, "up"]);
@@ -95,20 +82,7 @@ export class EdgeHost {
     const near = `i${this.iface.slice(1, 5)}edge`;
     await sh(IP, ["netns", "add", inet]);
     await sh(IP, ["-n", inet, "link", "set", "lo", "up"]);
-    await sh(IP, [
-      "-n",
-      this.namespace,
-      "link",
-      "add",
-      near,
-      "type",
-      "veth",
-      "peer",
-      "name",
-      "eth0",
-      "netns",
-      inet,
-    ]);
+    await vethPair(this.namespace, near, "eth0", inet);
     const internet = this.site.internet;
     const prefix = internet.cidr.split("/")[1];
     await sh(IP, ["-n", this.namespace, "addr", "add", `${internet.edge}/${prefix}`, "dev", near]);

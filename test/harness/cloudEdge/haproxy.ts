@@ -1,10 +1,10 @@
 // HAProxy as the emulated load balancers' health checker, run in the edge: its configuration is replaced and
-// reloaded in place (master-worker, SIGUSR2) when target groups change, keeping what it already knows of each
-// target (its server-state file); its verdicts are read from its runtime API over a Unix socket.
+// reloaded in place (haproxyProcess.ts) when target groups change, keeping what it already knows of each target
+// (its server-state file); its verdicts are read from its runtime API over a Unix socket.
 import { writeFile } from "node:fs/promises";
-import { createConnection } from "node:net";
 import { join } from "node:path";
 import type { EdgeHost } from "./edgeHost.ts";
+import { HaproxyProcess } from "./haproxyProcess.ts";
 import {
   backendName,
   haproxyConfig,
@@ -20,21 +20,15 @@ import {
 export class HealthChecker {
   readonly socket: string;
   readonly stateFile: string;
-  private readonly configFile: string;
+  private readonly haproxy: HaproxyProcess;
   private config = "";
-  private pid: number | undefined;
   /** Targets (stateKey) that have passed a check since they were registered: they fail as unhealthy, not initial. */
   private readonly everUp = new Set<string>();
 
-  private readonly edge: EdgeHost;
-  private readonly dir: string;
-
   constructor(edge: EdgeHost, dir: string) {
-    this.edge = edge;
-    this.dir = dir;
-    this.socket = join(dir, "haproxy.sock");
+    this.haproxy = new HaproxyProcess(edge, dir, "haproxy");
+    this.socket = this.haproxy.socket;
     this.stateFile = join(dir, "haproxy.state");
-    this.configFile = join(dir, "haproxy.cfg");
   }
 
   /**
@@ -44,38 +38,16 @@ export class HealthChecker {
   private async apply(config: string): Promise<boolean> {
     if (config === this.config) return false;
     const known = serversOf(this.config);
-    if (this.pid !== undefined) await writeFile(this.stateFile, await this.command("show servers state"));
-    await writeFile(this.configFile, config);
-    await this.edge.exec("haproxy", ["-c", "-q", "-f", this.configFile]);
-    const before = this.pid === undefined ? undefined : await this.workerPid();
-    if (this.pid === undefined) {
-      const proc = this.edge.start("haproxy", join(this.dir, "haproxy.log"), "haproxy", [
-        "-W",
-        "-db",
-        "-f",
-        this.configFile,
-      ]);
-      this.pid = proc.pid;
-    } else process.kill(this.pid, "SIGUSR2");
+    // What the old worker knows of each server, for the new one to load (the configuration names the file).
+    if (this.haproxy.running)
+      await writeFile(this.stateFile, await this.haproxy.command("show servers state"));
+    await this.haproxy.load(config);
     this.config = config;
-    // The runtime API is the new worker's once it answers with another process ID than the old one did.
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      const now = await this.workerPid().catch(() => undefined);
-      if (now !== undefined && now !== before) break;
-      if (Date.now() > deadline)
-        throw new Error("HAProxy's new worker did not answer within 10 s of a reload");
-      await new Promise((r) => setTimeout(r, 50));
-    }
     // Servers new to this configuration start down (HAProxy would assume them up); the others keep the state the
     // new worker loaded from the old one's.
     for (const server of serversOf(config))
-      if (!known.has(server)) await this.command(`set server ${server} health down`);
+      if (!known.has(server)) await this.haproxy.command(`set server ${server} health down`);
     return true;
-  }
-
-  private async workerPid(): Promise<string | undefined> {
-    return /^Pid: (\d+)$/m.exec(await this.command("show info"))?.[1];
   }
 
   /** Checks these groups from now on; resolves to every target's state (by stateKey) as the checks judge it. */
@@ -94,18 +66,7 @@ export class HealthChecker {
   }
 
   async stats(): Promise<ServerStat[]> {
-    return parseStat(await this.command("show stat"));
-  }
-
-  private command(line: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const conn = createConnection(this.socket);
-      let out = "";
-      conn.on("data", (d) => (out += d.toString()));
-      conn.once("error", reject);
-      conn.once("end", () => resolve(out));
-      conn.write(`${line}\n`);
-    });
+    return parseStat(await this.haproxy.command("show stat"));
   }
 }
 

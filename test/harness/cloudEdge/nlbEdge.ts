@@ -23,9 +23,12 @@ import type { EdgeIngressRule, EdgeLoadBalancer, EdgeTargetGroup } from "./nlbMo
 import { forwardedTargets, iptablesRules } from "./nlbPlan.ts";
 import { EdgeDns } from "./edgeDns.ts";
 import { ListenerProxy } from "./listenerProxy.ts";
+import { REGISTRATION_DELAY_MS, Registrations } from "./registration.ts";
 import { proxied, type ProxiedListener } from "./proxyPlan.ts";
 
 export interface NlbEdgeOptions extends EdgeHostOptions {
+  /** How long a new target waits before it gets traffic, as ELBv2's registration does (registration.ts). */
+  registrationDelayMs?: number;
   /** Namespaces whose lookups of the NLBs' DNS names go to the edge (the internet client's always do). */
   clientNamespaces?: readonly string[];
   elbv2: ElasticLoadBalancingV2Client;
@@ -50,6 +53,7 @@ export class NlbEdge {
   private readonly checker: HealthChecker;
   private readonly proxy: ListenerProxy;
   private readonly dns: EdgeDns;
+  private readonly registrations: Registrations;
   private readonly dir: string;
   private readonly opts: NlbEdgeOptions;
 
@@ -57,6 +61,7 @@ export class NlbEdge {
     this.edge = edge;
     this.checker = checker;
     this.proxy = new ListenerProxy(edge, dir);
+    this.registrations = new Registrations(opts.registrationDelayMs ?? REGISTRATION_DELAY_MS);
     this.dns = new EdgeDns(edge, dir, [...(opts.clientNamespaces ?? []), edge.internetNamespace]);
     this.dir = dir;
     this.opts = opts;
@@ -139,8 +144,15 @@ export class NlbEdge {
 
   private async pass(): Promise<void> {
     const { balancers, groups } = await this.observe();
+    // Checks start once a target's registration is complete; until then it has no state (initial).
+    const registered = [...groups.values()].flatMap((g) => g.targets.map((t) => stateKey(g.arn, t)));
+    const complete = this.registrations.complete(registered, Date.now());
     const states = await this.checker.check(
-      [...groups.values()].map((g) => ({ id: g.arn, healthCheck: g.healthCheck, targets: g.targets })),
+      [...groups.values()].map((g) => ({
+        id: g.arn,
+        healthCheck: g.healthCheck,
+        targets: g.targets.filter((t) => complete.has(stateKey(g.arn, t))),
+      })),
     );
     const wanted = new Set(balancers.flatMap((lb) => lb.addresses));
     for (const address of wanted) await this.edge.addAddress(address);

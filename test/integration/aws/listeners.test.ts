@@ -1,16 +1,12 @@
 // Several certificates per TLS listener, ALPN, listener attributes, per-port target-group attributes, a named
 // health-check port and access logs, against the emulator: the state AWS holds, and no write on a resync.
-import { ACMClient, ImportCertificateCommand } from "@aws-sdk/client-acm";
 import {
   DescribeListenerAttributesCommand,
   DescribeListenerCertificatesCommand,
   DescribeListenersCommand,
   DescribeLoadBalancerAttributesCommand,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { importCertificate } from "../../harness/acmCertificates.ts";
 import type { TestAws } from "../../harness/index.ts";
 import { expect, test } from "../../harness/index.ts";
 import { awsWorld, directProvider, intentFor, writesDuring } from "./fixtures.ts";
@@ -23,32 +19,11 @@ const TWO_PORTS = [
 ];
 
 async function importCertificates(count: number): Promise<string[]> {
-  const acm = new ACMClient({});
   const arns = [];
   for (let i = 0; i < count; i++) {
-    const dir = mkdtempSync(join(tmpdir(), "portico-cert-"));
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        join(dir, "k"),
-        "-out",
-        join(dir, "c"),
-      ].concat(["-days", "1", "-subj", `/CN=site${i}.example.com`]),
-      { stdio: "ignore" },
-    );
-    const out = await acm.send(
-      new ImportCertificateCommand({
-        Certificate: readFileSync(join(dir, "c")),
-        PrivateKey: readFileSync(join(dir, "k")),
-      }),
-    );
-    arns.push(out.CertificateArn!);
+    const imported = await importCertificate(`site${i}.example.com`);
+    await imported.remove();
+    arns.push(imported.arn);
   }
   return arns;
 }

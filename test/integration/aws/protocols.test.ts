@@ -1,11 +1,7 @@
 // Listener protocols, TLS, attributes, source ranges and scheme: what the annotations users already have ask for.
-import { ACMClient, ImportCertificateCommand } from "@aws-sdk/client-acm";
 import { CreateTagsCommand } from "@aws-sdk/client-ec2";
 import { DescribeLoadBalancersCommand } from "@aws-sdk/client-elastic-load-balancing-v2";
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { importCertificate } from "../../harness/acmCertificates.ts";
 import { expect, test, waitFor } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { awsWorld, lbService, patchService, serviceEvents, waitForHostname } from "./fixtures.ts";
@@ -48,33 +44,8 @@ test("a TCP and a UDP port with the same number share one TCP_UDP listener; UDP 
 
 test("a certificate annotation makes TLS listeners on the chosen ports only", async ({ cluster, aws }) => {
   await awsWorld(cluster, aws, 1);
-  const dir = mkdtempSync(join(tmpdir(), "portico-cert-"));
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      join(dir, "k"),
-      "-out",
-      join(dir, "c"),
-      "-days",
-      "1",
-      "-subj",
-      "/CN=web.example.com",
-    ],
-    { stdio: "ignore" },
-  );
-  const acm = new ACMClient({});
-  const cert = await acm.send(
-    new ImportCertificateCommand({
-      Certificate: readFileSync(join(dir, "c")),
-      PrivateKey: readFileSync(join(dir, "k")),
-    }),
-  );
+  const cert = await importCertificate("web.example.com");
+  await cert.remove();
   await startPortico(cluster);
   await cluster.createService(
     "web",
@@ -82,12 +53,12 @@ test("a certificate annotation makes TLS listeners on the chosen ports only", as
       { name: "http", port: 80, targetPort: 8080 },
       { name: "https", port: 443, targetPort: 8080 },
     ]),
-    { [`${A}ssl-cert`]: cert.CertificateArn!, [`${A}ssl-ports`]: "https" },
+    { [`${A}ssl-cert`]: cert.arn, [`${A}ssl-ports`]: "https" },
   );
   await waitForHostname(cluster, "web");
   const inv = await inventory(aws);
   const byPort = Object.fromEntries(inv.loadBalancers[0]!.listeners.map((l) => [l.port, l]));
-  expect(byPort[443]).toMatchObject({ protocol: "TLS", certificates: [cert.CertificateArn] });
+  expect(byPort[443]).toMatchObject({ protocol: "TLS", certificates: [cert.arn] });
   expect(byPort[80]).toMatchObject({ protocol: "TCP", certificates: [] });
   expect(inv.targetGroups.every((tg) => tg.protocol === "TCP")).toBe(true);
 });
