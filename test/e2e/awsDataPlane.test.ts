@@ -9,7 +9,6 @@ import {
 } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { eksOnEmulator, nlbAddress } from "../harness/cloudEdge/eksOnEmulator.ts";
 import { onlyAdmittedClientsAnswered } from "../harness/cloudEdge/sourceRanges.ts";
-import { SERVING_CONDITION } from "../../controller/status.ts";
 import { main as porticoctl } from "../../controller/cli/porticoctl.ts";
 import { clientDatagram, clientGet, clientStatus, describe, expect, test, waitFor } from "../harness/e2e.ts";
 
@@ -130,18 +129,9 @@ describe("the NLB's data path on the local cluster", () => {
         [`${A}healthcheck-port`]: "9999",
       },
     );
-    const serving = (name: string, status: string) =>
-      waitFor(
-        `${name} to report Serving ${status}`,
-        async () =>
-          (await ns.core.readNamespacedService({ name, namespace: ns.name })).status?.conditions?.find(
-            (c) => c.type === SERVING_CONDITION && c.status === status,
-          ),
-        { timeoutMs: 180_000, intervalMs: 1000 },
-      );
-    const up = await serving("web", "True");
+    const up = await ns.waitForServing("web", "True");
     expect(up).toMatchObject({ reason: "TargetsHealthy", message: "2 of 2 targets healthy" });
-    const down = await serving("deaf", "False");
+    const down = await ns.waitForServing("deaf", "False");
     expect(down.reason).toBe("TargetsUnhealthy");
     expect(down.message).toMatch(
       /fails its health check \(\S+:8080 unhealthy \(Target\.FailedHealthChecks\)\)/,

@@ -6,9 +6,7 @@
 import { onTestFinished } from "vitest";
 import { AKS_CLASS, aksOnEmulator } from "../harness/cloudEdge/aksOnEmulator.ts";
 import { onlyAdmittedClientsAnswered } from "../harness/cloudEdge/sourceRanges.ts";
-import { SERVING_CONDITION } from "../../controller/status.ts";
 import { clientGet, clientStatus, describe, expect, test, waitFor } from "../harness/e2e.ts";
-import type { E2eNamespace } from "../harness/e2e.ts";
 
 const ALLOWED_RANGES = "service.beta.kubernetes.io/azure-allowed-ip-ranges";
 
@@ -75,14 +73,14 @@ describe("the Azure load balancer's data path on the local cluster", () => {
         intervalMs: 500,
       },
     );
-    expect(await serving(ns, "web", "False")).toMatchObject({ reason: "NoReadyEndpoints" });
+    expect(await ns.waitForServing("web", "False", 120_000)).toMatchObject({ reason: "NoReadyEndpoints" });
     await ns.scale("echo", 1);
     await waitFor(
       "the new pod to answer through the load balancer",
       async () => (await clientGet(ns.context, `http://${web}/`)) ?? undefined,
       { timeoutMs: 120_000, intervalMs: 500 },
     );
-    expect(await serving(ns, "web", "True")).toMatchObject({ reason: "BackendsReady" });
+    expect(await ns.waitForServing("web", "True", 120_000)).toMatchObject({ reason: "BackendsReady" });
   });
 
   test("the network security group admits the allowed ranges and drops every other client, until the range includes it", async ({
@@ -183,15 +181,3 @@ describe("internal Azure frontends on the local cluster", () => {
     for (let i = 0; i < 3; i++) expect(await clientStatus(ns.context, `http://${vnetOnly}/`)).toBe(0);
   });
 });
-
-/** The Service's Serving condition once it has this status. */
-function serving(ns: E2eNamespace, name: string, status: "True" | "False") {
-  return waitFor(
-    `Service ${name} to be Serving=${status}`,
-    async () =>
-      (await ns.core.readNamespacedService({ name, namespace: ns.name })).status?.conditions?.find(
-        (c) => c.type === SERVING_CONDITION && c.status === status,
-      ),
-    { timeoutMs: 120_000, intervalMs: 1000 },
-  );
-}
