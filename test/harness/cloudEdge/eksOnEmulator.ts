@@ -77,9 +77,7 @@ export async function eksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): 
     });
     edge = started;
     defer(() => started.stop());
-    const report = await startHealthReport(moto.endpoint.url, (group, id, p) =>
-      started.stateOfTarget(group, id, p),
-    );
+    const report = await startHealthReport(moto.endpoint.url, started);
     defer(() => report.close());
     port = report.port;
   }

@@ -6,27 +6,67 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { TargetState } from "./checkPlan.ts";
 
+/** What DescribeTargetHealth says of a target: its checks' verdict, or `draining` once deregistered. */
+type ReportedState = TargetState | "draining";
+
 /** ELBv2's reason and description for a state (DescribeTargetHealth's TargetHealth). */
-const REASONS: Record<Exclude<TargetState, "healthy">, { reason: string; description: string }> = {
+const REASONS: Record<Exclude<ReportedState, "healthy">, { reason: string; description: string }> = {
   initial: { reason: "Elb.InitialHealthChecking", description: "Initial health checks in progress" },
   unhealthy: { reason: "Target.FailedHealthChecks", description: "Health checks failed" },
+  draining: {
+    reason: "Target.DeregistrationInProgress",
+    description: "Target deregistration is in progress",
+  },
 };
 
-/** Rewrites a DescribeTargetHealth answer's states with `stateOf` (undefined: not judged yet, so initial). */
+/** Where the health report learns the targets' states: the NLB edge (nlbEdge.ts). */
+export interface TargetHealthSource {
+  /** A registered target's state as the edge's checks judge it; undefined while not judged yet. */
+  stateOfTarget(targetGroupArn: string, id: string, port: number): TargetState | undefined;
+  /** The deregistered targets still draining, which the emulator forgets at once and ELBv2 lists. */
+  drainingIn(targetGroupArn: string): readonly { id: string; port: number }[];
+}
+
+function targetHealth(state: ReportedState): string {
+  return state === "healthy"
+    ? "<TargetHealth><State>healthy</State></TargetHealth>"
+    : `<TargetHealth><State>${state}</State><Reason>${REASONS[state].reason}</Reason><Description>${REASONS[state].description}</Description></TargetHealth>`;
+}
+
+/**
+ * Rewrites a DescribeTargetHealth answer's states with `stateOf` (undefined: not judged yet, so initial), and
+ * lists the `draining` targets after the registered ones, as ELBv2 does until their drain ends.
+ */
 export function rewriteTargetHealth(
   xml: string,
   stateOf: (id: string, port: number) => TargetState | undefined,
+  draining: readonly { id: string; port: number }[] = [],
 ): string {
-  return xml.replace(
+  const rewritten = xml.replace(
     /<member><Target><Id>([^<]*)<\/Id><Port>(\d+)<\/Port>([\s\S]*?)<\/member>/g,
-    (member, id: string, port: string) => {
-      const state = stateOf(id, Number(port)) ?? "initial";
-      const health =
-        state === "healthy"
-          ? "<TargetHealth><State>healthy</State></TargetHealth>"
-          : `<TargetHealth><State>${state}</State><Reason>${REASONS[state].reason}</Reason><Description>${REASONS[state].description}</Description></TargetHealth>`;
-      return member.replace(/<TargetHealth>[\s\S]*?<\/TargetHealth>/, health);
-    },
+    (member, id: string, port: string) =>
+      member.replace(
+        /<TargetHealth>[\s\S]*?<\/TargetHealth>/,
+        targetHealth(stateOf(id, Number(port)) ?? "initial"),
+      ),
+  );
+  if (!draining.length) return rewritten;
+  const members = draining
+    .map(
+      (t) =>
+        `<member><Target><Id>${t.id}</Id><Port>${t.port}</Port></Target>${targetHealth("draining")}</member>`,
+    )
+    .join("");
+  if (rewritten.includes("</TargetHealthDescriptions>"))
+    return rewritten.replace("</TargetHealthDescriptions>", `${members}</TargetHealthDescriptions>`);
+  if (rewritten.includes("<TargetHealthDescriptions/>"))
+    return rewritten.replace(
+      "<TargetHealthDescriptions/>",
+      `<TargetHealthDescriptions>${members}</TargetHealthDescriptions>`,
+    );
+  return rewritten.replace(
+    "<DescribeTargetHealthResult>",
+    `<DescribeTargetHealthResult><TargetHealthDescriptions>${members}</TargetHealthDescriptions>`,
   );
 }
 
@@ -37,7 +77,7 @@ export interface HealthReportProxy {
 
 export async function startHealthReport(
   emulator: string,
-  stateOf: (targetGroupArn: string, id: string, port: number) => TargetState | undefined,
+  source: TargetHealthSource,
 ): Promise<HealthReportProxy> {
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -57,7 +97,12 @@ export async function startHealthReport(
           let text = await answer.text();
           const group = params.get("TargetGroupArn");
           if (params.get("Action") === "DescribeTargetHealth" && group && answer.ok)
-            text = rewriteTargetHealth(text, (id, port) => stateOf(group, id, port));
+            text = rewriteTargetHealth(
+              text,
+              (id, port) => source.stateOfTarget(group, id, port),
+              // Only for the whole group: asked of given targets, ELBv2 answers for those alone.
+              params.has("Targets.member.1.Id") ? [] : source.drainingIn(group),
+            );
           res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "text/xml" });
           res.end(text);
         })

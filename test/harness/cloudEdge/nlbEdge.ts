@@ -25,6 +25,17 @@ import { EdgeDns } from "./edgeDns.ts";
 import { ListenerProxy } from "./listenerProxy.ts";
 import { REGISTRATION_DELAY_MS, Registrations } from "./registration.ts";
 import { proxied, type ProxiedListener } from "./proxyPlan.ts";
+import { Drains, flowKey, openFlows, type DrainingTarget } from "./draining.ts";
+
+/**
+ * The NLB's idle timeout for TCP flows (ELBv2's default, in seconds), and its answer to a packet of a flow it no
+ * longer tracks (idle too long, or cut at the end of a drain): a reset, as the edge's own stack answers a packet
+ * that connection tracking does not know rather than translate it as a new flow.
+ */
+const NLB_CONNTRACK = [
+  "net.netfilter.nf_conntrack_tcp_timeout_established=350",
+  "net.netfilter.nf_conntrack_tcp_loose=0",
+];
 
 export interface NlbEdgeOptions extends EdgeHostOptions {
   /** How long a new target waits before it gets traffic, as ELBv2's registration does (registration.ts). */
@@ -44,6 +55,7 @@ export class NlbEdge {
   readonly certificates = new Map<string, string>();
   private readonly addresses = new Map<string, string>();
   private states = new Map<string, TargetState>();
+  private draining: DrainingTarget[] = [];
   private balancers: EdgeLoadBalancer[] = [];
   private groups = new Map<string, EdgeTargetGroup>();
   private rules = "";
@@ -54,6 +66,7 @@ export class NlbEdge {
   private readonly proxy: ListenerProxy;
   private readonly dns: EdgeDns;
   private readonly registrations: Registrations;
+  private readonly drains = new Drains();
   private readonly dir: string;
   private readonly opts: NlbEdgeOptions;
 
@@ -72,6 +85,8 @@ export class NlbEdge {
     const edge = await EdgeHost.create(opts);
     const nlb = new NlbEdge(edge, new HealthChecker(edge, dir), dir, opts);
     try {
+      // The namespace's own settings; the machine's are untouched.
+      await edge.exec("sysctl", ["-q", "-w", ...NLB_CONNTRACK]);
       await nlb.dns.start();
     } catch (err) {
       await nlb.stop();
@@ -105,6 +120,11 @@ export class NlbEdge {
   stateOfTarget(targetGroupArn: string, id: string, port: number): TargetState | undefined {
     const target = this.groups.get(targetGroupArn)?.targets.find((t) => t.id === id && t.port === port);
     return target && this.states.get(stateKey(targetGroupArn, target));
+  }
+
+  /** The deregistered targets of a target group still draining (ELBv2 lists them until the drain ends). */
+  drainingIn(targetGroupArn: string): DrainingTarget[] {
+    return this.draining.filter((d) => d.group === targetGroupArn);
   }
 
   /** Every target behind the NLB of this DNS name, with its state as the edge's checks judge it. */
@@ -144,6 +164,16 @@ export class NlbEdge {
 
   private async pass(): Promise<void> {
     const { balancers, groups } = await this.observe();
+    const flows = openFlows(await this.edge.exec("conntrack", ["-L"]).catch(() => ""));
+    // A drain counts the flows through its group's own listeners (another NLB may send to the same pod), and
+    // those the edge's proxy opened to the target itself.
+    const hasFlow = (d: DrainingTarget) => {
+      const to = new Set([...frontends(balancers, d.group), flowKey(d)]);
+      return flows.some((f) => f.target === flowKey(d) && to.has(f.to));
+    };
+    const { draining, expired } = this.drains.step(groups, Date.now(), hasFlow);
+    for (const drain of expired.filter((d) => d.terminate))
+      await this.cut(drain, frontends(balancers, drain.group));
     // Checks start once a target's registration is complete; until then it has no state (initial).
     const registered = [...groups.values()].flatMap((g) => g.targets.map((t) => stateKey(g.arn, t)));
     const complete = this.registrations.complete(registered, Date.now());
@@ -168,8 +198,27 @@ export class NlbEdge {
     await this.dns.set(new Map(balancers.map((lb) => [lb.dnsName, lb.addresses])));
     // Told (to tests, and to the controller through the health report) only once the forwarding follows them.
     this.states = states;
+    this.draining = draining;
     this.groups = groups;
     this.balancers = balancers;
+  }
+
+  /**
+   * Cuts the flows still open to a target whose drain ended, as ELBv2's connection termination does: the kernel
+   * forgets them, so the client's next packet is answered with a reset (NLB_CONNTRACK).
+   */
+  private async cut(target: DrainingTarget, through: readonly string[]): Promise<void> {
+    for (const frontend of through) {
+      const [address, port] = frontend.split(":") as [string, string];
+      for (const protocol of ["tcp", "udp"])
+        await this.edge
+          .exec("conntrack", [
+            ...["-D", "-p", protocol, "--orig-dst", address, "--orig-port-dst", port],
+            ...["--reply-src", target.ip, "--reply-port-src", String(target.port)],
+          ])
+          // None to cut is an error to conntrack.
+          .catch(() => "");
+    }
   }
 
   private proxiedListeners(
@@ -319,4 +368,13 @@ export class NlbEdge {
           });
     return out;
   }
+}
+
+/** The "address:port" frontends of every listener that forwards to a target group. */
+function frontends(balancers: readonly EdgeLoadBalancer[], targetGroupArn: string): string[] {
+  return balancers.flatMap((lb) =>
+    lb.listeners
+      .filter((l) => l.targetGroupArn === targetGroupArn)
+      .flatMap((l) => lb.addresses.map((a) => `${a}:${l.port}`)),
+  );
 }
