@@ -4,7 +4,8 @@
 //   l2   an IPAddressPool on the LAN, announced by ARP; the runner is the LAN's client;
 //   bgp  an IPAddressPool off the LAN, advertised to a router peering with every node (BGPPeer,
 //        BGPAdvertisement); the runner is the host behind the router, which reaches the addresses only through
-//        the routes the router learned.
+//        the routes the router learned;
+//   eks, aks  Portico from the cloud overlays, with the emulators and their edges (cloudSetups.ts).
 import { CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -18,9 +19,10 @@ import type { ImageArchive } from "../harness/localCluster/workerNode.ts";
 import { IP, LAN_GATEWAY, sh, type LanHost } from "../harness/netns.ts";
 import { ensureTools, type Tools } from "../harness/tools.ts";
 import { waitFor } from "../harness/wait.ts";
+import { cloudDnsZones, startCloud, type CloudSetupName } from "./cloudSetups.ts";
 
-export type SetupName = "l2" | "bgp";
-export const SETUPS: SetupName[] = ["l2", "bgp"];
+export type SetupName = "l2" | "bgp" | CloudSetupName;
+export const SETUPS: SetupName[] = ["l2", "bgp", "eks", "aks"];
 
 /** What k8s-e2e.sh builds: e2e.test and the images its tests and the cluster DNS run. */
 export interface K8sE2eBuild {
@@ -35,7 +37,7 @@ export interface Setup {
   name: SetupName;
   cluster: LocalCluster;
   /** Where e2e.test runs. */
-  runner: LanHost;
+  runner: Pick<LanHost, "namespace">;
   /** An admin kubeconfig naming the apiserver as the LAN reaches it. */
   kubeconfig: string;
   stop(): Promise<void>;
@@ -89,18 +91,24 @@ export async function startSetup(name: SetupName, dir: string, built: Built): Pr
     for (const cleanup of cleanups.reverse()) await cleanup().catch((err: unknown) => console.error(err));
   };
   try {
-    await installClusterDns(cluster.kubeconfig, build.coredns.ref);
-    await installPortico(cluster.kubeconfig, {
-      overlay: "metal",
-      image: portico.ref,
-      frrImage: frr.ref,
-      pools: name === "l2" ? [{ name: "k8s-e2e", addresses: [L2_POOL] }] : [],
-      kustomization: { patches: DEFAULT_LOAD_BALANCER },
-    });
+    if (name === "eks" || name === "aks") {
+      await installClusterDns(cluster.kubeconfig, build.coredns.ref, { forward: cloudDnsZones(name) });
+    } else {
+      await installClusterDns(cluster.kubeconfig, build.coredns.ref);
+      await installPortico(cluster.kubeconfig, {
+        overlay: "metal",
+        image: portico.ref,
+        frrImage: frr.ref,
+        pools: name === "l2" ? [{ name: "k8s-e2e", addresses: [L2_POOL] }] : [],
+        kustomization: { patches: DEFAULT_LOAD_BALANCER },
+      });
+    }
     const runner =
       name === "l2"
         ? await clientOffTheNodesSubnet(cluster)
-        : await routeThroughRouter(cluster, dir, cleanups);
+        : name === "bgp"
+          ? await routeThroughRouter(cluster, dir, cleanups)
+          : await startCloud(name, cluster, portico.ref, cleanups);
     const kubeconfig = await cluster.controlPlane.clientKubeconfig(
       "k8s-e2e-runner",
       { commonName: "k8s-e2e-runner", organization: "system:masters" },

@@ -2,16 +2,18 @@
 // gateway, a virtual network holding the LAN's nodes, the pods and a subnet for internal frontends, the cluster's
 // network security group on the nodes' and pods' subnets (as AKS places it), and the aks overlay installed with
 // a service principal's secret standing in for workload identity. With `dataPlane`, the load balancers carry
-// packets (azureEdge.ts). Everything goes when the test finishes.
+// packets (azureEdge.ts). Everything goes when the test (or the set-up) finishes. The end-to-end tests start it
+// for their namespace (aksOnEmulator), Kubernetes' own tests' set-up for the whole cluster (aksOnCluster).
 import { EDGE_SITES } from "./addresses.ts";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startAzureEmulator, trustCertificateAuthority } from "../../emulators/azure/index.ts";
 import { AZURE_WORLD, TestAzure } from "../azure.ts";
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { reachableFromPods, type E2eNamespace } from "../localCluster/usage.ts";
 import { waitFor } from "../wait.ts";
-import type { OnEmulatorOptions } from "./teardown.ts";
+import type { CloudCluster, OnClusterOptions, OnEmulatorOptions } from "./teardown.ts";
 import { installPortico, uninstall } from "../localCluster/install.ts";
 import { LAN_GATEWAY } from "../netns.ts";
 import { AzureEdge } from "./azureEdge.ts";
@@ -35,7 +37,12 @@ export interface AksOnEmulator {
   edge?: AzureEdge;
 }
 
-export async function aksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): Promise<AksOnEmulator> {
+/** Portico as on AKS for a test's namespace: its Services of Portico's class go before Portico does. */
+export function aksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): Promise<AksOnEmulator> {
+  return aksOnCluster(ns.context, { ...opts, servicesNamespace: ns.name });
+}
+
+export async function aksOnCluster(cluster: CloudCluster, opts: OnClusterOptions): Promise<AksOnEmulator> {
   const { defer } = opts;
   const dir = await mkdtemp(join(tmpdir(), "portico-e2e-azure-"));
   const emulator = await startAzureEmulator({ dir, alsoReachedAt: [LAN_GATEWAY] });
@@ -44,7 +51,7 @@ export async function aksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): 
     await rm(dir, { recursive: true, force: true });
   });
   const port = Number(new URL(emulator.url).port);
-  const forward = await reachableFromPods(ns.context, port, dir);
+  const forward = await reachableFromPods(cluster, port, dir);
   defer(() => forward.stop());
   // This process talks to the emulator at its own address; the pods at the LAN's gateway.
   trustCertificateAuthority(emulator.caCertPath);
@@ -68,10 +75,10 @@ export async function aksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): 
   let edge: AzureEdge | undefined;
   if (opts.dataPlane) {
     const started = await AzureEdge.start({
-      lanNamespace: ns.context.client.switchPort.namespace,
-      clientNamespace: ns.context.client.namespace,
-      podRoutes: ns.context.nodes.map((n) => ({ cidr: n.layout.podCidr, via: n.host.ipv4 })),
-      nodeNamespaces: ns.context.nodes.map((n) => n.host.namespace),
+      lanNamespace: cluster.client.switchPort.namespace,
+      clientNamespace: cluster.client.namespace,
+      podRoutes: cluster.nodes.map((n) => ({ cidr: n.layout.podCidr, via: n.host.ipv4 })),
+      nodeNamespaces: cluster.nodes.map((n) => n.host.namespace),
       site: EDGE_SITES.azure,
       network: azure.network,
     });
@@ -109,10 +116,11 @@ export async function aksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): 
       path: `${container}/volumeMounts/-`,
       value: { name: "emulator-ca", mountPath: "/etc/emulator-ca", readOnly: true },
     },
+    ...(opts.controllerPatches ?? []),
   ];
-  const objects = await installPortico(ns.context.kubeconfig, {
+  const objects = await installPortico(cluster.kubeconfig, {
     overlay: "aks",
-    image: ns.context.porticoImage,
+    image: cluster.porticoImage,
     kustomization: {
       namespace: "portico-aks",
       namePrefix: "aks-",
@@ -123,19 +131,25 @@ export async function aksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): 
     },
   });
   defer(async () => {
+    const namespace = opts.servicesNamespace;
+    const kc = new KubeConfig();
+    kc.loadFromFile(cluster.kubeconfig);
+    const core = kc.makeApiClient(CoreV1Api);
     // The test's Services first, while the controller runs to take their frontends away and lift their
     // finalizers: left behind, they would hold the test's namespace in Terminating.
     const ours = async () =>
-      (await ns.core.listNamespacedService({ namespace: ns.name })).items.filter(
-        (s) => s.spec?.loadBalancerClass === AKS_CLASS,
-      );
+      namespace
+        ? (await core.listNamespacedService({ namespace })).items.filter(
+            (s) => s.spec?.loadBalancerClass === AKS_CLASS,
+          )
+        : [];
     for (const svc of await ours())
-      await ns.core.deleteNamespacedService({ name: svc.metadata!.name!, namespace: ns.name });
+      await core.deleteNamespacedService({ name: svc.metadata!.name!, namespace: namespace! });
     await waitFor("the Azure Services to be gone", async () => (await ours()).length === 0, {
       timeoutMs: 120_000,
       intervalMs: 500,
     });
-    await uninstall(ns.context.kubeconfig, objects);
+    await uninstall(cluster.kubeconfig, objects);
   });
   return { azure, ...(edge ? { edge } : {}) };
 }

@@ -2,22 +2,30 @@
 // a VPC tagged for the eks overlay's cluster name with the nodes as its instances (nodeInstances.ts), and the
 // overlay installed with static test credentials standing in for IRSA or Pod Identity. With `dataPlane`, the NLBs
 // carry packets (nlbEdge.ts) and the controller learns its targets' health from the edge's checks
-// (healthReport.ts). Everything goes when the test finishes.
+// (healthReport.ts). Everything goes when the test (or the set-up) finishes. The end-to-end tests start it for
+// their namespace (eksOnEmulator), Kubernetes' own tests' set-up for the whole cluster (eksOnCluster).
 import { EDGE_SITES } from "./addresses.ts";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMoto } from "../awsEmulator.ts";
 import { TestAws } from "../aws.ts";
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { reachableFromPods, type E2eNamespace } from "../localCluster/usage.ts";
 import { waitFor } from "../wait.ts";
-import type { OnEmulatorOptions } from "./teardown.ts";
+import type { CloudCluster, OnClusterOptions, OnEmulatorOptions } from "./teardown.ts";
 import { installPortico, uninstall } from "../localCluster/install.ts";
 import { LAN_GATEWAY } from "../netns.ts";
 import { ensureTools } from "../tools.ts";
 import { startHealthReport } from "./healthReport.ts";
 import { NlbEdge } from "./nlbEdge.ts";
 import { nodeInstances, type NodeInstance } from "./nodeInstances.ts";
+
+/**
+ * The zone of the NLBs' DNS names, as the emulator gives them (<name>-1.<region>.elb.amazonaws.com) and as AWS
+ * does (<name>-<id>.elb.<region>.amazonaws.com): the cluster DNS sends it to the edge's DNS.
+ */
+export const NLB_DNS_ZONE = "amazonaws.com";
 
 /** The cluster name the eks overlay ships with; the emulator's subnets are tagged for it. */
 export const EKS_CLUSTER_NAME = "my-cluster";
@@ -34,8 +42,16 @@ export interface EksOnEmulator {
   healthEndpoint?: string;
 }
 
-export async function eksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): Promise<EksOnEmulator> {
+/** Portico as on EKS for a test's namespace: its NLB Services go before Portico does. */
+export function eksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): Promise<EksOnEmulator> {
+  return eksOnCluster(ns.context, { ...opts, servicesNamespace: ns.name });
+}
+
+export async function eksOnCluster(cluster: CloudCluster, opts: OnClusterOptions): Promise<EksOnEmulator> {
   const { defer } = opts;
+  const kc = new KubeConfig();
+  kc.loadFromFile(cluster.kubeconfig);
+  const core = kc.makeApiClient(CoreV1Api);
   const tools = await ensureTools("all");
   const dir = await mkdtemp(join(tmpdir(), "portico-e2e-aws-"));
   const moto = await startMoto(tools.motoServer!, dir, 1);
@@ -59,19 +75,19 @@ export async function eksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): 
     moto.endpoint.url,
     network.vpcId,
     EKS_CLUSTER_NAME,
-    ns.context.nodes.map((n) => ({ name: n.layout.name, ip: n.layout.ip })),
-    ns.core,
+    cluster.nodes.map((n) => ({ name: n.layout.name, ip: n.layout.ip })),
+    core,
   );
 
   let port = Number(new URL(moto.endpoint.url).port);
   let edge: NlbEdge | undefined;
   if (opts.dataPlane) {
     const started = await NlbEdge.start({
-      lanNamespace: ns.context.client.switchPort.namespace,
-      podRoutes: ns.context.nodes.map((n) => ({ cidr: n.layout.podCidr, via: n.host.ipv4 })),
-      nodeNamespaces: ns.context.nodes.map((n) => n.host.namespace),
+      lanNamespace: cluster.client.switchPort.namespace,
+      podRoutes: cluster.nodes.map((n) => ({ cidr: n.layout.podCidr, via: n.host.ipv4 })),
+      nodeNamespaces: cluster.nodes.map((n) => n.host.namespace),
       site: EDGE_SITES.nlb,
-      clientNamespaces: [ns.context.client.namespace],
+      clientNamespaces: [cluster.client.namespace],
       elbv2: aws.elbv2,
       ec2: aws.ec2,
     });
@@ -82,7 +98,7 @@ export async function eksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): 
     port = report.port;
   }
   // The pods reach the emulator (or the health report in front of it) at the LAN's gateway, on the same port.
-  const forward = await reachableFromPods(ns.context, port, dir);
+  const forward = await reachableFromPods(cluster, port, dir);
   defer(() => forward.stop());
 
   const env = [
@@ -90,37 +106,40 @@ export async function eksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): 
     { name: "AWS_ACCESS_KEY_ID", value: "test" },
     { name: "AWS_SECRET_ACCESS_KEY", value: "test" },
   ];
-  const objects = await installPortico(ns.context.kubeconfig, {
+  const objects = await installPortico(cluster.kubeconfig, {
     overlay: "eks",
-    image: ns.context.porticoImage,
+    image: cluster.porticoImage,
     kustomization: {
       namespace: "portico-eks",
       namePrefix: "eks-",
       patches: [
         {
           target: { kind: "Deployment" },
-          patch: JSON.stringify(
-            env.map((value) => ({ op: "add", path: "/spec/template/spec/containers/0/env/-", value })),
-          ),
+          patch: JSON.stringify([
+            ...env.map((value) => ({ op: "add", path: "/spec/template/spec/containers/0/env/-", value })),
+            ...(opts.controllerPatches ?? []),
+          ]),
         },
       ],
     },
   });
   defer(async () => {
+    const namespace = opts.servicesNamespace;
     // The test's NLB Services first, while the controller runs to delete their NLBs and lift their finalizers:
     // left behind, they would hold the test's namespace in Terminating.
-    const services = await ns.core.listNamespacedService({ namespace: ns.name });
-    for (const svc of services.items.filter((s) => s.spec?.loadBalancerClass === "portico.io/aws-nlb"))
-      await ns.core.deleteNamespacedService({ name: svc.metadata!.name!, namespace: ns.name });
-    await waitFor(
-      "the NLB Services to be gone",
-      async () =>
-        !(await ns.core.listNamespacedService({ namespace: ns.name })).items.some(
-          (s) => s.spec?.loadBalancerClass === "portico.io/aws-nlb",
-        ),
-      { timeoutMs: 120_000, intervalMs: 500 },
-    );
-    await uninstall(ns.context.kubeconfig, objects);
+    const ours = async () =>
+      namespace
+        ? (await core.listNamespacedService({ namespace })).items.filter(
+            (s) => s.spec?.loadBalancerClass === "portico.io/aws-nlb",
+          )
+        : [];
+    for (const svc of await ours())
+      await core.deleteNamespacedService({ name: svc.metadata!.name!, namespace: namespace! });
+    await waitFor("the NLB Services to be gone", async () => (await ours()).length === 0, {
+      timeoutMs: 120_000,
+      intervalMs: 500,
+    });
+    await uninstall(cluster.kubeconfig, objects);
   });
   return {
     aws,

@@ -1,23 +1,32 @@
 // The cluster DNS, for tests that resolve Service names from pods (Kubernetes' own end-to-end tests do): CoreDNS
 // as kubeadm installs it — its Service `kube-dns` at the cluster's DNS address, its Deployment, ConfigMap and
 // RBAC, taken from kubeadm's addon manifests of the cluster's release — run from an image built locally
-// (test/env/k8s-e2e.sh). Kubelets point pods at it only on clusters started with it (nodeConfig.ts).
+// (test/env/k8s-e2e.sh). Kubelets point pods at it only on clusters started with it (nodeConfig.ts). Zones the
+// cluster's own DNS does not hold can be sent to another server, as a cloud's resolver answers its load
+// balancers' names: the emulated NLBs' names are the edge's (edgeDns.ts), so pods resolve a Service's NLB
+// hostname as they would on EKS.
 import { KubeConfig, type KubernetesObject } from "@kubernetes/client-node";
 import { apply } from "../manifests.ts";
 import { waitForRollout } from "./install.ts";
 import { CLUSTER_DNS_IP, CLUSTER_DOMAIN } from "./nodeConfig.ts";
 
+/** A zone answered by another DNS server. */
+export interface ForwardedZone {
+  zone: string;
+  server: string;
+}
+
 export async function installClusterDns(
   kubeconfig: string,
   image: string,
-  timeoutMs = 180_000,
+  opts: { forward?: readonly ForwardedZone[]; timeoutMs?: number } = {},
 ): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfig);
-  const objects = clusterDnsObjects(image);
+  const objects = clusterDnsObjects(image, opts.forward ?? []);
   const failures = await apply(kc, objects, { dryRun: false });
   if (failures.length) throw new Error(`installing the cluster DNS failed: ${JSON.stringify(failures)}`);
-  await waitForRollout(kc, objects, timeoutMs);
+  await waitForRollout(kc, objects, opts.timeoutMs ?? 180_000);
 }
 
 const labels = { "k8s-app": "kube-dns" };
@@ -49,7 +58,24 @@ const COREFILE = `.:53 {
 }
 `;
 
-export function clusterDnsObjects(image: string): KubernetesObject[] {
+/**
+ * A server block per forwarded zone, beside kubeadm's: CoreDNS answers a name from the block of its longest
+ * matching zone. No cache: the edge's answers change as load balancers come and go (its own TTL is 1 s).
+ */
+export function corefile(forward: readonly ForwardedZone[]): string {
+  return [
+    COREFILE,
+    ...forward.map(
+      (f) => `${f.zone}:53 {
+    errors
+    forward . ${f.server}
+}
+`,
+    ),
+  ].join("");
+}
+
+export function clusterDnsObjects(image: string, forward: readonly ForwardedZone[] = []): KubernetesObject[] {
   return [
     { apiVersion: "v1", kind: "ServiceAccount", metadata: metadata("coredns") },
     {
@@ -72,7 +98,12 @@ export function clusterDnsObjects(image: string): KubernetesObject[] {
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "system:coredns" },
       subjects: [{ kind: "ServiceAccount", name: "coredns", namespace: "kube-system" }],
     },
-    { apiVersion: "v1", kind: "ConfigMap", metadata: metadata("coredns"), data: { Corefile: COREFILE } },
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: metadata("coredns"),
+      data: { Corefile: corefile(forward) },
+    },
     {
       apiVersion: "v1",
       kind: "Service",

@@ -259,7 +259,11 @@ export async function clientStatus(context: E2eContext, url: string, timeoutSeco
  * Makes a service listening on 127.0.0.1:`port` of this machine (a cloud emulator) reachable from the
  * cluster's nodes and pods at the LAN's gateway, on the same port; `stop` undoes it.
  */
-export function reachableFromPods(context: E2eContext, port: number, dir: string): Promise<Forward> {
+export function reachableFromPods(
+  context: Pick<E2eContext, "client">,
+  port: number,
+  dir: string,
+): Promise<Forward> {
   return forwardInto(context.client.switchPort.namespace, { host: LAN_GATEWAY, port }, port, dir);
 }
 
