@@ -16,13 +16,13 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-.PHONY: help deps env test test-unit test-e2e test-k8s-e2e test-chaos check docs demo bench bench-aws bench-speaker bench-bgp bench-azure bench-metal bench-cluster bench-cluster-clouds bench-memory build clean
+.PHONY: help deps env test test-unit test-e2e test-conformance test-chaos check docs demo bench bench-aws bench-speaker bench-bgp bench-azure bench-metal bench-cluster bench-cluster-clouds bench-memory build clean
 help:
 	@echo "make test   run every test (unit + integration on a real kube-apiserver and the AWS emulator)"
 	@echo "make demo   start the local environment and show Portico at work"
 	@echo "make check  type-check, lint and format check"
 	@echo "make test-e2e   the end-to-end suite alone: Portico's image on a local cluster of real kubelets"
-	@echo "make test-k8s-e2e  Kubernetes' own LoadBalancer e2e tests against Portico on bare metal (L2, BGP)"
+	@echo "make test-conformance  Kubernetes' own LoadBalancer e2e tests against Portico: bare metal (L2, BGP), EKS, AKS"
 	@echo "make test-chaos  the fault tests at size (controller SIGKILLs, cloud faults, restarts)"
 	@echo "make bench  measure cloud calls and convergence time; results in bench/results/"
 
@@ -44,9 +44,11 @@ test-e2e: env
 	npx vitest run --project e2e
 
 # Kubernetes' own sig-network [Feature:LoadBalancer] tests, unmodified, by e2e.test of the cluster's release
-# (built from the Go module proxy with agnhost and CoreDNS), from a client on the LAN (L2) and from behind a BGP
-# router; results in bench/results/k8s-e2e.json. About an hour a set-up, so not part of `make test`.
-test-k8s-e2e: env
+# (built from the Go module proxy with agnhost and CoreDNS), in four set-ups: bare metal from a client on the LAN
+# (L2) and from behind a BGP router, the eks and aks overlays with their emulators and edges from the edges'
+# internet clients; results in bench/results/conformance.json and the README's table. About an hour a set-up,
+# so not part of `make test`. K8S_E2E_SETUPS=eks,aks runs some set-ups, K8S_E2E_FOCUS=<regexp> some tests.
+test-conformance: env
 	node test/k8s-e2e/run.ts
 
 # The fault tests at size: 100 Services, the controller killed 10 times (seeded: CHAOS_SEED=N repeats a run).

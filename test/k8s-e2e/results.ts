@@ -85,6 +85,8 @@ function reasonOf(spec: GinkgoSpecReport): string | undefined {
 
 export interface Rerun {
   date: string;
+  /** The commit the rerun is of (`+changes` when tracked files differed from it). */
+  commit?: string;
   focus: string;
   command: string;
 }

@@ -1,23 +1,35 @@
-// `make test-k8s-e2e`: Kubernetes' own sig-network LoadBalancer tests (k8s.io/kubernetes test/e2e/network,
+// `make test-conformance`: Kubernetes' own sig-network LoadBalancer tests (k8s.io/kubernetes test/e2e/network,
 // `[Feature:LoadBalancer]`, the ExternalTrafficPolicy: Local ones included), unmodified, run by e2e.test of the
 // cluster's release against Portico on the local cluster, in each set-up of setups.ts in turn. Keeps each test's
-// outcome and duration, and the framework's reason for any that did not pass, in bench/results/k8s-e2e.json;
-// e2e.test's whole output goes to .run/k8s-e2e/<set-up>.log. Exits non-zero when a test did not pass.
-//   K8S_E2E_SETUPS=l2,bgp   which set-ups (default both)
+// outcome and duration, and the framework's reason for any that did not pass, in bench/results/conformance.json,
+// and writes the README's table from it (table.ts, with explanations.ts); e2e.test's whole output goes to
+// .run/k8s-e2e/<set-up>.log. Exits non-zero when a test did not pass.
+//   K8S_E2E_SETUPS=l2,bgp   which set-ups (default all four: l2, bgp, eks, aks)
 //   K8S_E2E_FOCUS=<regexp>  a subset of the tests: their outcomes replace theirs in the set-up's last full run,
 //                           marked as a rerun (results.ts mergeRerun)
+import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { LanProcess } from "../harness/netns.ts";
 import { mergeRerun, summarize, type GinkgoSuiteReport, type SetupOutcome } from "./results.ts";
 import { buildAll, SETUPS, startSetup, type Built, type Setup, type SetupName } from "./setups.ts";
+import { EXPLANATIONS } from "./explanations.ts";
+import { conformanceTable, withTable } from "./table.ts";
+import { format, resolveConfig } from "prettier";
 
 const TAG = "[Feature:LoadBalancer]";
 const FOCUS = process.env.K8S_E2E_FOCUS ?? "\\[Feature:LoadBalancer\\]";
 const ROOT = join(import.meta.dirname, "..", "..");
 const LOGS = join(ROOT, ".run", "k8s-e2e");
-const RESULTS = join(ROOT, "bench", "results", "k8s-e2e.json");
+const RESULTS = join(ROOT, "bench", "results", "conformance.json");
+const README = join(ROOT, "README.md");
+
+/** The commit the run is of, marked when tracked files differ from it. */
+function commitOfTree(): string {
+  const git = (...args: string[]) => execFileSync("git", ["-C", ROOT, ...args], { encoding: "utf8" }).trim();
+  return `${git("rev-parse", "--short", "HEAD")}${git("status", "--porcelain", "--untracked-files=no") ? "+changes" : ""}`;
+}
 
 async function runE2eTest(setup: Setup, built: Built, dir: string): Promise<GinkgoSuiteReport[]> {
   const reportFile = join(dir, "report.json");
@@ -67,8 +79,9 @@ async function main(): Promise<number> {
   const command = [
     ...(process.env.K8S_E2E_SETUPS ? [`K8S_E2E_SETUPS=${process.env.K8S_E2E_SETUPS}`] : []),
     ...(process.env.K8S_E2E_FOCUS ? [`K8S_E2E_FOCUS='${process.env.K8S_E2E_FOCUS}'`] : []),
-    "make test-k8s-e2e",
+    "make test-conformance",
   ].join(" ");
+  const commit = commitOfTree();
   const setups: Record<string, SetupOutcome & Record<string, unknown>> = {};
   for (const name of names) {
     const dir = await mkdtemp(join(tmpdir(), `portico-k8s-e2e-${name}-`));
@@ -85,6 +98,7 @@ async function main(): Promise<number> {
       const outcome = summarize(await runE2eTest(setup, built, dir), TAG);
       const full = {
         date: new Date(t0).toISOString(),
+        commit,
         command,
         focus: FOCUS,
         // The machine's load (1, 5, 15 minutes) around the run: another engineer's tests may share it.
@@ -111,18 +125,22 @@ async function main(): Promise<number> {
   const merged = Object.fromEntries(
     Object.entries(setups).map(([name, full]) => {
       const last = previous.setups?.[name];
-      const rerun = { date: String(full.date), focus: FOCUS, command };
+      const rerun = { date: String(full.date), commit, focus: FOCUS, command };
       return [name, process.env.K8S_E2E_FOCUS && last ? mergeRerun(last, full, rerun) : full];
     }),
   );
   const result = {
-    name: "k8s-e2e",
+    name: "conformance",
     kubernetes: built.build.version,
     machine: `${cpus().length} cores`,
     setups: { ...previous.setups, ...merged },
   };
   await mkdir(dirname(RESULTS), { recursive: true });
   await writeFile(RESULTS, JSON.stringify(result, null, 2) + "\n");
+  const readme = await readFile(README, "utf8");
+  // Formatted as `make check` wants it (prettier aligns a table's columns).
+  const table = withTable(readme, conformanceTable(result.setups, EXPLANATIONS));
+  await writeFile(README, await format(table, { ...(await resolveConfig(README)), filepath: README }));
   for (const [name, s] of Object.entries(setups)) {
     console.log(
       `\n${name}: ${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped (${Math.round(Number(s.seconds))} s)`,

@@ -1,4 +1,4 @@
-// How `make test-k8s-e2e` reads Ginkgo's JSON report: the focused tests with their outcome and the framework's
+// How `make test-conformance` reads Ginkgo's JSON report: the focused tests with their outcome and the framework's
 // reason, the specs the focus left out dropped, and a failed suite-level node counted as a failure.
 import { describe, expect, test } from "vitest";
 import { mergeRerun, summarize, type GinkgoSpecReport } from "../k8s-e2e/results.ts";
@@ -111,7 +111,7 @@ describe("summarize", () => {
         { name: "b", state: "failed", seconds: 2, reason: "wget: not found" },
       ],
     };
-    const info = { date: "later", focus: "b", command: "K8S_E2E_FOCUS=b make test-k8s-e2e" };
+    const info = { date: "later", focus: "b", command: "K8S_E2E_FOCUS=b make test-conformance" };
     const merged = mergeRerun(
       full,
       { passed: 1, failed: 0, skipped: 0, tests: [{ name: "b", state: "passed", seconds: 3 }] },

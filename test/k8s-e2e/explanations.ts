@@ -1,0 +1,47 @@
+// Why a Kubernetes LoadBalancer test does not pass on a set-up, where the cause is not Portico's: what the
+// set-up's load balancer itself does (bare metal's one announcing node, a router's ECMP, a cloud's documented
+// behaviour) or a test that cannot apply to it. Each was found by reading the test and the run's log; the README's
+// table (table.ts) shows them beside the outcomes, and a test that fails without one says so.
+import type { Explanation } from "./table.ts";
+
+export const EXPLANATIONS: readonly Explanation[] = [
+  {
+    setups: ["l2"],
+    test: "should be able to switch session affinity for LoadBalancer service with Local traffic policy",
+    why:
+      "An address is announced by one node (ARP answers with one MAC), and with Local that node sends only to its " +
+      "own endpoints: with three pods on three nodes, one pod answers every connection, so with affinity turned " +
+      "off the test never sees a second one (\"Affinity shouldn't hold but did\"). MetalLB's L2 mode behaves the same.",
+  },
+  {
+    setups: ["bgp"],
+    test: "should have session affinity work for LoadBalancer service with Local traffic policy",
+    why:
+      "The router spreads connections over the nodes with endpoints (ECMP, hashed by ports), and each node's " +
+      "kube-proxy keeps ClientIP affinity for itself: a client's connections reach the pods of several nodes " +
+      '("Affinity should hold but didn\'t"). A router hashing on addresses only would keep affinity, but then the ' +
+      "switch test's other half (affinity off: a second pod must answer) would fail as on L2.",
+  },
+  {
+    setups: ["bgp"],
+    test: "should be able to switch session affinity for LoadBalancer service with Local traffic policy",
+    why: 'As for "should have session affinity work … with Local traffic policy" on BGP, once affinity is turned back on.',
+  },
+  {
+    setups: ["eks"],
+    test: "should be able to preserve UDP traffic when server pod cycles",
+    why:
+      "The test sends its datagrams to `net.UDPAddr{IP: ParseIPSloppy(ingress)}`: an NLB's ingress is a DNS name, " +
+      "as AWS gives it (status.loadBalancer.ingress[].hostname), which parses to no address, so every datagram " +
+      'goes to the runner\'s own port 80 ("Connected successfully to: :80") and no backend is ever heard ' +
+      '("Failed to connect to backend 1"). The test needs an IP ingress, which no NLB has.',
+  },
+  {
+    setups: ["eks"],
+    test: "ExternalTrafficPolicy: Local should work",
+    why:
+      'Skipped by the test itself when the ingress has no IP (loadbalancer.go: `ingress.IP == ""`, reported as ' +
+      "\"LoadBalancer uses 'Proxy' IPMode\"): an NLB's ingress is its DNS name, as on AWS. The client's address " +
+      "kept for Local is checked by the end-to-end suite instead (e2e clientAddress: instance targets keep it).",
+  },
+];
