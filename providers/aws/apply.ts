@@ -293,17 +293,23 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<Applie
           await setListenerAttributes(clients, listenerArn, op.listener.attributes);
         break;
       }
-      case "modifyListener":
+      case "modifyListener": {
+        // ModifyListener keeps what a request leaves out, so the protocol is named only when it changes: moving
+        // a listener to another target group (a new node port, another target type) says only that, which
+        // every implementation of the API takes (moto 5.2.5 refuses any request naming UDP, TCP_UDP or TLS).
+        const { Protocol, ...fields } = listenerFields(op.listener, tgArn(op.listener.targetGroupName));
         await call("elbv2:ModifyListener", () =>
           elb.send(
             new ModifyListenerCommand({
               ListenerArn: op.listenerArn,
               Port: op.listener.port,
-              ...listenerFields(op.listener, tgArn(op.listener.targetGroupName)),
+              ...(Protocol !== op.protocolNow ? { Protocol } : {}),
+              ...fields,
             }),
           ),
         );
         break;
+      }
       case "deleteListener":
         await ignoreNotFound(
           call("elbv2:DeleteListener", () =>

@@ -9,6 +9,7 @@ import { DEFAULT_LB_ATTRIBUTES, DEFAULT_TG_ATTRIBUTES } from "./desired.ts";
 import type {
   BackendRule,
   DesiredListener,
+  ListenerProtocol,
   DesiredLoadBalancer,
   DesiredSecurityGroup,
   DesiredTargetGroup,
@@ -53,7 +54,13 @@ export type Operation =
   | { kind: "registerTargets"; targetGroupName: string; targets: Target[] }
   | { kind: "deregisterTargets"; targetGroupArn: string; name: string; targets: Target[] }
   | { kind: "createListener"; listener: DesiredListener }
-  | { kind: "modifyListener"; listenerArn: string; listener: DesiredListener }
+  | {
+      kind: "modifyListener";
+      listenerArn: string;
+      listener: DesiredListener;
+      /** The listener's protocol now: ModifyListener names the protocol only when it changes. */
+      protocolNow: ListenerProtocol;
+    }
   | { kind: "deleteListener"; listenerArn: string; port: number }
   | { kind: "deleteTargetGroup"; targetGroupArn: string; name: string }
   | { kind: "deleteLoadBalancer"; loadBalancerArn: string; name: string; reason: string }
@@ -127,7 +134,12 @@ export function plan(desired: DesiredLoadBalancer, observed: Observed): Plan {
     if (!existing) ops.push({ kind: "createListener", listener });
     else {
       if (!sameListener(existing, listener, tg))
-        ops.push({ kind: "modifyListener", listenerArn: existing.arn, listener });
+        ops.push({
+          kind: "modifyListener",
+          listenerArn: existing.arn,
+          listener,
+          protocolNow: existing.protocol,
+        });
       ops.push(...listenerDetailOps(existing, listener));
     }
   }

@@ -67,6 +67,34 @@ test("switching instance to ip targets makes a new target group first, then drop
   expect(inv.loadBalancers[0]!.dnsName).toBe(hostname);
 });
 
+test("a UDP port's node port changes: its listener moves to a new target group at the new port, the old one goes", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 1);
+  await startPortico(cluster);
+  const svc = await cluster.createService("dns", lbService([{ name: "dns", port: 53, protocol: "UDP" }]));
+  await waitForHostname(cluster, "dns");
+  const before = (await inventory(aws)).targetGroups[0]!;
+  const nodePort = svc.spec!.ports![0]!.nodePort! === 32000 ? 32001 : 32000;
+  await patchService(cluster, "dns", {
+    spec: { ports: [{ name: "dns", port: 53, protocol: "UDP", nodePort }] },
+  });
+  // Kubernetes' own "change the type and ports of a UDP service" does this: the listener, still UDP, forwards
+  // to a target group at the new node port (a ModifyListener naming UDP was refused by the emulator, so the
+  // Service stayed on the old port).
+  await waitFor("the listener on a target group at the new node port", async () => {
+    const inv = await inventory(aws);
+    const group = inv.targetGroups.find((g) => g.arn === inv.loadBalancers[0]?.listeners[0]?.targetGroupArn);
+    return inv.targetGroups.length === 1 && group?.port === nodePort;
+  });
+  const inv = await inventory(aws);
+  expect(inv.targetGroups[0]!.arn).not.toBe(before.arn);
+  expect(inv.targetGroups[0]!.targets).toEqual([`${world.instances[0]!.instanceId}:${nodePort}`]);
+  expect(inv.loadBalancers[0]!.listeners[0]!.protocol).toBe("UDP");
+  expect((await serviceEvents(cluster, "dns")).map((e) => e.reason)).not.toContain("SyncLoadBalancerFailed");
+});
+
 test("externalTrafficPolicy Local uses kube-proxy's healthCheckNodePort; back to Cluster uses TCP", async ({
   cluster,
   aws,
