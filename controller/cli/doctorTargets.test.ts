@@ -14,8 +14,11 @@ const aws = (spec: Record<string, unknown>, annotations: Record<string, string> 
   service({ loadBalancerClass: AWS_LOAD_BALANCER_CLASS, ...spec }, annotations);
 
 describe("doctor takes the target type from the provider", () => {
-  it("the demo's broken Service (no node ports, no target-type annotation) is refused, not called ip targets", () => {
-    const svc = aws({ allocateLoadBalancerNodePorts: false });
+  it("the demo's broken Service (no node ports, instance targets named) is refused, not called ip targets", () => {
+    const svc = aws(
+      { allocateLoadBalancerNodePorts: false },
+      { "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "instance" },
+    );
     const judged = judgeTargets(svc, nodes, [], where);
     expect("refused" in judged && judged.refused.message).toMatch(/instance targets/);
     const findings = trafficChecks({ svc, targets: judged, nodes, slices: [], pods: [] });

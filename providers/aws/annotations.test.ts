@@ -94,3 +94,11 @@ test('type: nlb-ip means ip targets unless nlb-target-type says otherwise; "exte
   expect(parse({ [`${P}type`]: "nlb-ip", [`${P}nlb-target-type`]: "instance" }).targetType).toBe("instance");
   expect(parse({ [`${P}type`]: "external" }).targetType).toBe("instance");
 });
+
+test("the provider's default target type (ip for a Service without node ports) applies only when no annotation names one", () => {
+  const noNodePorts = (a: Record<string, string>) =>
+    parseAwsSettings(a, { scheme: "internal", targetType: "ip" }).targetType;
+  expect(noNodePorts({})).toBe("ip");
+  expect(noNodePorts({ [`${P}nlb-target-type`]: "instance" })).toBe("instance");
+  expect(noNodePorts({ [`${P}type`]: "external" })).toBe("ip");
+});

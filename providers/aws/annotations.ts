@@ -79,9 +79,21 @@ export interface AwsServiceSettings extends MoreAwsSettings {
   proxyProtocolAll: boolean;
 }
 
+/**
+ * The target type of a Service whose annotations name none: instance, as the AWS Load Balancer Controller's
+ * default, unless the Service allocates no node ports, which instance targets need: then ip, as on Azure.
+ */
+export function defaultTargetType(allocateNodePorts: boolean): "instance" | "ip" {
+  return allocateNodePorts ? "instance" : "ip";
+}
+
 export function parseAwsSettings(
   annotations: Record<string, string>,
-  defaults: { scheme: "internal" | "internet-facing" },
+  defaults: {
+    scheme: "internal" | "internet-facing";
+    /** The target type when no annotation names one (defaultTargetType); instance when not given. */
+    targetType?: "instance" | "ip";
+  },
 ): AwsServiceSettings {
   const a = AWS_ANNOTATIONS;
   const get = (key: string) => annotations[key]?.trim();
@@ -115,10 +127,11 @@ export function parseAwsSettings(
   const settings: AwsServiceSettings = {
     ...more,
     // The AWS Load Balancer Controller's legacy "nlb-ip" type means ip targets (nlb-target-type says it today).
-    targetType: oneOf(a.targetType, get(a.targetType) ?? (get(a.type) === "nlb-ip" ? "ip" : "instance"), [
-      "instance",
-      "ip",
-    ] as const),
+    targetType: oneOf(
+      a.targetType,
+      get(a.targetType) ?? (get(a.type) === "nlb-ip" ? "ip" : (defaults.targetType ?? "instance")),
+      ["instance", "ip"] as const,
+    ),
     scheme: oneOf(a.scheme, scheme, ["internal", "internet-facing"] as const),
     subnets: list(get(a.subnets)),
     certificateArns: list(get(a.sslCert)),

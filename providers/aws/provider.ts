@@ -8,7 +8,7 @@ import type {
   PlanDescription,
   ServiceRef,
 } from "../provider.ts";
-import { parseAwsSettings } from "./annotations.ts";
+import { defaultTargetType, parseAwsSettings, type AwsServiceSettings } from "./annotations.ts";
 import { BackendGroupResolver, type Unresolved } from "./backendGroups.ts";
 import { ClusterGroups } from "./clusterGroups.ts";
 import { backendNeeds, cidrBackendRules } from "./backendRules.ts";
@@ -223,8 +223,19 @@ export class AwsProvider implements LoadBalancerProvider {
     };
   }
 
+  /**
+   * The Service's settings. A Service that allocates no node ports and names no target type gets ip targets, as
+   * on Azure: instance targets cannot reach it (only a target type named by annotation is refused).
+   */
+  private settingsOf(intent: LoadBalancerIntent): AwsServiceSettings {
+    return parseAwsSettings(intent.annotations, {
+      scheme: this.defaultScheme,
+      targetType: defaultTargetType(intent.allocateNodePorts),
+    });
+  }
+
   targetType(intent: LoadBalancerIntent): "instance" | "ip" {
-    const settings = parseAwsSettings(intent.annotations, { scheme: this.defaultScheme });
+    const settings = this.settingsOf(intent);
     checkSettings(intent, settings);
     return settings.targetType;
   }
@@ -310,7 +321,7 @@ export class AwsProvider implements LoadBalancerProvider {
   private async desire(
     intent: LoadBalancerIntent,
   ): Promise<{ desired: DesiredLoadBalancer; unresolved: Unresolved[]; shared: SharedUse | null }> {
-    const settings = parseAwsSettings(intent.annotations, { scheme: this.defaultScheme });
+    const settings = this.settingsOf(intent);
     // Settings that cannot work together are refused before the cloud is asked anything about them.
     checkSettings(intent, settings);
     const network: Network = await this.subnets.resolve(settings.scheme, settings.subnets);

@@ -174,7 +174,7 @@ async function main(): Promise<void> {
     [
       "broken",
       { ...nlb, allocateLoadBalancerNodePorts: false },
-      {},
+      { "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "instance" },
       "instance targets without node ports: refused, with the reason",
     ],
   ];

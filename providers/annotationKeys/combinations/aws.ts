@@ -41,11 +41,15 @@ export const AWS_COMBINATIONS: CombinationTable<AwsCombinationInput> = {
       fields: ["spec.allocateLoadBalancerNodePorts", field(`${A}nlb-target-type`)],
       check: ({ intent, settings }) =>
         settings.targetType === "instance" && !intent.allocateNodePorts
-          ? "instance targets (the default) need node ports, and this Service has allocateLoadBalancerNodePorts: false"
+          ? "instance targets need node ports, and this Service has allocateLoadBalancerNodePorts: false"
           : undefined,
+      // Without the annotation such a Service gets ip targets (the provider's default when no node ports exist).
       fix: `use ip targets (annotation ${A}nlb-target-type: ip) or allow node ports`,
       reason: "NodePortsDisabled",
-      example: { spec: { allocateLoadBalancerNodePorts: false } },
+      example: {
+        annotations: { [`${A}nlb-target-type`]: "instance" },
+        spec: { allocateLoadBalancerNodePorts: false },
+      },
     },
     {
       fields: ["spec.ipFamilies", field(`${A}ip-address-type`)],

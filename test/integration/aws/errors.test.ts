@@ -7,14 +7,20 @@ import { inventory } from "./inventory.ts";
 
 const TARGET_TYPE = "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type";
 
-test("allocateLoadBalancerNodePorts: false with instance targets is refused and nothing is created; ip targets work", async ({
+test("allocateLoadBalancerNodePorts: false with instance targets named is refused and nothing is created; without a target type it gets ip targets", async ({
   cluster,
   aws,
 }) => {
   const world = await awsWorld(cluster, aws, 1);
   await startPortico(cluster);
   await cluster.createService("good", lbService());
-  await cluster.createService("no-nodeports", lbService(undefined, { allocateLoadBalancerNodePorts: false }));
+  await cluster.createService(
+    "no-nodeports",
+    lbService(undefined, { allocateLoadBalancerNodePorts: false }),
+    {
+      [TARGET_TYPE]: "instance",
+    },
+  );
   await expectRefused(cluster, "no-nodeports", {
     reason: "NodePortsDisabled",
     mentions: ["spec.allocateLoadBalancerNodePorts", "aws-load-balancer-nlb-target-type: ip"],
@@ -30,7 +36,8 @@ test("allocateLoadBalancerNodePorts: false with instance targets is refused and 
     [{ ip: "10.0.0.80", nodeName: world.nodes[0] }],
     [{ name: "http", port: 8080 }],
   );
-  await patchService(cluster, "no-nodeports", { metadata: { annotations: { [TARGET_TYPE]: "ip" } } });
+  // The annotation removed, no target type is named: with no node ports, ip targets are the only ones that work.
+  await patchService(cluster, "no-nodeports", { metadata: { annotations: { [TARGET_TYPE]: null } } });
   await waitForHostname(cluster, "no-nodeports");
   expect(await readyCondition(cluster, "no-nodeports")).toMatchObject({
     status: "True",

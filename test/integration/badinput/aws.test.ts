@@ -181,6 +181,7 @@ const CASES: Case[] = [
   },
   {
     name: "instance targets without node ports",
+    annotations: { [`${A}nlb-target-type`]: "instance" },
     spec: { allocateLoadBalancerNodePorts: false },
     reason: "NodePortsDisabled",
     mentions: ["spec.allocateLoadBalancerNodePorts", "nlb-target-type: ip"],

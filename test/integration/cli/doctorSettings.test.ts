@@ -181,7 +181,11 @@ test("doctor agrees with the controller on refused Services: the refusal, and no
   await awsWorld(cluster, aws, 1);
   await leadingController(cluster, LEASE);
   const refused: [string, V1Service["spec"], Record<string, string>][] = [
-    ["broken", lbService(undefined, { allocateLoadBalancerNodePorts: false }), {}],
+    [
+      "broken",
+      lbService(undefined, { allocateLoadBalancerNodePorts: false }),
+      { "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "instance" },
+    ],
     [
       "tls-on-udp",
       lbService([{ name: "dns", port: 53, protocol: "UDP" }]),
