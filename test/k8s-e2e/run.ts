@@ -33,7 +33,8 @@ function commitOfTree(): string {
 
 async function runE2eTest(setup: Setup, built: Built, dir: string): Promise<GinkgoSuiteReport[]> {
   const reportFile = join(dir, "report.json");
-  const logFile = join(LOGS, `${setup.name}.log`);
+  // A rerun of some tests logs apart, so that a full run of the same set-up beside it keeps its log.
+  const logFile = join(LOGS, `${setup.name}${process.env.K8S_E2E_FOCUS ? "-rerun" : ""}.log`);
   await rm(logFile, { force: true });
   // Progress on the terminal: each test's name as it starts and its outcome as it ends; everything in the log.
   const progress = /^(\[sig-|\[FAIL\]|•|S \[SKIPPED\]|\[FAILED\]|\[PANICKED\]|\[TIMEDOUT\]|Ran \d+ of)/;
