@@ -38,6 +38,8 @@ const rule = (over: Partial<AzureEdgeRule> = {}): AzureEdgeRule => ({
   frontendPort: 80,
   backendPort: 30001,
   floatingIP: false,
+  idleTimeoutMinutes: 4,
+  tcpReset: true,
   group: "pool|probe|30001",
   ...over,
 });

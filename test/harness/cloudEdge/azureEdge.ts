@@ -13,6 +13,7 @@ import { stateKey, type EdgeHealthCheck, type TargetState } from "./checkPlan.ts
 import { EdgeHost, type EdgeHostOptions } from "./edgeHost.ts";
 import { HealthChecker } from "./haproxy.ts";
 import { PassLoop } from "./passLoop.ts";
+import { establishedFlows, ESTABLISHED_TIMEOUT_S, idleFlows, RESET_MARK } from "./azureIdle.ts";
 import {
   azureGroupId,
   azureIptables,
@@ -28,6 +29,9 @@ export const PUBLIC_IP_RANGE = "198.18.0.0/15";
 /** Policy-routing rule priorities: floating-IP marks first, then the edge's own addresses. */
 const MARK_PRIORITY = 100;
 const LOCAL_PRIORITY = 200;
+/** The policy-routing rule and table that take packets marked for an idle reset to the edge itself. */
+const RESET_PRIORITY = 90;
+const RESET_TABLE = 90;
 
 export interface AzureEdgeOptions extends EdgeHostOptions {
   /** The LAN's client namespace, given a route to the public frontends through the edge. */
@@ -75,6 +79,27 @@ export class AzureEdge {
       // mark before the edge would take it for itself.
       await edge.exec(IP, ["rule", "add", "pref", String(LOCAL_PRIORITY), "lookup", "local"]);
       await edge.exec(IP, ["rule", "del", "pref", "0"]);
+      // A packet of a flow forgotten when idle, marked for a reset, is the edge's own to answer (azureIdle.ts);
+      // only those: a public frontend must not be a local address, or the nodes' floating-IP replies, which
+      // come from it, would be martians here.
+      await edge.exec(IP, [
+        "rule",
+        "add",
+        "pref",
+        String(RESET_PRIORITY),
+        "fwmark",
+        RESET_MARK,
+        "lookup",
+        String(RESET_TABLE),
+      ]);
+      await edge.exec(IP, ["route", "add", "local", "0.0.0.0/0", "dev", "lo", "table", String(RESET_TABLE)]);
+      // The namespace's own settings (the machine's are untouched): idle time is told from the flows' countdown.
+      await edge.exec("sysctl", [
+        "-q",
+        "-w",
+        `net.netfilter.nf_conntrack_tcp_timeout_established=${ESTABLISHED_TIMEOUT_S}`,
+        "net.netfilter.nf_conntrack_tcp_loose=0",
+      ]);
       await sh(IP, [
         "-n",
         opts.clientNamespace,
@@ -147,9 +172,22 @@ export class AzureEdge {
       await this.edge.exec("iptables-restore", ["-w", "5"], rules);
       this.iptables = rules;
     }
+    await this.forgetIdle(state);
     // Told to tests only once the forwarding follows them.
     this.states = states;
     this.state = state;
+  }
+
+  /** Forgets the flows idle for their rule's timeout, as Azure's load balancer does. */
+  private async forgetIdle(state: AzureEdgeState): Promise<void> {
+    const flows = establishedFlows(await this.edge.exec("conntrack", ["-L", "-p", "tcp"]).catch(() => ""));
+    for (const f of idleFlows(flows, state.rules))
+      await this.edge
+        .exec("conntrack", [
+          ...["-D", "-p", "tcp", "--orig-src", f.src, "--orig-dst", f.dst],
+          ...["--orig-port-src", f.sport, "--orig-port-dst", f.dport],
+        ])
+        .catch(() => "");
   }
 
   /** A routing table per floating-IP member (its mark's), whose only route leads to it. */
@@ -223,6 +261,9 @@ export class AzureEdge {
           frontendPort: r.frontendPort ?? 0,
           backendPort,
           floatingIP: r.enableFloatingIP === true,
+          // ARM's defaults.
+          idleTimeoutMinutes: r.idleTimeoutInMinutes ?? 4,
+          tcpReset: r.enableTcpReset === true,
           group: id,
         });
       }

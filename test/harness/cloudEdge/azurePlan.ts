@@ -14,6 +14,7 @@ import { Address4 } from "ip-address";
 import { shortHash, stateKey, type EdgeHealthCheck, type TargetState } from "./checkPlan.ts";
 import { LAN_CIDR } from "./addresses.ts";
 import { spreadRules } from "./spread.ts";
+import { IDLE_FILTER, idleMangleRules } from "./azureIdle.ts";
 
 export interface AzureEdgeRule {
   /** The rule's resource ID. */
@@ -25,6 +26,10 @@ export interface AzureEdgeRule {
   frontendPort: number;
   backendPort: number;
   floatingIP: boolean;
+  /** How long a TCP flow may carry nothing before the load balancer forgets it (azureIdle.ts). */
+  idleTimeoutMinutes: number;
+  /** Whether a packet of a forgotten flow is answered with a reset rather than dropped. */
+  tcpReset: boolean;
   /** The checked group (azureGroupId) its flows go to. */
   group: string;
 }
@@ -145,6 +150,7 @@ export function azureIptables(state: AzureEdgeState, states: ReadonlyMap<string,
     "-A PREROUTING -m conntrack --ctdir ORIGINAL -j CONNMARK --restore-mark",
     "-A PREROUTING -m conntrack --ctstate NEW -j AZ-RULES",
     ...mangle,
+    ...idleMangleRules(rules),
     "COMMIT",
     "*nat",
     ":PREROUTING ACCEPT [0:0]",
@@ -161,16 +167,21 @@ export function azureIptables(state: AzureEdgeState, states: ReadonlyMap<string,
     `-A POSTROUTING -s ${LAN_CIDR} -m conntrack --ctstate DNAT -j MASQUERADE`,
     `-A POSTROUTING -s ${LAN_CIDR} -m connmark ! --mark 0 -j MASQUERADE`,
     "COMMIT",
-    ...nsgFilter(state, marks),
+    ...nsgFilter(state, marks, IDLE_FILTER),
     "",
   ].join("\n");
 }
 
 /**
  * The filter table: each new flow the edge forwards meets the NSG of its member's subnet (by destination without
- * floating IP, by the member's mark with it); established flows and replies pass.
+ * floating IP, by the member's mark with it); established flows and replies pass; packets of flows forgotten
+ * when idle and marked for a reset get it (azureIdle.ts).
  */
-function nsgFilter(state: AzureEdgeState, marks: ReadonlyMap<string, number>): string[] {
+function nsgFilter(
+  state: AzureEdgeState,
+  marks: ReadonlyMap<string, number>,
+  idle: readonly string[],
+): string[] {
   const chains: string[] = [];
   const rules: string[] = [];
   for (const nsg of [...state.nsgs].sort((a, b) => a.id.localeCompare(b.id))) {
@@ -219,6 +230,7 @@ function nsgFilter(state: AzureEdgeState, marks: ReadonlyMap<string, number>): s
     "-A FORWARD -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT",
     "-A FORWARD -m conntrack --ctstate NEW -j AZ-NSG",
     ...rules,
+    ...idle,
     "COMMIT",
   ];
 }
