@@ -43,11 +43,22 @@ export interface EksOnEmulator {
 }
 
 /** Portico as on EKS for a test's namespace: its NLB Services go before Portico does. */
-export function eksOnEmulator(ns: E2eNamespace, opts: OnEmulatorOptions): Promise<EksOnEmulator> {
+export function eksOnEmulator(
+  ns: E2eNamespace,
+  opts: OnEmulatorOptions & EdgeDelays,
+): Promise<EksOnEmulator> {
   return eksOnCluster(ns.context, { ...opts, servicesNamespace: ns.name });
 }
 
-export async function eksOnCluster(cluster: CloudCluster, opts: OnClusterOptions): Promise<EksOnEmulator> {
+/** ELBv2's delays on the edge, when not the edge's own scaled-down defaults (a benchmark's, at AWS's figures). */
+export interface EdgeDelays {
+  registrationDelayMs?: number;
+}
+
+export async function eksOnCluster(
+  cluster: CloudCluster,
+  opts: OnClusterOptions & EdgeDelays,
+): Promise<EksOnEmulator> {
   const { defer } = opts;
   const kc = new KubeConfig();
   kc.loadFromFile(cluster.kubeconfig);
@@ -90,6 +101,7 @@ export async function eksOnCluster(cluster: CloudCluster, opts: OnClusterOptions
       clientNamespaces: [cluster.client.namespace],
       elbv2: aws.elbv2,
       ec2: aws.ec2,
+      ...(opts.registrationDelayMs !== undefined ? { registrationDelayMs: opts.registrationDelayMs } : {}),
     });
     edge = started;
     defer(() => started.stop());
