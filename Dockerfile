@@ -14,6 +14,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY controller/ controller/
 COPY providers/ providers/
 COPY speaker/ speaker/
+COPY shared/ shared/
 RUN npm run build
 RUN speaker/native/build.sh --force
 

@@ -15,6 +15,7 @@ export default defineConfig({
             "controller/**/*.test.ts",
             "providers/**/*.test.ts",
             "speaker/**/*.test.ts",
+            "shared/**/*.test.ts",
             "test/unit/**/*.test.ts",
           ],
         },

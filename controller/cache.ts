@@ -23,15 +23,15 @@ import {
   L2STATUS_VERSION,
   readL2Status,
   trimL2Status,
-} from "../providers/metal/l2status.ts";
+} from "../shared/l2status.ts";
 import {
   BGPSTATUS_GROUP,
   BGPSTATUS_PLURAL,
   BGPSTATUS_VERSION,
   bgpAnnouncement,
   readBgpStatus,
-} from "../providers/metal/bgpStatus.ts";
-import type { Announcement } from "../providers/metal/traffic.ts";
+} from "../shared/bgpStatus.ts";
+import type { Announcement } from "../shared/bgpStatus.ts";
 import { RecordWatch } from "./recordWatch.ts";
 import type { Logger } from "./log.ts";
 

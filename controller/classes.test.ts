@@ -7,7 +7,8 @@ import {
   tookOn,
   wantsLoadBalancer,
 } from "./classes.ts";
-import { parseConfig, UsageError } from "./config.ts";
+import { parseConfig } from "./config.ts";
+import { UsageError } from "../shared/usageError.ts";
 
 const svc = (cls?: string, type?: string): V1Service => ({
   metadata: {
@@ -63,4 +64,10 @@ test("--aws-take-over-lbc serves the AWS Load Balancer Controller's class beside
   expect(() =>
     parseConfig([...base, "--aws-take-over-lbc", "--load-balancer-class", LBC_NLB_CLASS], {}),
   ).toThrow(/drop --load-balancer-class/);
+});
+
+test("--metrics-address takes host:port, [ipv6]:port or :port, and refuses anything else at start", () => {
+  const base = ["--cluster-name", "prod"];
+  expect(parseConfig([...base, "--metrics-address", "[::1]:8080"], {}).metricsAddress).toBe("[::1]:8080");
+  expect(() => parseConfig([...base, "--metrics-address", "8080"], {})).toThrow(UsageError);
 });

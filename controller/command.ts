@@ -2,10 +2,11 @@
 // on SIGTERM. Flags are described by --help.
 import { KubeConfig } from "@kubernetes/client-node";
 import { startController, validateConfig } from "./app.ts";
-import { parseConfig, UsageError } from "./config.ts";
+import { parseConfig } from "./config.ts";
+import { UsageError } from "../shared/usageError.ts";
 import { shareConnections } from "./connections.ts";
 import { createLogger } from "./log.ts";
-import { serveMetrics } from "./metrics.ts";
+import { serveMetrics } from "../shared/metricsServer.ts";
 
 export async function main(): Promise<void> {
   const log = createLogger();
@@ -21,9 +22,9 @@ export async function main(): Promise<void> {
   if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
   else kc.loadFromDefault();
   const controller = await startController(config, kc, { log });
-  const server = await serveMetrics(config.metricsAddress, controller.metrics, {
-    healthy: () => true,
+  const server = await serveMetrics(config.metricsAddress, controller.metrics.registry, {
     ready: () => controller.synced(),
+    notReady: "caches not synced",
   });
   const shutdown = async (signal: string) => {
     log.info({ signal }, "shutting down: releasing leadership");

@@ -3,6 +3,8 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { AzureConfigError, parseAzureConfig, type AzureConfig } from "../providers/azure/config.ts";
 import { LBC_NLB_CLASS } from "./classes.ts";
+import { checkedListenAddress } from "../shared/metricsServer.ts";
+import { UsageError } from "../shared/usageError.ts";
 import { LBC_LEADER_LEASE } from "../providers/aws/lbcAdoption.ts";
 import {
   AWS_LOAD_BALANCER_CLASS,
@@ -91,10 +93,6 @@ const USAGE = `portico-controller: reconciles LoadBalancer Services into cloud l
                                     PORTICO_AZURE_LOCATION, PORTICO_AZURE_VNET_NAME, PORTICO_AZURE_SUBNET_NAME and
                                     PORTICO_AZURE_SECURITY_GROUP_NAME override its keys
   --kubeconfig FILE                 outside a cluster (env KUBECONFIG)`;
-
-export class UsageError extends Error {
-  override name = "UsageError";
-}
 
 export function parseConfig(
   argv: string[],
@@ -205,7 +203,7 @@ export function parseConfig(
       renewDeadlineMs: (leaseDurationMs * 2) / 3,
       retryPeriodMs: leaseDurationMs / 7.5,
     },
-    metricsAddress: values["metrics-address"] ?? ":8080",
+    metricsAddress: checkedListenAddress("--metrics-address", values["metrics-address"] ?? ":8080"),
     metallb: {
       mode: metallb,
       namespace: values["metallb-namespace"] ?? env.PORTICO_METALLB_NAMESPACE ?? "metallb-system",

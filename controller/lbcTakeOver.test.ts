@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { LBC_NLB_CLASS } from "./classes.ts";
-import { parseConfig, UsageError } from "./config.ts";
+import { parseConfig } from "./config.ts";
+import { UsageError } from "../shared/usageError.ts";
 import { liveHolder } from "./lbcTakeOver.ts";
 
 const aws = ["--provider=aws", "--cluster-name=prod"];

@@ -5,10 +5,10 @@
 // given an address by hand) come after them: their addresses are kept where a pool has them free
 // (providers/metal/inherited.ts), and counted from the start, so no other Service takes them meanwhile.
 import type { V1Service } from "@kubernetes/client-node";
-import { sharingBackend, type Assignment } from "../providers/metal/allocationTypes.ts";
+import { sharingBackend, type Assignment } from "../shared/allocationTypes.ts";
 import type { MetalInventory } from "../providers/metal/provider.ts";
 import { INHERITED_REFUSALS } from "../providers/metal/inherited.ts";
-import { SHARING_ANNOTATIONS } from "../providers/metal/request.ts";
+import { SHARING_ANNOTATIONS } from "../shared/request.ts";
 import type { ClusterCache } from "./cache.ts";
 import { tookOn, wantsLoadBalancer, type ClassConfig } from "./classes.ts";
 import { READY_CONDITION } from "./status.ts";

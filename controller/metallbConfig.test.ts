@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { parseConfig, UsageError } from "./config.ts";
+import { parseConfig } from "./config.ts";
+import { UsageError } from "../shared/usageError.ts";
 
 const metal = ["--provider=metal", "--cluster-name=lab"];
 

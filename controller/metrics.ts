@@ -1,5 +1,4 @@
-// Prometheus metrics and the health endpoints, served on one small HTTP server.
-import { createServer, type Server } from "node:http";
+// The controller's Prometheus metrics (served by shared/metricsServer.ts with the health endpoints).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { liveRateLimiters } from "../providers/rateLimit.ts";
 
@@ -111,44 +110,4 @@ export class ControllerMetrics {
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
-}
-
-export interface HealthState {
-  /** The process is alive and its loops are turning. */
-  healthy(): boolean;
-  /** Caches are synced (a follower is ready too: it can take over at once). */
-  ready(): boolean;
-}
-
-export function serveMetrics(
-  address: string,
-  metrics: ControllerMetrics,
-  health: HealthState,
-): Promise<Server> {
-  const [host, port] = splitAddress(address);
-  const server = createServer((req, res) => {
-    const reply = (code: number, body: string, type = "text/plain") => {
-      res.writeHead(code, { "content-type": type });
-      res.end(body);
-    };
-    if (req.url === "/healthz") reply(health.healthy() ? 200 : 500, health.healthy() ? "ok" : "unhealthy");
-    else if (req.url === "/readyz")
-      reply(health.ready() ? 200 : 503, health.ready() ? "ok" : "caches not synced");
-    else if (req.url === "/metrics") {
-      metrics.registry.metrics().then(
-        (text) => reply(200, text, metrics.registry.contentType),
-        (err: unknown) => reply(500, String(err)),
-      );
-    } else reply(404, "not found");
-  });
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => resolve(server));
-  });
-}
-
-function splitAddress(address: string): [string | undefined, number] {
-  const i = address.lastIndexOf(":");
-  const host = address.slice(0, i);
-  return [host || undefined, Number(address.slice(i + 1))];
 }

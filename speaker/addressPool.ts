@@ -5,15 +5,15 @@
 // addressed): the named pool holding the address. Without a record (a Service addressed before the controller
 // wrote them) the speaker retraces the allocator's choice as far as it can see, and says it guessed: the pool
 // the Service asks for, else the most preferred pool that may serve the Service.
-import { parseIP } from "../providers/metal/address.ts";
-import type { Labels } from "../providers/metal/labelSelector.ts";
-import { comparePools, serviceSelectorsAllow } from "../providers/metal/pool.ts";
-import { rangeContains } from "../providers/metal/range.ts";
+import { parseIP } from "../shared/address.ts";
+import type { Labels } from "../shared/labelSelector.ts";
+import { comparePools, serviceSelectorsAllow } from "../shared/pool.ts";
+import { rangeContains } from "../shared/range.ts";
 import {
   METALLB_POOL_RECORD_ANNOTATION,
   POOL_ANNOTATIONS,
   POOL_RECORD_ANNOTATION,
-} from "../providers/metal/request.ts";
+} from "../shared/request.ts";
 import type { AnnouncePool } from "./pools.ts";
 
 export interface ServiceFacts {

@@ -10,7 +10,7 @@
 // set-up — therefore never changes how Portico's pools are announced, and a Portico pool that no Portico
 // advertisement selects is announced as before advertisements existed: by the nodes its own nodeSelectors
 // match, on every interface. Read leniently, as pools are: an entry that cannot be read selects nothing.
-import { isPlainObject, matchesLabelSelector, type Labels } from "../providers/metal/labelSelector.ts";
+import { isPlainObject, matchesLabelSelector, type Labels } from "../shared/labelSelector.ts";
 import { nodeMayAnnounce, type NodeSelector } from "./nodeSelectors.ts";
 import { list, readSelectors, type PoolGroup } from "./pools.ts";
 

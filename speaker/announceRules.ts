@@ -3,7 +3,7 @@
 // (advertisements.ts). Node sets are computed once per distinct set of applying advertisements, not per
 // Service, so thousands of Services of one pool cost one pass over the nodes.
 import type { V1Node } from "@kubernetes/client-node";
-import type { Labels } from "../providers/metal/labelSelector.ts";
+import type { Labels } from "../shared/labelSelector.ts";
 import {
   adsForService,
   interfacesFor,

@@ -1,9 +1,11 @@
 // portico-speaker's command (main.ts starts it): flags, logging, metrics, the speaker, and shutdown on
 // SIGTERM. Flags are described by --help.
 import { pino } from "pino";
-import { parseConfig, UsageError } from "./config.ts";
+import { parseConfig } from "./config.ts";
+import { UsageError } from "../shared/usageError.ts";
 import { KubeApi } from "./kube/api/client.ts";
-import { serveMetrics, SpeakerMetrics } from "./metrics.ts";
+import { serveMetrics } from "../shared/metricsServer.ts";
+import { SpeakerMetrics } from "./metrics.ts";
 import { Speaker } from "./speaker.ts";
 
 export async function main(): Promise<void> {
@@ -24,7 +26,10 @@ export async function main(): Promise<void> {
   const api = KubeApi.load(config.kubeconfig);
   const metrics = new SpeakerMetrics();
   const speaker = new Speaker(config, api, log, metrics);
-  const server = await serveMetrics(config.metricsAddress, metrics, { ready: () => speaker.ready });
+  const server = await serveMetrics(config.metricsAddress, metrics.registry, {
+    ready: () => speaker.ready,
+    notReady: "not ready",
+  });
   const shutdown = async (signal: string) => {
     log.info({ signal }, "shutting down: handing addresses over");
     await speaker.stop();

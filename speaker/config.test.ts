@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { parseConfig, UsageError } from "./config.ts";
+import { parseConfig } from "./config.ts";
+import { UsageError } from "../shared/usageError.ts";
 
 describe("speaker flags", () => {
   test("defaults, with the node name from the environment as a DaemonSet passes it", () => {
@@ -51,6 +52,14 @@ describe("speaker flags", () => {
     expect(() => parseConfig(["--node-name=a", "--metallb=yes"], {})).toThrow(
       /--metallb: expected auto, on or off/,
     );
+    expect(() => parseConfig(["--node-name=a", "--metrics-address=localhost"], {})).toThrow(
+      /--metrics-address: localhost is not a listen address/,
+    );
+  });
+
+  test("--metrics-address takes an IPv6 host in brackets", () => {
+    const config = parseConfig(["--node-name=a", "--metrics-address=[::1]:7472"], {});
+    expect(config.metricsAddress).toBe("[::1]:7472");
   });
 
   test("MetalLB's objects are read when installed, in metallb-system, unless told otherwise", () => {

@@ -4,6 +4,8 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { DEFAULT_EXCLUDED_INTERFACES } from "./io/interfaces.ts";
 import { DEFAULT_BURST_MS } from "./io/takeover.ts";
+import { checkedListenAddress } from "../shared/metricsServer.ts";
+import { UsageError } from "../shared/usageError.ts";
 
 export const METAL_LOAD_BALANCER_CLASS = "portico.io/metal";
 
@@ -68,10 +70,6 @@ export const USAGE = `portico-speaker: announces bare-metal LoadBalancer address
   --log-level LEVEL                (default info; env PORTICO_LOG_LEVEL)
   --kubeconfig FILE                outside a cluster (env KUBECONFIG): a token, token file or client
                                    certificate (exec plugins and auth providers are refused)`;
-
-export class UsageError extends Error {
-  override name = "UsageError";
-}
 
 function list(value: string | undefined): string[] | undefined {
   return value
@@ -151,7 +149,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     interfaces: list(values.interfaces) ?? [],
     excludeInterfaces: list(values["exclude-interfaces"]) ?? DEFAULT_EXCLUDED_INTERFACES,
     interfaceRescanMs: integer("interface-rescan-ms", values["interface-rescan-ms"], 10_000, 100),
-    metricsAddress: values["metrics-address"] ?? ":7472",
+    metricsAddress: checkedListenAddress("--metrics-address", values["metrics-address"] ?? ":7472"),
     memberlist: {
       port: integer("memberlist-port", values["memberlist-port"], 7946, 1),
       ...(bindAddress ? { bindAddress } : {}),

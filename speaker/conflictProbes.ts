@@ -6,8 +6,8 @@
 import type { V1Service } from "@kubernetes/client-node";
 import type { KubeApi } from "./kube/api/client.ts";
 import type { Logger } from "pino";
-import { parseIP } from "../providers/metal/address.ts";
-import type { L2StatusRecord } from "../providers/metal/l2status.ts";
+import { parseIP } from "../shared/address.ts";
+import type { L2StatusRecord } from "../shared/l2status.ts";
 import { AddressProber, type ProbeTarget } from "./io/prober.ts";
 import { recordAddressInUse } from "./kube/events.ts";
 import type { SpeakerMetrics } from "./metrics.ts";

@@ -1,10 +1,5 @@
 import { describe, expect, test } from "vitest";
-import {
-  l2StatusName,
-  readL2Status,
-  trimL2Status,
-  type L2StatusRecord,
-} from "../providers/metal/l2status.ts";
+import { l2StatusName, readL2Status, trimL2Status, type L2StatusRecord } from "../shared/l2status.ts";
 import { planL2Statuses, type L2StatusInput } from "./l2statusPlan.ts";
 
 const existing = (node: string, addresses: string[], service = "web"): L2StatusRecord => ({

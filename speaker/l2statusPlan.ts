@@ -1,4 +1,4 @@
-// Which ServiceL2Status records this speaker writes and deletes (see providers/metal/l2status.ts): pure, from
+// Which ServiceL2Status records this speaker writes and deletes (see shared/l2status.ts): pure, from
 // the announce decision every speaker computes alike and the records already in the cache.
 //
 // - This node keeps one record per Service it announces an address of (the addresses, and the interfaces it
@@ -8,7 +8,7 @@
 //   replaces the dead one's claim at once, without waiting for the dead node to come back.
 // - Records of nodes whose speaker is not alive (a node gone for good, or whose addresses nobody took over)
 //   are deleted by one live speaker, the first by name, so none stays claiming a node that answers nothing.
-import type { InUse, L2StatusFields, L2StatusRecord, NotAnnounced } from "../providers/metal/l2status.ts";
+import type { InUse, L2StatusFields, L2StatusRecord, NotAnnounced } from "../shared/l2status.ts";
 import {
   l2StatusName,
   L2STATUS_GROUP,
@@ -17,7 +17,7 @@ import {
   L2STATUS_PLURAL,
   L2STATUS_SERVICE_LABEL,
   L2STATUS_VERSION,
-} from "../providers/metal/l2status.ts";
+} from "../shared/l2status.ts";
 import type { DesiredRecord as GenericDesired, RecordKind, RecordPlan } from "./kube/recordWriter.ts";
 
 export interface AnnouncedHere {

@@ -1,5 +1,4 @@
-// The speaker's Prometheus metrics and its small HTTP server (/metrics, /healthz, /readyz).
-import { createServer, type Server } from "node:http";
+// The speaker's Prometheus metrics (served by shared/metricsServer.ts with /healthz and /readyz).
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 
 const EVENT_LOOP_PRECISION_MS = 50;
@@ -123,32 +122,4 @@ export class SpeakerMetrics {
     // stall long enough to matter to failover (hundreds of ms).
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: EVENT_LOOP_PRECISION_MS });
   }
-}
-
-export interface Health {
-  ready(): boolean;
-}
-
-export function serveMetrics(address: string, metrics: SpeakerMetrics, health: Health): Promise<Server> {
-  const i = address.lastIndexOf(":");
-  const host = address.slice(0, i).replace(/^\[|\]$/g, "") || undefined;
-  const port = Number(address.slice(i + 1));
-  const server = createServer((req, res) => {
-    const reply = (code: number, body: string, type = "text/plain") => {
-      res.writeHead(code, { "content-type": type });
-      res.end(body);
-    };
-    if (req.url === "/healthz") reply(200, "ok");
-    else if (req.url === "/readyz") reply(health.ready() ? 200 : 503, health.ready() ? "ok" : "not ready");
-    else if (req.url === "/metrics") {
-      metrics.registry.metrics().then(
-        (text) => reply(200, text, metrics.registry.contentType),
-        (err: unknown) => reply(500, String(err)),
-      );
-    } else reply(404, "not found");
-  });
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => resolve(server));
-  });
 }

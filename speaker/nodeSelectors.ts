@@ -1,6 +1,6 @@
 // Which nodes may announce a pool's addresses: the pool's `nodeSelectors`, with the meaning of MetalLB's
 // L2Advertisement nodeSelectors, so a pool moved over from MetalLB is announced from the same nodes.
-import { matchesLabelSelector, type LabelSelector, type Labels } from "../providers/metal/labelSelector.ts";
+import { matchesLabelSelector, type LabelSelector, type Labels } from "../shared/labelSelector.ts";
 
 /**
  * One entry of a pool's nodeSelectors; null stands for an entry the speaker could not read, which selects

@@ -2,12 +2,8 @@
 // tell overlapping pools apart) and which nodes may announce it. Read leniently, entry by entry: a pool the
 // controller refuses as invalid may have handed out its addresses while it was valid, and its node selectors
 // must keep applying to them, so whatever can be read is kept and the rest reported.
-import {
-  isPlainObject,
-  validateLabelSelector,
-  type LabelSelector,
-} from "../providers/metal/labelSelector.ts";
-import { parseRangeEntry, type AddressRange } from "../providers/metal/range.ts";
+import { isPlainObject, validateLabelSelector, type LabelSelector } from "../shared/labelSelector.ts";
+import { parseRangeEntry, type AddressRange } from "../shared/range.ts";
 import type { NodeSelector } from "./nodeSelectors.ts";
 
 export interface PoolObject {

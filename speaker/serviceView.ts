@@ -2,7 +2,7 @@
 // announces (and at which addresses), where their ready endpoints run, and which Nodes may announce at
 // all. Pure functions over the API objects, so the rules are unit-tested without an apiserver.
 import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
-import { canonicalIP } from "../providers/metal/address.ts";
+import { canonicalIP } from "../shared/address.ts";
 import { findPool } from "./addressPool.ts";
 import type { AnnouncePool } from "./pools.ts";
 

@@ -3,7 +3,7 @@
 // it goes out on is up) and, when none does, what the BGPPeers' sessions say — a session never established
 // (a wrong address, AS number or password) explains an address no router learned.
 import type { CustomObjectsApi, V1Service } from "@kubernetes/client-node";
-import { readBgpStatus } from "../../providers/metal/bgpStatus.ts";
+import { readBgpStatus } from "../../shared/bgpStatus.ts";
 import type { Finding } from "./finding.ts";
 
 const API = { group: "portico.io", version: "v1alpha1" } as const;

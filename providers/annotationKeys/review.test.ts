@@ -3,7 +3,7 @@ import { TARGET_NODE_LABEL_ANNOTATIONS, SOURCE_RANGES_ANNOTATION } from "../../c
 import { AWS_ANNOTATIONS } from "../aws/annotations.ts";
 import { MORE_AWS_ANNOTATIONS } from "../aws/moreAnnotations.ts";
 import { AZURE_ANNOTATIONS } from "../azure/annotations.ts";
-import { ADDRESSES_ANNOTATIONS, POOL_ANNOTATIONS, SHARING_ANNOTATIONS } from "../metal/request.ts";
+import { ADDRESSES_ANNOTATIONS, POOL_ANNOTATIONS, SHARING_ANNOTATIONS } from "../../shared/request.ts";
 import { entryFor, familyOf, KEY_FAMILIES, refusalError, reviewAnnotations } from "./review.ts";
 import type { KeyEntry, ProviderName } from "./types.ts";
 

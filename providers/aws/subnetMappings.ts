@@ -4,8 +4,8 @@
 // part of its name: a change makes a new NLB, make-before-break, as a scheme change does. Pure.
 import { createHash } from "node:crypto";
 import { ConfigurationError } from "../errors.ts";
-import { parseIP } from "../metal/address.ts";
-import { parseRangeEntry } from "../metal/range.ts";
+import { parseIP } from "../../shared/address.ts";
+import { parseRangeEntry } from "../../shared/range.ts";
 import type { AwsServiceSettings } from "./annotations.ts";
 import type { Network } from "./model.ts";
 import type { SubnetMapping } from "./model.ts";

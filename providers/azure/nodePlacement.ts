@@ -8,7 +8,7 @@
 // removed moves only the nodes that it gains or loses. Pure.
 import { createHash } from "node:crypto";
 import type { NodeTarget } from "../provider.ts";
-import { matchesLabelSelector, type LabelSelector } from "../metal/labelSelector.ts";
+import { matchesLabelSelector, type LabelSelector } from "../../shared/labelSelector.ts";
 import type { LoadBalancerConfiguration } from "./lbConfigurations.ts";
 
 /**

@@ -5,7 +5,7 @@
 // annotation, labels or the configuration ask it to), otherwise the fewest rules first. Pure, so unit-tested
 // case by case; the provider tries the candidates in order against Azure's limits (limits.ts).
 import { ConfigurationError } from "../errors.ts";
-import { matchesLabelSelector, type Labels } from "../metal/labelSelector.ts";
+import { matchesLabelSelector, type Labels } from "../../shared/labelSelector.ts";
 import type { LoadBalancerConfiguration } from "./lbConfigurations.ts";
 
 export const CONFIGURATIONS_ANNOTATION = "service.beta.kubernetes.io/azure-load-balancer-configurations";

@@ -1,8 +1,8 @@
 // Who holds which address. This is the single source of truth that keeps an address from being handed
 // out twice: every path that gives a Service an address asks `conflictFor` first, and an address is
 // only ever shared between Services that carry the same sharing key and use disjoint ports.
-import type { IPAddress, IPFamily } from "./address.ts";
-import { formatPort, type AllocationError, type ServicePort } from "./allocationTypes.ts";
+import type { IPAddress, IPFamily } from "../../shared/address.ts";
+import { formatPort, type AllocationError, type ServicePort } from "../../shared/allocationTypes.ts";
 
 export interface Holder {
   readonly serviceKey: string;

@@ -1,8 +1,8 @@
 // The sentences behind every allocation failure. Each names what is wrong, the field or object to look
 // at, and the change that fixes it, because these messages become Events and conditions users act on.
-import { otherFamily, type IPAddress, type IPFamily } from "./address.ts";
-import type { AllocationError } from "./allocationTypes.ts";
-import { poolCovers, type Pool, type ServiceIdentity } from "./pool.ts";
+import { otherFamily, type IPAddress, type IPFamily } from "../../shared/address.ts";
+import type { AllocationError } from "../../shared/allocationTypes.ts";
+import { poolCovers, type Pool, type ServiceIdentity } from "../../shared/pool.ts";
 
 const withField = (field: string | undefined): { field?: string } => (field === undefined ? {} : { field });
 

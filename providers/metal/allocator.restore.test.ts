@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Allocator } from "./allocator.ts";
-import type { AssignResult } from "./allocationTypes.ts";
+import type { AssignResult } from "../../shared/allocationTypes.ts";
 import { pool, service, tcp } from "../../test/unit/support/metal.ts";
 
 function addressesOf(result: AssignResult): string[] {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Allocator } from "./allocator.ts";
-import { sharingBackend, type AllocationError, type AssignResult } from "./allocationTypes.ts";
+import { sharingBackend, type AllocationError, type AssignResult } from "../../shared/allocationTypes.ts";
 import { pool, service, tcp, udp } from "../../test/unit/support/metal.ts";
 
 function addressesOf(result: AssignResult): string[] {

@@ -1,7 +1,7 @@
 // The bare-metal address allocator. The controller is the only allocator in the cluster; it rebuilds this
 // state from what Services already hold (their status) after every restart, so allocations are read
 // back, never re-guessed. All methods are synchronous and pure apart from the allocator's own state.
-import { ipFromValue, parseIP, type IPAddress, type IPFamily } from "./address.ts";
+import { ipFromValue, parseIP, type IPAddress, type IPFamily } from "../../shared/address.ts";
 import {
   familyUnavailable,
   notAllowed,
@@ -22,7 +22,7 @@ import {
   type RestoreProblem,
   type ServiceForAllocation,
   type SkippedFamily,
-} from "./allocationTypes.ts";
+} from "../../shared/allocationTypes.ts";
 import { planFamilies, type FamilyWant } from "./families.ts";
 import {
   comparePools,
@@ -33,7 +33,7 @@ import {
   poolValues,
   type Pool,
   type ServiceIdentity,
-} from "./pool.ts";
+} from "../../shared/pool.ts";
 
 interface Held {
   readonly holder: Holder;

@@ -1,7 +1,11 @@
 // Which address families a Service gets, from its ipFamilies/ipFamilyPolicy and any requested addresses.
 // Kept apart from the allocator because the rules are Kubernetes', not the pools'.
-import { otherFamily, parseIP, type IPAddress, type IPFamily } from "./address.ts";
-import type { AllocationError, AllocationRequest, ServiceForAllocation } from "./allocationTypes.ts";
+import { otherFamily, parseIP, type IPAddress, type IPFamily } from "../../shared/address.ts";
+import type {
+  AllocationError,
+  AllocationRequest,
+  ServiceForAllocation,
+} from "../../shared/allocationTypes.ts";
 
 export interface FamilyWant {
   readonly family: IPFamily;

@@ -2,7 +2,7 @@
 // on the LAN answered for handed out no more.
 import { describe, expect, test } from "vitest";
 import { intent } from "../../test/unit/support/awsIntent.ts";
-import type { L2StatusFields } from "./l2status.ts";
+import type { L2StatusFields } from "../../shared/l2status.ts";
 import { IN_USE_TTL_MS, MetalProvider, type PoolObject } from "./provider.ts";
 
 const web = { namespace: "shop", name: "web", uid: "u1" };

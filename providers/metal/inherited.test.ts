@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Allocator } from "./allocator.ts";
-import type { Assignment } from "./allocationTypes.ts";
+import type { Assignment } from "../../shared/allocationTypes.ts";
 import { inherit } from "./inherited.ts";
 import { MetalProvider } from "./provider.ts";
 import { intent } from "../../test/unit/support/awsIntent.ts";

@@ -3,8 +3,12 @@
 // when it is inside one of the pools and free; otherwise the Service is refused, saying why, and its status is
 // left as it is: Portico never changes an address unasked. Pure: decides on an allocator and the status read.
 import { ConfigurationError } from "../errors.ts";
-import { parseIP } from "./address.ts";
-import type { AllocationRequest, RestoreProblem, ServiceForAllocation } from "./allocationTypes.ts";
+import { parseIP } from "../../shared/address.ts";
+import type {
+  AllocationRequest,
+  RestoreProblem,
+  ServiceForAllocation,
+} from "../../shared/allocationTypes.ts";
 import type { Allocator } from "./allocator.ts";
 
 /** Reasons of the refusals below; the inventory reads them back to know the Service's status is not Portico's. */

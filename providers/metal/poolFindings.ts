@@ -2,9 +2,9 @@
 // two pools handing out the same addresses, or a pool containing an address a node already uses (the
 // speaker would then answer ARP for the node's own address). The controller reports these as Events and
 // pool conditions; nothing here decides what to do about them.
-import { parseIP } from "./address.ts";
-import { poolContains, type Pool } from "./pool.ts";
-import { formatRange, rangeIntersection, type AddressRange } from "./range.ts";
+import { parseIP } from "../../shared/address.ts";
+import { poolContains, type Pool } from "../../shared/pool.ts";
+import { formatRange, rangeIntersection, type AddressRange } from "../../shared/range.ts";
 
 export type PoolFinding =
   | {

@@ -3,7 +3,7 @@
 // manifest. They form one set, named as Services name them (metallb.io/address-pool); a name defined in both
 // kinds is ambiguous, and Portico never picks one silently: both definitions are left out of allocation, and a
 // Service either of them could concern is refused with a message naming both (the others are served as usual).
-import { parseIP, type IPFamily } from "./address.ts";
+import { parseIP, type IPFamily } from "../../shared/address.ts";
 import {
   parsePool,
   poolAllowsService,
@@ -11,7 +11,7 @@ import {
   poolFamilies,
   type Pool,
   type ServiceIdentity,
-} from "./pool.ts";
+} from "../../shared/pool.ts";
 
 export type PoolGroup = "portico.io" | "metallb.io";
 

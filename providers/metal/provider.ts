@@ -17,10 +17,10 @@ import {
   type Assignment,
   type PoolCounts,
   type ServiceForAllocation,
-} from "./allocationTypes.ts";
+} from "../../shared/allocationTypes.ts";
 import { Allocator } from "./allocator.ts";
-import { parseIP } from "./address.ts";
-import { parsePool, type Pool, type PoolProblem } from "./pool.ts";
+import { parseIP } from "../../shared/address.ts";
+import { parsePool, type Pool, type PoolProblem } from "../../shared/pool.ts";
 import {
   findAddressesInUse,
   findNodeAddressesInPools,
@@ -36,13 +36,13 @@ import {
   type PoolGroup,
   type PoolObject,
 } from "./poolSources.ts";
-import { POOL_RECORD_ANNOTATION, requestFromService } from "./request.ts";
+import { POOL_RECORD_ANNOTATION, requestFromService } from "../../shared/request.ts";
 import { inherit } from "./inherited.ts";
-import type { L2StatusFields } from "./l2status.ts";
+import type { L2StatusFields } from "../../shared/l2status.ts";
 import { metalTraffic, poolRecord } from "./traffic.ts";
 
 export { METAL_LOAD_BALANCER_CLASS } from "../classes.ts";
-export { POOL_RECORD_ANNOTATION } from "./request.ts";
+export { POOL_RECORD_ANNOTATION } from "../../shared/request.ts";
 export type { PoolObject } from "./poolSources.ts";
 
 /** What the controller knows that the allocator needs: the pools, and what each Service holds now. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import type { L2StatusFields } from "./l2status.ts";
+import type { L2StatusFields } from "../../shared/l2status.ts";
 import { intent } from "../../test/unit/support/awsIntent.ts";
 import { metalTraffic, poolRecord } from "./traffic.ts";
 

@@ -5,10 +5,8 @@
 // and it is not known yet while the first announcement is awaited. Pure: the records are read elsewhere.
 import { endpointsBlock } from "../endpointTraffic.ts";
 import type { LoadBalancerIntent, TrafficState } from "../provider.ts";
-import type { L2StatusFields } from "./l2status.ts";
-
-/** A speaker's record of where a Service's addresses are announced: over ARP/NDP, or over BGP to peers. */
-export type Announcement = L2StatusFields & { readonly bgpPeers?: readonly string[] };
+import type { Announcement } from "../../shared/bgpStatus.ts";
+import type { L2StatusFields } from "../../shared/l2status.ts";
 
 const WHY: Record<string, string> = {
   noMatchingNode:

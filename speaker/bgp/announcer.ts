@@ -4,7 +4,7 @@
 // merge-patched so speakers never overwrite each other's).
 import { KubeApiError, resourcePath, type KubeApi } from "../kube/api/client.ts";
 import type { Logger } from "pino";
-import type { Labels } from "../../providers/metal/labelSelector.ts";
+import type { Labels } from "../../shared/labelSelector.ts";
 import type { BgpObjects } from "../kube/bgpWatches.ts";
 import type { SpeakerMetrics } from "../metrics.ts";
 import type { AnnouncePool } from "../pools.ts";
@@ -16,7 +16,7 @@ import { PasswordSecrets } from "./passwords.ts";
 import { peersOfNode, readBfdProfiles, readPeers, type BfdProfile, type BgpPeer } from "./peers.ts";
 import { bgpRoutes, bgpSelectedPools, type AdvertisedPrefix } from "./routes.ts";
 import { BGP_RECORDS, planBgpStatuses } from "./statusPlan.ts";
-import { readBgpStatus, type BgpStatusFields } from "../../providers/metal/bgpStatus.ts";
+import { readBgpStatus, type BgpStatusFields } from "../../shared/bgpStatus.ts";
 import { RecordWriter } from "../kube/recordWriter.ts";
 import type { SessionState } from "./sessions.ts";
 

@@ -7,7 +7,7 @@
 //   peer's route-map: permitted (with its attributes) to the peers that get it, denied to the others.
 // Each peer's inbound route-map refuses every route: the speaker announces, it never learns routes.
 import { createHash } from "node:crypto";
-import type { IPFamily } from "../../providers/metal/address.ts";
+import type { IPFamily } from "../../shared/address.ts";
 import type { BgpPeer } from "./peers.ts";
 import type { AdvertisedPrefix, PathAttributes } from "./routes.ts";
 

@@ -1,6 +1,6 @@
 // How the BGP mode's objects are read, one by one: each by its name (Portico's, cluster-scoped) or
 // namespace/name (MetalLB's), and one that cannot be used as written is left out whole, with every reason said.
-import { isPlainObject } from "../../providers/metal/labelSelector.ts";
+import { isPlainObject } from "../../shared/labelSelector.ts";
 import type { PoolGroup } from "../pools.ts";
 
 export interface ConfigObject {

@@ -4,13 +4,13 @@
 // peer that cannot be used is left out and said why (the CRD's schema and CEL rules refuse most of these at
 // admission; MetalLB's objects and older apiservers get no such check). A field Portico does not implement
 // makes the peer unusable rather than silently different from what the user wrote.
-import { isPlainObject } from "../../providers/metal/labelSelector.ts";
+import { isPlainObject } from "../../shared/labelSelector.ts";
 import { readObjects, type ConfigObject } from "./objects.ts";
 
-import { parseIP, type IPFamily } from "../../providers/metal/address.ts";
+import { parseIP, type IPFamily } from "../../shared/address.ts";
 import { nodeMayAnnounce, type NodeSelector } from "../nodeSelectors.ts";
 import { readSelectors, type PoolGroup } from "../pools.ts";
-import type { Labels } from "../../providers/metal/labelSelector.ts";
+import type { Labels } from "../../shared/labelSelector.ts";
 
 export interface BgpPeer {
   /** As advertisements name it in `peers`: the object's name. */

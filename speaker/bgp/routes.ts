@@ -6,8 +6,8 @@
 //   the node;
 // - externalTrafficPolicy Cluster: the Service has a ready endpoint anywhere; Local: one on this node (else
 //   traffic sent here would be dropped).
-import { familyBits, formatIP, parseIP, type IPFamily } from "../../providers/metal/address.ts";
-import { matchesLabelSelector, type Labels } from "../../providers/metal/labelSelector.ts";
+import { familyBits, formatIP, parseIP, type IPFamily } from "../../shared/address.ts";
+import { matchesLabelSelector, type Labels } from "../../shared/labelSelector.ts";
 import { selectsPool } from "../advertisements.ts";
 import { nodeMayAnnounce } from "../nodeSelectors.ts";
 import type { AnnouncePool } from "../pools.ts";

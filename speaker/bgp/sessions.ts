@@ -1,7 +1,7 @@
 // What FRR says about the sessions, as the FRR agent last wrote it (`show bgp neighbors json` and
 // `show bfd peers json`), reduced to what users need to read on a peer's status and in metrics: whether the
 // session is up, how many prefixes went out, and, when it is not up, the most telling reason FRR gives.
-import { isPlainObject } from "../../providers/metal/labelSelector.ts";
+import { isPlainObject } from "../../shared/labelSelector.ts";
 
 export interface SessionState {
   readonly address: string;

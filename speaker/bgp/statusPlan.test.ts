@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import type { BgpStatusRecord } from "../../providers/metal/bgpStatus.ts";
+import type { BgpStatusRecord } from "../../shared/bgpStatus.ts";
 import type { AdvertisedPrefix } from "./routes.ts";
 import { planBgpStatuses, type BgpStatusInput } from "./statusPlan.ts";
 

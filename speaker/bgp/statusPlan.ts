@@ -1,4 +1,4 @@
-// Which ServiceBGPStatus records this speaker writes and deletes (providers/metal/bgpStatus.ts): pure, from
+// Which ServiceBGPStatus records this speaker writes and deletes (shared/bgpStatus.ts): pure, from
 // what this node advertises, which of its sessions are up, and the records in the cache.
 // - This node keeps one record per Service whose addresses it advertises to at least one peer over an
 //   established session, once FRR applied the configuration that advertises them; every other record of its own
@@ -14,9 +14,9 @@ import {
   bgpStatusName,
   type BgpStatusFields,
   type BgpStatusRecord,
-} from "../../providers/metal/bgpStatus.ts";
+} from "../../shared/bgpStatus.ts";
 import type { DesiredRecord, RecordKind, RecordPlan } from "../kube/recordWriter.ts";
-import { parseIP } from "../../providers/metal/address.ts";
+import { parseIP } from "../../shared/address.ts";
 import { maskedPrefix, type AdvertisedPrefix } from "./routes.ts";
 
 export interface BgpStatusInput {

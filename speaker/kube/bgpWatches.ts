@@ -5,7 +5,7 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
 import type { KubeApi } from "./api/client.ts";
 import type { ConfigObject } from "../bgp/objects.ts";
-import { trimL2Status } from "../../providers/metal/l2status.ts";
+import { trimL2Status } from "../../shared/l2status.ts";
 import { CustomWatch } from "./customWatch.ts";
 
 type Objects = CustomWatch<ConfigObject & KubernetesObject>;

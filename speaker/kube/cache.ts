@@ -13,7 +13,7 @@ import {
   readL2Status,
   trimL2Status,
   type L2StatusRecord,
-} from "../../providers/metal/l2status.ts";
+} from "../../shared/l2status.ts";
 import { KubeApiError, type KubeApi } from "./api/client.ts";
 import { ListWatch } from "./api/listWatch.ts";
 import { CustomWatch } from "./customWatch.ts";

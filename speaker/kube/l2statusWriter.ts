@@ -1,6 +1,6 @@
 // Writes the ServiceL2Status records planned by speaker/l2statusPlan.ts.
 import type { Logger } from "pino";
-import type { L2StatusFields } from "../../providers/metal/l2status.ts";
+import type { L2StatusFields } from "../../shared/l2status.ts";
 import { L2_RECORDS } from "../l2statusPlan.ts";
 import type { KubeApi } from "./api/client.ts";
 import { RecordWriter } from "./recordWriter.ts";

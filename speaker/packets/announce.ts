@@ -1,6 +1,6 @@
 // The frames a speaker broadcasts when it takes an address over, so that hosts and switches on the
 // segment repoint the address to this node immediately instead of waiting for their caches to expire.
-import { parseIP } from "../../providers/metal/address.ts";
+import { parseIP } from "../../shared/address.ts";
 import { gratuitousArpFrame } from "./arp.ts";
 import { encodeEthernet, ETHERTYPE_IPV6, type VlanTag } from "./ethernet.ts";
 import { ipv6MulticastMac } from "./mac.ts";

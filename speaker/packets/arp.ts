@@ -1,6 +1,6 @@
 // ARP for IPv4 over Ethernet (RFC 826), and the gratuitous ARP announcement of RFC 5227 §3 that a
 // speaker broadcasts when it takes an address over, so neighbours update their caches at once.
-import { parseIP, formatIPBytes, ipBytes } from "../../providers/metal/address.ts";
+import { parseIP, formatIPBytes, ipBytes } from "../../shared/address.ts";
 import { decoded, malformed, readUint16, writeUint16, type Decoded } from "./decoded.ts";
 import { encodeEthernet, ETHERTYPE_ARP, ETHERTYPE_IPV4, type VlanTag } from "./ethernet.ts";
 import { BROADCAST_MAC, formatMac, macBytes, ZERO_MAC } from "./mac.ts";

@@ -1,6 +1,6 @@
 // The fixed IPv6 header (RFC 8200 §3) and the upper-layer checksum over the IPv6 pseudo-header
 // (RFC 8200 §8.1) that ICMPv6 uses. Extension headers are not parsed: Neighbor Discovery never needs them.
-import { formatIPBytes, ipBytes, parseIP } from "../../providers/metal/address.ts";
+import { formatIPBytes, ipBytes, parseIP } from "../../shared/address.ts";
 import { decoded, malformed, readUint16, writeUint16, type Decoded } from "./decoded.ts";
 
 export const IPV6_HEADER_LENGTH = 40;

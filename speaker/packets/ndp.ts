@@ -2,7 +2,7 @@
 // (type 136) out. Decoding applies the validity checks of RFC 4861 §7.1, so a speaker never answers a
 // solicitation a conforming host would drop (in particular one that did not arrive with hop limit 255,
 // which proves it was not forwarded by a router).
-import { formatIPBytes } from "../../providers/metal/address.ts";
+import { formatIPBytes } from "../../shared/address.ts";
 import { decoded, malformed, writeUint16, type Decoded } from "./decoded.ts";
 import { encodeIPv6, ipv6Bytes, NEXT_HEADER_ICMPV6, pseudoHeaderChecksum, type IPv6Packet } from "./ipv6.ts";
 import { formatMac, isMac, macBytes } from "./mac.ts";

@@ -9,7 +9,7 @@ import { decodeIPv6 } from "./ipv6.ts";
 import { normalizeMac } from "./mac.ts";
 import { ALL_NODES, decodeNdp, encodeNeighborAdvertisement } from "./ndp.ts";
 
-/** Addresses in canonical text form (as produced by the election / providers/metal/address.ts). */
+/** Addresses in canonical text form (as produced by the election / shared/address.ts). */
 export interface OwnedAddresses {
   has(address: string): boolean;
 }

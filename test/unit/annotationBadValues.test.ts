@@ -8,7 +8,7 @@ import { CONFIGURATIONS_ANNOTATION, placeService } from "../../providers/azure/p
 import { desiredLoadBalancer } from "../../providers/aws/desired.ts";
 import { ConfigurationError } from "../../providers/errors.ts";
 import { Allocator } from "../../providers/metal/allocator.ts";
-import { requestFromService } from "../../providers/metal/request.ts";
+import { requestFromService } from "../../shared/request.ts";
 import { intent as awsIntent, NETWORK } from "./support/awsIntent.ts";
 import { desired as azureDesired, intent as azureIntent } from "./support/azure.ts";
 import { service as svc } from "./support/controllerObjects.ts";

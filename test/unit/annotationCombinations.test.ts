@@ -11,7 +11,7 @@ import { defaultTargetType, parseAwsSettings } from "../../providers/aws/annotat
 import { desiredLoadBalancer } from "../../providers/aws/desired.ts";
 import { ConfigurationError } from "../../providers/errors.ts";
 import { Allocator } from "../../providers/metal/allocator.ts";
-import { requestFromService } from "../../providers/metal/request.ts";
+import { requestFromService } from "../../shared/request.ts";
 import { NETWORK } from "./support/awsIntent.ts";
 import { config, sides } from "./support/azure.ts";
 import { service } from "./support/controllerObjects.ts";

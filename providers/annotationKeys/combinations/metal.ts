@@ -1,5 +1,5 @@
 // The bare-metal settings that cannot work together on one Service. Each is judged where the request is read
-// (providers/metal/request.ts, two sources that disagree) or the address is chosen (providers/metal/allocator.ts);
+// (shared/request.ts, two sources that disagree) or the address is chosen (providers/metal/allocator.ts);
 // the table lists them with an example each, walked by a unit test like the clouds' tables. Between Services,
 // the allocator refuses sharing an address across different pods with externalTrafficPolicy Local
 // (providers/metal/addressBook.ts), as MetalLB does.
@@ -10,7 +10,7 @@ export const METAL_COMBINATIONS: CombinationTable<never> = {
   entries: [
     {
       fields: ["spec.loadBalancerIP", field("metallb.io/loadBalancerIPs")],
-      checkedIn: "providers/metal/request.ts (also portico.io/ and metallb.universe.tf/loadBalancerIPs)",
+      checkedIn: "shared/request.ts (also portico.io/ and metallb.universe.tf/loadBalancerIPs)",
       fix: "keep one of them or make them equal",
       reason: "ConflictingAnnotations",
       example: {
@@ -20,8 +20,7 @@ export const METAL_COMBINATIONS: CombinationTable<never> = {
     },
     {
       fields: [field("portico.io/address-pool"), field("metallb.io/address-pool")],
-      checkedIn:
-        "providers/metal/request.ts (also metallb.universe.tf/address-pool, and the allow-shared-ip keys)",
+      checkedIn: "shared/request.ts (also metallb.universe.tf/address-pool, and the allow-shared-ip keys)",
       fix: "keep one of them or make them equal",
       reason: "ConflictingAnnotations",
       example: { annotations: { "portico.io/address-pool": "lan", "metallb.io/address-pool": "dmz" } },

@@ -6,7 +6,7 @@ import { CustomObjectsApi } from "@kubernetes/client-node";
 import { beforeAll, onTestFinished } from "vitest";
 import { SERVING_CONDITION } from "../../../controller/status.ts";
 import { entryFor } from "../../../providers/annotationKeys/review.ts";
-import { L2STATUS_GROUP, L2STATUS_PLURAL, L2STATUS_VERSION } from "../../../providers/metal/l2status.ts";
+import { L2STATUS_GROUP, L2STATUS_PLURAL, L2STATUS_VERSION } from "../../../shared/l2status.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { expect, mergePatch, test, waitFor, type TestCluster } from "../../harness/index.ts";
 import { installCrds, renderOverlay } from "../../harness/manifests.ts";

@@ -1,12 +1,8 @@
 // Helpers for the bare-metal unit tests: valid pools and Services with little ceremony.
-import type { IPFamily } from "../../../providers/metal/address.ts";
-import type {
-  IPFamilyPolicy,
-  ServiceForAllocation,
-  ServicePort,
-} from "../../../providers/metal/allocationTypes.ts";
-import type { Labels } from "../../../providers/metal/labelSelector.ts";
-import { parsePool, type Pool } from "../../../providers/metal/pool.ts";
+import type { IPFamily } from "../../../shared/address.ts";
+import type { IPFamilyPolicy, ServiceForAllocation, ServicePort } from "../../../shared/allocationTypes.ts";
+import type { Labels } from "../../../shared/labelSelector.ts";
+import { parsePool, type Pool } from "../../../shared/pool.ts";
 
 export function pool(name: string, spec: unknown): Pool {
   const parsed = parsePool(name, spec);

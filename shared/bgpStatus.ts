@@ -3,8 +3,10 @@
 // goes out on is established — never before, so a record means a router has been told. The shape follows
 // MetalLB's ServiceBGPStatus (status.node, serviceName, serviceNamespace, peers[]) and adds the addresses.
 // Shared by the speaker (which writes) and the controller (which reads, for the Serving condition).
-import { l2StatusName } from "./l2status.ts";
-import type { Announcement } from "./traffic.ts";
+import { l2StatusName, type L2StatusFields } from "./l2status.ts";
+
+/** A speaker's record of where a Service's addresses are announced: over ARP/NDP, or over BGP to peers. */
+export type Announcement = L2StatusFields & { readonly bgpPeers?: readonly string[] };
 
 export const BGPSTATUS_GROUP = "portico.io";
 export const BGPSTATUS_VERSION = "v1alpha1";

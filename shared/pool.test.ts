@@ -10,7 +10,7 @@ import {
   poolSize,
   type PoolProblem,
 } from "./pool.ts";
-import { pool } from "../../test/unit/support/metal.ts";
+import { pool } from "../test/unit/support/metal.ts";
 
 function problems(spec: unknown): PoolProblem[] {
   const parsed = parsePool("p", spec);
