@@ -4,7 +4,7 @@ import type { LoadBalancerProvider } from "../providers/provider.ts";
 import { ClusterCache } from "./cache.ts";
 import type { ControllerConfig } from "./config.ts";
 import { EventRecorder } from "./events.ts";
-import { parseLabelSelector } from "./labels.ts";
+import { parseLabelSelector } from "../shared/labelSelector.ts";
 import { LeaderElector } from "./leader.ts";
 import { settingsAnnotation } from "./publishedSettings.ts";
 import type { Logger } from "./log.ts";

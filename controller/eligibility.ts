@@ -1,5 +1,5 @@
 import type { V1Node } from "@kubernetes/client-node";
-import type { LabelMatcher } from "./labels.ts";
+import type { LabelMatcher } from "../shared/labelSelector.ts";
 
 export const EXCLUDE_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
 export const AUTOSCALER_DELETION_TAINT = "ToBeDeletedByClusterAutoscaler";

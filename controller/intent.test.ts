@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { ConfigurationError } from "../providers/errors.ts";
 import { buildIntent } from "./intent.ts";
-import { parseLabelSelector } from "./labels.ts";
+import { parseLabelSelector } from "../shared/labelSelector.ts";
 import { node, service, slice } from "../test/unit/support/controllerObjects.ts";
 
 const CLASS = "portico.io/aws-nlb";

@@ -11,7 +11,7 @@ import type {
   Protocol,
 } from "../providers/provider.ts";
 import { isEligible, ZONE_LABEL } from "./eligibility.ts";
-import { parseLabelSelector, type LabelMatcher } from "./labels.ts";
+import { parseLabelSelector, type LabelMatcher } from "../shared/labelSelector.ts";
 
 export const SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges";
 /** Target-node selectors users already write for the AWS Load Balancer Controller, and Portico's own. */

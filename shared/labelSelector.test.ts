@@ -1,5 +1,11 @@
-import { describe, expect, it } from "vitest";
-import { matchesLabelSelector, validateLabelSelector, type LabelSelector } from "./labelSelector.ts";
+import { describe, expect, it, test } from "vitest";
+import {
+  matchesLabelSelector,
+  parseLabelSelector,
+  parseLabelSelectorText,
+  validateLabelSelector,
+  type LabelSelector,
+} from "./labelSelector.ts";
 
 const labels = { app: "web", tier: "frontend", empty: "" };
 
@@ -107,5 +113,42 @@ describe("validateLabelSelector", () => {
     expect(problems({ matchExpressions: [{ key: "k", operator: "NotIn", values: [1] }] })).toContain(
       "sel.matchExpressions[0].values must be a list of strings",
     );
+  });
+});
+
+describe("the text form", () => {
+  test.each([
+    ["", {}, true],
+    ["a=b", { a: "b" }, true],
+    ["a==b", { a: "b" }, true],
+    ["a=b", { a: "c" }, false],
+    ["a!=b", { a: "c" }, true],
+    ["a!=b", {}, true],
+    ["a in (x, y)", { a: "y" }, true],
+    ["a in (x,y)", { a: "z" }, false],
+    ["a notin (x,y)", { a: "z" }, true],
+    ["a notin (x,y)", {}, true],
+    ["a", { a: "" }, true],
+    ["!a", { a: "" }, false],
+    ["!a", {}, true],
+    ["node-role.kubernetes.io/edge", { "node-role.kubernetes.io/edge": "" }, true],
+    ["a=b,c in (d),!e", { a: "b", c: "d" }, true],
+    ["a=b,c in (d),!e", { a: "b", c: "d", e: "1" }, false],
+  ])("%s matches %o: %s", (selector, labels, expected) => {
+    expect(parseLabelSelector(selector)(labels)).toBe(expected);
+  });
+
+  test.each(["a in (b", "=b", "a b", "a=b=c"])("%s is refused with the requirement named", (selector) => {
+    expect(() => parseLabelSelector(selector)).toThrow(/invalid label selector requirement/);
+  });
+
+  test("reads into the same selector the API's matching uses", () => {
+    expect(parseLabelSelectorText("a=b,c notin (d, e),!f")).toEqual({
+      matchExpressions: [
+        { key: "a", operator: "In", values: ["b"] },
+        { key: "c", operator: "NotIn", values: ["d", "e"] },
+        { key: "f", operator: "DoesNotExist" },
+      ],
+    });
   });
 });

@@ -1,5 +1,6 @@
 // Kubernetes label selectors (metav1.LabelSelector), matched the way the API server matches them, so a
-// selector copied from a MetalLB IPAddressPool selects exactly the same Services and namespaces here.
+// selector copied from a MetalLB IPAddressPool selects exactly the same Services and namespaces here; and the text
+// form kubectl and the flags use ("k=v,k2!=v2", "k in (a,b)", "!k"), read into the same selector.
 
 export type LabelSelectorOperator = "In" | "NotIn" | "Exists" | "DoesNotExist";
 
@@ -123,4 +124,55 @@ function validateRequirement(
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A selector as a function of labels (none given: no labels). */
+export type LabelMatcher = (labels: Labels | undefined) => boolean;
+
+/**
+ * Reads a label selector in its text form: equality (`k=v`, `k==v`, `k!=v`), set (`k in (a,b)`,
+ * `k notin (a,b)`) and existence (`k`, `!k`) requirements, comma-separated (all must hold). Throws an Error
+ * naming the bad requirement.
+ */
+export function parseLabelSelectorText(text: string): LabelSelector {
+  return { matchExpressions: splitRequirements(text.trim()).map(parseRequirement) };
+}
+
+/** The text form's matcher (parseLabelSelectorText). */
+export function parseLabelSelector(text: string): LabelMatcher {
+  const selector = parseLabelSelectorText(text);
+  return (labels = {}) => matchesLabelSelector(selector, labels);
+}
+
+function splitRequirements(selector: string): string[] {
+  if (!selector) return [];
+  const parts: string[] = [];
+  let depth = 0;
+  let current = "";
+  for (const ch of selector) {
+    if (ch === "(") depth++;
+    if (ch === ")") depth--;
+    if (ch === "," && depth === 0) {
+      parts.push(current.trim());
+      current = "";
+    } else current += ch;
+  }
+  parts.push(current.trim());
+  return parts;
+}
+
+const KEY = String.raw`[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?`;
+const VALUE = String.raw`([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?`;
+
+function parseRequirement(req: string): LabelSelectorRequirement {
+  let m = new RegExp(`^(${KEY})\\s*(!=|==|=)\\s*(${VALUE})$`).exec(req);
+  if (m) return { key: m[1]!, operator: m[3] === "!=" ? "NotIn" : "In", values: [m[4] ?? ""] };
+  m = new RegExp(`^(${KEY})\\s+(in|notin)\\s*\\(([^)]*)\\)$`).exec(req);
+  if (m) {
+    const values = m[4]!.split(",").map((v) => v.trim());
+    return { key: m[1]!, operator: m[3] === "in" ? "In" : "NotIn", values };
+  }
+  m = new RegExp(`^(!?)\\s*(${KEY})$`).exec(req);
+  if (m) return { key: m[2]!, operator: m[1] === "!" ? "DoesNotExist" : "Exists" };
+  throw new Error(`invalid label selector requirement "${req}"`);
 }

@@ -14,7 +14,7 @@ import { CloudError, ConfigurationError } from "../../providers/errors.ts";
 import type { InspectNode } from "../../providers/provider.ts";
 import { FINALIZER, MANAGED_BY_ANNOTATION } from "../classes.ts";
 import { buildIntent, SERVICE_NAME_LABEL } from "../intent.ts";
-import { parseLabelSelector } from "../labels.ts";
+import { parseLabelSelector } from "../../shared/labelSelector.ts";
 import { READY_CONDITION, SERVING_CONDITION } from "../status.ts";
 import { controllerFor, runningControllers, type RunningController } from "./controllers.ts";
 import { judgeTargets } from "./doctorTargets.ts";

@@ -5,7 +5,7 @@ import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node
 import { METAL_LOAD_BALANCER_CLASS } from "../../providers/classes.ts";
 import { ConfigurationError } from "../../providers/errors.ts";
 import { buildIntent } from "../intent.ts";
-import { parseLabelSelector } from "../labels.ts";
+import { parseLabelSelector } from "../../shared/labelSelector.ts";
 import type { TargetJudgement } from "./doctorTraffic.ts";
 import { classOf } from "./serviceClass.ts";
 import { inspectionHint, inspectorFor, type CloudAccess } from "./services.ts";

@@ -4,7 +4,7 @@
 import type { V1EndpointSlice, V1Node, V1Pod, V1Service } from "@kubernetes/client-node";
 import { ineligibility } from "../eligibility.ts";
 import { TARGET_NODE_LABEL_ANNOTATIONS } from "../intent.ts";
-import { parseLabelSelector, type LabelMatcher } from "../labels.ts";
+import { parseLabelSelector, type LabelMatcher } from "../../shared/labelSelector.ts";
 import type { Finding } from "./finding.ts";
 
 interface Selector {

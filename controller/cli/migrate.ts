@@ -20,7 +20,7 @@ import { ConfigurationError } from "../../providers/errors.ts";
 import type { LoadBalancerProvider } from "../../providers/provider.ts";
 import { classServedUnder, wantsLoadBalancer, type ClassConfig } from "../classes.ts";
 import { buildIntent, SERVICE_NAME_LABEL } from "../intent.ts";
-import { parseLabelSelector } from "../labels.ts";
+import { parseLabelSelector } from "../../shared/labelSelector.ts";
 import { lbcLeaseReader, type LeaseRef } from "../lbcTakeOver.ts";
 import type { PublishedSettings } from "../publishedSettings.ts";
 import type { RunningController } from "./controllers.ts";

@@ -16,7 +16,7 @@ import type { LoadBalancerProvider } from "../../providers/provider.ts";
 import type { ClusterCache } from "../cache.ts";
 import { buildIntent, SERVICE_NAME_LABEL } from "../intent.ts";
 import { metalInventory } from "../metalInventory.ts";
-import { parseLabelSelector } from "../labels.ts";
+import { parseLabelSelector } from "../../shared/labelSelector.ts";
 import { controllerFor, type RunningController } from "./controllers.ts";
 import type { Printer } from "./render.ts";
 import { inspectorFor } from "./services.ts";
