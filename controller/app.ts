@@ -79,6 +79,10 @@ export async function startController(
       : undefined;
   const manager = new Manager({
     ...(poolStatus ? { afterReconcile: () => poolStatus.schedule() } : {}),
+    afterOrphanCollection: (outcome, deleted) => {
+      metrics.orphanCollections.inc({ outcome });
+      metrics.orphansDeleted.inc(deleted);
+    },
     cache,
     reconciler,
     provider,

@@ -27,6 +27,8 @@ export interface ManagerOptions {
   queue?: WorkQueue;
   /** Called after every reconcile (e.g. to refresh IP pool status). */
   afterReconcile?: () => void;
+  /** Called after every orphan collection, with how it ended and how many Services' resources it deleted. */
+  afterOrphanCollection?: (outcome: "done" | "failed", deleted: number) => void;
 }
 
 export class Manager {
@@ -78,10 +80,14 @@ export class Manager {
           log,
           ...(this.o.namespace ? { namespace: this.o.namespace } : {}),
         })
-          .then(({ owning }) => this.o.provider.settle?.(this.inView(), owning))
-          .catch((err: unknown) =>
-            log.warn({ err: (err as Error).message }, "orphan collection failed; will try again"),
-          ),
+          .then(async ({ deleted, owning }) => {
+            await this.o.provider.settle?.(this.inView(), owning);
+            this.o.afterOrphanCollection?.("done", deleted.length);
+          })
+          .catch((err: unknown) => {
+            log.warn({ err: (err as Error).message }, "orphan collection failed; will try again");
+            this.o.afterOrphanCollection?.("failed", 0);
+          }),
       );
     this.timers.push(
       setTimeout(() => void collect(), 0),

@@ -4,6 +4,17 @@ import { liveRateLimiters } from "../providers/rateLimit.ts";
 
 export class ControllerMetrics {
   readonly registry = new Registry();
+  readonly orphanCollections = new Counter({
+    name: "portico_orphan_collections_total",
+    help: "Orphan collections (cloud resources of Services that no longer exist), by outcome (done, failed)",
+    labelNames: ["outcome"],
+    registers: [this.registry],
+  });
+  readonly orphansDeleted = new Counter({
+    name: "portico_orphans_deleted_total",
+    help: "Services whose orphaned cloud resources an orphan collection deleted",
+    registers: [this.registry],
+  });
   readonly reconciles = new Counter({
     name: "portico_reconciles_total",
     help: "Service reconciles by outcome",

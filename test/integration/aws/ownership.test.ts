@@ -125,8 +125,11 @@ test("resources without Portico's tags, or another cluster's, are never touched"
   await waitForHostname(cluster, "web");
   await cluster.core.deleteNamespacedService({ name: "web", namespace: cluster.namespace });
   await waitFor("the Service to be gone", () => gone(() => cluster.getService("web")));
-  // Give orphan collection several rounds to (wrongly) act.
-  await new Promise((r) => setTimeout(r, 1000));
+  // Orphan collection has had several whole rounds to (wrongly) act.
+  const collections = async () =>
+    ((await controller.metrics.orphanCollections.get()).values ?? []).reduce((n, v) => n + v.value, 0);
+  const since = await collections();
+  await waitFor("three more orphan collections", async () => (await collections()) >= since + 3);
   expect(controller.isLeader()).toBe(true);
   const inv = await inventory(aws);
   expect(inv.loadBalancers.map((lb) => lb.name).sort()).toEqual(["other-cluster-nlb", "users-own-nlb"]);

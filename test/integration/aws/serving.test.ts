@@ -1,6 +1,5 @@
 // The Serving condition on AWS: an NLB that is made but has no target, or whose targets all fail, is not shown
 // as serving; a Warning says so, a Normal Event says when it recovers; once traffic flows, nothing more is asked.
-import { setTimeout as sleep } from "node:timers/promises";
 import { SERVING_CONDITION } from "../../../controller/status.ts";
 import { expect, mergePatch, test, waitFor, type TestCluster } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
@@ -125,7 +124,8 @@ test("instance targets with no ready endpoint, or with Local and the only endpoi
 
 test("once traffic flows and nothing changes, target health is not polled", async ({ cluster, aws }) => {
   const world = await awsWorld(cluster, aws, 2);
-  const controller = await startPortico(cluster);
+  // Orphan collection every second: its count shows the controller's timers turning while nothing is polled.
+  const controller = await startPortico(cluster, { orphanCollectionPeriodMs: 1000 });
   await cluster.createEndpointSlice(
     "web",
     [{ ip: "10.0.0.53", nodeName: world.nodes[0] }],
@@ -138,7 +138,13 @@ test("once traffic flows and nothing changes, target health is not polled", asyn
     ((await controller.metrics.cloudCalls.get()).values ?? [])
       .filter((v) => v.labels.operation === "elbv2:DescribeTargetHealth")
       .reduce((n, v) => n + v.value, 0);
+  const collections = async () =>
+    ((await controller.metrics.orphanCollections.get()).values ?? []).reduce((n, v) => n + v.value, 0);
   const before = await calls();
-  await sleep(12_000);
+  const since = await collections();
+  // Longer than the traffic polls' first intervals (5 and 10 s), counted in the controller's own passes.
+  await waitFor("twelve more orphan collections", async () => (await collections()) >= since + 12, {
+    timeoutMs: 60_000,
+  });
   expect(await calls()).toBe(before);
 });

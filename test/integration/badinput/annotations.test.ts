@@ -7,9 +7,9 @@ import {
   GetResourcesCommand,
   ResourceGroupsTaggingAPIClient,
 } from "@aws-sdk/client-resource-groups-tagging-api";
-import { setTimeout as sleep } from "node:timers/promises";
 import { expect, expectRefused, test, waitFor, type TestCluster } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
+import type { Controller } from "../../../controller/app.ts";
 import { createPool, installPoolCrd } from "../../harness/pools.ts";
 import { awsWorld, lbService, patchService, serviceEvents, waitForHostname } from "../aws/fixtures.ts";
 import * as azureFixtures from "../azure/fixtures.ts";
@@ -18,11 +18,14 @@ import { inventory as azureInventory } from "../azure/inventory.ts";
 const AWS = "service.beta.kubernetes.io/aws-load-balancer-";
 const AZURE = "service.beta.kubernetes.io/azure-";
 
-/** Changes the Service's labels a few times, so the controller reconciles it again, and lets it catch up. */
-async function reconcileAgain(cluster: TestCluster, name: string): Promise<void> {
+/** Changes the Service's labels a few times, each time waiting until the controller has reconciled again. */
+async function reconcileAgain(cluster: TestCluster, controller: Controller, name: string): Promise<void> {
+  const reconciles = async () =>
+    ((await controller.metrics.reconciles.get()).values ?? []).reduce((n, v) => n + v.value, 0);
   for (const round of [1, 2, 3]) {
+    const before = await reconciles();
     await patchService(cluster, name, { metadata: { labels: { round: String(round) } } });
-    await sleep(300);
+    await waitFor(`reconcile after label change ${round}`, async () => (await reconciles()) > before);
   }
 }
 
@@ -45,7 +48,7 @@ async function awsTagged(svc: V1Service) {
 
 test("AWS: refused, misspelt and foreign keys", async ({ cluster, aws }) => {
   await awsWorld(cluster, aws, 1);
-  await startPortico(cluster);
+  const controller = await startPortico(cluster);
 
   const quic = await cluster.createService("quic", lbService(), { [`${AWS}quic-enabled-ports`]: "443" });
   await expectRefused(cluster, "quic", {
@@ -74,7 +77,7 @@ test("AWS: refused, misspelt and foreign keys", async ({ cluster, aws }) => {
   const told = (await serviceEvents(cluster, "calm")).find((e) => e.reason === "AnnotationAccepted");
   expect(told?.type).toBe("Normal");
   expect(told?.message).toContain(`${AWS}enable-tcp-udp-listener`);
-  await reconcileAgain(cluster, "calm");
+  await reconcileAgain(cluster, controller, "calm");
   expect(await eventCount(cluster, "calm", "AnnotationAccepted")).toBe(1);
 
   // Fixing the Service fixes it: the refused key removed, the load balancer is made.
