@@ -4,7 +4,8 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", ".cache/", ".run/", "node_modules/", "test/cluster/"] },
+  // .dependency-cruiser.cjs is the import rules' configuration (CommonJS, as the tool loads it), not program code.
+  { ignores: ["dist/", ".cache/", ".run/", "node_modules/", "test/cluster/", ".dependency-cruiser.cjs"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
