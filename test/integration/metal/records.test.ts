@@ -195,11 +195,15 @@ test(
     });
     expect(refused.reason).toBe("NotAnnounced");
     expect(refused.message).toMatch(/no node that may announce it matches the nodeSelectors/);
-    const warnings = await cluster.core.listNamespacedEvent({
-      namespace: cluster.namespace,
-      fieldSelector: "involvedObject.name=web,reason=NotAnnounced",
+    // The Event is written after the status, so it may be listed a moment later.
+    const warnings = await waitFor("the NotAnnounced Event", async () => {
+      const events = await cluster.core.listNamespacedEvent({
+        namespace: cluster.namespace,
+        fieldSelector: "involvedObject.name=web,reason=NotAnnounced",
+      });
+      return events.items.length > 0 && events.items;
     });
-    expect(warnings.items.map((e) => e.type)).toContain("Warning");
+    expect(warnings.map((e) => e.type)).toContain("Warning");
     expect((await records(cluster)).flatMap((r) => r.status.addresses ?? [])).toEqual([]);
   },
   E2E_TIMEOUT_MS,
