@@ -44,4 +44,35 @@ export const EXPLANATIONS: readonly Explanation[] = [
       "\"LoadBalancer uses 'Proxy' IPMode\"): an NLB's ingress is its DNS name, as on AWS. The client's address " +
       "kept for Local is checked by the end-to-end suite instead (e2e clientAddress: instance targets keep it).",
   },
+  {
+    setups: ["eks"],
+    test: "should be able to switch session affinity for LoadBalancer service with Local traffic policy",
+    why:
+      "The emulated edge's gap, not Portico's: for `sessionAffinity: ClientIP` Portico turns on the target group's " +
+      "source-IP stickiness (stickiness.enabled=true, stickiness.type=source_ip; integration test protocols.test.ts), " +
+      "with which ELBv2 sends a client's flows to one target; the edge does not emulate stickiness yet and spreads " +
+      "each new flow over the nodes with an endpoint, whose kube-proxies each keep their own affinity, so once " +
+      'affinity is turned on the client reaches several pods ("Affinity should hold but didn\'t").',
+  },
+  {
+    setups: ["eks"],
+    test: "should be able to change the type and ports of a UDP service",
+    why:
+      "Every step passes (NodePort, the NLB, a new node port, a new port, scaled to 0 and back) up to the last: " +
+      "once the Service is ClusterIP again Portico deletes the NLB and its DNS name stops resolving, as on AWS, and " +
+      "the test's UDP probe counts a failed lookup as an error rather than as not reachable (service.go " +
+      'testNotReachableUDP: only a timeout or a refusal ends it), so it polls until "reachable after 2m0s". ' +
+      "The TCP variant, whose probe counts a failed lookup as not reachable, passes.",
+  },
+  {
+    setups: ["aks"],
+    // Local and Cluster alike: with Cluster every node passes the probe.
+    test: "should be able to switch session affinity for LoadBalancer service with",
+    why:
+      "The emulated edge's gap, not Portico's: for `sessionAffinity: ClientIP` Portico sets the rules' " +
+      "loadDistribution to SourceIP (integration test azure/changes.test.ts), with which Azure sends a client's " +
+      "flows to one backend; the edge does not emulate it yet and spreads each new flow over the nodes that pass " +
+      "the probe, whose kube-proxies each keep their own affinity, so once affinity is turned on the client " +
+      'reaches several pods ("Affinity should hold but didn\'t").',
+  },
 ];

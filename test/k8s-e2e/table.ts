@@ -1,7 +1,7 @@
 // The README's conformance table, made from bench/results/conformance.json and the explanations kept beside the
 // tests (explanations.ts): per set-up its counts, then every test that did not pass there with why. Pure, so it
 // is unit-tested; `make test-conformance` writes it between the README's markers.
-import type { SetupOutcome, TestOutcome } from "./results.ts";
+import type { Rerun, SetupOutcome, TestOutcome } from "./results.ts";
 
 /** Why a test does not pass on some set-ups: `test` is matched against the test's short name. */
 export interface Explanation {
@@ -10,7 +10,7 @@ export interface Explanation {
   why: string;
 }
 
-export type RecordedSetup = SetupOutcome & { date?: string; commit?: string };
+export type RecordedSetup = SetupOutcome & { date?: string; commit?: string; reruns?: Rerun[] };
 
 export const TABLE_START = "<!-- conformance table: written by make test-conformance -->";
 export const TABLE_END = "<!-- end of the conformance table -->";
@@ -50,7 +50,15 @@ export function conformanceTable(
     "| ------ | -----: | -----: | ------: | --- |",
     ...order.map((name) => {
       const s = setups[name]!;
-      const run = [s.date?.slice(0, 10), s.commit && `at ${s.commit}`].filter(Boolean).join(" ");
+      const rerun = s.tests.filter((t) => t.rerun).length;
+      const commits = [...new Set((s.reruns ?? []).map((r) => r.commit).filter(Boolean))].join(", ");
+      const run = [
+        s.date?.slice(0, 10),
+        s.commit && `at ${s.commit}`,
+        rerun && `(${rerun} test${rerun > 1 ? "s" : ""} rerun${commits ? ` at ${commits}` : ""})`,
+      ]
+        .filter(Boolean)
+        .join(" ");
       return `| ${name} (${SETUP_TITLES[name]}) | ${s.passed} | ${s.failed} | ${s.skipped} | ${run} |`;
     }),
   ];

@@ -32,10 +32,15 @@ describe("conformanceTable", () => {
   test("counts per set-up in the set-ups' order, then each test not passed with why", () => {
     const table = conformanceTable(
       {
-        eks: setup([
-          { name: FROM_PODS, state: "skipped", seconds: 3, reason: "LoadBalancer uses 'Proxy' IPMode" },
-          { name: AFFINITY, state: "passed", seconds: 40 },
-        ]),
+        eks: setup(
+          [
+            { name: FROM_PODS, state: "skipped", seconds: 3, reason: "LoadBalancer uses 'Proxy' IPMode" },
+            { name: AFFINITY, state: "passed", seconds: 40, rerun: "2026-11-28T23:06:55.789Z" },
+          ],
+          {
+            reruns: [{ date: "2026-11-28T23:06:55.789Z", commit: "05817f9", focus: "affinity", command: "" }],
+          },
+        ),
         l2: setup(
           [
             { name: AFFINITY, state: "failed", seconds: 60, reason: "Affinity shouldn't hold but did." },
@@ -51,7 +56,9 @@ describe("conformanceTable", () => {
     );
     const lines = table.split("\n");
     expect(lines[2]).toBe("| l2 (bare metal, L2) | 1 | 1 | 0 | 2026-11-28 at a69acfc |");
-    expect(lines[3]).toBe("| eks (EKS overlay, AWS emulator and NLB edge) | 1 | 0 | 1 |  |");
+    expect(lines[3]).toBe(
+      "| eks (EKS overlay, AWS emulator and NLB edge) | 1 | 0 | 1 | (1 test rerun at 05817f9) |",
+    );
     expect(lines.slice(7)).toEqual([
       `| l2 | ${shortName(AFFINITY)} | failed | one node announces \\| answers |`,
       "| eks | ExternalTrafficPolicy: Local should work from pods | skipped | the ingress is a hostname |",
