@@ -168,6 +168,26 @@ describe("the kernel's forwarding", () => {
     expect(preservesClientIp(group({ targetType: "ip", protocol: "UDP" }))).toBe(true);
   });
 
+  it("source-IP stickiness sends a known client back to its target while that target is forwarded to", () => {
+    const tg = group({ attributes: { "stickiness.enabled": "true", "stickiness.type": "source_ip" } });
+    const both = iptablesRules([lb], new Map([[tg.arn, tg]]), states("healthy", "healthy")).split("\n");
+    const checks = both.filter((l) => l.includes("--rcheck"));
+    expect(checks).toHaveLength(2);
+    // The known clients are checked before any new flow is spread.
+    const firstSpread = both.findIndex((l) => l.includes("--probability"));
+    expect(both.findIndex((l) => l.includes("--rcheck"))).toBeLessThan(firstSpread);
+    // Each target's chain remembers the client, then translates to that target.
+    const chain = /-j (EDGE-\S+)$/.exec(checks[0]!)![1]!;
+    expect(both.filter((l) => l.startsWith(`-A ${chain} `))).toEqual([
+      expect.stringMatching(/-m recent --name tg[0-9a-f]{8} --set --rsource$/),
+      `-A ${chain} -p tcp -j DNAT --to-destination 10.244.0.5:8080`,
+    ]);
+    // A target that fails its checks is not returned to: its clients are spread afresh.
+    const one = iptablesRules([lb], new Map([[tg.arn, tg]]), states("healthy", "unhealthy"));
+    expect(one.split("\n").filter((l) => l.includes("--rcheck"))).toHaveLength(1);
+    expect(iptablesRules([lb], new Map([[g.arn, g]]), states("healthy", "healthy"))).not.toContain("recent");
+  });
+
   it("a TCP_UDP listener forwards both protocols", () => {
     const both = { ...lb, listeners: [{ port: 53, protocol: "TCP_UDP", targetGroupArn: g.arn }] };
     const rules = iptablesRules([both], new Map([[g.arn, g]]), states("healthy", "healthy"));

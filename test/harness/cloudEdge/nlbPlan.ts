@@ -34,7 +34,8 @@ const FROM_NLB_MARK = "0x1";
 /**
  * The kernel's forwarding for every listener, as iptables-restore input for the edge's nat table: new flows to an
  * NLB address and listener port are spread evenly over the healthy targets (or, as ELBv2 fails open, over all of
- * them when every one fails its checks). They keep the client's address when the target group preserves it, or
+ * them when every one fails its checks); with source-IP stickiness a client goes back to its target while that
+ * target is forwarded to (the kernel's `recent` lists, as kube-proxy keeps ClientIP affinity). They keep the client's address when the target group preserves it, or
  * leave from the NLB's own address when it does not (marked here, translated on the way out). A client on the
  * targets' own LAN is the exception: the targets would answer it directly, past the edge, so its flows leave from
  * the edge's address; clients elsewhere (the internet client behind the edge) are seen as themselves.
@@ -72,11 +73,30 @@ export function iptablesRules(
               `-A POSTROUTING -m mark --mark ${FROM_NLB_MARK} -m conntrack --ctorigdst ${address}/32 -j SNAT --to-source ${address}`,
             );
         }
+        if (!sticky(group)) {
+          rules.push(
+            ...spreadRules(chain, `-p ${protocol}`, targets.length, (i) => {
+              const t = targets[i]!;
+              return `-j DNAT --to-destination ${t.ip}:${t.port}`;
+            }),
+          );
+          continue;
+        }
+        // Source-IP stickiness: a client the group has sent to a target it still forwards to goes there again;
+        // a new client is spread, and remembered where it went.
+        const targetChain = (t: { ip: string; port: number }) =>
+          `${chain}-${shortHash(`${t.ip}:${t.port}`)}`.toUpperCase().slice(0, 28);
+        for (const t of targets) {
+          const list = stickyList(group, t);
+          chains.push(`:${targetChain(t)} - [0:0]`);
+          rules.push(
+            `-A ${chain} -p ${protocol} -m recent --name ${list} --rcheck --rsource -j ${targetChain(t)}`,
+          );
+          rules.push(`-A ${targetChain(t)} -m recent --name ${list} --set --rsource`);
+          rules.push(`-A ${targetChain(t)} -p ${protocol} -j DNAT --to-destination ${t.ip}:${t.port}`);
+        }
         rules.push(
-          ...spreadRules(chain, `-p ${protocol}`, targets.length, (i) => {
-            const t = targets[i]!;
-            return `-j DNAT --to-destination ${t.ip}:${t.port}`;
-          }),
+          ...spreadRules(chain, `-p ${protocol}`, targets.length, (i) => `-j ${targetChain(targets[i]!)}`),
         );
       }
     }
@@ -98,6 +118,17 @@ export function iptablesRules(
     ...targetSecurityRules(balancers, groups),
     "",
   ].join("\n");
+}
+
+/** ELBv2's source-IP stickiness (`stickiness.enabled` with `stickiness.type` source_ip). */
+function sticky(group: EdgeTargetGroup): boolean {
+  const a = group.attributes ?? {};
+  return a["stickiness.enabled"] === "true" && (a["stickiness.type"] ?? "source_ip") === "source_ip";
+}
+
+/** The kernel's list of the clients a target group sent to a target: one per group and target, for all its listeners. */
+function stickyList(group: EdgeTargetGroup, t: { ip: string; port: number }): string {
+  return `tg${shortHash(`${group.arn}|${t.ip}:${t.port}`)}`;
 }
 
 /**
