@@ -40,6 +40,7 @@ const rule = (over: Partial<AzureEdgeRule> = {}): AzureEdgeRule => ({
   floatingIP: false,
   idleTimeoutMinutes: 4,
   tcpReset: true,
+  sourceAffinity: false,
   group: "pool|probe|30001",
   ...over,
 });
@@ -159,5 +160,17 @@ describe("the network security group", () => {
     expect(azureIptables(state, healthy("192.0.2.11"))).toMatch(
       new RegExp(`-A AZ-NSG -m mark --mark ${0x100} -j NSG-`),
     );
+  });
+});
+
+describe("SourceIP distribution", () => {
+  it("keeps a client on one member, with or without floating IP; Default spreads", () => {
+    for (const floatingIP of [false, true]) {
+      const all = healthy(...nodes.map((n) => n.ip));
+      const sticky = azureIptables(world({ rules: [rule({ floatingIP, sourceAffinity: true })] }), all);
+      expect(sticky.split("\n").filter((l) => l.includes("--rcheck"))).toHaveLength(nodes.length);
+      expect(sticky.split("\n").filter((l) => / --set --rsource$/.test(l))).toHaveLength(nodes.length);
+    }
+    expect(azureIptables(world(), healthy(...nodes.map((n) => n.ip)))).not.toContain("recent");
   });
 });

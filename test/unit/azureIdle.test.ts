@@ -18,6 +18,7 @@ const rule = (over: Partial<AzureEdgeRule> = {}): AzureEdgeRule => ({
   floatingIP: false,
   idleTimeoutMinutes: 4,
   tcpReset: true,
+  sourceAffinity: false,
   group: "g",
   ...over,
 });

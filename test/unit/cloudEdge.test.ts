@@ -179,7 +179,7 @@ describe("the kernel's forwarding", () => {
     // Each target's chain remembers the client, then translates to that target.
     const chain = /-j (EDGE-\S+)$/.exec(checks[0]!)![1]!;
     expect(both.filter((l) => l.startsWith(`-A ${chain} `))).toEqual([
-      expect.stringMatching(/-m recent --name tg[0-9a-f]{8} --set --rsource$/),
+      expect.stringMatching(/-m recent --name st[0-9a-f]{8} --set --rsource$/),
       `-A ${chain} -p tcp -j DNAT --to-destination 10.244.0.5:8080`,
     ]);
     // A target that fails its checks is not returned to: its clients are spread afresh.

@@ -264,6 +264,7 @@ export class AzureEdge {
           // ARM's defaults.
           idleTimeoutMinutes: r.idleTimeoutInMinutes ?? 4,
           tcpReset: r.enableTcpReset === true,
+          sourceAffinity: r.loadDistribution === "SourceIP" || r.loadDistribution === "SourceIPProtocol",
           group: id,
         });
       }

@@ -3,7 +3,8 @@
 // probes' verdicts (checkPlan.ts). Nothing here does I/O.
 //
 // As Azure documents it: a rule takes new flows to its frontend address, protocol and port and spreads them over
-// the pool members that pass its probe (all members when the rule has no probe); with none passing, new flows are
+// the pool members that pass its probe (all members when the rule has no probe; with SourceIP distribution, a
+// client's flows to one of them); with none passing, new flows are
 // dropped while established ones continue. Without floating IP the destination becomes the member's address and
 // backend port; with it the destination is left alone and the packet is routed to the member, which must own the
 // frontend address (kube-proxy does, for a Service's load-balancer IP). Whatever no rule takes is dropped. The NSG
@@ -13,7 +14,7 @@
 import { Address4 } from "ip-address";
 import { shortHash, stateKey, type EdgeHealthCheck, type TargetState } from "./checkPlan.ts";
 import { LAN_CIDR } from "./addresses.ts";
-import { spreadRules } from "./spread.ts";
+import { spreadRules, stickySpreadRules } from "./spread.ts";
 import { IDLE_FILTER, idleMangleRules } from "./azureIdle.ts";
 
 export interface AzureEdgeRule {
@@ -30,6 +31,8 @@ export interface AzureEdgeRule {
   idleTimeoutMinutes: number;
   /** Whether a packet of a forgotten flow is answered with a reset rather than dropped. */
   tcpReset: boolean;
+  /** loadDistribution SourceIP or SourceIPProtocol: a client's flows go to one member (Default spreads them). */
+  sourceAffinity: boolean;
   /** The checked group (azureGroupId) its flows go to. */
   group: string;
 }
@@ -113,26 +116,21 @@ export function azureIptables(state: AzureEdgeState, states: ReadonlyMap<string,
       if (rule.floatingIP) {
         mangleChains.push(`:${chain} - [0:0]`);
         mangle.push(`-A AZ-RULES ${match} -j ${chain}`);
-        mangle.push(
-          ...spreadRules(
-            chain,
-            "-m mark --mark 0",
-            members.length,
-            (i) => `-j MARK --set-mark ${marks.get(members[i]!.ip)}`,
-          ),
-        );
+        const mark = (i: number) => `-j MARK --set-mark ${marks.get(members[i]!.ip)}`;
+        const spread = spreadOver(rule, chain, "-m mark --mark 0", members, mark);
+        mangleChains.push(...spread.chains);
+        mangle.push(...spread.rules);
         mangle.push(`-A ${chain} -j CONNMARK --save-mark`, `-A ${chain} -j ACCEPT`);
       } else {
         mangle.push(`-A AZ-RULES ${match} -j ACCEPT`);
         natChains.push(`:${chain} - [0:0]`);
         nat.push(`-A AZ-RULES ${match} -j ${chain}`);
         // HA ports keep the client's port; otherwise the rule's backend port.
-        nat.push(
-          ...spreadRules(chain, `-p ${protocol}`, members.length, (i) => {
-            const t = members[i]!;
-            return `-j DNAT --to-destination ${t.ip}${rule.frontendPort ? `:${t.port}` : ""}`;
-          }),
-        );
+        const dnat = (i: number) =>
+          `-j DNAT --to-destination ${members[i]!.ip}${rule.frontendPort ? `:${members[i]!.port}` : ""}`;
+        const spread = spreadOver(rule, chain, `-p ${protocol}`, members, dnat);
+        natChains.push(...spread.chains);
+        nat.push(...spread.rules);
       }
     }
   }
@@ -170,6 +168,19 @@ export function azureIptables(state: AzureEdgeState, states: ReadonlyMap<string,
     ...nsgFilter(state, marks, IDLE_FILTER),
     "",
   ].join("\n");
+}
+
+/** A rule's new flows over its members: evenly, or with source-IP affinity (one list per rule and member). */
+function spreadOver(
+  rule: AzureEdgeRule,
+  chain: string,
+  match: string,
+  members: AzureEdgeGroup["targets"],
+  action: (i: number) => string,
+): { chains: string[]; rules: string[] } {
+  if (!rule.sourceAffinity) return { chains: [], rules: spreadRules(chain, match, members.length, action) };
+  const key = (i: number) => `${rule.id}|${members[i]!.ip}:${members[i]!.port}`;
+  return stickySpreadRules(chain, match, members.length, key, action);
 }
 
 /**

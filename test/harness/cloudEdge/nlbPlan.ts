@@ -11,7 +11,7 @@ import {
 } from "./nlbModel.ts";
 import { LAN_CIDR } from "./addresses.ts";
 import { proxied } from "./proxyPlan.ts";
-import { spreadRules } from "./spread.ts";
+import { spreadRules, stickySpreadRules } from "./spread.ts";
 import { targetSecurityRules } from "./targetSecurity.ts";
 
 /**
@@ -73,31 +73,16 @@ export function iptablesRules(
               `-A POSTROUTING -m mark --mark ${FROM_NLB_MARK} -m conntrack --ctorigdst ${address}/32 -j SNAT --to-source ${address}`,
             );
         }
+        const dnat = (i: number) => `-j DNAT --to-destination ${targets[i]!.ip}:${targets[i]!.port}`;
         if (!sticky(group)) {
-          rules.push(
-            ...spreadRules(chain, `-p ${protocol}`, targets.length, (i) => {
-              const t = targets[i]!;
-              return `-j DNAT --to-destination ${t.ip}:${t.port}`;
-            }),
-          );
+          rules.push(...spreadRules(chain, `-p ${protocol}`, targets.length, dnat));
           continue;
         }
-        // Source-IP stickiness: a client the group has sent to a target it still forwards to goes there again;
-        // a new client is spread, and remembered where it went.
-        const targetChain = (t: { ip: string; port: number }) =>
-          `${chain}-${shortHash(`${t.ip}:${t.port}`)}`.toUpperCase().slice(0, 28);
-        for (const t of targets) {
-          const list = stickyList(group, t);
-          chains.push(`:${targetChain(t)} - [0:0]`);
-          rules.push(
-            `-A ${chain} -p ${protocol} -m recent --name ${list} --rcheck --rsource -j ${targetChain(t)}`,
-          );
-          rules.push(`-A ${targetChain(t)} -m recent --name ${list} --set --rsource`);
-          rules.push(`-A ${targetChain(t)} -p ${protocol} -j DNAT --to-destination ${t.ip}:${t.port}`);
-        }
-        rules.push(
-          ...spreadRules(chain, `-p ${protocol}`, targets.length, (i) => `-j ${targetChain(targets[i]!)}`),
-        );
+        // Source-IP stickiness: one list per group and target, whichever listener the client came by.
+        const key = (i: number) => `${group.arn}|${targets[i]!.ip}:${targets[i]!.port}`;
+        const stuck = stickySpreadRules(chain, `-p ${protocol}`, targets.length, key, dnat);
+        chains.push(...stuck.chains);
+        rules.push(...stuck.rules);
       }
     }
   }
@@ -124,11 +109,6 @@ export function iptablesRules(
 function sticky(group: EdgeTargetGroup): boolean {
   const a = group.attributes ?? {};
   return a["stickiness.enabled"] === "true" && (a["stickiness.type"] ?? "source_ip") === "source_ip";
-}
-
-/** The kernel's list of the clients a target group sent to a target: one per group and target, for all its listeners. */
-function stickyList(group: EdgeTargetGroup, t: { ip: string; port: number }): string {
-  return `tg${shortHash(`${group.arn}|${t.ip}:${t.port}`)}`;
 }
 
 /**
