@@ -48,10 +48,11 @@ export const EXPLANATIONS: readonly Explanation[] = [
     setups: ["eks"],
     test: "should be able to switch session affinity for LoadBalancer service with Local traffic policy",
     why:
-      "The emulated edge's gap, not Portico's: for `sessionAffinity: ClientIP` Portico turns on the target group's " +
-      "source-IP stickiness (stickiness.enabled=true, stickiness.type=source_ip; integration test protocols.test.ts), " +
-      "with which ELBv2 sends a client's flows to one target; the edge does not emulate stickiness yet and spreads " +
-      "each new flow over the nodes with an endpoint, whose kube-proxies each keep their own affinity, so once " +
+      "The emulated edge's gap at the time of this run, not Portico's (the edge has emulated it since ffe9885, shown " +
+      "by e2e sessionAffinity; this set-up has not been rerun since): for `sessionAffinity: ClientIP` Portico turns " +
+      "on the target group's source-IP stickiness (stickiness.enabled=true, stickiness.type=source_ip; integration " +
+      "test protocols.test.ts), with which ELBv2 sends a client's flows to one target; the edge did not emulate it " +
+      "and spread each new flow over the nodes with an endpoint, whose kube-proxies each keep their own affinity, so once " +
       'affinity is turned on the client reaches several pods ("Affinity should hold but didn\'t").',
   },
   {
@@ -69,9 +70,10 @@ export const EXPLANATIONS: readonly Explanation[] = [
     // Local and Cluster alike: with Cluster every node passes the probe.
     test: "should be able to switch session affinity for LoadBalancer service with",
     why:
-      "The emulated edge's gap, not Portico's: for `sessionAffinity: ClientIP` Portico sets the rules' " +
-      "loadDistribution to SourceIP (integration test azure/changes.test.ts), with which Azure sends a client's " +
-      "flows to one backend; the edge does not emulate it yet and spreads each new flow over the nodes that pass " +
+      "The emulated edge's gap at the time of this run, not Portico's (the edge has emulated it since ffe9885, shown " +
+      "by e2e sessionAffinity; this set-up has not been rerun since): for `sessionAffinity: ClientIP` Portico sets " +
+      "the rules' loadDistribution to SourceIP (integration test azure/changes.test.ts), with which Azure sends a " +
+      "client's flows to one backend; the edge did not emulate it and spread each new flow over the nodes that pass " +
       "the probe, whose kube-proxies each keep their own affinity, so once affinity is turned on the client " +
       'reaches several pods ("Affinity should hold but didn\'t").',
   },
