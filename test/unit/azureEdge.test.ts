@@ -8,11 +8,10 @@ import {
   floatingMembers,
   passing,
   type AzureEdgeGroup,
-  type AzureEdgeRule,
   type AzureEdgeState,
   type AzureNsgRule,
 } from "../harness/cloudEdge/azurePlan.ts";
-
+import { azureRule } from "./support/edge.ts";
 const probe: EdgeHealthCheck = {
   protocol: "TCP",
   port: "30001",
@@ -31,19 +30,7 @@ const group = (over: Partial<AzureEdgeGroup> = {}): AzureEdgeGroup => ({
   targets: nodes,
   ...over,
 });
-const rule = (over: Partial<AzureEdgeRule> = {}): AzureEdgeRule => ({
-  id: "rule-web",
-  frontend: "198.18.0.1",
-  protocol: "Tcp",
-  frontendPort: 80,
-  backendPort: 30001,
-  floatingIP: false,
-  idleTimeoutMinutes: 4,
-  tcpReset: true,
-  sourceAffinity: false,
-  group: "pool|probe|30001",
-  ...over,
-});
+const rule = azureRule;
 const world = (over: Partial<AzureEdgeState> = {}): AzureEdgeState => ({
   rules: [rule()],
   groups: new Map([["pool|probe|30001", group()]]),

@@ -8,20 +8,9 @@ import {
   idleFlows,
 } from "../harness/cloudEdge/azureIdle.ts";
 import type { AzureEdgeRule } from "../harness/cloudEdge/azurePlan.ts";
+import { azureRule } from "./support/edge.ts";
 
-const rule = (over: Partial<AzureEdgeRule> = {}): AzureEdgeRule => ({
-  id: "rule-web",
-  frontend: "198.18.0.1",
-  protocol: "Tcp",
-  frontendPort: 80,
-  backendPort: 30001,
-  floatingIP: false,
-  idleTimeoutMinutes: 4,
-  tcpReset: true,
-  sourceAffinity: false,
-  group: "g",
-  ...over,
-});
+const rule = (over: Partial<AzureEdgeRule> = {}) => azureRule({ group: "g", ...over });
 const line = (remaining: number, dst = "198.18.0.1", dport = 80, state = "ESTABLISHED") =>
   `tcp      6 ${remaining} ${state} src=192.0.2.10 dst=${dst} sport=40000 dport=${dport} src=192.0.2.11 dst=192.0.2.10 sport=30001 dport=40000 [ASSURED] mark=0 use=1`;
 

@@ -21,25 +21,9 @@ import { iptablesRules } from "../harness/cloudEdge/nlbPlan.ts";
 import { proxied, proxyConfig } from "../harness/cloudEdge/proxyPlan.ts";
 import { Registrations } from "../harness/cloudEdge/registration.ts";
 import { rewriteTargetHealth } from "../harness/cloudEdge/healthReport.ts";
+import { targetGroup } from "./support/edge.ts";
 
-const group = (over: Partial<EdgeTargetGroup> = {}): EdgeTargetGroup => ({
-  arn: "arn:tg/a",
-  protocol: "TCP",
-  targetType: "ip",
-  healthCheck: {
-    protocol: "TCP",
-    port: "traffic-port",
-    intervalSeconds: 10,
-    timeoutSeconds: 10,
-    healthyThreshold: 3,
-    unhealthyThreshold: 3,
-  },
-  targets: [
-    { id: "10.244.0.5", ip: "10.244.0.5", port: 8080 },
-    { id: "10.244.1.5", ip: "10.244.1.5", port: 8080 },
-  ],
-  ...over,
-});
+const group = targetGroup;
 const files = { socket: "/run/h.sock", stateFile: "/run/h.state" };
 const checked = (g: EdgeTargetGroup) => ({ id: g.arn, healthCheck: g.healthCheck, targets: g.targets });
 

@@ -4,27 +4,12 @@ import { describe, expect, it } from "vitest";
 import { Drains, drainSettings, openFlows, type DrainingTarget } from "../harness/cloudEdge/draining.ts";
 import { rewriteTargetHealth } from "../harness/cloudEdge/healthReport.ts";
 import type { EdgeTargetGroup } from "../harness/cloudEdge/nlbModel.ts";
+import { targetGroup } from "./support/edge.ts";
 
 const A = { id: "10.244.0.5", ip: "10.244.0.5", port: 8080 };
 const B = { id: "10.244.1.5", ip: "10.244.1.5", port: 8080 };
-const group = (
-  targets: EdgeTargetGroup["targets"],
-  attributes: Record<string, string> = {},
-): EdgeTargetGroup => ({
-  arn: "arn:tg/a",
-  protocol: "TCP",
-  targetType: "ip",
-  attributes,
-  healthCheck: {
-    protocol: "TCP",
-    port: "traffic-port",
-    intervalSeconds: 10,
-    timeoutSeconds: 10,
-    healthyThreshold: 3,
-    unhealthyThreshold: 3,
-  },
-  targets,
-});
+const group = (targets: EdgeTargetGroup["targets"], attributes: Record<string, string> = {}) =>
+  targetGroup({ targets, attributes });
 const groups = (g: EdgeTargetGroup) => new Map([[g.arn, g]]);
 const flowsTo =
   (...targets: string[]) =>
