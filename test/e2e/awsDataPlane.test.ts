@@ -7,9 +7,8 @@ import {
   DescribeTargetGroupsCommand,
   RegisterTargetsCommand,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
-import { eksOnEmulator, nlbAddress } from "../harness/cloudEdge/eksOnEmulator.ts";
+import { eksOnEmulator, nlbAddress, porticoctlStatus } from "../harness/cloudEdge/eksOnEmulator.ts";
 import { onlyAdmittedClientsAnswered } from "../harness/cloudEdge/sourceRanges.ts";
-import { main as porticoctl } from "../../controller/cli/porticoctl.ts";
 import { clientDatagram, clientGet, clientStatus, describe, expect, test, waitFor } from "../harness/e2e.ts";
 
 const A = "service.beta.kubernetes.io/aws-load-balancer-";
@@ -138,15 +137,7 @@ describe("the NLB's data path on the local cluster", () => {
     );
 
     // porticoctl, asking ELBv2 as the controller does, shows the same states target by target.
-    let out = "";
-    const saved = process.env.AWS_ENDPOINT_URL;
-    process.env.AWS_ENDPOINT_URL = healthEndpoint;
-    try {
-      const args = ["status", "-n", ns.name, "--kubeconfig", ns.context.kubeconfig];
-      await porticoctl([...args, "--controller-namespace", "portico-eks"], (s) => (out += s));
-    } finally {
-      process.env.AWS_ENDPOINT_URL = saved;
-    }
+    const out = await porticoctlStatus(ns, healthEndpoint!);
     const pods = await ns.core.listNamespacedPod({ namespace: ns.name, labelSelector: "app=echo" });
     for (const pod of pods.items) {
       expect(out).toContain(`${pod.status!.podIP}:8080 healthy`);

@@ -4,10 +4,9 @@
 // connection termination is on, and left alone when it is off.
 import { onTestFinished } from "vitest";
 import { DescribeTargetGroupsCommand } from "@aws-sdk/client-elastic-load-balancing-v2";
-import { eksOnEmulator, nlbAddress } from "../harness/cloudEdge/eksOnEmulator.ts";
+import { eksOnEmulator, nlbAddress, porticoctlStatus } from "../harness/cloudEdge/eksOnEmulator.ts";
 import { HeldConnection } from "../harness/heldConnection.ts";
 import { mergePatch } from "../harness/kube.ts";
-import { main as porticoctl } from "../../controller/cli/porticoctl.ts";
 import { clientGet, describe, expect, test, waitFor } from "../harness/e2e.ts";
 
 const A = "service.beta.kubernetes.io/aws-load-balancer-";
@@ -98,15 +97,7 @@ describe("draining on the NLB", () => {
       }
 
     // What a user's tools see, through ELBv2's DescribeTargetHealth: the target draining, with ELBv2's reason.
-    let out = "";
-    const saved = process.env.AWS_ENDPOINT_URL;
-    process.env.AWS_ENDPOINT_URL = healthEndpoint;
-    try {
-      const args = ["status", "-n", ns.name, "--kubeconfig", ns.context.kubeconfig];
-      await porticoctl([...args, "--controller-namespace", "portico-eks"], (s) => (out += s));
-    } finally {
-      process.env.AWS_ENDPOINT_URL = saved;
-    }
+    const out = await porticoctlStatus(ns, healthEndpoint!);
     expect(out).toContain(`${ipOf.get(pod)}:8080 draining (Target deregistration is in progress)`);
 
     // The delay ends: the connection to the group with connection termination is cut; the other goes on.

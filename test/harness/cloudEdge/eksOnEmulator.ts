@@ -20,6 +20,7 @@ import { ensureTools } from "../tools.ts";
 import { startHealthReport } from "./healthReport.ts";
 import { NlbEdge } from "./nlbEdge.ts";
 import { nodeInstances, type NodeInstance } from "./nodeInstances.ts";
+import { main as porticoctl } from "../../../controller/cli/porticoctl.ts";
 
 /**
  * The zone of the NLBs' DNS names, as the emulator gives them (<name>-1.<region>.elb.amazonaws.com) and as AWS
@@ -176,4 +177,21 @@ export function nlbHostname(ns: E2eNamespace, name: string): Promise<string> {
 export async function nlbAddress(ns: E2eNamespace, edge: NlbEdge, name: string): Promise<string> {
   const hostname = await nlbHostname(ns, name);
   return waitFor(`the edge to carry ${name}'s NLB`, () => edge.addressesOf(hostname)[0]);
+}
+
+/**
+ * What `porticoctl status` prints for the namespace's Services, asking ELBv2 through the health report as a user's
+ * tools would (so target states are the edge's, not the emulator's constant "healthy").
+ */
+export async function porticoctlStatus(ns: E2eNamespace, healthEndpoint: string): Promise<string> {
+  let out = "";
+  const saved = process.env.AWS_ENDPOINT_URL;
+  process.env.AWS_ENDPOINT_URL = healthEndpoint;
+  try {
+    const args = ["status", "-n", ns.name, "--kubeconfig", ns.context.kubeconfig];
+    await porticoctl([...args, "--controller-namespace", "portico-eks"], (s) => (out += s));
+  } finally {
+    process.env.AWS_ENDPOINT_URL = saved;
+  }
+  return out;
 }
