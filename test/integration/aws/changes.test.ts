@@ -76,9 +76,19 @@ test("a UDP port's node port changes: its listener moves to a new target group a
   const svc = await cluster.createService("dns", lbService([{ name: "dns", port: 53, protocol: "UDP" }]));
   await waitForHostname(cluster, "dns");
   const before = (await inventory(aws)).targetGroups[0]!;
-  const nodePort = svc.spec!.ports![0]!.nodePort! === 32000 ? 32001 : 32000;
-  await patchService(cluster, "dns", {
-    spec: { ports: [{ name: "dns", port: 53, protocol: "UDP", nodePort }] },
+  // A node port no other test's Service holds (they share the apiserver): the apiserver refuses a taken one.
+  const nodePort = await waitFor("a free node port taken", async () => {
+    const port = 30000 + Math.floor(Math.random() * 2768);
+    if (port === svc.spec!.ports![0]!.nodePort) return undefined;
+    try {
+      await patchService(cluster, "dns", {
+        spec: { ports: [{ name: "dns", port: 53, protocol: "UDP", nodePort: port }] },
+      });
+      return port;
+    } catch (err) {
+      if (String((err as { body?: unknown }).body ?? err).includes("already allocated")) return undefined;
+      throw err;
+    }
   });
   // Kubernetes' own "change the type and ports of a UDP service" does this: the listener, still UDP, forwards
   // to a target group at the new node port (a ModifyListener naming UDP was refused by the emulator, so the
