@@ -11,8 +11,8 @@ import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { LanProcess } from "../harness/netns.ts";
 import { mergeRerun, summarize, type GinkgoSuiteReport, type SetupOutcome } from "./results.ts";
+import { runE2eTest } from "./runner.ts";
 import { buildAll, SETUPS, startSetup, type Built, type Setup, type SetupName } from "./setups.ts";
 import { EXPLANATIONS } from "./explanations.ts";
 import { conformanceTable, withTable } from "./table.ts";
@@ -31,41 +31,19 @@ function commitOfTree(): string {
   return `${git("rev-parse", "--short", "HEAD")}${git("status", "--porcelain", "--untracked-files=no") ? "+changes" : ""}`;
 }
 
-async function runE2eTest(setup: Setup, built: Built, dir: string): Promise<GinkgoSuiteReport[]> {
-  const reportFile = join(dir, "report.json");
-  // A rerun of some tests logs apart, so that a full run of the same set-up beside it keeps its log.
-  const logFile = join(LOGS, `${setup.name}${process.env.K8S_E2E_FOCUS ? "-rerun" : ""}.log`);
-  await rm(logFile, { force: true });
-  // Progress on the terminal: each test's name as it starts and its outcome as it ends; everything in the log.
+/** e2e.test's run of the focused tests on a set-up, its progress on the terminal and its whole output in LOGS. */
+function runFocused(setup: Setup, built: Built, dir: string): Promise<GinkgoSuiteReport[]> {
+  // Each test's name as it starts and its outcome as it ends; everything in the log.
   const progress = /^(\[sig-|\[FAIL\]|•|S \[SKIPPED\]|\[FAILED\]|\[PANICKED\]|\[TIMEDOUT\]|Ran \d+ of)/;
-  const e2e = new LanProcess(
-    `e2e.test-${setup.name}`,
-    logFile,
-    setup.runner.namespace,
-    built.build.e2eTest,
-    [
-      `--kubeconfig=${setup.kubeconfig}`,
-      // The framework's provider-agnostic one: no cloud API is called, and no test is gated on a provider here.
-      "--provider=skeleton",
-      `--kubectl-path=${built.tools.kubectl}`,
-      `--ginkgo.focus=${FOCUS}`,
-      "--ginkgo.v",
-      "--ginkgo.no-color",
-      "--ginkgo.timeout=6h",
-      `--ginkgo.json-report=${reportFile}`,
-      `--report-dir=${dir}`,
-    ],
-    {
-      env: { ...process.env, HOME: dir, KUBECONFIG: setup.kubeconfig },
-      onLine: (line) => {
-        if (progress.test(line)) console.error(`  ${setup.name}: ${line.trim()}`);
-      },
+  return runE2eTest(setup, built, {
+    focus: FOCUS,
+    dir,
+    // A rerun of some tests logs apart, so that a full run of the same set-up beside it keeps its log.
+    logFile: join(LOGS, `${setup.name}${process.env.K8S_E2E_FOCUS ? "-rerun" : ""}.log`),
+    onLine: (line) => {
+      if (progress.test(line)) console.error(`  ${setup.name}: ${line.trim()}`);
     },
-  );
-  const code = await e2e.exited;
-  const report = await readFile(reportFile, "utf8").catch(() => undefined);
-  if (!report) throw new Error(`e2e.test exited with ${code} without a report (see ${logFile})`);
-  return JSON.parse(report) as GinkgoSuiteReport[];
+  });
 }
 
 async function main(): Promise<number> {
@@ -96,7 +74,7 @@ async function main(): Promise<number> {
     process.once("SIGINT", interrupted).once("SIGTERM", interrupted);
     try {
       console.error(`portico: running e2e.test (${FOCUS}) from ${setup.runner.namespace}...`);
-      const outcome = summarize(await runE2eTest(setup, built, dir), TAG);
+      const outcome = summarize(await runFocused(setup, built, dir), TAG);
       const full = {
         date: new Date(t0).toISOString(),
         commit,
