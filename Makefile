@@ -62,7 +62,7 @@ test-unit: deps
 check: deps
 	npx tsc -p tsconfig.json
 	npx eslint .
-	npx depcruise controller speaker providers shared --config .dependency-cruiser.cjs --ignore-known
+	npx depcruise controller speaker providers shared --config .dependency-cruiser.cjs
 	npx prettier --check . '!manifests/charts/*/templates/**'
 
 # The annotation reference is generated from the catalog the controller checks Services against.

@@ -2,17 +2,16 @@
 import { CoordinationV1Api, CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
 import type { LoadBalancerProvider } from "../providers/provider.ts";
 import { ClusterCache } from "./cache.ts";
-import type { ControllerConfig } from "./config.ts";
+import { providerSettings, type ControllerConfig } from "./config.ts";
 import { EventRecorder } from "./events.ts";
 import { parseLabelSelector } from "../shared/labelSelector.ts";
 import { LeaderElector } from "./leader.ts";
 import { settingsAnnotation } from "./publishedSettings.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "../shared/log.ts";
 import { Manager } from "./manager.ts";
 import { ControllerMetrics } from "./metrics.ts";
-import type { PoolState } from "../providers/metal/provider.ts";
-import { PoolStatusWriter } from "./poolStatus.ts";
-import { createProvider } from "./providers.ts";
+import { PROVIDERS } from "../providers/registry.ts";
+import type { ProviderDescriptor, StartedProvider } from "../providers/descriptor.ts";
 import { ServiceReconciler } from "./reconciler.ts";
 
 export interface Controller {
@@ -34,30 +33,37 @@ export async function startController(
   const { log } = opts;
   const metrics = opts.metrics ?? new ControllerMetrics();
   const core = kc.makeApiClient(CoreV1Api);
+  // Each descriptor reads its own settings, which the configuration holds under the provider's name.
+  const descriptor: ProviderDescriptor<unknown> = PROVIDERS[config.provider];
+  const settings = providerSettings(config);
+  const needs = descriptor.needs(settings);
   const cache = new ClusterCache(kc, log, {
     ...(config.namespace ? { namespace: config.namespace } : {}),
     ...(config.nodeSelector ? { nodeLabelSelector: config.nodeSelector } : {}),
-    pools: config.provider === "metal",
-    namespaces:
-      config.provider === "azure" &&
-      (config.azure?.multipleStandardLoadBalancerConfigurations ?? []).some(
-        (c) => c.serviceNamespaceSelector !== undefined,
-      ),
-    ...(config.provider === "metal" && config.metallb && config.metallb.mode !== "off"
-      ? { metallbNamespace: config.metallb.namespace, metallbRequired: config.metallb.mode === "on" }
+    pools: needs.pools ?? false,
+    namespaces: needs.namespaces ?? false,
+    ...(needs.metallb
+      ? { metallbNamespace: needs.metallb.namespace, metallbRequired: needs.metallb.required }
       : {}),
   });
-  const provider =
-    opts.provider ??
-    (await createProvider(config, metrics, cache, {
-      core,
-      coordination: kc.makeApiClient(CoordinationV1Api),
-    }));
   const classes = {
     loadBalancerClass: config.loadBalancerClass,
     defaultForUnclassed: config.defaultForUnclassed,
     ...(config.alsoServes ? { alsoServes: config.alsoServes } : {}),
   };
+  const started: StartedProvider = opts.provider
+    ? { provider: opts.provider }
+    : await descriptor.start(settings, {
+        clusterName: config.clusterName,
+        classes,
+        cluster: cache,
+        kc,
+        kube: { core, coordination: kc.makeApiClient(CoordinationV1Api) },
+        log,
+        ...(config.namespace ? { namespace: config.namespace } : {}),
+        onCloudCall: (...call) => recordCloudCall(metrics, ...call),
+      });
+  const { provider } = started;
   const reconciler = new ServiceReconciler({
     cache,
     provider,
@@ -67,18 +73,8 @@ export async function startController(
     log,
     onOutcome: (outcome) => metrics.reconciles.inc({ outcome }),
   });
-  const poolStatus =
-    "poolState" in provider
-      ? new PoolStatusWriter(
-          kc,
-          cache,
-          () => (provider as { poolState(): PoolState }).poolState(),
-          log,
-          config.namespace,
-        )
-      : undefined;
   const manager = new Manager({
-    ...(poolStatus ? { afterReconcile: () => poolStatus.schedule() } : {}),
+    ...(started.afterReconcile ? { afterReconcile: started.afterReconcile } : {}),
     afterOrphanCollection: (outcome, deleted) => {
       metrics.orphanCollections.inc({ outcome });
       metrics.orphansDeleted.inc(deleted);
@@ -146,7 +142,7 @@ export async function startController(
       if (elector) await elector.stop();
       else stopped.abort();
       await running;
-      poolStatus?.stop();
+      started.stop?.();
       await cache.stop();
     },
   };
@@ -155,4 +151,19 @@ export async function startController(
 /** Parses the node selector early so a typo fails at start-up, not at the first reconcile. */
 export function validateConfig(config: ControllerConfig): void {
   if (config.nodeSelector) parseLabelSelector(config.nodeSelector);
+}
+
+const THROTTLE_CODES = /Throttl|RequestLimitExceeded|TooManyRequests|^429$/;
+
+/** One cloud call in the controller's metrics: its count, how long the cloud took, and whether it was throttled. */
+function recordCloudCall(
+  metrics: ControllerMetrics,
+  operation: string,
+  outcome: "ok" | "error",
+  code: string | undefined,
+  seconds: number,
+): void {
+  metrics.cloudCalls.inc({ operation, outcome });
+  metrics.cloudCallDuration.observe({ operation }, seconds);
+  if (code && THROTTLE_CODES.test(code)) metrics.cloudThrottles.inc({ operation });
 }

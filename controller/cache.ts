@@ -32,16 +32,12 @@ import {
   readBgpStatus,
 } from "../shared/bgpStatus.ts";
 import type { Announcement } from "../shared/bgpStatus.ts";
+import type { ClusterView, IPAddressPoolObject } from "../providers/cluster.ts";
 import { RecordWatch } from "./recordWatch.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "../shared/log.ts";
 
 export type Kind = "service" | "node" | "endpointslice" | "ipaddresspool" | "namespace";
 
-/** An IPAddressPool as the cache holds it. */
-export interface IPAddressPoolObject extends KubernetesObject {
-  spec?: unknown;
-  status?: Record<string, unknown>;
-}
 /** A speaker's ServiceL2Status record changed: the Service it is about (its namespace and name). */
 export type ChangeHandler = (
   kind: Kind | "servicel2status",
@@ -76,7 +72,7 @@ export interface CacheOptions {
 /** MetalLB's CRD is usually absent: look for it again every five minutes, and say so once. */
 const METALLB_RETRY_MS = 300_000;
 
-export class ClusterCache {
+export class ClusterCache implements ClusterView {
   readonly services: ListWatch<V1Service>;
   readonly nodes: ListWatch<V1Node>;
   readonly endpointSlices: ListWatch<V1EndpointSlice>;

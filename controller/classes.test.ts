@@ -6,7 +6,7 @@ import {
   MANAGED_BY_ANNOTATION,
   tookOn,
   wantsLoadBalancer,
-} from "./classes.ts";
+} from "../providers/classes.ts";
 import { parseConfig } from "./config.ts";
 import { UsageError } from "../shared/usageError.ts";
 

@@ -5,7 +5,7 @@ import { startController, validateConfig } from "./app.ts";
 import { parseConfig } from "./config.ts";
 import { UsageError } from "../shared/usageError.ts";
 import { shareConnections } from "./connections.ts";
-import { createLogger } from "./log.ts";
+import { createLogger } from "../shared/log.ts";
 import { serveMetrics } from "../shared/metricsServer.ts";
 
 export async function main(): Promise<void> {

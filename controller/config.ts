@@ -1,19 +1,19 @@
 // The controller's configuration, from command-line flags (each with an environment variable fallback).
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { AzureConfigError, parseAzureConfig, type AzureConfig } from "../providers/azure/config.ts";
-import { LBC_NLB_CLASS } from "./classes.ts";
+import { LBC_NLB_CLASS } from "../providers/classes.ts";
+import {
+  PROVIDER_NAMES,
+  PROVIDERS,
+  type AwsSettings,
+  type AzureConfig,
+  type MetalSettings,
+  type ProviderName,
+} from "../providers/registry.ts";
 import { checkedListenAddress } from "../shared/metricsServer.ts";
 import { UsageError } from "../shared/usageError.ts";
-import { LBC_LEADER_LEASE } from "../providers/aws/lbcAdoption.ts";
-import {
-  AWS_LOAD_BALANCER_CLASS,
-  AZURE_LOAD_BALANCER_CLASS,
-  METAL_LOAD_BALANCER_CLASS,
-} from "../providers/classes.ts";
 
 export interface ControllerConfig {
-  provider: "aws" | "azure" | "metal";
+  provider: ProviderName;
   clusterName: string;
   loadBalancerClass: string;
   /** Classes served beside the controller's own (the AWS Load Balancer Controller's, with --aws-take-over-lbc). */
@@ -38,18 +38,8 @@ export interface ControllerConfig {
    * Bare metal: also allocate from MetalLB's IPAddressPools when installed (auto), always (on), or never (off,
    * and when absent).
    */
-  metallb?: { mode: "auto" | "on" | "off"; namespace: string };
-  aws: {
-    defaultScheme: "internal" | "internet-facing";
-    region?: string;
-    observationTtlMs: number;
-    fullObservationPeriodMs?: number;
-    /**
-     * Take over the AWS Load Balancer Controller's NLBs in place: the cluster name it tagged them with, whether a
-     * Service its NLB cannot serve in place may get a new one (a new DNS name), and its leader Lease.
-     */
-    takeOverLbc?: { cluster: string; recreate: boolean; lease: { namespace: string; name: string } };
-  };
+  metallb?: MetalSettings["metallb"];
+  aws: AwsSettings;
   /** Required with provider azure. */
   azure?: AzureConfig;
 }
@@ -106,10 +96,6 @@ export function parseConfig(
       "cluster-name": { type: "string" },
       "load-balancer-class": { type: "string" },
       "default-load-balancer": { type: "boolean" },
-      "aws-take-over-lbc": { type: "boolean" },
-      "aws-take-over-lbc-cluster": { type: "string" },
-      "aws-take-over-lbc-recreate": { type: "boolean" },
-      "aws-lbc-leader-lease": { type: "string" },
       namespace: { type: "string" },
       "node-selector": { type: "string" },
       workers: { type: "string" },
@@ -120,25 +106,19 @@ export function parseConfig(
       "leader-election-name": { type: "string" },
       "lease-duration": { type: "string" },
       "metrics-address": { type: "string" },
-      metallb: { type: "string" },
-      "metallb-namespace": { type: "string" },
-      "aws-default-scheme": { type: "string" },
-      "aws-region": { type: "string" },
-      "aws-observation-ttl": { type: "string" },
-      "aws-full-observation-period": { type: "string" },
-      "azure-config": { type: "string" },
       kubeconfig: { type: "string" },
       help: { type: "boolean" },
+      // Each provider's own, read by it (providers/<name>/descriptor.ts).
+      ...PROVIDERS.aws.flags,
+      ...PROVIDERS.azure.flags,
+      ...PROVIDERS.metal.flags,
     },
   });
   if (values.help) throw new UsageError(USAGE);
   const provider = values.provider ?? env.PORTICO_PROVIDER ?? "aws";
-  if (provider !== "aws" && provider !== "azure" && provider !== "metal")
+  if (!(PROVIDER_NAMES as string[]).includes(provider))
     throw new UsageError(`--provider ${provider} is not available; use aws, azure or metal`);
-  const azure =
-    provider === "azure"
-      ? readAzureConfig(values["azure-config"] ?? env.PORTICO_AZURE_CONFIG, env)
-      : undefined;
+  const chosen = provider as ProviderName;
   const clusterName = values["cluster-name"] ?? env.PORTICO_CLUSTER_NAME;
   if (!clusterName)
     throw new UsageError(
@@ -152,40 +132,23 @@ export function parseConfig(
   const workers = Number(values.workers ?? 4);
   if (!Number.isInteger(workers) || workers < 1)
     throw new UsageError("--workers must be a whole number of at least 1");
-  const scheme = values["aws-default-scheme"] ?? "internal";
-  if (scheme !== "internal" && scheme !== "internet-facing")
-    throw new UsageError("--aws-default-scheme must be internal or internet-facing");
-  const observationTtl = Number(values["aws-observation-ttl"] ?? 60);
-  if (!Number.isFinite(observationTtl) || observationTtl < 0)
-    throw new UsageError("--aws-observation-ttl must be a number of seconds, 0 or more");
-  const metallb = values.metallb ?? env.PORTICO_METALLB ?? "auto";
-  if (metallb !== "auto" && metallb !== "on" && metallb !== "off")
-    throw new UsageError(`--metallb must be auto, on or off (got ${metallb})`);
   const leaseDurationMs = seconds("--lease-duration", values["lease-duration"], 15);
-  const takeOver =
-    (values["aws-take-over-lbc"] ?? false) || values["aws-take-over-lbc-cluster"] !== undefined;
-  const lease = (
-    values["aws-lbc-leader-lease"] ?? `${LBC_LEADER_LEASE.namespace}/${LBC_LEADER_LEASE.name}`
-  ).split("/");
-  if (lease.length !== 2 || !lease[0] || !lease[1])
-    throw new UsageError("--aws-lbc-leader-lease must be NAMESPACE/NAME");
-  if (takeOver && provider !== "aws") throw new UsageError("--aws-take-over-lbc needs --provider aws");
-  if (takeOver && values["load-balancer-class"] === LBC_NLB_CLASS)
-    throw new UsageError(
-      `--aws-take-over-lbc serves the class ${LBC_NLB_CLASS} beside the controller's own; drop --load-balancer-class ${LBC_NLB_CLASS}`,
-    );
-  const loadBalancerClass =
-    values["load-balancer-class"] ??
-    { aws: AWS_LOAD_BALANCER_CLASS, azure: AZURE_LOAD_BALANCER_CLASS, metal: METAL_LOAD_BALANCER_CLASS }[
-      provider
-    ];
+  const common = {
+    provider: chosen,
+    clusterName,
+    ...(values["load-balancer-class"] ? { loadBalancerClass: values["load-balancer-class"] } : {}),
+  };
+  const aws = PROVIDERS.aws.settings(values, env, common);
+  const azure = PROVIDERS.azure.settings(values, env, common);
+  const metal = PROVIDERS.metal.settings(values, env);
+  const loadBalancerClass = values["load-balancer-class"] ?? PROVIDERS[chosen].loadBalancerClass;
   // Taking over, the controller serves the AWS Load Balancer Controller's class beside its own: one controller
   // (one set of shared backend rules) for the cluster's NLBs.
   return {
-    provider,
+    provider: chosen,
     clusterName,
     loadBalancerClass,
-    ...(takeOver ? { alsoServes: [LBC_NLB_CLASS] } : {}),
+    ...(aws.takeOverLbc ? { alsoServes: [LBC_NLB_CLASS] } : {}),
     defaultForUnclassed: values["default-load-balancer"] ?? false,
     ...(values.namespace ? { namespace: values.namespace } : {}),
     ...(values["node-selector"] ? { nodeSelector: values["node-selector"] } : {}),
@@ -204,52 +167,24 @@ export function parseConfig(
       retryPeriodMs: leaseDurationMs / 7.5,
     },
     metricsAddress: checkedListenAddress("--metrics-address", values["metrics-address"] ?? ":8080"),
-    metallb: {
-      mode: metallb,
-      namespace: values["metallb-namespace"] ?? env.PORTICO_METALLB_NAMESPACE ?? "metallb-system",
-    },
-    aws: {
-      defaultScheme: scheme,
-      observationTtlMs: observationTtl * 1000,
-      fullObservationPeriodMs: seconds(
-        "--aws-full-observation-period",
-        values["aws-full-observation-period"],
-        3600,
-      ),
-      ...(values["aws-region"] ? { region: values["aws-region"] } : {}),
-      ...(takeOver
-        ? {
-            takeOverLbc: {
-              cluster: values["aws-take-over-lbc-cluster"] || clusterName,
-              recreate: values["aws-take-over-lbc-recreate"] ?? false,
-              lease: { namespace: lease[0], name: lease[1] },
-            },
-          }
-        : {}),
-    },
+    metallb: metal.metallb,
+    aws,
     ...(azure ? { azure } : {}),
     ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
   };
 }
 
-/**
- * The Azure provider's configuration: the cloud-config file (if any) with the environment's overrides. The
- * controller and porticoctl read it alike, so porticoctl looks where the controller made things.
- */
-export function readAzureConfig(file: string | undefined, env: NodeJS.ProcessEnv): AzureConfig {
-  const flag = file ? `--azure-config ${file}` : "--azure-config";
-  let json: unknown = {};
-  if (file) {
-    try {
-      json = JSON.parse(readFileSync(file, "utf8"));
-    } catch (err) {
-      throw new UsageError(`${flag}: ${(err as Error).message}`);
-    }
-  }
-  try {
-    return parseAzureConfig(json, env);
-  } catch (err) {
-    if (err instanceof AzureConfigError) throw new UsageError(`${flag}: ${err.message}`);
-    throw err;
+/** The settings of the configured provider, as its descriptor reads them (providers/registry.ts). */
+export function providerSettings(
+  config: ControllerConfig,
+): AwsSettings | AzureConfig | MetalSettings | undefined {
+  switch (config.provider) {
+    case "aws":
+      return config.aws;
+    case "azure":
+      return config.azure;
+    case "metal":
+      // Without the section (a configuration built in code), MetalLB's pools are not read.
+      return { metallb: config.metallb ?? { mode: "off", namespace: "metallb-system" } };
   }
 }

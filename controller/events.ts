@@ -2,8 +2,8 @@
 // one Event object (as client-go's recorder does) instead of flooding the namespace.
 import { createHash } from "node:crypto";
 import type { CoreV1Api, V1Service } from "@kubernetes/client-node";
-import { mergePatch } from "./patch.ts";
-import type { Logger } from "./log.ts";
+import { mergePatch } from "../shared/patch.ts";
+import type { Logger } from "../shared/log.ts";
 
 export type EventType = "Normal" | "Warning";
 

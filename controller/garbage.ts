@@ -3,7 +3,7 @@
 // live read from the apiserver, never judged from a cache that might be behind.
 import type { CoreV1Api } from "@kubernetes/client-node";
 import type { LoadBalancerProvider, ServiceRef } from "../providers/provider.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "../shared/log.ts";
 
 export async function collectOrphans(opts: {
   provider: LoadBalancerProvider;

@@ -5,10 +5,16 @@ import { createHash } from "node:crypto";
 import { withPriority } from "../providers/priority.ts";
 import type { LoadBalancerProvider, ServiceRef } from "../providers/provider.ts";
 import { serviceKey, type ClusterCache } from "./cache.ts";
-import { FINALIZER, MANAGED_BY_ANNOTATION, tookOn, wantsLoadBalancer, type ClassConfig } from "./classes.ts";
+import {
+  FINALIZER,
+  MANAGED_BY_ANNOTATION,
+  tookOn,
+  wantsLoadBalancer,
+  type ClassConfig,
+} from "../providers/classes.ts";
 import { nodeFingerprint } from "./eligibility.ts";
 import { collectOrphans } from "./garbage.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "../shared/log.ts";
 import { startWorkers, WorkQueue, type Workers } from "./queue.ts";
 import type { ServiceReconciler } from "./reconciler.ts";
 import { SERVICE_NAME_LABEL } from "./intent.ts";

@@ -3,7 +3,7 @@
 // user for flags (and guessing wrong when they are left out). Secrets never go here: porticoctl reads the cloud
 // with the user's own credentials.
 import type { V1Lease } from "@kubernetes/client-node";
-import type { AzureConfig } from "../providers/azure/config.ts";
+import type { AzureConfig } from "../providers/registry.ts";
 import type { ControllerConfig } from "./config.ts";
 
 export const SETTINGS_ANNOTATION = "portico.io/controller-settings";

@@ -13,11 +13,11 @@ import {
   tookOn,
   wantsLoadBalancer,
   type ClassConfig,
-} from "./classes.ts";
+} from "../providers/classes.ts";
 import type { EventSink } from "./events.ts";
 import { buildIntent, type IntentConfig } from "./intent.ts";
-import type { Logger } from "./log.ts";
-import { mergePatch, strategicMergePatch } from "./patch.ts";
+import type { Logger } from "../shared/log.ts";
+import { mergePatch, strategicMergePatch } from "../shared/patch.ts";
 import { SERVING_CONDITION, statusPatch, type ConditionState } from "./status.ts";
 import { servingCondition, servingEvent, trafficPollDelay } from "./traffic.ts";
 

@@ -4,8 +4,9 @@
 import type { V1Condition, V1LoadBalancerIngress, V1Service } from "@kubernetes/client-node";
 import type { IngressPoint } from "../providers/provider.ts";
 
-export const READY_CONDITION = "portico.io/LoadBalancerReady";
-export const SERVING_CONDITION = "portico.io/Serving";
+import { READY_CONDITION, SERVING_CONDITION } from "../shared/conditions.ts";
+
+export { READY_CONDITION, SERVING_CONDITION };
 
 export interface ConditionState {
   status: "True" | "False" | "Unknown";

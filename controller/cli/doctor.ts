@@ -8,11 +8,10 @@ import type {
   DiscoveryV1Api,
   V1Service,
 } from "@kubernetes/client-node";
-import { METAL_LOAD_BALANCER_CLASS } from "../../providers/classes.ts";
+import { FINALIZER, MANAGED_BY_ANNOTATION, METAL_LOAD_BALANCER_CLASS } from "../../providers/classes.ts";
 import { bgpFindings } from "./doctorBgp.ts";
 import { CloudError, ConfigurationError } from "../../providers/errors.ts";
 import type { InspectNode } from "../../providers/provider.ts";
-import { FINALIZER, MANAGED_BY_ANNOTATION } from "../classes.ts";
 import { buildIntent, SERVICE_NAME_LABEL } from "../intent.ts";
 import { parseLabelSelector } from "../../shared/labelSelector.ts";
 import { READY_CONDITION, SERVING_CONDITION } from "../status.ts";
@@ -22,7 +21,8 @@ import { trafficChecks } from "./doctorTraffic.ts";
 import type { Finding } from "./finding.ts";
 import type { Printer } from "./render.ts";
 import { classOf, PORTICO_CLASSES, providerOf } from "./serviceClass.ts";
-import { inspectionHint, inspectorFor, type CloudAccess } from "./services.ts";
+import type { CloudAccess } from "../../providers/descriptor.ts";
+import { inspectionHint, inspectorFor } from "../../providers/registry.ts";
 
 export type { Finding } from "./finding.ts";
 
@@ -126,7 +126,7 @@ export async function diagnose(
   findings.push(
     ...trafficChecks({
       svc,
-      targets: judgeTargets(svc, nodes.items, slices.items, {
+      targets: await judgeTargets(svc, nodes.items, slices.items, {
         clusterName,
         access,
         ...(settings?.nodeSelector ? { nodeSelector: settings.nodeSelector } : {}),
@@ -249,7 +249,7 @@ async function providerCheck(
   // Inspection finds the Service's resources by its UID tag; only the plan needs the cluster name (names,
   // subnet discovery), and a guessed one would report differences that are not there.
   const { clusterName, access } = where;
-  const inspector = inspectorFor(cls, clusterName ?? "", access);
+  const inspector = await inspectorFor(cls, clusterName ?? "", access);
   const hint = inspectionHint(cls, access);
   if (!inspector && hint) return [{ check: "provider", result: "warn", detail: `not checked: ${hint}` }];
   if (!inspector || !cls) return [];

@@ -14,12 +14,12 @@ const aws = (spec: Record<string, unknown>, annotations: Record<string, string> 
   service({ loadBalancerClass: AWS_LOAD_BALANCER_CLASS, ...spec }, annotations);
 
 describe("doctor takes the target type from the provider", () => {
-  it("the demo's broken Service (no node ports, instance targets named) is refused, not called ip targets", () => {
+  it("the demo's broken Service (no node ports, instance targets named) is refused, not called ip targets", async () => {
     const svc = aws(
       { allocateLoadBalancerNodePorts: false },
       { "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "instance" },
     );
-    const judged = judgeTargets(svc, nodes, [], where);
+    const judged = await judgeTargets(svc, nodes, [], where);
     expect("refused" in judged && judged.refused.message).toMatch(/instance targets/);
     const findings = trafficChecks({ svc, targets: judged, nodes, slices: [], pods: [] });
     expect(findings.filter((f) => f.result === "ok" && /ip targets|targets|nodes/.test(f.detail))).toEqual(
@@ -30,7 +30,7 @@ describe("doctor takes the target type from the provider", () => {
 
   it.for(AWS_COMBINATIONS.entries.map((e) => [e.fields.join(" + "), e] as const))(
     "refused pair %s: doctor says so and claims no path",
-    ([, entry]) => {
+    async ([, entry]) => {
       const ports = entry.example.spec?.ports as { port: number }[] | undefined;
       const spec = ports
         ? { ...entry.example.spec, ports: ports.map((p, i) => ({ nodePort: 30100 + i, ...p })) }
@@ -38,7 +38,7 @@ describe("doctor takes the target type from the provider", () => {
             ...entry.example.spec,
           };
       const svc = aws(spec, { ...entry.example.annotations });
-      const judged = judgeTargets(svc, nodes, [], where);
+      const judged = await judgeTargets(svc, nodes, [], where);
       // The timeout/interval pair is judged where the health check is built, past the target type.
       if (entry.checkedIn) return expect(judged).toHaveProperty("type");
       expect(judged).toHaveProperty("refused");
@@ -48,20 +48,20 @@ describe("doctor takes the target type from the provider", () => {
     },
   );
 
-  it("a Service the provider serves gets the provider's own answer", () => {
-    expect(judgeTargets(aws({}), nodes, [], where)).toEqual({ type: "instance" });
+  it("a Service the provider serves gets the provider's own answer", async () => {
+    expect(await judgeTargets(aws({}), nodes, [], where)).toEqual({ type: "instance" });
     const ip = aws({}, { "service.beta.kubernetes.io/aws-load-balancer-type": "nlb-ip" });
-    expect(judgeTargets(ip, nodes, [], where)).toEqual({ type: "ip" });
+    expect(await judgeTargets(ip, nodes, [], where)).toEqual({ type: "ip" });
   });
 
-  it("judges with the controller's default scheme, as published on its Lease", () => {
+  it("judges with the controller's default scheme, as published on its Lease", async () => {
     const eips = aws(
       {},
       { "service.beta.kubernetes.io/aws-load-balancer-eip-allocations": "eipalloc-01,eipalloc-02" },
     );
-    expect(judgeTargets(eips, nodes, [], where)).toHaveProperty("refused");
+    expect(await judgeTargets(eips, nodes, [], where)).toHaveProperty("refused");
     expect(
-      judgeTargets(eips, nodes, [], { ...where, access: { awsDefaultScheme: "internet-facing" } }),
+      await judgeTargets(eips, nodes, [], { ...where, access: { awsDefaultScheme: "internet-facing" } }),
     ).toEqual({
       type: "instance",
     });

@@ -8,14 +8,15 @@ import { buildIntent } from "../intent.ts";
 import { parseLabelSelector } from "../../shared/labelSelector.ts";
 import type { TargetJudgement } from "./doctorTraffic.ts";
 import { classOf } from "./serviceClass.ts";
-import { inspectionHint, inspectorFor, type CloudAccess } from "./services.ts";
+import type { CloudAccess } from "../../providers/descriptor.ts";
+import { inspectionHint, inspectorFor } from "../../providers/registry.ts";
 
-export function judgeTargets(
+export async function judgeTargets(
   svc: V1Service,
   nodes: readonly V1Node[],
   slices: readonly V1EndpointSlice[],
   where: { clusterName: string | undefined; access: CloudAccess; nodeSelector?: string },
-): TargetJudgement {
+): Promise<TargetJudgement> {
   const cls = classOf(svc);
   try {
     const nodeSelector = where.nodeSelector ? parseLabelSelector(where.nodeSelector) : undefined;
@@ -24,7 +25,7 @@ export function judgeTargets(
       : undefined;
     // Bare metal: traffic always enters through the announcing node's kube-proxy.
     if (cls === METAL_LOAD_BALANCER_CLASS) return { type: "instance" };
-    const provider = inspectorFor(cls, where.clusterName ?? "", where.access);
+    const provider = await inspectorFor(cls, where.clusterName ?? "", where.access);
     if (!intent || !provider?.targetType)
       return { unknown: inspectionHint(cls, where.access) ?? "no provider serves the Service's class" };
     return { type: provider.targetType(intent) };

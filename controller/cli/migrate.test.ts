@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { wantsLoadBalancer } from "../classes.ts";
+import { wantsLoadBalancer } from "../../providers/classes.ts";
 import type { RunningController } from "./controllers.ts";
 import { bindingLines, servingConfigs, verdictOf } from "./migrate.ts";
 

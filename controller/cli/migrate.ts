@@ -10,6 +10,9 @@ import {
   type KubeConfig,
 } from "@kubernetes/client-node";
 import {
+  classServedUnder,
+  wantsLoadBalancer,
+  type ClassConfig,
   AWS_LOAD_BALANCER_CLASS,
   AZURE_LOAD_BALANCER_CLASS,
   LBC_NLB_CLASS,
@@ -18,15 +21,13 @@ import {
 } from "../../providers/classes.ts";
 import { ConfigurationError } from "../../providers/errors.ts";
 import type { LoadBalancerProvider } from "../../providers/provider.ts";
-import { classServedUnder, wantsLoadBalancer, type ClassConfig } from "../classes.ts";
 import { buildIntent, SERVICE_NAME_LABEL } from "../intent.ts";
 import { parseLabelSelector } from "../../shared/labelSelector.ts";
-import { lbcLeaseReader, type LeaseRef } from "../lbcTakeOver.ts";
 import type { PublishedSettings } from "../publishedSettings.ts";
 import type { RunningController } from "./controllers.ts";
-import { metalPlanner } from "./plan.ts";
 import type { Printer } from "./render.ts";
-import { inspectorFor, type CloudAccess } from "./services.ts";
+import type { CloudAccess } from "../../providers/descriptor.ts";
+import { inspectorFor, PROVIDERS } from "../../providers/registry.ts";
 
 export type Verdict = "refuse" | "recreate" | "adopt" | "keep" | "change" | "error";
 
@@ -54,7 +55,7 @@ export interface MigrateOptions {
   /** The AWS Load Balancer Controller's cluster name (default: Portico's). */
   lbcCluster?: string;
   /** Where the AWS Load Balancer Controller's leader Lease is. */
-  lbcLease: LeaseRef;
+  lbcLease: { namespace: string; name: string };
   /** Preview with --aws-take-over-lbc-recreate. */
   recreate: boolean;
   controllers: readonly RunningController[];
@@ -83,7 +84,7 @@ export async function migrate(
   const target = { provider: opts.provider ?? "aws", defaultForUnclassed: opts.defaultForUnclassed ?? false };
   const nodes = (await api.core.listNode()).items;
   const providers = new Map<string, LoadBalancerProvider | undefined>();
-  const liveController = lbcLeaseReader(api.coordination, opts.lbcLease);
+  const liveController = PROVIDERS.aws.lbcLeaseReader(api.coordination, opts.lbcLease);
   const rows: Row[] = [];
   const custom = kc.makeApiClient(CustomObjectsApi);
   const bindingsOf = new Map<string, Promise<TargetGroupBinding[]>>();
@@ -112,10 +113,12 @@ export async function migrate(
       providers.set(
         key,
         kind === "aws"
-          ? await awsPlanner(clusterName!, opts, liveController)
+          ? await PROVIDERS.aws.takeOverPlanner(clusterName!, opts, liveController)
           : kind === "metal"
-            ? await metalPlanner(kc, api.core, { defaultForUnclassed: found.classes.defaultForUnclassed })
-            : inspectorFor(cls, clusterName!, opts.access),
+            ? await PROVIDERS.metal.snapshotPlanner(kc, api.core, {
+                defaultForUnclassed: found.classes.defaultForUnclassed,
+              })
+            : await inspectorFor(cls, clusterName!, opts.access),
       );
     }
     const provider = providers.get(key);
@@ -207,20 +210,6 @@ export function servingConfigs(
       },
     },
   ];
-}
-
-/** The AWS provider as a controller taking over would run it, reading only (no finalizer is released). */
-async function awsPlanner(
-  clusterName: string,
-  opts: MigrateOptions,
-  liveController: () => Promise<string | undefined>,
-): Promise<LoadBalancerProvider> {
-  const { AwsProvider } = await import("../../providers/aws/provider.ts");
-  return new AwsProvider({
-    clusterName,
-    maxAttempts: 3,
-    takeOverLbc: { cluster: opts.lbcCluster || clusterName, recreate: opts.recreate, liveController },
-  });
 }
 
 /** The parts of the AWS Load Balancer Controller's TargetGroupBinding (elbv2.k8s.aws/v1beta1) read here. */

@@ -2,7 +2,6 @@
 // doing it, computed by the same intent and plan code as the controller. A Service that does not exist yet is
 // created as a server-side dry run first, so it has the node ports the apiserver would give it.
 import {
-  CustomObjectsApi,
   loadAllYaml,
   type CoreV1Api,
   type DiscoveryV1Api,
@@ -11,15 +10,12 @@ import {
 } from "@kubernetes/client-node";
 import { readFile } from "node:fs/promises";
 import { ConfigurationError } from "../../providers/errors.ts";
-import { MetalProvider, METAL_LOAD_BALANCER_CLASS } from "../../providers/metal/provider.ts";
-import type { LoadBalancerProvider } from "../../providers/provider.ts";
-import type { ClusterCache } from "../cache.ts";
+import { METAL_LOAD_BALANCER_CLASS } from "../../providers/classes.ts";
+import { inspectorFor, PROVIDERS } from "../../providers/registry.ts";
 import { buildIntent, SERVICE_NAME_LABEL } from "../intent.ts";
-import { metalInventory } from "../metalInventory.ts";
 import { parseLabelSelector } from "../../shared/labelSelector.ts";
 import { controllerFor, type RunningController } from "./controllers.ts";
 import type { Printer } from "./render.ts";
-import { inspectorFor } from "./services.ts";
 
 export async function plan(
   kc: KubeConfig,
@@ -60,8 +56,8 @@ export async function plan(
     }
     const provider =
       cls === METAL_LOAD_BALANCER_CLASS
-        ? await metalPlanner(kc, api.core)
-        : inspectorFor(cls, clusterName ?? "");
+        ? await PROVIDERS.metal.snapshotPlanner(kc, api.core)
+        : await inspectorFor(cls, clusterName ?? "");
     if (!provider || !cls) {
       results.push({
         service: name,
@@ -123,38 +119,4 @@ function mergePorts(existing: V1Service, wanted: V1Service) {
       existing.spec?.ports?.find((e) => e.port === p.port && (e.protocol ?? "TCP") === (p.protocol ?? "TCP"))
         ?.nodePort,
   }));
-}
-
-/**
- * The bare-metal provider on a list-only snapshot of the cluster: Portico's pools and MetalLB's (none where its CRD
- * is not installed), the Services and the Nodes. `defaultForUnclassed`: as a controller serving unclassed Services.
- */
-export async function metalPlanner(
-  kc: KubeConfig,
-  core: CoreV1Api,
-  opts: { defaultForUnclassed?: boolean } = {},
-): Promise<LoadBalancerProvider> {
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  const list = async (group: string, version: string) =>
-    (
-      (await custom.listClusterCustomObject({ group, version, plural: "ipaddresspools" })) as {
-        items: { metadata: { name: string; namespace?: string }; spec: unknown }[];
-      }
-    ).items;
-  const pools = await list("portico.io", "v1alpha1");
-  const metallbPools = await list("metallb.io", "v1beta1").catch(() => []);
-  const services = (await core.listServiceForAllNamespaces()).items;
-  const nodes = (await core.listNode()).items;
-  const snapshot = {
-    pools: { list: () => pools },
-    metallbPoolList: () => metallbPools,
-    services: { list: () => services },
-    nodes: { list: () => nodes },
-  } as unknown as ClusterCache;
-  return new MetalProvider(
-    metalInventory(snapshot, {
-      loadBalancerClass: METAL_LOAD_BALANCER_CLASS,
-      defaultForUnclassed: opts.defaultForUnclassed ?? false,
-    }),
-  );
 }

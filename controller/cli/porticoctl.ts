@@ -9,15 +9,14 @@ import {
 } from "@kubernetes/client-node";
 import { parseArgs } from "node:util";
 import type { ProviderName } from "../../providers/annotationKeys/types.ts";
-import { readAzureConfig } from "../config.ts";
 import { annotations, annotationsMarkdown } from "./annotations.ts";
 import { runningControllers } from "./controllers.ts";
 import { doctor } from "./doctor.ts";
 import { migrate } from "./migrate.ts";
-import { LBC_LEADER_LEASE } from "../../providers/aws/lbcAdoption.ts";
 import { plan } from "./plan.ts";
 import { Printer, type OutputFormat } from "./render.ts";
-import type { CloudAccess } from "./services.ts";
+import type { CloudAccess } from "../../providers/descriptor.ts";
+import { PROVIDERS } from "../../providers/registry.ts";
 import { status } from "./status.ts";
 
 const USAGE = `porticoctl: look at Portico's load balancers
@@ -108,7 +107,7 @@ export async function main(
   const access: CloudAccess = {};
   if (azureFile) {
     try {
-      access.azure = readAzureConfig(azureFile, process.env);
+      access.azure = PROVIDERS.azure.readConfig(azureFile, process.env);
     } catch (err) {
       write(`${(err as Error).message}\n`);
       return 2;
@@ -175,7 +174,8 @@ export async function main(
       );
     case "migrate": {
       const [leaseNamespace, leaseName, ...rest] = (
-        values["lbc-lease"] ?? `${LBC_LEADER_LEASE.namespace}/${LBC_LEADER_LEASE.name}`
+        values["lbc-lease"] ??
+        `${PROVIDERS.aws.lbcLeaderLease.namespace}/${PROVIDERS.aws.lbcLeaderLease.name}`
       ).split("/");
       if (!leaseNamespace || !leaseName || rest.length) {
         write("--lbc-lease must be NAMESPACE/NAME\n");

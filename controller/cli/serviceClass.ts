@@ -2,12 +2,12 @@
 // any cloud SDK.
 import type { V1Service } from "@kubernetes/client-node";
 import {
+  MANAGED_BY_ANNOTATION,
   AWS_LOAD_BALANCER_CLASS,
   AZURE_LOAD_BALANCER_CLASS,
   LBC_NLB_CLASS,
   METAL_LOAD_BALANCER_CLASS,
 } from "../../providers/classes.ts";
-import { MANAGED_BY_ANNOTATION } from "../classes.ts";
 
 export const PORTICO_CLASSES: Record<string, string> = {
   [AWS_LOAD_BALANCER_CLASS]: "aws",

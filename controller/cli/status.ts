@@ -6,7 +6,8 @@ import { READY_CONDITION, SERVING_CONDITION } from "../status.ts";
 import { controllerFor, type RunningController } from "./controllers.ts";
 import type { Printer } from "./render.ts";
 import { classOf, isPortico, key, providerOf } from "./serviceClass.ts";
-import { inspectionHint, inspectorFor, type CloudAccess } from "./services.ts";
+import type { CloudAccess } from "../../providers/descriptor.ts";
+import { inspectionHint, inspectorFor } from "../../providers/registry.ts";
 
 export interface StatusOptions {
   namespace?: string;
@@ -41,7 +42,7 @@ export async function status(core: CoreV1Api, printer: Printer, opts: StatusOpti
     const ref = { namespace: svc.metadata!.namespace!, name: svc.metadata!.name!, uid: svc.metadata!.uid! };
     const where = lookFor(svc, opts);
     // Inspection finds a Service's resources by its UID tag, so an unknown cluster name does not stop it.
-    const inspector = inspectorFor(cls, where.clusterName ?? "", where.access);
+    const inspector = await inspectorFor(cls, where.clusterName ?? "", where.access);
     const hint = inspector ? undefined : inspectionHint(cls, where.access);
     let cloud: InspectNode[] = [];
     if (printer.format !== "text" || opts.name || services.length <= 20) {

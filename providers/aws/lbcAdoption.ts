@@ -22,8 +22,6 @@ export const LBC_TAG = {
 export const LBC_LOAD_BALANCER_RESOURCE = "LoadBalancer";
 /** LBC's finalizer on the Services it serves. */
 export const LBC_FINALIZER = "service.k8s.aws/resources";
-/** LBC's leader-election Lease (its --leader-election-id default), in the namespace LBC runs in. */
-export const LBC_LEADER_LEASE = { namespace: "kube-system", name: "aws-load-balancer-controller-leader" };
 /** Written with Portico's ownership tags on what it took over: where it came from, for people. */
 export const ADOPTED_TAG = "portico.io/adopted-from";
 export const ADOPTED_FROM_LBC = "aws-load-balancer-controller";

@@ -2,7 +2,7 @@
 // of the workload, the leading controller pod deleted, the speaker DaemonSet rolled. Every request the
 // client sent is accounted for.
 import { AppsV1Api, CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
-import { mergePatch } from "../../controller/patch.ts";
+import { mergePatch } from "../../shared/patch.ts";
 import {
   ClientLoad,
   clusterSettled,

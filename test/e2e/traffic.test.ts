@@ -2,7 +2,7 @@
 // given by Portico's controller pod, announced by the speaker pod of one node over ARP, taken in by that
 // node's kube-proxy rules and carried to a pod run by kubelet and containerd.
 import { Address4 } from "ip-address";
-import { mergePatch } from "../../controller/patch.ts";
+import { mergePatch } from "../../shared/patch.ts";
 import { clientGet, describe, expect, test, waitFor, type EchoAnswer } from "../harness/e2e.ts";
 import { announcer } from "../harness/nodeLoss.ts";
 

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { startController, type Controller } from "../../controller/app.ts";
 import type { ControllerConfig } from "../../controller/config.ts";
 import { main as porticoctl } from "../../controller/cli/porticoctl.ts";
-import { createLogger } from "../../controller/log.ts";
+import { createLogger } from "../../shared/log.ts";
 import { TestAws } from "../harness/aws.ts";
 import { EnvironmentError } from "../harness/errors.ts";
 import { startEnvironment } from "../harness/environment.ts";

@@ -4,7 +4,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import { writeFile } from "node:fs/promises";
 import { startController, type Controller } from "../../controller/app.ts";
 import type { ControllerConfig } from "../../controller/config.ts";
-import type { Logger } from "../../controller/log.ts";
+import type { Logger } from "../../shared/log.ts";
 import { trustCertificateAuthority } from "../emulators/azure/index.ts";
 import { azureTestConfig, TestAzure, type AzureEndpoint } from "../harness/azure.ts";
 import type { TestCluster } from "../harness/kube.ts";

@@ -1,7 +1,7 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import { startController, type Controller } from "../../controller/app.ts";
 import type { ControllerConfig } from "../../controller/config.ts";
-import { silentLogger, createLogger } from "../../controller/log.ts";
+import { silentLogger, createLogger } from "../../shared/log.ts";
 import type { LoadBalancerProvider } from "../../providers/provider.ts";
 import { AZURE_CLASS, azureTestConfig } from "./azure.ts";
 import type { TestCluster } from "./kube.ts";

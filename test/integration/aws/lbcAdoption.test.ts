@@ -2,10 +2,9 @@
 // listener and target group, brought to what Portico would make; targets are registered before any is
 // deregistered; LBC's finalizer goes last; what LBC made for another cluster or for an Ingress is never touched;
 // and nothing is done while LBC still runs.
-import { LBC_NLB_CLASS } from "../../../controller/classes.ts";
+import { LBC_NLB_CLASS, FINALIZER } from "../../../providers/classes.ts";
 import type { Controller } from "../../../controller/app.ts";
-import { FINALIZER } from "../../../controller/classes.ts";
-import { lbcFinalizerReleaser, lbcLeaseReader } from "../../../controller/lbcTakeOver.ts";
+import { lbcFinalizerReleaser, lbcLeaseReader } from "../../../providers/aws/lbcKubernetes.ts";
 import { ADOPTED_TAG, LBC_FINALIZER } from "../../../providers/aws/lbcAdoption.ts";
 import { AwsProvider } from "../../../providers/aws/provider.ts";
 import { LBC_RECHECK_MS } from "../../../providers/aws/lbcTakeOver.ts";

@@ -1,6 +1,6 @@
 // A controller started to take over from the AWS Load Balancer Controller serves that controller's Services beside
 // its own: the class, and unclassed Services of its type annotation (nlb-ip meaning ip targets); nothing else.
-import { LBC_NLB_CLASS } from "../../../controller/classes.ts";
+import { LBC_NLB_CLASS } from "../../../providers/classes.ts";
 import { expect, test, waitFor } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { awsWorld, lbService, waitForHostname } from "./fixtures.ts";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { inject } from "vitest";
 import { main } from "../../../controller/cli/porticoctl.ts";
 import { SETTINGS_ANNOTATION } from "../../../controller/publishedSettings.ts";
-import { mergePatch } from "../../../controller/patch.ts";
+import { mergePatch } from "../../../shared/patch.ts";
 import { READY_CONDITION } from "../../../controller/status.ts";
 import { expect, test, waitForNotReady, waitForServing } from "../../harness/index.ts";
 import { awsWorld, lbService, waitForHostname } from "../aws/fixtures.ts";

@@ -2,7 +2,7 @@
 // keep, recreate or refuse, before anything changes, and then what the controller does is what it said.
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { inject } from "vitest";
-import { LBC_NLB_CLASS } from "../../../controller/classes.ts";
+import { LBC_NLB_CLASS } from "../../../providers/classes.ts";
 import { main } from "../../../controller/cli/porticoctl.ts";
 import { LBC_FINALIZER } from "../../../providers/aws/lbcAdoption.ts";
 import { expect, test, waitFor } from "../../harness/index.ts";

@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { pino } from "pino";
 import { ClusterCache } from "../../../controller/cache.ts";
-import { silentLogger } from "../../../controller/log.ts";
-import { MetallbPoolStatus } from "../../../controller/metallbPoolStatus.ts";
+import { silentLogger } from "../../../shared/log.ts";
+import { MetallbPoolStatus } from "../../../providers/metal/metallbPoolStatus.ts";
 import { KubeCache } from "../../../speaker/kube/cache.ts";
 import { expect, mergePatch, test, waitFor, type TestCluster } from "../../harness/index.ts";
 import {

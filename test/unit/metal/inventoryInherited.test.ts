@@ -3,8 +3,8 @@
 import type { V1Service } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import type { ClusterCache } from "../../../controller/cache.ts";
-import { MANAGED_BY_ANNOTATION } from "../../../controller/classes.ts";
-import { metalInventory } from "../../../controller/metalInventory.ts";
+import { MANAGED_BY_ANNOTATION } from "../../../providers/classes.ts";
+import { metalInventory } from "../../../providers/metal/inventory.ts";
 import { READY_CONDITION } from "../../../controller/status.ts";
 
 const CLASS = "portico.io/metal";

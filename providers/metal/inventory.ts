@@ -5,15 +5,15 @@
 // given an address by hand) come after them: their addresses are kept where a pool has them free
 // (providers/metal/inherited.ts), and counted from the start, so no other Service takes them meanwhile.
 import type { V1Service } from "@kubernetes/client-node";
-import { sharingBackend, type Assignment } from "../shared/allocationTypes.ts";
-import type { MetalInventory } from "../providers/metal/provider.ts";
-import { INHERITED_REFUSALS } from "../providers/metal/inherited.ts";
-import { SHARING_ANNOTATIONS } from "../shared/request.ts";
-import type { ClusterCache } from "./cache.ts";
-import { tookOn, wantsLoadBalancer, type ClassConfig } from "./classes.ts";
-import { READY_CONDITION } from "./status.ts";
+import { sharingBackend, type Assignment } from "../../shared/allocationTypes.ts";
+import type { MetalInventory } from "./provider.ts";
+import { INHERITED_REFUSALS } from "./inherited.ts";
+import { SHARING_ANNOTATIONS } from "../../shared/request.ts";
+import type { ClusterView } from "../cluster.ts";
+import { tookOn, wantsLoadBalancer, type ClassConfig } from "../classes.ts";
+import { READY_CONDITION } from "../../shared/conditions.ts";
 
-export function metalInventory(cache: ClusterCache, classes: ClassConfig): MetalInventory {
+export function metalInventory(cache: ClusterView, classes: ClassConfig): MetalInventory {
   return {
     pools: () => [
       ...(cache.pools?.list() ?? []).map((p) => ({ name: p.metadata!.name!, spec: p.spec })),
@@ -47,14 +47,13 @@ export function metalInventory(cache: ClusterCache, classes: ClassConfig): Metal
           .filter((a) => a.type === "InternalIP" || a.type === "ExternalIP")
           .map((a) => a.address),
       })),
-    announcements: (namespace, name) => cache.announcements(namespace, name),
+    announcements: (namespace, name) => cache.announcements?.(namespace, name),
   };
 }
 
 /** The Service from the cache; porticoctl's snapshot of the cluster can only list. */
-function serviceOf(cache: ClusterCache, namespace: string, name: string): V1Service | undefined {
-  const services: Partial<Pick<ClusterCache["services"], "get">> & Pick<ClusterCache["services"], "list"> =
-    cache.services;
+function serviceOf(cache: ClusterView, namespace: string, name: string): V1Service | undefined {
+  const services = cache.services;
   if (services.get) return services.get(name, namespace);
   return services.list().find((s) => s.metadata?.namespace === namespace && s.metadata.name === name);
 }

@@ -5,10 +5,10 @@
 // minutes), as integers, and what Portico would put in a condition (an unusable pool, overlaps, a node's
 // address inside, a name defined by both kinds) is logged instead, once per change.
 import { ApiextensionsV1Api, CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
-import type { PoolState } from "../providers/metal/provider.ts";
-import type { IPAddressPoolObject } from "./cache.ts";
-import type { Logger } from "./log.ts";
-import { mergePatch } from "./patch.ts";
+import type { PoolState } from "./provider.ts";
+import type { IPAddressPoolObject } from "../cluster.ts";
+import type { Logger } from "../../shared/log.ts";
+import { mergePatch } from "../../shared/patch.ts";
 
 const CRD = "ipaddresspools.metallb.io";
 const COUNTS = ["assignedIPv4", "assignedIPv6", "availableIPv4", "availableIPv6"] as const;

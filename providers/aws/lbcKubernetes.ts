@@ -2,11 +2,11 @@
 // its leader-election Lease, and LBC's finalizer on a Service, removed once Portico owns everything LBC made for
 // it. The AWS provider decides when (providers/aws/lbcTakeOver.ts); these only read and write Kubernetes.
 import type { CoordinationV1Api, CoreV1Api, V1Lease } from "@kubernetes/client-node";
-import { LBC_FINALIZER } from "../providers/aws/lbcAdoption.ts";
-import type { ServiceRef } from "../providers/provider.ts";
-import type { ClusterCache } from "./cache.ts";
-import { FINALIZER } from "./classes.ts";
-import { mergePatch } from "./patch.ts";
+import { LBC_FINALIZER } from "./lbcAdoption.ts";
+import type { ServiceRef } from "../provider.ts";
+import type { ClusterView } from "../cluster.ts";
+import { FINALIZER } from "../classes.ts";
+import { mergePatch } from "../../shared/patch.ts";
 
 export interface LeaseRef {
   namespace: string;
@@ -62,7 +62,7 @@ export function lbcLeaseReader(
  */
 export function lbcFinalizerReleaser(
   core: CoreV1Api,
-  cache: ClusterCache,
+  cache: Required<Pick<ClusterView, "service">>,
 ): (service: ServiceRef) => Promise<boolean> {
   return async (service) => {
     const cached = cache.service(`${service.namespace}/${service.name}`);

@@ -2,12 +2,12 @@
 // Valid condition that says what is wrong with a pool the allocator cannot use. Writes only what changed,
 // compared with the status the pool already has, so a restarted controller rewrites nothing.
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
-import type { PoolFinding } from "../providers/metal/poolFindings.ts";
-import type { PoolState } from "../providers/metal/provider.ts";
-import type { ClusterCache } from "./cache.ts";
-import type { Logger } from "./log.ts";
+import type { PoolFinding } from "./poolFindings.ts";
+import type { PoolState } from "./provider.ts";
+import type { ClusterView } from "../cluster.ts";
+import type { Logger } from "../../shared/log.ts";
 import { MetallbPoolStatus } from "./metallbPoolStatus.ts";
-import { mergePatch } from "./patch.ts";
+import { mergePatch } from "../../shared/patch.ts";
 
 const DEBOUNCE_MS = 300;
 
@@ -83,7 +83,7 @@ function finding(type: string, reason: string, found: PoolFinding[]) {
 
 export class PoolStatusWriter {
   private readonly api: CustomObjectsApi;
-  private readonly cache: ClusterCache;
+  private readonly cache: ClusterView;
   private readonly state: () => PoolState;
   private readonly log: Logger;
   private readonly namespace: string | undefined;
@@ -92,7 +92,7 @@ export class PoolStatusWriter {
   private readonly metallb: MetallbPoolStatus;
 
   /** `namespace`: the one namespace this controller serves, if it is confined to one. */
-  constructor(kc: KubeConfig, cache: ClusterCache, state: () => PoolState, log: Logger, namespace?: string) {
+  constructor(kc: KubeConfig, cache: ClusterView, state: () => PoolState, log: Logger, namespace?: string) {
     this.api = kc.makeApiClient(CustomObjectsApi);
     this.cache = cache;
     this.state = state;

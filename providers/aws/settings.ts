@@ -1,0 +1,77 @@
+// The AWS provider's settings on the controller's command line: the default scheme, the region, how long an
+// observation stands, and taking over from the AWS Load Balancer Controller.
+import { UsageError } from "../../shared/usageError.ts";
+import { LBC_NLB_CLASS } from "../classes.ts";
+import type { CommonSettings, FlagTable, FlagValues } from "../descriptor.ts";
+
+export interface AwsSettings {
+  defaultScheme: "internal" | "internet-facing";
+  region?: string;
+  observationTtlMs: number;
+  fullObservationPeriodMs?: number;
+  /**
+   * Take over the AWS Load Balancer Controller's NLBs in place: the cluster name it tagged them with, whether a
+   * Service its NLB cannot serve in place may get a new one (a new DNS name), and its leader Lease.
+   */
+  takeOverLbc?: { cluster: string; recreate: boolean; lease: { namespace: string; name: string } };
+}
+
+/** LBC's leader-election Lease (its --leader-election-id default), in the namespace LBC runs in. */
+export const LBC_LEADER_LEASE = { namespace: "kube-system", name: "aws-load-balancer-controller-leader" };
+
+export const AWS_FLAGS = {
+  "aws-take-over-lbc": { type: "boolean" },
+  "aws-take-over-lbc-cluster": { type: "string" },
+  "aws-take-over-lbc-recreate": { type: "boolean" },
+  "aws-lbc-leader-lease": { type: "string" },
+  "aws-default-scheme": { type: "string" },
+  "aws-region": { type: "string" },
+  "aws-observation-ttl": { type: "string" },
+  "aws-full-observation-period": { type: "string" },
+} as const satisfies FlagTable;
+
+/** Read whatever the provider: the flags are checked alike, and the region is published by any controller. */
+export function awsSettings(
+  values: FlagValues,
+  _env: NodeJS.ProcessEnv,
+  common: CommonSettings,
+): AwsSettings {
+  const str = (flag: keyof typeof AWS_FLAGS) => values[flag] as string | undefined;
+  const bool = (flag: keyof typeof AWS_FLAGS) => values[flag] as boolean | undefined;
+  const scheme = str("aws-default-scheme") ?? "internal";
+  if (scheme !== "internal" && scheme !== "internet-facing")
+    throw new UsageError("--aws-default-scheme must be internal or internet-facing");
+  const observationTtl = Number(str("aws-observation-ttl") ?? 60);
+  if (!Number.isFinite(observationTtl) || observationTtl < 0)
+    throw new UsageError("--aws-observation-ttl must be a number of seconds, 0 or more");
+  const fullPeriod = Number(str("aws-full-observation-period") ?? 3600);
+  if (!Number.isFinite(fullPeriod) || fullPeriod <= 0)
+    throw new UsageError("--aws-full-observation-period must be a positive number of seconds");
+  const takeOver = (bool("aws-take-over-lbc") ?? false) || str("aws-take-over-lbc-cluster") !== undefined;
+  const lease = (
+    str("aws-lbc-leader-lease") ?? `${LBC_LEADER_LEASE.namespace}/${LBC_LEADER_LEASE.name}`
+  ).split("/");
+  if (lease.length !== 2 || !lease[0] || !lease[1])
+    throw new UsageError("--aws-lbc-leader-lease must be NAMESPACE/NAME");
+  if (takeOver && common.provider !== "aws") throw new UsageError("--aws-take-over-lbc needs --provider aws");
+  if (takeOver && common.loadBalancerClass === LBC_NLB_CLASS)
+    throw new UsageError(
+      `--aws-take-over-lbc serves the class ${LBC_NLB_CLASS} beside the controller's own; drop --load-balancer-class ${LBC_NLB_CLASS}`,
+    );
+  const region = str("aws-region");
+  return {
+    defaultScheme: scheme,
+    observationTtlMs: observationTtl * 1000,
+    fullObservationPeriodMs: fullPeriod * 1000,
+    ...(region ? { region } : {}),
+    ...(takeOver
+      ? {
+          takeOverLbc: {
+            cluster: str("aws-take-over-lbc-cluster") || common.clusterName,
+            recreate: bool("aws-take-over-lbc-recreate") ?? false,
+            lease: { namespace: lease[0], name: lease[1] },
+          },
+        }
+      : {}),
+  };
+}

@@ -1,0 +1,83 @@
+// What each provider declares to the programs that run it (providers/registry.ts holds one per provider): its
+// class, its command-line settings, what of the cluster it needs watched, how it starts inside the controller
+// (with whatever it writes besides Service status), and how porticoctl reads its cloud. A descriptor module loads
+// no cloud SDK: the provider's own code is imported only when it is started or asked to inspect.
+import type { CoordinationV1Api, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import type { Logger } from "../shared/log.ts";
+import type { ClassConfig } from "./classes.ts";
+import type { ClusterView } from "./cluster.ts";
+import type { LoadBalancerProvider } from "./provider.ts";
+
+/** The flags a provider adds to the controller's command line, as node:util parseArgs takes them. */
+export type FlagTable = Record<string, { type: "string" | "boolean" }>;
+export type FlagValues = Record<string, string | boolean | undefined>;
+
+/** What the command line says that every provider's settings may depend on. */
+export interface CommonSettings {
+  provider: string;
+  clusterName: string;
+  /** --load-balancer-class, when given. */
+  loadBalancerClass?: string;
+}
+
+/** The parts of the cluster the controller's cache watches for a provider, beyond Services, Nodes and slices. */
+export interface ClusterNeeds {
+  /** IPAddressPools (and Namespaces, whose labels select pools). */
+  pools?: boolean;
+  /** Namespaces, whose labels select Services. */
+  namespaces?: boolean;
+  /** MetalLB's IPAddressPools in this namespace, when installed; `required`: warned about when not. */
+  metallb?: { namespace: string; required: boolean };
+}
+
+/** What the controller gives a provider it starts. */
+export interface ProviderContext {
+  clusterName: string;
+  classes: ClassConfig;
+  cluster: ClusterView & Required<Pick<ClusterView, "service">>;
+  kc: KubeConfig;
+  /** The apiserver, for providers that read or write more than the cache holds. */
+  kube?: { core: CoreV1Api; coordination: CoordinationV1Api };
+  log: Logger;
+  /** The only namespace the controller serves, when confined to one. */
+  namespace?: string;
+  /** Each cloud call: the controller's metrics count them. */
+  onCloudCall(operation: string, outcome: "ok" | "error", code: string | undefined, seconds: number): void;
+}
+
+/** A provider started inside the controller, with what it keeps current besides the Services' status. */
+export interface StartedProvider {
+  provider: LoadBalancerProvider;
+  /** Called after each reconcile: what depends on the allocations (pool status) is brought up to date. */
+  afterReconcile?: () => void;
+  stop?: () => void;
+}
+
+/** What porticoctl was given to read clouds that need more than a standard credential chain. */
+export interface CloudAccess<AzureSettings = unknown> {
+  /** The controller's Azure configuration (--azure-config or PORTICO_AZURE_CONFIG). */
+  azure?: AzureSettings;
+  /** The scheme the controller gives NLBs whose Service names none (its published settings). */
+  awsDefaultScheme?: "internal" | "internet-facing";
+}
+
+export interface ProviderDescriptor<Settings> {
+  readonly name: "aws" | "azure" | "metal";
+  /** The class a controller of this provider serves unless told another. */
+  readonly loadBalancerClass: string;
+  /** Classes whose Services this provider's inspector reads (its own, and classes it takes over). */
+  readonly inspects: readonly string[];
+  readonly flags: FlagTable;
+  /** The provider's settings from its flags and the environment; throws UsageError naming the flag. */
+  settings(values: FlagValues, env: NodeJS.ProcessEnv, common: CommonSettings): Settings;
+  /** What the controller's cache must watch for it. */
+  needs(settings: Settings): ClusterNeeds;
+  start(settings: Settings, context: ProviderContext): Promise<StartedProvider>;
+  /**
+   * A provider for looking at the cloud, for porticoctl (inspect, plan); undefined when it cannot look without
+   * more than it was given (`hint` says what).
+   */
+  inspector?(clusterName: string, access: CloudAccess): Promise<LoadBalancerProvider | undefined>;
+  /** How to get this provider's cloud detail when porticoctl cannot read it without being told more. */
+  inspectionHint?(access: CloudAccess): string | undefined;
+}
