@@ -2,7 +2,13 @@
 // tell overlapping pools apart) and which nodes may announce it. Read leniently, entry by entry: a pool the
 // controller refuses as invalid may have handed out its addresses while it was valid, and its node selectors
 // must keep applying to them, so whatever can be read is kept and the rest reported.
-import { isPlainObject, validateLabelSelector, type LabelSelector } from "../shared/labelSelector.ts";
+import {
+  isPlainObject,
+  matchesLabelSelector,
+  validateLabelSelector,
+  type Labels,
+  type LabelSelector,
+} from "../shared/labelSelector.ts";
 import { parseRangeEntry, type AddressRange } from "../shared/range.ts";
 import type { NodeSelector } from "./nodeSelectors.ts";
 
@@ -112,4 +118,24 @@ export function readSelectors(
 /** How logs and Events name a pool: "IPAddressPool web", or "IPAddressPool metallb-system/web (metallb.io)". */
 export function describePool(pool: { readonly key: string; readonly group: PoolGroup }): string {
   return pool.group === "portico.io" ? `IPAddressPool ${pool.key}` : `IPAddressPool ${pool.key} (metallb.io)`;
+}
+
+/**
+ * Whether an advertisement (L2 or BGP) applies to a pool: one naming no pool and selecting none applies to every
+ * pool of its group.
+ */
+export function selectsPool(
+  ad: {
+    readonly group: PoolGroup;
+    readonly ipAddressPools: readonly string[];
+    readonly ipAddressPoolSelectors: readonly (NodeSelector | null)[];
+  },
+  pool: { readonly name: string; readonly group: PoolGroup; readonly labels: Labels },
+): boolean {
+  if (ad.group !== pool.group) return false;
+  if (ad.ipAddressPools.length === 0 && ad.ipAddressPoolSelectors.length === 0) return true;
+  return (
+    ad.ipAddressPools.includes(pool.name) ||
+    ad.ipAddressPoolSelectors.some((s) => s !== null && matchesLabelSelector(s, pool.labels))
+  );
 }

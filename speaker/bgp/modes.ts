@@ -2,8 +2,8 @@
 // it, and over BGP when a BGPAdvertisement does; both when both do. A Portico pool that no L2Advertisement
 // selects is announced in L2 by default (as before advertisements existed) — unless a BGPAdvertisement selects
 // it, which makes it a BGP-only pool: a user who writes only BGPAdvertisements gets no ARP answers beside them.
-import { selectsPool, type L2Advertisement } from "../advertisements.ts";
-import type { AnnouncePool } from "../pools.ts";
+import type { L2Advertisement } from "../l2/advertisements.ts";
+import { selectsPool, type AnnouncePool } from "../pools.ts";
 import type { AnnouncedService } from "../serviceView.ts";
 
 /** The Services as the L2 mode sees them: without the addresses of BGP-only pools. */

@@ -8,9 +8,8 @@
 //   traffic sent here would be dropped).
 import { familyBits, formatIP, parseIP, type IPFamily } from "../../shared/address.ts";
 import { matchesLabelSelector, type Labels } from "../../shared/labelSelector.ts";
-import { selectsPool } from "../advertisements.ts";
 import { nodeMayAnnounce } from "../nodeSelectors.ts";
-import type { AnnouncePool } from "../pools.ts";
+import { selectsPool, type AnnouncePool } from "../pools.ts";
 import type { AnnouncedService } from "../serviceView.ts";
 import type { BgpAdvertisement } from "./advertisements.ts";
 import type { BgpPeer } from "./peers.ts";

@@ -4,7 +4,7 @@
 // nothing is missed across apiserver restarts.
 import type { KubernetesObject, V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import type { Logger } from "pino";
-import type { AdvertisementObject } from "../advertisements.ts";
+import type { AdvertisementObject } from "../l2/advertisements.ts";
 import type { PoolObject } from "../pools.ts";
 import {
   L2STATUS_GROUP,

@@ -1,7 +1,7 @@
-// Writes the ServiceL2Status records planned by speaker/l2statusPlan.ts.
+// Writes the ServiceL2Status records planned by speaker/l2/statusPlan.ts.
 import type { Logger } from "pino";
 import type { L2StatusFields } from "../../shared/l2status.ts";
-import { L2_RECORDS } from "../l2statusPlan.ts";
+import { L2_RECORDS } from "../l2/statusPlan.ts";
 import type { KubeApi } from "./api/client.ts";
 import { RecordWriter } from "./recordWriter.ts";
 

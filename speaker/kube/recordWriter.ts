@@ -1,4 +1,4 @@
-// Writes the speaker's records (ServiceL2Status, planned by speaker/l2statusPlan.ts; ServiceBGPStatus, by
+// Writes the speaker's records (ServiceL2Status, planned by speaker/l2/statusPlan.ts; ServiceBGPStatus, by
 // speaker/bgp/statusPlan.ts): creates a record (owned by its Service, so it goes with it) or overwrites it, and
 // deletes the ones planned away. One request per record at a time; a plan repeated while
 // its request is in flight adds nothing, and the next recompute after the watch has caught up re-plans from

@@ -1,10 +1,10 @@
-// The messages of make-before-break (the plan is the pure speaker/handover.ts). A node holding an address the
+// The messages of make-before-break (the plan is the pure speaker/l2/handover.ts). A node holding an address the
 // election gave to another asks that announcer, at once and then every probe interval until the hold ends,
 // to say when it answers the address (`handover`). The announcer replies with the asked addresses it
 // answers already (`answering`), and remembers the others, so that it tells the asker the moment it starts
 // answering them. The holder stops answering on that reply: the overlap is one datagram's trip. Repeating
 // the question covers a lost datagram, and the askers are forgotten after a while, so memory stays bounded.
-import { nextExpiry, planHandover, type Hold, type Interfaces } from "../handover.ts";
+import { nextExpiry, planHandover, type Hold, type Interfaces } from "../l2/handover.ts";
 import type { AddressMessage } from "./memberlist.ts";
 
 export interface HandoverDeps {

@@ -14,7 +14,7 @@ import { expect, mergePatch, test, waitFor } from "../../harness/index.ts";
 import { installCrds, renderOverlay, statusOf } from "../../harness/manifests.ts";
 import { L2StatusWriter } from "../../../speaker/kube/l2statusWriter.ts";
 import { PasswordSecrets } from "../../../speaker/bgp/passwords.ts";
-import { planL2Statuses } from "../../../speaker/l2statusPlan.ts";
+import { planL2Statuses } from "../../../speaker/l2/statusPlan.ts";
 import { createPool, installPoolCrd } from "../../harness/pools.ts";
 import { speakerApi } from "../../harness/speakerApi.ts";
 import { allowedVerbs, installRbac, type Grant } from "./access.ts";

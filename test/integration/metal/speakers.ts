@@ -11,7 +11,7 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { electAnnouncer } from "../../../speaker/election.ts";
+import { electAnnouncer } from "../../../speaker/l2/election.ts";
 // From the modules themselves, not index.ts (which needs the vitest runner): bench/speaker.ts uses these too.
 import { mergePatch, type TestCluster } from "../../harness/kube.ts";
 import { waitFor } from "../../harness/wait.ts";

@@ -2,13 +2,13 @@
 // it took on, a noMatchingNode Warning where no node may announce an address, and a count (and a log line) of
 // addresses whose pool had to be guessed. Each is written only when it changes, not on every recompute.
 import type { V1Service } from "@kubernetes/client-node";
-import type { KubeApi } from "./kube/api/client.ts";
+import type { KubeApi } from "../kube/api/client.ts";
 import type { Logger } from "pino";
 import type { AnnounceRules } from "./announceRules.ts";
 import type { AddressAssignment } from "./assignment.ts";
-import { recordNodeAssigned, recordNoMatchingNode, type Unmatched } from "./kube/events.ts";
-import type { SpeakerMetrics } from "./metrics.ts";
-import type { AnnouncedService } from "./serviceView.ts";
+import { recordNodeAssigned, recordNoMatchingNode, type Unmatched } from "../kube/events.ts";
+import type { SpeakerMetrics } from "../metrics.ts";
+import type { AnnouncedService } from "../serviceView.ts";
 
 export interface ServiceReportsDeps {
   node: string;

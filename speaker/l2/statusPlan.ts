@@ -8,7 +8,7 @@
 //   replaces the dead one's claim at once, without waiting for the dead node to come back.
 // - Records of nodes whose speaker is not alive (a node gone for good, or whose addresses nobody took over)
 //   are deleted by one live speaker, the first by name, so none stays claiming a node that answers nothing.
-import type { InUse, L2StatusFields, L2StatusRecord, NotAnnounced } from "../shared/l2status.ts";
+import type { InUse, L2StatusFields, L2StatusRecord, NotAnnounced } from "../../shared/l2status.ts";
 import {
   l2StatusName,
   L2STATUS_GROUP,
@@ -17,8 +17,8 @@ import {
   L2STATUS_PLURAL,
   L2STATUS_SERVICE_LABEL,
   L2STATUS_VERSION,
-} from "../shared/l2status.ts";
-import type { DesiredRecord as GenericDesired, RecordKind, RecordPlan } from "./kube/recordWriter.ts";
+} from "../../shared/l2status.ts";
+import type { DesiredRecord as GenericDesired, RecordKind, RecordPlan } from "../kube/recordWriter.ts";
 
 export interface AnnouncedHere {
   /** namespace/name */

@@ -10,9 +10,9 @@
 // set-up — therefore never changes how Portico's pools are announced, and a Portico pool that no Portico
 // advertisement selects is announced as before advertisements existed: by the nodes its own nodeSelectors
 // match, on every interface. Read leniently, as pools are: an entry that cannot be read selects nothing.
-import { isPlainObject, matchesLabelSelector, type Labels } from "../shared/labelSelector.ts";
-import { nodeMayAnnounce, type NodeSelector } from "./nodeSelectors.ts";
-import { list, readSelectors, type PoolGroup } from "./pools.ts";
+import { isPlainObject, matchesLabelSelector, type Labels } from "../../shared/labelSelector.ts";
+import { nodeMayAnnounce, type NodeSelector } from "../nodeSelectors.ts";
+import { list, readSelectors, selectsPool, type PoolGroup } from "../pools.ts";
 
 export interface AdvertisementObject {
   readonly metadata?: {
@@ -88,19 +88,6 @@ export function readAdvertisements(
     });
   }
   return { ads, problems };
-}
-
-/** An advertisement naming no pool and selecting none applies to every pool of its group. */
-export function selectsPool(
-  ad: Pick<L2Advertisement, "group" | "ipAddressPools" | "ipAddressPoolSelectors">,
-  pool: { readonly name: string; readonly group: PoolGroup; readonly labels: Labels },
-): boolean {
-  if (ad.group !== pool.group) return false;
-  if (ad.ipAddressPools.length === 0 && ad.ipAddressPoolSelectors.length === 0) return true;
-  return (
-    ad.ipAddressPools.includes(pool.name) ||
-    ad.ipAddressPoolSelectors.some((s) => s !== null && matchesLabelSelector(s, pool.labels))
-  );
 }
 
 /** The rule for one pool given every advertisement. */

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { l2StatusName, readL2Status, trimL2Status, type L2StatusRecord } from "../shared/l2status.ts";
-import { planL2Statuses, type L2StatusInput } from "./l2statusPlan.ts";
+import { l2StatusName, readL2Status, trimL2Status, type L2StatusRecord } from "../../shared/l2status.ts";
+import { planL2Statuses, type L2StatusInput } from "./statusPlan.ts";
 
 const existing = (node: string, addresses: string[], service = "web"): L2StatusRecord => ({
   name: l2StatusName(service, node),

@@ -4,7 +4,7 @@
 import type { V1Service } from "@kubernetes/client-node";
 import type { AnnounceRules } from "./announceRules.ts";
 import type { AddressAssignment } from "./assignment.ts";
-import type { AnnouncedHere, FoundInUse, ReportedHere } from "./l2statusPlan.ts";
+import type { AnnouncedHere, FoundInUse, ReportedHere } from "./statusPlan.ts";
 
 export interface RecordFactsInput {
   readonly node: string;

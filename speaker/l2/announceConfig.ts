@@ -3,8 +3,8 @@
 // that no advertisement selects (and so nobody announces), is logged when it is read.
 import { readAdvertisements, type L2Advertisement } from "./advertisements.ts";
 import { AnnounceRules } from "./announceRules.ts";
-import type { KubeCache } from "./kube/cache.ts";
-import { describePool, readPools, type AnnouncePool } from "./pools.ts";
+import type { KubeCache } from "../kube/cache.ts";
+import { describePool, readPools, type AnnouncePool } from "../pools.ts";
 import type { Logger } from "pino";
 
 export class AnnounceConfig {

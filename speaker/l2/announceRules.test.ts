@@ -2,7 +2,7 @@ import type { V1Node } from "@kubernetes/client-node";
 import { describe, expect, test } from "vitest";
 import { readAdvertisements } from "./advertisements.ts";
 import { AnnounceRules } from "./announceRules.ts";
-import { readPools } from "./pools.ts";
+import { readPools } from "../pools.ts";
 
 const node = (name: string, labels: Record<string, string>): V1Node => ({ metadata: { name, labels } });
 const nodes = [

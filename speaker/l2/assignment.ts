@@ -1,7 +1,7 @@
 // The announce decision: for every address, which node answers for it. Pure: the same Services, endpoint
 // facts, pools and eligible nodes give the same answer on every speaker, which is what lets each speaker
 // decide alone, without coordination, and still agree with the others.
-import type { AnnouncedService } from "./serviceView.ts";
+import type { AnnouncedService } from "../serviceView.ts";
 
 export interface AddressAssignment {
   readonly address: string;

@@ -3,7 +3,7 @@
 // stable hash and picks the highest score, so all speakers that see the same eligible nodes agree, and a
 // node joining or leaving moves only the addresses that node wins or loses.
 import { hash } from "node:crypto";
-import { canonicalIP } from "../shared/address.ts";
+import { canonicalIP } from "../../shared/address.ts";
 
 /**
  * The first 64 bits (big-endian) of SHA-256 over "node NUL address". SHA-256 is used for being fully

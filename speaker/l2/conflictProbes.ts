@@ -4,13 +4,13 @@
 // flows today. What is found is logged, counted, written as a Warning Event on the Services, and kept for the
 // records until the address is no longer elected here (a later election probes again).
 import type { V1Service } from "@kubernetes/client-node";
-import type { KubeApi } from "./kube/api/client.ts";
+import type { KubeApi } from "../kube/api/client.ts";
 import type { Logger } from "pino";
-import { parseIP } from "../shared/address.ts";
-import type { L2StatusRecord } from "../shared/l2status.ts";
-import { AddressProber, type ProbeTarget } from "./io/prober.ts";
-import { recordAddressInUse } from "./kube/events.ts";
-import type { SpeakerMetrics } from "./metrics.ts";
+import { parseIP } from "../../shared/address.ts";
+import type { L2StatusRecord } from "../../shared/l2status.ts";
+import { AddressProber, type ProbeTarget } from "../io/prober.ts";
+import { recordAddressInUse } from "../kube/events.ts";
+import type { SpeakerMetrics } from "../metrics.ts";
 
 interface Probe {
   /** Answered while probed (a takeover), rather than withheld. */

@@ -2,8 +2,8 @@ import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node
 import { describe, expect, test } from "vitest";
 import { addressesOf, assignAddresses } from "./assignment.ts";
 import { electAnnouncer } from "./election.ts";
-import { readPools } from "./pools.ts";
-import { announcedServices, nodeAddresses, schedulableNodes, type AnnouncedService } from "./serviceView.ts";
+import { readPools } from "../pools.ts";
+import { announcedServices, nodeAddresses, schedulableNodes, type AnnouncedService } from "../serviceView.ts";
 
 const METAL = { loadBalancerClass: "portico.io/metal", defaultForUnclassed: false };
 

@@ -5,9 +5,9 @@ import {
   nodeMayAnnounceFor,
   poolAnnouncement,
   readAdvertisements,
-  selectsPool,
   type L2Advertisement,
 } from "./advertisements.ts";
+import { selectsPool } from "../pools.ts";
 
 const ad = (spec: unknown, name = "ad", namespace = "metallb-system") => ({
   metadata: { name, namespace },

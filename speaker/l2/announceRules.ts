@@ -3,7 +3,7 @@
 // (advertisements.ts). Node sets are computed once per distinct set of applying advertisements, not per
 // Service, so thousands of Services of one pool cost one pass over the nodes.
 import type { V1Node } from "@kubernetes/client-node";
-import type { Labels } from "../shared/labelSelector.ts";
+import type { Labels } from "../../shared/labelSelector.ts";
 import {
   adsForService,
   interfacesFor,
@@ -13,8 +13,8 @@ import {
   type PoolAnnouncement,
 } from "./advertisements.ts";
 import type { AddressAssignment } from "./assignment.ts";
-import type { AnnouncePool } from "./pools.ts";
-import type { AnnouncedService } from "./serviceView.ts";
+import type { AnnouncePool } from "../pools.ts";
+import type { AnnouncedService } from "../serviceView.ts";
 
 /** Why nobody may announce an address of a pool: no node matches, or no advertisement selects it. */
 export type Unannounced = "noMatchingNode" | "noAdvertisement";
