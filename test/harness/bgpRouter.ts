@@ -28,6 +28,13 @@ export async function startRouter(
   nodes: string[],
   logDir: string,
   onCleanup: (fn: () => Promise<void>) => void,
+  /**
+   * What the router hashes a new connection on to pick one of the equal paths: its ports too (5-tuple, as
+   * datacenter routers spread flows; the default), or the addresses only (3-tuple: a client always reaches the
+   * same node, which is what ClientIP session affinity through ECMP needs). MetalLB's documentation of BGP
+   * mode describes both.
+   */
+  hash: "ports" | "addresses" = "ports",
 ): Promise<BgpRouter> {
   const namespace = lanNamespace.replace(/-lan$/, "-router");
   const id = lanNamespace.replace(/^ptm-/, "").replace(/-lan$/, "");
@@ -78,8 +85,16 @@ export async function startRouter(
   onCleanup(async () => {
     await Promise.all(processes.map((p) => p.kill()));
   });
-  // New connections spread over the equal paths by their ports, as datacenter routers hash flows.
-  await sh(IP, ["netns", "exec", namespace, "sysctl", "-q", "-w", "net.ipv4.fib_multipath_hash_policy=1"]);
+  const policy = hash === "ports" ? 1 : 0;
+  await sh(IP, [
+    "netns",
+    "exec",
+    namespace,
+    "sysctl",
+    "-q",
+    "-w",
+    `net.ipv4.fib_multipath_hash_policy=${policy}`,
+  ]);
   const frr = await FrrInstance.start(lan, host, "router");
   onCleanup(() => Promise.resolve(frr.remove()));
   await frr.configure(

@@ -6,26 +6,15 @@ import type { Explanation } from "./table.ts";
 
 export const EXPLANATIONS: readonly Explanation[] = [
   {
-    setups: ["l2"],
+    setups: ["l2", "bgp"],
     test: "should be able to switch session affinity for LoadBalancer service with Local traffic policy",
     why:
-      "An address is announced by one node (ARP answers with one MAC), and with Local that node sends only to its " +
-      "own endpoints: with three pods on three nodes, one pod answers every connection, so with affinity turned " +
-      "off the test never sees a second one (\"Affinity shouldn't hold but did\"). MetalLB's L2 mode behaves the same.",
-  },
-  {
-    setups: ["bgp"],
-    test: "should have session affinity work for LoadBalancer service with Local traffic policy",
-    why:
-      "The router spreads connections over the nodes with endpoints (ECMP, hashed by ports), and each node's " +
-      "kube-proxy keeps ClientIP affinity for itself: a client's connections reach the pods of several nodes " +
-      '("Affinity should hold but didn\'t"). A router hashing on addresses only would keep affinity, but then the ' +
-      "switch test's other half (affinity off: a second pod must answer) would fail as on L2.",
-  },
-  {
-    setups: ["bgp"],
-    test: "should be able to switch session affinity for LoadBalancer service with Local traffic policy",
-    why: 'As for "should have session affinity work … with Local traffic policy" on BGP, once affinity is turned back on.',
+      "A client's connections reach the cluster through one node: on L2 the node announcing the address (ARP " +
+      "answers with one MAC; MetalLB's L2 mode behaves the same), through the BGP router the node its hash of the " +
+      "client's address picks (the set-up's router hashes addresses, not ports, as ClientIP affinity through ECMP " +
+      "needs: MetalLB's BGP documentation describes both). With Local that node sends only to its own endpoints: " +
+      "with three pods on three nodes one pod answers every connection, so with affinity turned off the test never " +
+      'sees a second one ("Affinity shouldn\'t hold but did").',
   },
   {
     setups: ["eks"],

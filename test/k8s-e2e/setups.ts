@@ -152,7 +152,16 @@ async function routeThroughRouter(
   const logDir = join(dir, "router");
   await mkdir(logDir, { recursive: true });
   const nodes = cluster.nodes.map((n) => n.host.ipv4);
-  const router = await startRouter(cluster.lan.lanNamespace, nodes, logDir, (fn) => cleanups.push(fn));
+  // Hashing a client's connections by addresses only, so that they all reach one node: ClientIP session
+  // affinity through ECMP needs it (with ports hashed too, each connection may reach another node, whose
+  // kube-proxy keeps its own affinity), and the tests of [Feature:LoadBalancer] ask for affinity.
+  const router = await startRouter(
+    cluster.lan.lanNamespace,
+    nodes,
+    logDir,
+    (fn) => cleanups.push(fn),
+    "addresses",
+  );
   // Replies to the host behind the router go back through it, from the nodes (and their pods) and from the
   // apiserver's forwarder in the LAN's namespace.
   for (const namespace of [...cluster.nodes.map((n) => n.netns), cluster.lan.lanNamespace])
