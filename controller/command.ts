@@ -3,21 +3,18 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { startController, validateConfig } from "./app.ts";
 import { parseConfig } from "./config.ts";
-import { UsageError } from "../shared/usageError.ts";
+import { flagsOrExit, stopOnSignal } from "../shared/command.ts";
 import { shareConnections } from "./connections.ts";
 import { createLogger } from "../shared/log.ts";
 import { serveMetrics } from "../shared/metricsServer.ts";
 
 export async function main(): Promise<void> {
   const log = createLogger();
-  let config;
-  try {
-    config = parseConfig(process.argv.slice(2));
-    validateConfig(config);
-  } catch (err) {
-    console.error(err instanceof UsageError ? err.message : `portico-controller: ${(err as Error).message}`);
-    process.exit(2);
-  }
+  const config = flagsOrExit("portico-controller", () => {
+    const parsed = parseConfig(process.argv.slice(2));
+    validateConfig(parsed);
+    return parsed;
+  });
   const kc = shareConnections(new KubeConfig());
   if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
   else kc.loadFromDefault();
@@ -26,12 +23,5 @@ export async function main(): Promise<void> {
     ready: () => controller.synced(),
     notReady: "caches not synced",
   });
-  const shutdown = async (signal: string) => {
-    log.info({ signal }, "shutting down: releasing leadership");
-    await controller.stop();
-    server.close();
-    process.exit(0);
-  };
-  process.once("SIGTERM", () => void shutdown("SIGTERM"));
-  process.once("SIGINT", () => void shutdown("SIGINT"));
+  stopOnSignal(log, "releasing leadership", () => controller.stop(), server);
 }

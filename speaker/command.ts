@@ -2,20 +2,14 @@
 // SIGTERM. Flags are described by --help.
 import { pino } from "pino";
 import { parseConfig } from "./config.ts";
-import { UsageError } from "../shared/usageError.ts";
+import { flagsOrExit, stopOnSignal } from "../shared/command.ts";
 import { KubeApi } from "./kube/api/client.ts";
 import { serveMetrics } from "../shared/metricsServer.ts";
 import { SpeakerMetrics } from "./metrics.ts";
 import { Speaker } from "./speaker.ts";
 
 export async function main(): Promise<void> {
-  let config;
-  try {
-    config = parseConfig(process.argv.slice(2));
-  } catch (err) {
-    console.error(err instanceof UsageError ? err.message : `portico-speaker: ${(err as Error).message}`);
-    process.exit(2);
-  }
+  const config = flagsOrExit("portico-speaker", () => parseConfig(process.argv.slice(2)));
   const log = pino({
     name: "portico-speaker",
     level: config.logLevel,
@@ -30,13 +24,6 @@ export async function main(): Promise<void> {
     ready: () => speaker.ready,
     notReady: "not ready",
   });
-  const shutdown = async (signal: string) => {
-    log.info({ signal }, "shutting down: handing addresses over");
-    await speaker.stop();
-    server.close();
-    process.exit(0);
-  };
-  process.once("SIGTERM", () => void shutdown("SIGTERM"));
-  process.once("SIGINT", () => void shutdown("SIGINT"));
+  stopOnSignal(log, "handing addresses over", () => speaker.stop(), server);
   await speaker.start();
 }

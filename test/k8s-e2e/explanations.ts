@@ -49,7 +49,9 @@ export const EXPLANATIONS: readonly Explanation[] = [
     test: "should be able to change the type and ports of a UDP service",
     why:
       "Every step passes (NodePort, the NLB, a new node port, a new port, scaled to 0 and back) up to the last: " +
-      "once the Service is ClusterIP again Portico deletes the NLB and its DNS name stops resolving, as on AWS, and " +
+      "once the Service is ClusterIP again Portico deletes the NLB and its DNS name stops resolving, as on AWS (the " +
+      "Elastic Load Balancing API reference, DeleteLoadBalancer: a deleted load balancer's DNS record no longer " +
+      "exists), and " +
       "the test's UDP probe counts a failed lookup as an error rather than as not reachable (service.go " +
       'testNotReachableUDP: only a timeout or a refusal ends it), so it polls until "reachable after 2m0s". ' +
       "The TCP variant, whose probe counts a failed lookup as not reachable, passes.",
