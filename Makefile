@@ -16,7 +16,7 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-.PHONY: help deps env test test-unit test-e2e test-conformance test-chaos check docs demo bench bench-aws bench-speaker bench-bgp bench-azure bench-metal bench-cluster bench-cluster-clouds bench-memory build clean
+.PHONY: help deps env test test-unit test-e2e test-conformance test-chaos check docs demo bench bench-aws bench-aws-pass bench-speaker bench-bgp bench-azure bench-metal bench-cluster bench-cluster-clouds bench-memory build clean
 help:
 	@echo "make test   run every test (unit + integration on a real kube-apiserver and the AWS emulator)"
 	@echo "make demo   start the local environment and show Portico at work"
@@ -103,6 +103,10 @@ bench-bgp: env
 
 bench-aws: env
 	node bench/aws.ts
+
+# The functions and files one AWS pass runs through (creation, resync, endpoint change).
+bench-aws-pass: env
+	node bench/awsPass.ts
 
 build: deps
 	npx tsc -p tsconfig.build.json
