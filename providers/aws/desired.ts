@@ -61,24 +61,11 @@ export function desiredLoadBalancer(
   cluster: string,
 ): DesiredLoadBalancer {
   const svc = intent.service;
-  const groups = checkSettings(intent, settings);
+  const groups = checkIntent(intent, settings);
   const subnetMappings = desiredSubnetMappings(settings, network);
   const name =
     settings.name ??
     loadBalancerName(cluster, svc, settings.scheme, immutableVariant(settings, subnetMappings));
-  if (groups.length > LIMITS.listenersPerLoadBalancer) {
-    throw new ConfigurationError(
-      "TooManyListeners",
-      "spec.ports",
-      `${groups.length} listeners are needed and an NLB allows ${LIMITS.listenersPerLoadBalancer}`,
-      "split the ports over several Services",
-    );
-  }
-  checkPortSettings(
-    settings,
-    groups.map((g) => g.ports[0]!.port),
-  );
-  checkTlsPorts(settings, intent.ports);
   // As the AWS Load Balancer Controller: a Service with an IPv6 family gets IPv6 target groups (a dualstack NLB's),
   // for instance targets too: on an IPv6 cluster kube-proxy serves node ports on the nodes' IPv6 addresses alone.
   // (A dualstack NLB: the combinations above refuse an IPv6 family on an IPv4 one.)
@@ -171,6 +158,29 @@ export function desiredLoadBalancer(
 }
 
 /**
+ * Everything about the Service that can be refused without asking the cloud: its settings together, the number of
+ * listeners, and the ports its per-port annotations name. A pass runs it before its first read; the listeners it
+ * returns are the NLB's.
+ */
+export function checkIntent(intent: LoadBalancerIntent, settings: AwsServiceSettings): PortGroup[] {
+  const groups = checkSettings(intent, settings);
+  if (groups.length > LIMITS.listenersPerLoadBalancer) {
+    throw new ConfigurationError(
+      "TooManyListeners",
+      "spec.ports",
+      `${groups.length} listeners are needed and an NLB allows ${LIMITS.listenersPerLoadBalancer}`,
+      "split the ports over several Services",
+    );
+  }
+  checkPortSettings(
+    settings,
+    groups.map((g) => g.ports[0]!.port),
+  );
+  checkTlsPorts(settings, intent.ports);
+  return groups;
+}
+
+/**
  * The Service's listeners, once its settings are known to work together (the combinations table): what ensure, plan
  * and doctor all refuse, before anything is derived from the settings.
  */
@@ -243,6 +253,14 @@ function nodePortOf(ports: PortIntent[]): number {
     );
   }
   return nodePort;
+}
+
+/** The IDs (instances or pod IPs) the Service's target groups hold: what their own security groups are read for. */
+export function targetIds(intent: LoadBalancerIntent, settings: AwsServiceSettings): string[] {
+  if (settings.targetType === "instance") return instanceTargets(intent, 0).map((t) => t.id);
+  const ipv6 = intent.ipFamilies.includes("IPv6");
+  const groups = checkSettings(intent, settings);
+  return [...new Set(groups.flatMap((g) => ipTargets(intent, g.ports, ipv6).map((t) => t.id)))];
 }
 
 function instanceTargets(intent: LoadBalancerIntent, port: number): Target[] {

@@ -1,0 +1,72 @@
+// The first stage of an AWS pass: every read the Service's desired NLB depends on, made before anything is built —
+// its subnets, the security groups it names, its certificates, and its targets' own security groups (with the
+// VPC's CIDRs where the rules name them). Each answer is cached across Services (network.ts, backendGroups.ts);
+// the build that follows (build.ts) reads nothing.
+import type { LoadBalancerIntent } from "../provider.ts";
+import type { AwsServiceSettings } from "./annotations.ts";
+import { BackendGroupResolver, type Unresolved } from "./backendGroups.ts";
+import { CertificateChecker } from "./certificates.ts";
+import type { AwsClients } from "./clients.ts";
+import { targetIds } from "./desired.ts";
+import type { Network } from "./model.ts";
+import { SubnetResolver } from "./network.ts";
+import { UserSecurityGroups } from "./userSecurityGroups.ts";
+
+/** What the account says the Service's NLB is built from. */
+export interface Resolved {
+  /** The settings, with the security groups a user named by name resolved to IDs. */
+  settings: AwsServiceSettings;
+  network: Network;
+  /** Present when Portico manages the rules that admit the NLB to its targets. */
+  backend?: {
+    /** Each target's own security group. */
+    groups: Map<string, string>;
+    /** Targets without one, and why (said in plan; the pass goes on without their rules). */
+    unresolved: Unresolved[];
+    /** Without an NLB security group, an internal NLB's clients are named by the VPC's CIDRs. */
+    vpcCidrs?: { ipv4: string[]; ipv6: string[] };
+  };
+}
+
+export class AwsResolver {
+  private readonly subnets: SubnetResolver;
+  private readonly userGroups: UserSecurityGroups;
+  private readonly certificates: CertificateChecker;
+  private readonly backendGroups: BackendGroupResolver;
+
+  constructor(clients: AwsClients, cluster: string) {
+    this.subnets = new SubnetResolver(clients, cluster);
+    this.userGroups = new UserSecurityGroups(clients);
+    this.certificates = new CertificateChecker(clients.acm);
+    this.backendGroups = new BackendGroupResolver(clients, cluster);
+  }
+
+  async resolve(intent: LoadBalancerIntent, given: AwsServiceSettings): Promise<Resolved> {
+    const network = await this.subnets.resolve(given.scheme, given.subnets);
+    const settings = given.securityGroups.length
+      ? { ...given, securityGroups: await this.userGroups.resolve(given.securityGroups, network.vpcId) }
+      : given;
+    await this.certificates.check(settings.certificateArns);
+    if (!managesBackendRules(settings)) return { settings, network };
+    const { groups, unresolved } = await this.backendGroups.resolve(
+      settings.targetType,
+      targetIds(intent, settings),
+      network.vpcId,
+    );
+    // Without a group of the NLB's to name, an internal NLB open to all is reached from anywhere in the VPC.
+    const needsVpc = settings.disableNlbSg && settings.scheme === "internal" && !intent.sourceRanges.length;
+    const vpcCidrs = needsVpc ? await this.backendGroups.vpcCidrs(network.vpcId) : undefined;
+    return { settings, network, backend: { groups, unresolved, ...(vpcCidrs ? { vpcCidrs } : {}) } };
+  }
+
+  /** Nothing cached is trusted any more (a new leadership term). */
+  forget(): void {
+    this.subnets.forget();
+    this.backendGroups.forget();
+  }
+}
+
+/** As the AWS Load Balancer Controller: on by default with Portico's own group, off with the user's. */
+export function managesBackendRules(settings: AwsServiceSettings): boolean {
+  return settings.manageBackendRules ?? !settings.securityGroups.length;
+}
