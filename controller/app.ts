@@ -3,7 +3,7 @@ import { CoordinationV1Api, CoreV1Api, type KubeConfig } from "@kubernetes/clien
 import type { LoadBalancerProvider } from "../providers/provider.ts";
 import { ClusterCache } from "./cache.ts";
 import { providerSettings, type ControllerConfig } from "./config.ts";
-import { EventRecorder } from "./events.ts";
+import { controllerEvents } from "./events.ts";
 import { parseLabelSelector } from "../shared/labelSelector.ts";
 import { LeaderElector } from "./leader.ts";
 import { settingsAnnotation } from "./publishedSettings.ts";
@@ -68,7 +68,7 @@ export async function startController(
     cache,
     provider,
     core,
-    events: new EventRecorder(core, log),
+    events: controllerEvents(core, log),
     classes,
     log,
     onOutcome: (outcome) => metrics.reconciles.inc({ outcome }),

@@ -14,7 +14,7 @@ import {
   wantsLoadBalancer,
   type ClassConfig,
 } from "../providers/classes.ts";
-import type { EventSink } from "./events.ts";
+import type { EventSink } from "../shared/events.ts";
 import { buildIntent, type IntentConfig } from "./intent.ts";
 import type { Logger } from "../shared/log.ts";
 import { mergePatch, strategicMergePatch } from "../shared/patch.ts";

@@ -2,7 +2,7 @@
 // LoadBalancerReady (which says the load balancer is made as asked). A load balancer with no target, or with
 // every target failing its health check, is made but does not serve, and users must see that.
 import type { TrafficState } from "../providers/provider.ts";
-import type { EventType } from "./events.ts";
+import type { EventType } from "../shared/events.ts";
 import type { ConditionState } from "./status.ts";
 
 /** The first look again while traffic does not flow (or is not known to); doubled each time up to the cap. */

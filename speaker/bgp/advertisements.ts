@@ -6,8 +6,8 @@
 // advertised over BGP. Read leniently like the L2Advertisements: what cannot be read is said, and an
 // advertisement with a value it cannot honour is left out entirely rather than applied differently.
 import type { NodeSelector } from "../nodeSelectors.ts";
-import { list, readSelectors, type PoolGroup } from "../pools.ts";
-import { readObjects, type ConfigObject } from "./objects.ts";
+import { readSelectors, type PoolGroup } from "../pools.ts";
+import { nameList, readObjects, type ConfigObject } from "../configObjects.ts";
 
 export interface BgpAdvertisement {
   readonly key: string;
@@ -53,16 +53,12 @@ export function readBgpAdvertisements(
   objects: readonly ConfigObject[],
   group: PoolGroup,
 ): { ads: BgpAdvertisement[]; problems: string[] } {
-  const { items, problems } = readObjects(objects, group, "BGPAdvertisement", ({ key, spec, found }) => {
+  const { items, problems } = readObjects(objects, group, "BGPAdvertisement", (entry) => {
+    const { key, spec, found } = entry;
     for (const field of Object.keys(spec)) {
       if (!FIELDS.has(field)) found.push(`spec.${field} is not a BGPAdvertisement field Portico knows`);
     }
-    const names = (field: string) =>
-      list(spec[field]).filter((entry, index) => {
-        if (typeof entry === "string" && entry !== "") return true;
-        found.push(`spec.${field}[${index}] is not a name`);
-        return false;
-      }) as string[];
+    const names = (field: string) => nameList(entry, field);
     const length = (field: string, max: number): number => {
       const raw = spec[field];
       if (raw === undefined) return max;

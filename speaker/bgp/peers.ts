@@ -5,7 +5,7 @@
 // admission; MetalLB's objects and older apiservers get no such check). A field Portico does not implement
 // makes the peer unusable rather than silently different from what the user wrote.
 import { isPlainObject } from "../../shared/labelSelector.ts";
-import { readObjects, type ConfigObject } from "./objects.ts";
+import { readObjects, type ConfigObject } from "../configObjects.ts";
 
 import { parseIP, type IPFamily } from "../../shared/address.ts";
 import { nodeMayAnnounce, type NodeSelector } from "../nodeSelectors.ts";

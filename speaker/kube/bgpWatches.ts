@@ -4,7 +4,7 @@
 // the RBAC. A missing CRD means none of its objects, as for the pools.
 import type { KubernetesObject } from "@kubernetes/client-node";
 import type { KubeApi } from "./api/client.ts";
-import type { ConfigObject } from "../bgp/objects.ts";
+import type { ConfigObject } from "../configObjects.ts";
 import { trimL2Status } from "../../shared/l2status.ts";
 import { CustomWatch } from "./customWatch.ts";
 

@@ -4,8 +4,8 @@
 // or the node that would announce without the selectors), and only when that changes, so a stable cluster
 // writes no Events at all.
 import type { V1Service } from "@kubernetes/client-node";
-import { randomBytes } from "node:crypto";
 import type { Logger } from "pino";
+import { EventRecorder, type EventType } from "../../shared/events.ts";
 import { resourcePath, type KubeApi } from "./api/client.ts";
 
 export const NODE_ASSIGNED = "nodeAssigned";
@@ -70,36 +70,26 @@ export function recordAddressInUse(
   return record(api, log, service, node, { type: "Warning", reason: ADDRESS_IN_USE, message });
 }
 
-async function record(
+function record(
   api: KubeApi,
   log: Logger,
   service: V1Service,
   node: string,
-  event: { type: "Normal" | "Warning"; reason: string; message: string },
+  event: { type: EventType; reason: string; message: string },
 ): Promise<void> {
-  const namespace = service.metadata?.namespace ?? "default";
-  const name = service.metadata?.name ?? "";
-  const now = new Date();
-  try {
-    await api.create(resourcePath({ group: "", version: "v1", plural: "events", namespace }), {
-      metadata: { name: `${name}.${randomBytes(8).toString("hex")}`, namespace },
-      involvedObject: {
-        kind: "Service",
-        apiVersion: "v1",
-        namespace,
-        name,
-        uid: service.metadata?.uid,
-        resourceVersion: service.metadata?.resourceVersion,
-      },
-      ...event,
-      source: { component: "portico-speaker", host: node },
-      reportingComponent: "portico-speaker",
-      reportingInstance: node,
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1,
-    });
-  } catch (err) {
-    log.warn({ service: `${namespace}/${name}`, err: (err as Error).message }, "could not record event");
-  }
+  return speakerEvents(api, log, node).record(service, event.type, event.reason, event.message);
+}
+
+/** Each event its own Event object, written from this node: the speaker's role creates Events and nothing more. */
+function speakerEvents(api: KubeApi, log: Logger, node: string): EventRecorder {
+  const path = (namespace: string, name?: string) =>
+    resourcePath({ group: "", version: "v1", plural: "events", namespace, ...(name ? { name } : {}) });
+  return new EventRecorder(
+    {
+      create: (namespace, body) => api.create(path(namespace), body),
+      mergePatch: (namespace, name, body) => api.mergePatch(path(namespace, name), body),
+    },
+    log,
+    { component: "portico-speaker", host: node, aggregate: false },
+  );
 }

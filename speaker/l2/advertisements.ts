@@ -10,18 +10,13 @@
 // set-up — therefore never changes how Portico's pools are announced, and a Portico pool that no Portico
 // advertisement selects is announced as before advertisements existed: by the nodes its own nodeSelectors
 // match, on every interface. Read leniently, as pools are: an entry that cannot be read selects nothing.
-import { isPlainObject, matchesLabelSelector, type Labels } from "../../shared/labelSelector.ts";
+import { matchesLabelSelector, type Labels } from "../../shared/labelSelector.ts";
+import { nameList, readObjects, type ConfigObject } from "../configObjects.ts";
 import { nodeMayAnnounce, type NodeSelector } from "../nodeSelectors.ts";
-import { list, readSelectors, selectsPool, type PoolGroup } from "../pools.ts";
+import { readSelectors, selectsPool, type PoolGroup } from "../pools.ts";
 
-export interface AdvertisementObject {
-  readonly metadata?: {
-    readonly name?: string;
-    readonly namespace?: string;
-    readonly resourceVersion?: string;
-  };
-  readonly spec?: unknown;
-}
+/** An L2Advertisement as the API server returns it. */
+export type AdvertisementObject = ConfigObject;
 
 export interface L2Advertisement {
   /** As users name it: `name` (Portico's, cluster-scoped) or `namespace/name` (MetalLB's). */
@@ -54,40 +49,35 @@ export function readAdvertisements(
   objects: readonly AdvertisementObject[],
   group: PoolGroup,
 ): { ads: L2Advertisement[]; problems: string[] } {
-  const ads: L2Advertisement[] = [];
-  const problems: string[] = [];
-  for (const object of objects) {
-    const name = object.metadata?.name;
-    if (!name) continue;
-    const key = group === "metallb.io" ? `${object.metadata?.namespace ?? ""}/${name}` : name;
-    const report = (message: string) => problems.push(`L2Advertisement ${key} (${group}): ${message}`);
-    const spec = isPlainObject(object.spec) ? object.spec : {};
-    for (const field of Object.keys(spec)) {
-      // Never ignored silently: a field Portico does not implement (MetalLB's preferredNodeSelectors) is said.
-      if (!SPEC_FIELDS.includes(field))
-        report(`spec.${field} is not implemented by Portico and has no effect`);
-    }
-    const strings = (raw: unknown, field: string) =>
-      list(raw).filter((entry, index) => {
-        if (typeof entry === "string" && entry !== "") return true;
-        report(`spec.${field}[${index}] ignored: not a name`);
-        return false;
-      }) as string[];
-    const selectors = (field: string) =>
-      readSelectors(spec[field], `spec.${field}`, (problem) =>
-        report(`${problem}; the entry selects nothing`),
-      );
-    ads.push({
-      key,
-      group,
-      ipAddressPools: strings(spec.ipAddressPools, "ipAddressPools"),
-      ipAddressPoolSelectors: selectors("ipAddressPoolSelectors"),
-      nodeSelectors: selectors("nodeSelectors"),
-      interfaces: strings(spec.interfaces, "interfaces"),
-      serviceSelectors: selectors("serviceSelectors"),
-    });
-  }
-  return { ads, problems };
+  const read = readObjects(
+    objects,
+    group,
+    "L2Advertisement",
+    (entry): L2Advertisement => {
+      const { key, spec, found } = entry;
+      for (const field of Object.keys(spec)) {
+        // Never ignored silently: a field Portico does not implement (MetalLB's preferredNodeSelectors) is said.
+        if (!SPEC_FIELDS.includes(field))
+          found.push(`spec.${field} is not implemented by Portico and has no effect`);
+      }
+      const selectors = (field: string) =>
+        readSelectors(spec[field], `spec.${field}`, (problem) =>
+          found.push(`${problem}; the entry selects nothing`),
+        );
+      return {
+        key,
+        group,
+        ipAddressPools: nameList(entry, "ipAddressPools", "ignored: not a name"),
+        ipAddressPoolSelectors: selectors("ipAddressPoolSelectors"),
+        nodeSelectors: selectors("nodeSelectors"),
+        interfaces: nameList(entry, "interfaces", "ignored: not a name"),
+        serviceSelectors: selectors("serviceSelectors"),
+      };
+    },
+    // Read leniently, as pools are: what cannot be read selects nothing, and the rest applies.
+    "keep",
+  );
+  return { ads: read.items, problems: read.problems };
 }
 
 /** The rule for one pool given every advertisement. */

@@ -6,7 +6,7 @@ import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from "@kubernetes/clie
 import { randomBytes } from "node:crypto";
 import { ClusterCache } from "../../../controller/cache.ts";
 import type { ControllerConfig } from "../../../controller/config.ts";
-import { EventRecorder } from "../../../controller/events.ts";
+import { controllerEvents } from "../../../controller/events.ts";
 import { silentLogger } from "../../../shared/log.ts";
 import { mergePatch } from "../../../shared/patch.ts";
 import { startPortico } from "../../harness/controller.ts";
@@ -120,7 +120,7 @@ test("under its own ServiceAccount a restarted controller takes the Lease over a
 test("under its own ServiceAccount a repeated Event is counted on one object", async ({ cluster }) => {
   const kc = await installRbac(cluster, "eks", SA);
   const svc = await cluster.createService("web", lbService());
-  const events = new EventRecorder(kc.makeApiClient(CoreV1Api), silentLogger());
+  const events = controllerEvents(kc.makeApiClient(CoreV1Api), silentLogger());
   await events.record(svc, "Warning", "SyncLoadBalancerFailed", "the same failure");
   await events.record(svc, "Warning", "SyncLoadBalancerFailed", "the same failure");
   const recorded = await cluster.core.listNamespacedEvent({
