@@ -1,5 +1,6 @@
 import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import { Address4, Address6 } from "ip-address";
+import { TARGET_NODE_LABEL_ANNOTATIONS } from "../providers/annotationKeys/portico.ts";
 import { refusalError, reviewAnnotations } from "../providers/annotationKeys/review.ts";
 import { providerOfClass } from "../providers/classes.ts";
 import { ConfigurationError } from "../providers/errors.ts";
@@ -15,10 +16,7 @@ import { parseLabelSelector, type LabelMatcher } from "../shared/labelSelector.t
 
 export const SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges";
 /** Target-node selectors users already write for the AWS Load Balancer Controller, and Portico's own. */
-export const TARGET_NODE_LABEL_ANNOTATIONS = [
-  "portico.io/target-node-labels",
-  "service.beta.kubernetes.io/aws-load-balancer-target-node-labels",
-];
+export { TARGET_NODE_LABEL_ANNOTATIONS };
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 
 export interface IntentConfig {

@@ -2,6 +2,7 @@
 // and how it remembers the ones it took on. Kept apart from the providers so that naming a class (flags,
 // porticoctl) does not load any cloud SDK.
 import type { V1Service } from "@kubernetes/client-node";
+import { PORTICO_ANNOTATIONS } from "./annotationKeys/portico.ts";
 export const AWS_LOAD_BALANCER_CLASS = "portico.io/aws-nlb";
 export const AZURE_LOAD_BALANCER_CLASS = "portico.io/azure-lb";
 export const METAL_LOAD_BALANCER_CLASS = "portico.io/metal";
@@ -22,7 +23,7 @@ export const FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
  * shared with other load-balancer controllers, so this is how Portico knows the finalizer is its own to
  * remove, even after the Service changed type or class.
  */
-export const MANAGED_BY_ANNOTATION = "portico.io/managed-by";
+export const MANAGED_BY_ANNOTATION = PORTICO_ANNOTATIONS.managedBy;
 
 export interface ClassConfig {
   /** This controller's class, e.g. `portico.io/aws-nlb`. */

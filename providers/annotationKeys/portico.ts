@@ -1,6 +1,23 @@
 // Portico's own `portico.io/` Service annotations. A key under the prefix that is not listed here is a typo
 // and refused.
+import { POOL_RECORD_ANNOTATION } from "../../shared/request.ts";
+import { AWS_ANNOTATION_KEYS } from "./aws.ts";
 import type { KeyFamily } from "./types.ts";
+
+/** Portico's own keys the providers read, spelled here once. */
+export const PORTICO_ANNOTATIONS = {
+  managedBy: "portico.io/managed-by",
+  targetNodeLabels: "portico.io/target-node-labels",
+  kubeProxyHealthCheck: "portico.io/health-check-kube-proxy",
+  targetType: "portico.io/target-type",
+  floatingIP: "portico.io/floating-ip",
+} as const;
+
+/** Target-node selectors: Portico's own key, and the one users already write for the AWS Load Balancer Controller. */
+export const TARGET_NODE_LABEL_ANNOTATIONS = [
+  PORTICO_ANNOTATIONS.targetNodeLabels,
+  AWS_ANNOTATION_KEYS.targetNodeLabels,
+];
 
 export const PORTICO_KEYS: KeyFamily = {
   anchor: "Portico",
@@ -8,37 +25,37 @@ export const PORTICO_KEYS: KeyFamily = {
   providers: ["aws", "azure", "metal"],
   entries: [
     {
-      key: "portico.io/managed-by",
+      key: PORTICO_ANNOTATIONS.managedBy,
       status: "implemented",
       summary: "written by Portico: the class under which it took the Service on (not for users to set)",
     },
     {
-      key: "portico.io/ip-allocated-from-pool",
+      key: POOL_RECORD_ANNOTATION,
       status: "implemented",
       summary:
         "written by Portico on bare-metal Services: the pool each address came from (two, comma-separated, in ingress order, for a dual-stack Service served by two pools), read by the speakers to choose between overlapping pools",
       providers: ["metal"],
     },
     {
-      key: "portico.io/target-node-labels",
+      key: PORTICO_ANNOTATIONS.targetNodeLabels,
       status: "implemented",
       summary: "only nodes matching this label selector are targets",
       providers: ["aws", "azure"],
     },
     {
-      key: "portico.io/health-check-kube-proxy",
+      key: PORTICO_ANNOTATIONS.kubeProxyHealthCheck,
       status: "implemented",
       summary: "with externalTrafficPolicy Cluster, health-check kube-proxy's :10256/healthz",
       providers: ["aws", "azure"],
     },
     {
-      key: "portico.io/target-type",
+      key: PORTICO_ANNOTATIONS.targetType,
       status: "implemented",
       summary: "instance (node IPs, the default) or ip (pod IPs) backends",
       providers: ["azure"],
     },
     {
-      key: "portico.io/floating-ip",
+      key: PORTICO_ANNOTATIONS.floatingIP,
       status: "implemented",
       summary: "floating IP (direct server return) on the Service's rules",
       providers: ["azure"],

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TARGET_NODE_LABEL_ANNOTATIONS, SOURCE_RANGES_ANNOTATION } from "../../controller/intent.ts";
 import { AWS_ANNOTATIONS } from "../aws/annotations.ts";
-import { MORE_AWS_ANNOTATIONS } from "../aws/moreAnnotations.ts";
 import { AZURE_ANNOTATIONS } from "../azure/annotations.ts";
 import { ADDRESSES_ANNOTATIONS, POOL_ANNOTATIONS, SHARING_ANNOTATIONS } from "../../shared/request.ts";
 import { entryFor, familyOf, KEY_FAMILIES, refusalError, reviewAnnotations } from "./review.ts";
@@ -61,8 +60,7 @@ describe("every key of every family", () => {
 describe("the catalog agrees with the parsers", () => {
   const implemented = (key: string) => entryFor(key)?.status === "implemented";
   it.each([
-    ...Object.values(AWS_ANNOTATIONS),
-    ...Object.values(MORE_AWS_ANNOTATIONS).map((key) =>
+    ...Object.values(AWS_ANNOTATIONS).map((key) =>
       // The per-port prefixes, completed as a user writes them.
       key.endsWith("target-group-attributes.")
         ? `${key}443`

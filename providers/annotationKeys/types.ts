@@ -38,3 +38,28 @@ export function entriesUnder(prefix: string) {
     (suffix: string, summary: string): KeyEntry => ({ key: prefix + suffix, status, summary });
   return { implemented: entry("implemented"), refused: entry("refused"), noop: entry("noop") };
 }
+
+/**
+ * The keys of a family that Portico reads, by the name its parser knows each by: `[suffix, summary]`, where the
+ * suffix may be a template. The one place such a key is spelled: the parser takes its keys (parserKeys) and the
+ * catalog its implemented entries (implementedEntries) from it.
+ */
+export type ReadKeys = Readonly<Record<string, readonly [suffix: string, summary: string]>>;
+
+/** Each read key in full, as the parser looks for it; a template up to its first placeholder (a prefix). */
+export function parserKeys<T extends ReadKeys>(
+  prefix: string,
+  table: T,
+): { readonly [K in keyof T]: string } {
+  return Object.fromEntries(
+    Object.entries(table).map(([name, [suffix]]) => [name, prefix + suffix.split("<")[0]]),
+  ) as { readonly [K in keyof T]: string };
+}
+
+export function implementedEntries(prefix: string, table: ReadKeys): KeyEntry[] {
+  return Object.values(table).map(([suffix, summary]) => ({
+    key: prefix + suffix,
+    status: "implemented",
+    summary,
+  }));
+}

@@ -14,36 +14,15 @@ import {
   LOAD_BALANCER_ATTRIBUTES,
   TARGET_GROUP_ATTRIBUTES,
 } from "./attributeRules.ts";
-import { MORE_AWS_ANNOTATIONS, parseMoreAwsSettings, type MoreAwsSettings } from "./moreAnnotations.ts";
+import { parseMoreAwsSettings, type MoreAwsSettings } from "./moreAnnotations.ts";
+import { AWS_ANNOTATION_KEYS } from "../annotationKeys/aws.ts";
+import { PORTICO_ANNOTATIONS } from "../annotationKeys/portico.ts";
 
-const P = "service.beta.kubernetes.io/aws-load-balancer-";
+/** Every key the AWS parsers read: the catalog's (where each is spelled once), and Portico's own. */
 export const AWS_ANNOTATIONS = {
-  targetType: `${P}nlb-target-type`,
-  type: `${P}type`,
-  scheme: `${P}scheme`,
-  internal: `${P}internal`,
-  subnets: `${P}subnets`,
-  name: `${P}name`,
-  sslCert: `${P}ssl-cert`,
-  sslPorts: `${P}ssl-ports`,
-  sslPolicy: `${P}ssl-negotiation-policy`,
-  backendProtocol: `${P}backend-protocol`,
-  proxyProtocol: `${P}proxy-protocol`,
-  crossZone: `${P}cross-zone-load-balancing-enabled`,
-  targetGroupAttributes: `${P}target-group-attributes`,
-  loadBalancerAttributes: `${P}attributes`,
-  additionalTags: `${P}additional-resource-tags`,
-  ipAddressType: `${P}ip-address-type`,
-  healthCheckProtocol: `${P}healthcheck-protocol`,
-  healthCheckPort: `${P}healthcheck-port`,
-  healthCheckPath: `${P}healthcheck-path`,
-  healthCheckInterval: `${P}healthcheck-interval`,
-  healthCheckTimeout: `${P}healthcheck-timeout`,
-  healthyThreshold: `${P}healthcheck-healthy-threshold`,
-  unhealthyThreshold: `${P}healthcheck-unhealthy-threshold`,
-  healthCheckSuccessCodes: `${P}healthcheck-success-codes`,
+  ...AWS_ANNOTATION_KEYS,
   /** Portico's opt-in for kube-proxy's drain-aware health endpoint with `externalTrafficPolicy: Cluster`. */
-  kubeProxyHealthCheck: "portico.io/health-check-kube-proxy",
+  kubeProxyHealthCheck: PORTICO_ANNOTATIONS.kubeProxyHealthCheck,
 } as const;
 
 export interface HealthCheckOverrides {
@@ -167,7 +146,7 @@ export function parseAwsSettings(
   checkAttributes(a.targetGroupAttributes, settings.targetGroupAttributes, TARGET_GROUP_ATTRIBUTES);
   for (const [port, attributes] of Object.entries(settings.perPortTargetGroupAttributes))
     checkAttributes(
-      `${MORE_AWS_ANNOTATIONS.targetGroupAttributesPrefix}${port}`,
+      `${AWS_ANNOTATIONS.targetGroupAttributesPrefix}${port}`,
       // An empty value keeps the unsuffixed annotation's (the AWS Load Balancer Controller's rule).
       Object.fromEntries(Object.entries(attributes).filter(([, v]) => v !== "")),
       TARGET_GROUP_ATTRIBUTES,

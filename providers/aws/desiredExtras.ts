@@ -5,7 +5,7 @@ import { ConfigurationError } from "../errors.ts";
 import type { LoadBalancerIntent, PortIntent } from "../provider.ts";
 import { AWS_ANNOTATIONS, type AwsServiceSettings } from "./annotations.ts";
 import type { DesiredListener, DesiredSecurityGroup, IngressRule } from "./model.ts";
-import { MORE_AWS_ANNOTATIONS as M } from "./moreAnnotations.ts";
+import { AWS_ANNOTATIONS as M } from "./annotations.ts";
 
 /**
  * Portico's own group (the default), the user's groups (`security-groups`: Portico makes none and changes none),

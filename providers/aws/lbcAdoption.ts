@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import type { ServiceRef } from "../provider.ts";
 import type { DesiredLoadBalancer, Observed, ObservedLoadBalancer, ObservedTargetGroup } from "./model.ts";
 import { TAG, targetGroupName } from "./names.ts";
-import { MORE_AWS_ANNOTATIONS as M } from "./moreAnnotations.ts";
+import { AWS_ANNOTATIONS as M } from "./annotations.ts";
 
 /**
  * The tags LBC's tracking provider writes (pkg/deploy/tracking): the cluster (its --cluster-name), the stack (a

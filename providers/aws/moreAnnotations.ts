@@ -7,27 +7,7 @@ import {
   optionalBool,
   splitList as list,
 } from "../annotationValues.ts";
-
-const P = "service.beta.kubernetes.io/aws-load-balancer-";
-export const MORE_AWS_ANNOTATIONS = {
-  manageBackendRules: `${P}manage-backend-security-group-rules`,
-  securityGroups: `${P}security-groups`,
-  disableNlbSg: `${P}disable-nlb-sg`,
-  eipAllocations: `${P}eip-allocations`,
-  privateIPv4Addresses: `${P}private-ipv4-addresses`,
-  ipv6Addresses: `${P}ipv6-addresses`,
-  proxyProtocolPerTargetGroup: `${P}proxy-protocol-per-target-group`,
-  alpnPolicy: `${P}alpn-policy`,
-  prefixLists: `${P}security-group-prefix-lists`,
-  accessLogEnabled: `${P}access-log-enabled`,
-  accessLogBucket: `${P}access-log-s3-bucket-name`,
-  accessLogPrefix: `${P}access-log-s3-bucket-prefix`,
-  privateLinkInboundRules: `${P}inbound-sg-rules-on-private-link-traffic`,
-  /** Followed by `.<port>`. */
-  targetGroupAttributesPrefix: `${P}target-group-attributes.`,
-  /** Followed by `.<PROTOCOL>-<port>`. */
-  listenerAttributesPrefix: `${P}listener-attributes.`,
-} as const;
+import { AWS_ANNOTATION_KEYS } from "../annotationKeys/aws.ts";
 
 export const ALPN_POLICIES = ["HTTP1Only", "HTTP2Only", "HTTP2Optional", "HTTP2Preferred", "None"] as const;
 
@@ -53,7 +33,7 @@ export interface MoreAwsSettings {
 }
 
 export function parseMoreAwsSettings(annotations: Record<string, string>): MoreAwsSettings {
-  const a = MORE_AWS_ANNOTATIONS;
+  const a = AWS_ANNOTATION_KEYS;
   const get = (key: string) => annotations[key]?.trim();
   const settings: MoreAwsSettings = {
     securityGroups: list(get(a.securityGroups)),

@@ -9,7 +9,7 @@ import { parseRangeEntry } from "../../shared/range.ts";
 import type { AwsServiceSettings } from "./annotations.ts";
 import type { Network } from "./model.ts";
 import type { SubnetMapping } from "./model.ts";
-import { MORE_AWS_ANNOTATIONS as M } from "./moreAnnotations.ts";
+import { AWS_ANNOTATIONS as M } from "./annotations.ts";
 
 const field = (annotation: string) => `metadata.annotations[${annotation}]`;
 const refuse = (annotation: string, problem: string, fix: string): never => {

@@ -4,7 +4,7 @@
 import { DescribeSecurityGroupsCommand, type SecurityGroup } from "@aws-sdk/client-ec2";
 import { ConfigurationError } from "../errors.ts";
 import { call, type AwsClients } from "./clients.ts";
-import { MORE_AWS_ANNOTATIONS } from "./moreAnnotations.ts";
+import { AWS_ANNOTATIONS } from "./annotations.ts";
 
 const CACHE_MS = 60_000;
 
@@ -49,7 +49,7 @@ export class UserSecurityGroups {
       );
       found.push(...(out.SecurityGroups ?? []));
     }
-    const field = `metadata.annotations[${MORE_AWS_ANNOTATIONS.securityGroups}]`;
+    const field = `metadata.annotations[${AWS_ANNOTATIONS.securityGroups}]`;
     return namesOrIds.map((n) => {
       const matches = found.filter(
         (g) => g.GroupId === n || g.Tags?.some((t) => t.Key === "Name" && t.Value === n),

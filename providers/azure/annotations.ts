@@ -7,6 +7,7 @@ import {
   optionalBool as bool,
   wholeNumber as int,
 } from "../annotationValues.ts";
+import { PORTICO_ANNOTATIONS } from "../annotationKeys/portico.ts";
 import { ConfigurationError } from "../errors.ts";
 import { ACCESS_ANNOTATIONS, parseAccessSettings, type AccessSettings } from "./accessAnnotations.ts";
 import {
@@ -34,11 +35,11 @@ export const AZURE_ANNOTATIONS = {
   ...PUBLIC_IP_ANNOTATIONS,
   ...IPV6_ANNOTATIONS,
   /** Portico's: `instance` (node IPs, the default) or `ip` (pod IPs; the default without node ports). */
-  targetType: "portico.io/target-type",
+  targetType: PORTICO_ANNOTATIONS.targetType,
   /** Portico's: floating IP (direct server return) on the Service's rules. */
-  floatingIP: "portico.io/floating-ip",
+  floatingIP: PORTICO_ANNOTATIONS.floatingIP,
   /** Portico's opt-in for kube-proxy's drain-aware health endpoint with `externalTrafficPolicy: Cluster`. */
-  kubeProxyHealthCheck: "portico.io/health-check-kube-proxy",
+  kubeProxyHealthCheck: PORTICO_ANNOTATIONS.kubeProxyHealthCheck,
 } as const;
 
 /** Per-port annotations: `service.beta.kubernetes.io/port_{port}_health-probe_{setting}` and friends. */

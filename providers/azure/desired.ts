@@ -1,6 +1,7 @@
 // What one Service should have in ARM: a pure function of the provider-neutral intent, the Service's Azure
 // settings, the cluster's network and configuration, and the public IP chosen for it. Everything the user
 // must fix is a ConfigurationError, raised before any call is made.
+import { TARGET_NODE_LABEL_ANNOTATIONS } from "../annotationKeys/portico.ts";
 import { AZURE_COMBINATIONS } from "../annotationKeys/combinations/azure.ts";
 import { assertNoCombination } from "../annotationKeys/combinations/types.ts";
 import { ConfigurationError } from "../errors.ts";
@@ -35,10 +36,7 @@ import { inPrefix, securityRules } from "./securityRules.ts";
 import { isOfFamily } from "./ipFamilies.ts";
 
 /** Per-Service node selectors: a Service that narrows its nodes cannot share the cluster's node pool. */
-export const TARGET_NODE_ANNOTATIONS = [
-  "portico.io/target-node-labels",
-  "service.beta.kubernetes.io/aws-load-balancer-target-node-labels",
-];
+export const TARGET_NODE_ANNOTATIONS = TARGET_NODE_LABEL_ANNOTATIONS;
 /** ARM's default TCP idle timeout. */
 const DEFAULT_IDLE_TIMEOUT_MINUTES = 4;
 
