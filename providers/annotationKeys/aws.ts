@@ -8,7 +8,7 @@ const ACTIONS = "service.beta.kubernetes.io/actions.";
 
 const { refused } = entriesUnder(P);
 
-/** The keys Portico reads, by the names providers/aws/annotations.ts knows them by, with what each does. */
+/** The keys Portico reads, by the names providers/aws/annotations/ knows them by, with what each does. */
 const READ = {
   type: [
     "type",

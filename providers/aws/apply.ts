@@ -24,8 +24,8 @@ import {
 } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { CloudError } from "../errors.ts";
 import type { ServiceRef } from "../provider.ts";
-import { authorizeBackendRules, revokeBackendRules } from "./backendGroups.ts";
-import { changeListenerCertificates, setListenerAttributes } from "./listenerCertificates.ts";
+import { authorizeBackendRules, revokeBackendRules } from "./securityGroups/backendGroups.ts";
+import { changeListenerCertificates, setListenerAttributes } from "./listeners/certificatesAndAttributes.ts";
 import { call, type AwsClients } from "./clients.ts";
 import { OWN_SECURITY_GROUP, type IngressRule, type Observed } from "./model.ts";
 import {

@@ -1,13 +1,13 @@
 // The second stage of an AWS pass, pure: the Service's desired NLB from its intent and what resolve.ts read, with
 // the rules that admit it to its targets. Never changed afterwards: the shared backend group and the names of
 // resources taken over from the AWS Load Balancer Controller are the pass's later stages, and each makes a new
-// desired load balancer from this one (withSharedGroup here, renamed in lbcAdoption.ts).
+// desired load balancer from this one (withSharedGroup here, renamed in lbc/adoption.ts).
 import type { LoadBalancerIntent } from "../provider.ts";
 import type { BackendRule, DesiredLoadBalancer, Network } from "./model.ts";
-import { backendNeeds, cidrBackendRules } from "./backendRules.ts";
+import { backendNeeds, cidrBackendRules } from "./securityGroups/backendRules.ts";
 import { desiredLoadBalancer } from "./desired.ts";
 import type { Resolved } from "./resolve.ts";
-import type { SharedUse } from "./sharedBackend.ts";
+import type { SharedUse } from "./securityGroups/sharedBackend.ts";
 
 export interface Built {
   desired: DesiredLoadBalancer;
@@ -35,7 +35,7 @@ export function build(intent: LoadBalancerIntent, resolved: Resolved, cluster: s
   };
 }
 
-/** The NLB joins the cluster's shared backend group, which its targets' groups admit (sharedBackend.ts). */
+/** The NLB joins the cluster's shared backend group, which its targets' groups admit (securityGroups/sharedBackend.ts). */
 export function withSharedGroup(
   desired: DesiredLoadBalancer,
   groupId: string | undefined,

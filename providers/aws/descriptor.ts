@@ -4,7 +4,7 @@ import type { ProviderDescriptor } from "../descriptor.ts";
 import { AWS_LOAD_BALANCER_CLASS, LBC_NLB_CLASS } from "../classes.ts";
 import type { LoadBalancerProvider } from "../provider.ts";
 import { AWS_FLAGS, awsSettings, LBC_LEADER_LEASE, type AwsSettings } from "./settings.ts";
-import { lbcFinalizerReleaser, lbcLeaseReader } from "./lbcKubernetes.ts";
+import { lbcFinalizerReleaser, lbcLeaseReader } from "./lbc/kubernetes.ts";
 
 export type { AwsSettings };
 

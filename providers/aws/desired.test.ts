@@ -1,7 +1,7 @@
 // The behaviour table of the design notes, for the AWS provider.
 import { describe, expect, test } from "vitest";
 import { ConfigurationError } from "../errors.ts";
-import { parseAwsSettings } from "./annotations.ts";
+import { parseAwsSettings } from "./annotations/settings.ts";
 import { desiredLoadBalancer } from "./desired.ts";
 import { intent, NETWORK } from "../../test/unit/support/awsIntent.ts";
 

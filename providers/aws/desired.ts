@@ -2,7 +2,7 @@
 // settings and the network it lives in. Everything the user must fix is a ConfigurationError.
 import { ConfigurationError } from "../errors.ts";
 import type { LoadBalancerIntent, PortIntent } from "../provider.ts";
-import { AWS_ANNOTATIONS, type AwsServiceSettings } from "./annotations.ts";
+import { AWS_ANNOTATIONS, type AwsServiceSettings } from "./annotations/settings.ts";
 import type {
   DesiredListener,
   DesiredLoadBalancer,
@@ -16,13 +16,13 @@ import {
   checkPortSettings,
   checkTlsPorts,
   listenerExtras,
-  securityGroupChoice,
   targetGroupAttributes,
-} from "./desiredExtras.ts";
+} from "./listeners/portSettings.ts";
+import { securityGroupChoice } from "./securityGroups/choice.ts";
 import { defaultHttpCheckPort, type GroupProtocol } from "./healthCheckDefaults.ts";
 import { AWS_COMBINATIONS } from "../annotationKeys/combinations/aws.ts";
 import { assertNoCombination } from "../annotationKeys/combinations/types.ts";
-import { desiredSubnetMappings, immutableVariant } from "./subnetMappings.ts";
+import { desiredSubnetMappings, immutableVariant } from "./network/subnetMappings.ts";
 import {
   instanceIdFromProviderID,
   loadBalancerName,

@@ -4,9 +4,9 @@ import { DescribeTargetHealthCommand } from "@aws-sdk/client-elastic-load-balanc
 import type { InspectNode, ServiceRef } from "../provider.ts";
 import { call, type AwsClients } from "./clients.ts";
 import { TAG } from "./names.ts";
-import { observe, taggedResources } from "./observe.ts";
-import { describeRange } from "./backendRanges.ts";
-import { observeRanges } from "./sharedBackend.ts";
+import { observe, taggedResources } from "./state/observe.ts";
+import { describeRange } from "./securityGroups/backendRanges.ts";
+import { observeRanges } from "./securityGroups/sharedBackend.ts";
 
 export async function inspectService(clients: AwsClients, service: ServiceRef): Promise<InspectNode[]> {
   const tagged = await taggedResources(clients, [{ Key: TAG.serviceUid, Values: [service.uid] }]);

@@ -68,7 +68,7 @@ export const OWN_SECURITY_GROUP = "own";
 /**
  * An ingress rule Portico adds for one Service to a backend (node or pod) security group so an NLB without
  * security groups reaches its targets: from an address range (`source`, a CIDR) to one port. (NLBs with groups
- * share range rules instead: backendRanges.ts.)
+ * share range rules instead: securityGroups/backendRanges.ts.)
  */
 export interface BackendRule {
   groupId: string;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { parseAwsSettings } from "./annotations.ts";
+import { parseAwsSettings } from "./annotations/settings.ts";
 import { desiredLoadBalancer } from "./desired.ts";
 import type { DesiredLoadBalancer, Observed, ObservedLoadBalancer, ObservedTargetGroup } from "./model.ts";
 import { describeOperation, plan, planDeletion } from "./plan.ts";

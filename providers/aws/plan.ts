@@ -2,8 +2,8 @@
 // Pure: the same inputs always give the same plan, so it is unit-tested exhaustively and shown by
 // `porticoctl plan` without touching the cloud. Operations are ordered make-before-break.
 import { ConfigurationError } from "../errors.ts";
-import { AWS_ANNOTATIONS as M } from "./annotations.ts";
-import { planBackendRules, ruleKey as backendRuleKey } from "./backendRules.ts";
+import { AWS_ANNOTATIONS as M } from "./annotations/settings.ts";
+import { planBackendRules, ruleKey as backendRuleKey } from "./securityGroups/backendRules.ts";
 import { OWN_SECURITY_GROUP } from "./model.ts";
 import { DEFAULT_LB_ATTRIBUTES, DEFAULT_TG_ATTRIBUTES } from "./desired.ts";
 import type {

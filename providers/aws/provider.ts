@@ -8,9 +8,9 @@ import type {
   PlanDescription,
   ServiceRef,
 } from "../provider.ts";
-import { defaultTargetType, parseAwsSettings, type AwsServiceSettings } from "./annotations.ts";
-import type { Unresolved } from "./backendGroups.ts";
-import { SharedBackend } from "./sharedBackend.ts";
+import { defaultTargetType, parseAwsSettings, type AwsServiceSettings } from "./annotations/settings.ts";
+import type { Unresolved } from "./securityGroups/backendGroups.ts";
+import { SharedBackend } from "./securityGroups/sharedBackend.ts";
 import { withPriority } from "../priority.ts";
 import { inspectService } from "./inspect.ts";
 import { awsTraffic, statesOf } from "./traffic.ts";
@@ -18,16 +18,16 @@ import { createAwsClients, type AwsClientOptions, type AwsClients } from "./clie
 import { checkIntent, checkSettings } from "./desired.ts";
 import type { DesiredLoadBalancer, Observed } from "./model.ts";
 import { TAG } from "./names.ts";
-import { taggedResources } from "./observe.ts";
+import { taggedResources } from "./state/observe.ts";
 import { apply } from "./apply.ts";
 import { describeOperation, plan, planDeletion, type Plan } from "./plan.ts";
 import { makeBeforeBreak, onlyTargets } from "./passSteps.ts";
 import { nothingWritten, observedAfter } from "./written.ts";
-import { asTaken, renamed, renamesOf } from "./lbcAdoption.ts";
-import { LbcTakeOver, type LbcTakeOverOptions, type TakeOverView } from "./lbcTakeOver.ts";
+import { asTaken, renamed, renamesOf } from "./lbc/adoption.ts";
+import { LbcTakeOver, type LbcTakeOverOptions, type TakeOverView } from "./lbc/takeOver.ts";
 import { AwsResolver } from "./resolve.ts";
 import { build, withSharedGroup } from "./build.ts";
-import { AwsState } from "./state.ts";
+import { AwsState } from "./state/store.ts";
 
 export { AWS_LOAD_BALANCER_CLASS } from "../classes.ts";
 /** Stands for the shared backend group in a dry run, before it is made. */
@@ -48,7 +48,7 @@ export interface AwsProviderOptions extends AwsClientOptions {
    */
   fullObservationPeriodMs?: number;
   clients?: AwsClients;
-  /** Take over the AWS Load Balancer Controller's NLBs in place (lbcTakeOver.ts); absent: never look for them. */
+  /** Take over the AWS Load Balancer Controller's NLBs in place (lbc/takeOver.ts); absent: never look for them. */
   takeOverLbc?: LbcTakeOverOptions;
 }
 

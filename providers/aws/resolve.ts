@@ -1,16 +1,16 @@
 // The first stage of an AWS pass: every read the Service's desired NLB depends on, made before anything is built —
 // its subnets, the security groups it names, its certificates, and its targets' own security groups (with the
-// VPC's CIDRs where the rules name them). Each answer is cached across Services (network.ts, backendGroups.ts);
+// VPC's CIDRs where the rules name them). Each answer is cached across Services (network/subnets.ts, securityGroups/backendGroups.ts);
 // the build that follows (build.ts) reads nothing.
 import type { LoadBalancerIntent } from "../provider.ts";
-import type { AwsServiceSettings } from "./annotations.ts";
-import { BackendGroupResolver, type Unresolved } from "./backendGroups.ts";
-import { CertificateChecker } from "./certificates.ts";
+import type { AwsServiceSettings } from "./annotations/settings.ts";
+import { BackendGroupResolver, type Unresolved } from "./securityGroups/backendGroups.ts";
+import { CertificateChecker } from "./listeners/certificateCheck.ts";
 import type { AwsClients } from "./clients.ts";
 import { targetIds } from "./desired.ts";
 import type { Network } from "./model.ts";
-import { SubnetResolver } from "./network.ts";
-import { UserSecurityGroups } from "./userSecurityGroups.ts";
+import { SubnetResolver } from "./network/subnets.ts";
+import { UserSecurityGroups } from "./securityGroups/userGroups.ts";
 
 /** What the account says the Service's NLB is built from. */
 export interface Resolved {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { intent, NETWORK } from "../../test/unit/support/awsIntent.ts";
-import { parseAwsSettings } from "./annotations.ts";
+import { parseAwsSettings } from "./annotations/settings.ts";
 import { desiredLoadBalancer } from "./desired.ts";
 import { awsTraffic, targetKey, type TargetStates } from "./traffic.ts";
 

@@ -15,7 +15,7 @@ import type {
   ObservedSecurityGroup,
   ObservedTargetGroup,
 } from "./model.ts";
-import { loadBalancerFields, targetGroupFields } from "./observe.ts";
+import { loadBalancerFields, targetGroupFields } from "./state/observe.ts";
 import { plan, type Operation, type Plan } from "./plan.ts";
 
 /** What apply made, as the cloud answered (filled in by apply as it goes). */

@@ -7,7 +7,7 @@ import { AWS_COMBINATIONS } from "../../providers/annotationKeys/combinations/aw
 import { AZURE_COMBINATIONS } from "../../providers/annotationKeys/combinations/azure.ts";
 import { METAL_COMBINATIONS } from "../../providers/annotationKeys/combinations/metal.ts";
 import type { CombinationTable, Example } from "../../providers/annotationKeys/combinations/types.ts";
-import { defaultTargetType, parseAwsSettings } from "../../providers/aws/annotations.ts";
+import { defaultTargetType, parseAwsSettings } from "../../providers/aws/annotations/settings.ts";
 import { desiredLoadBalancer } from "../../providers/aws/desired.ts";
 import { ConfigurationError } from "../../providers/errors.ts";
 import { Allocator } from "../../providers/metal/allocator.ts";

@@ -17,7 +17,11 @@ const IMPLIED = ["elasticloadbalancing:AddTags", "ec2:CreateTags"];
 function actionsCalled(): Set<string> {
   const dir = join(root, "providers", "aws");
   const actions = new Set<string>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))) {
+  // Every source file of the provider, in its subfolders too.
+  const files = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter(
+    (f) => f.endsWith(".ts") && !f.endsWith(".test.ts"),
+  );
+  for (const file of files) {
     const source = readFileSync(join(dir, file), "utf8");
     for (const [, names, module] of source.matchAll(/import\s*\{([^}]*)\}\s*from\s*"([^"]+)"/g)) {
       const service = SERVICE_OF_CLIENT[module!];

@@ -1,6 +1,6 @@
 // The AWS settings that cannot work together. Each check reads the provider's own parsed settings, so what it
 // judges is what the NLB would get; the first combination found refuses the Service, naming every field.
-import type { AwsServiceSettings } from "../../aws/annotations.ts";
+import type { AwsServiceSettings } from "../../aws/annotations/settings.ts";
 import { checksOverHttp, type GroupProtocol } from "../../aws/healthCheckDefaults.ts";
 import type { LoadBalancerIntent } from "../../provider.ts";
 import { annotationField as field, type CombinationTable } from "./types.ts";

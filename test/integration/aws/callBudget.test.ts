@@ -125,7 +125,7 @@ test("a new Service among many reads its own tags, not the cluster's pages, and 
 });
 
 // Orphan collection reads the cluster's security groups and rules afresh as the controller starts; the shared backend
-// group, its range rules and the index of the Services' groups all take them from that read (clusterGroups.ts), so
+// group, its range rules and the index of the Services' groups all take them from that read (providers/aws/state/clusterGroups.ts), so
 // the first Service reads none of them again. What a cold controller reads once is left: subnets, the nodes' groups,
 // the account's listings and the name.
 test("the first Service after the start-up orphan collection reads none of the cluster's groups or rules again", async ({

@@ -4,10 +4,10 @@
 // and nothing is done while LBC still runs.
 import { LBC_NLB_CLASS, FINALIZER } from "../../../providers/classes.ts";
 import type { Controller } from "../../../controller/app.ts";
-import { lbcFinalizerReleaser, lbcLeaseReader } from "../../../providers/aws/lbcKubernetes.ts";
-import { ADOPTED_TAG, LBC_FINALIZER } from "../../../providers/aws/lbcAdoption.ts";
+import { lbcFinalizerReleaser, lbcLeaseReader } from "../../../providers/aws/lbc/kubernetes.ts";
+import { ADOPTED_TAG, LBC_FINALIZER } from "../../../providers/aws/lbc/adoption.ts";
 import { AwsProvider } from "../../../providers/aws/provider.ts";
-import { LBC_RECHECK_MS } from "../../../providers/aws/lbcTakeOver.ts";
+import { LBC_RECHECK_MS } from "../../../providers/aws/lbc/takeOver.ts";
 import { expect, mergePatch, readyCondition, test, waitFor, type TestCluster } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { startFaultProxy } from "../../harness/faultProxy.ts";

@@ -14,7 +14,7 @@ import {
 import { V1MicroTime, type V1Service } from "@kubernetes/client-node";
 import { createHash, randomBytes } from "node:crypto";
 import { LBC_NLB_CLASS } from "../../../providers/classes.ts";
-import { LBC_FINALIZER, lbcLoadBalancerName } from "../../../providers/aws/lbcAdoption.ts";
+import { LBC_FINALIZER, lbcLoadBalancerName } from "../../../providers/aws/lbc/adoption.ts";
 import type { TestAws, TestCluster, TestInstance } from "../../harness/index.ts";
 import { mergePatch } from "../../harness/index.ts";
 import type { AwsWorld } from "./fixtures.ts";

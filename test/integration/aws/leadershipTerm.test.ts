@@ -1,5 +1,5 @@
 // A controller that leads again after another did trusts nothing it cached in its earlier term: passes users wait
-// for take the cluster's shared reads up to ten minutes old (cacheAge.ts), and another leader may have acted in
+// for take the cluster's shared reads up to ten minutes old (providers/aws/state/cacheAge.ts), and another leader may have acted in
 // between. A new term reads as a restarted controller does, and changes nothing that is right.
 import { AwsProvider } from "../../../providers/aws/provider.ts";
 import { createAwsClients } from "../../../providers/aws/clients.ts";

@@ -151,7 +151,7 @@ test("past the TTL a user's pass reads only its targets; a background pass also 
     );
   };
   await sleep(5);
-  // A pass someone waits for (an endpoint change) trusts it for longer (cacheAge.ts): the targets alone.
+  // A pass someone waits for (an endpoint change) trusts it for longer (providers/aws/state/cacheAge.ts): the targets alone.
   expect(await callsDuring(() => provider.ensure(web))).toEqual({ "elbv2:DescribeTargetHealth": 1 });
   // The resync's pass asks the listings (one page each here), which confirm it: the targets' health besides.
   expect(await callsDuring(() => provider.ensure(web, { background: true }))).toEqual({

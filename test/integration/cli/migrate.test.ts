@@ -4,7 +4,7 @@ import { CustomObjectsApi } from "@kubernetes/client-node";
 import { inject } from "vitest";
 import { LBC_NLB_CLASS } from "../../../providers/classes.ts";
 import { main } from "../../../controller/cli/porticoctl.ts";
-import { LBC_FINALIZER } from "../../../providers/aws/lbcAdoption.ts";
+import { LBC_FINALIZER } from "../../../providers/aws/lbc/adoption.ts";
 import { expect, test, waitFor } from "../../harness/index.ts";
 import { leadingController } from "./leadingController.ts";
 import { installCrds } from "../../harness/manifests.ts";
