@@ -1,10 +1,91 @@
 // Every `service.beta.kubernetes.io/azure-*` key cloud-provider-azure reads, and its per-port
 // `service.beta.kubernetes.io/port_<port>_<setting>` keys.
-import { entriesUnder, type KeyEntry, type KeyFamily } from "./types.ts";
+import { entriesUnder, implementedEntries, parserKeys, type KeyEntry, type KeyFamily } from "./types.ts";
 
 const P = "service.beta.kubernetes.io/";
+const PORT_KEY = "port_<port>_";
 
 const { implemented, refused } = entriesUnder(P);
+
+/** The keys Portico reads, by the names providers/azure/'s parsers know them by, with what each does. */
+const READ = {
+  internal: ["azure-load-balancer-internal", "an internal (private) frontend instead of a public IP"],
+  internalSubnet: ["azure-load-balancer-internal-subnet", "the subnet of an internal frontend"],
+  pipName: ["azure-pip-name", "use the user's public IP of that name (never modified or deleted)"],
+  ipv4: ["azure-load-balancer-ipv4", "the address asked for: a public IP's, or a static private one"],
+  resourceGroup: ["azure-load-balancer-resource-group", "where the user's public IP is found"],
+  pipTags: ["azure-pip-tags", "extra tags on the public IP Portico makes"],
+  disableFloatingIP: [
+    "azure-disable-load-balancer-floating-ip",
+    "floating IP (direct server return) off or on",
+  ],
+  idleTimeout: ["azure-load-balancer-tcp-idle-timeout", "the rules' idle timeout in minutes"],
+  probeProtocol: ["azure-load-balancer-health-probe-protocol", "the probes' protocol"],
+  probeRequestPath: ["azure-load-balancer-health-probe-request-path", "the HTTP(S) probes' path"],
+  probeInterval: ["azure-load-balancer-health-probe-interval", "seconds between probes"],
+  probeNumOfProbe: ["azure-load-balancer-health-probe-num-of-probe", "failed probes before a backend is out"],
+  allowedServiceTags: ["azure-allowed-service-tags", "service tags allowed to connect, as security rules"],
+  allowedIpRanges: [
+    "azure-allowed-ip-ranges",
+    "allow rules for exactly these CIDRs and no rule for Internet (not together with spec.loadBalancerSourceRanges, as cloud-provider-azure)",
+  ],
+  denyAllExceptSourceRanges: [
+    "azure-deny-all-except-load-balancer-source-ranges",
+    "a Deny rule for every other source, the virtual network included, below the Service's allows",
+  ],
+  dnsLabelName: [
+    "azure-dns-label-name",
+    "the DNS label <label>.<region>.cloudapp.azure.com of Portico's public IP (a user's public IP must carry it already)",
+  ],
+  ipTags: [
+    "azure-pip-ip-tags",
+    "IP tags (e.g. RoutingPreference=Internet) of the public IP Portico makes; fixed once made",
+  ],
+  disableTcpReset: [
+    "azure-load-balancer-disable-tcp-reset",
+    "true: no TCP reset on idle timeout (Portico's rules send them otherwise)",
+  ],
+  disableSecurityRules: [
+    "azure-disable-load-balancer-nsg-rule",
+    "no security rules for the Service (refused together with restrictions it could not enforce)",
+  ],
+  pipPrefixId: [
+    "azure-pip-prefix-id",
+    "Portico's public IP is made from this public IP prefix; fixed once made",
+  ],
+  pipPrefixIdIpv6: [
+    "azure-pip-prefix-id-ipv6",
+    "the IPv6 public IP prefix Portico's IPv6 public IP is made from",
+  ],
+  ipv6: [
+    "azure-load-balancer-ipv6",
+    "the IPv6 frontend's address: an existing IPv6 public IP's, or a static private one in the subnet's IPv6 range",
+  ],
+  configurations: [
+    "azure-load-balancer-configurations",
+    "the configured load balancers (multipleStandardLoadBalancerConfigurations) the Service may be placed on",
+  ],
+  pipNameIpv6: [
+    "azure-pip-name-ipv6",
+    "the user's own IPv6 public IP for the IPv6 frontend, never changed or deleted",
+  ],
+} as const;
+
+/** The keys the Azure parsers read. */
+export const AZURE_ANNOTATION_KEYS = parserKeys(P, READ);
+
+/** The settings a per-port key `service.beta.kubernetes.io/port_<port>_<setting>` may name, with what each does. */
+const PORT_READ = {
+  "health-probe_protocol": "the probe protocol of one port",
+  "health-probe_port": "the probed port of one port",
+  "health-probe_request-path": "the probe path of one port",
+  "health-probe_interval": "the probe interval of one port",
+  "health-probe_num-of-probe": "the probe count of one port",
+  no_lb_rule: "no rule and no probe for the port",
+  no_probe_rule: "a rule without a probe for the port",
+} as const;
+
+export const AZURE_PORT_SETTINGS = Object.keys(PORT_READ);
 
 const privateLink = (suffix: string): KeyEntry =>
   refused(
@@ -17,70 +98,8 @@ export const AZURE_KEYS: KeyFamily = {
   prefixes: [`${P}azure-`, `${P}port_`],
   providers: ["azure"],
   entries: [
-    implemented("azure-load-balancer-internal", "an internal (private) frontend instead of a public IP"),
-    implemented("azure-load-balancer-internal-subnet", "the subnet of an internal frontend"),
-    implemented("azure-pip-name", "use the user's public IP of that name (never modified or deleted)"),
-    implemented("azure-load-balancer-ipv4", "the address asked for: a public IP's, or a static private one"),
-    implemented("azure-load-balancer-resource-group", "where the user's public IP is found"),
-    implemented("azure-pip-tags", "extra tags on the public IP Portico makes"),
-    implemented("azure-disable-load-balancer-floating-ip", "floating IP (direct server return) off or on"),
-    implemented("azure-load-balancer-tcp-idle-timeout", "the rules' idle timeout in minutes"),
-    implemented("azure-load-balancer-health-probe-protocol", "the probes' protocol"),
-    implemented("azure-load-balancer-health-probe-request-path", "the HTTP(S) probes' path"),
-    implemented("azure-load-balancer-health-probe-interval", "seconds between probes"),
-    implemented("azure-load-balancer-health-probe-num-of-probe", "failed probes before a backend is out"),
-    implemented("azure-allowed-service-tags", "service tags allowed to connect, as security rules"),
-    implemented("port_<port>_health-probe_protocol", "the probe protocol of one port"),
-    implemented("port_<port>_health-probe_port", "the probed port of one port"),
-    implemented("port_<port>_health-probe_request-path", "the probe path of one port"),
-    implemented("port_<port>_health-probe_interval", "the probe interval of one port"),
-    implemented("port_<port>_health-probe_num-of-probe", "the probe count of one port"),
-    implemented("port_<port>_no_lb_rule", "no rule and no probe for the port"),
-    implemented("port_<port>_no_probe_rule", "a rule without a probe for the port"),
-    implemented(
-      "azure-allowed-ip-ranges",
-      "allow rules for exactly these CIDRs and no rule for Internet (not together with spec.loadBalancerSourceRanges, as cloud-provider-azure)",
-    ),
-    implemented(
-      "azure-deny-all-except-load-balancer-source-ranges",
-      "a Deny rule for every other source, the virtual network included, below the Service's allows",
-    ),
-    implemented(
-      "azure-dns-label-name",
-      "the DNS label <label>.<region>.cloudapp.azure.com of Portico's public IP (a user's public IP must carry it already)",
-    ),
-    implemented(
-      "azure-pip-ip-tags",
-      "IP tags (e.g. RoutingPreference=Internet) of the public IP Portico makes; fixed once made",
-    ),
-    implemented(
-      "azure-load-balancer-disable-tcp-reset",
-      "true: no TCP reset on idle timeout (Portico's rules send them otherwise)",
-    ),
-    implemented(
-      "azure-disable-load-balancer-nsg-rule",
-      "no security rules for the Service (refused together with restrictions it could not enforce)",
-    ),
-    implemented(
-      "azure-pip-prefix-id",
-      "Portico's public IP is made from this public IP prefix; fixed once made",
-    ),
-    implemented(
-      "azure-pip-prefix-id-ipv6",
-      "the IPv6 public IP prefix Portico's IPv6 public IP is made from",
-    ),
-    implemented(
-      "azure-load-balancer-ipv6",
-      "the IPv6 frontend's address: an existing IPv6 public IP's, or a static private one in the subnet's IPv6 range",
-    ),
-    implemented(
-      "azure-load-balancer-configurations",
-      "the configured load balancers (multipleStandardLoadBalancerConfigurations) the Service may be placed on",
-    ),
-    implemented(
-      "azure-pip-name-ipv6",
-      "the user's own IPv6 public IP for the IPv6 frontend, never changed or deleted",
-    ),
+    ...implementedEntries(P, READ),
+    ...Object.entries(PORT_READ).map(([setting, summary]) => implemented(`${PORT_KEY}${setting}`, summary)),
     refused(
       "azure-load-balancer-enable-high-availability-ports",
       "HA ports are not supported; list the ports in spec.ports instead",

@@ -1,16 +1,9 @@
 // Who may reach a Service, as cloud-provider-azure's annotations say it: allowed IP ranges and service tags (allow
 // rules in the cluster's network security group), a deny rule for everyone else inside the virtual network, or
 // no security rules at all. Parsed and checked against each other here; the rules are built in securityRules.ts.
+import { AZURE_ANNOTATION_KEYS } from "../annotationKeys/azure.ts";
 import { Address4, Address6 } from "ip-address";
 import { invalidAnnotation as fail, optionalBool as bool, splitList as list } from "../annotationValues.ts";
-
-const P = "service.beta.kubernetes.io/";
-export const ACCESS_ANNOTATIONS = {
-  allowedServiceTags: `${P}azure-allowed-service-tags`,
-  allowedIpRanges: `${P}azure-allowed-ip-ranges`,
-  denyAllExceptSourceRanges: `${P}azure-deny-all-except-load-balancer-source-ranges`,
-  disableSecurityRules: `${P}azure-disable-load-balancer-nsg-rule`,
-} as const;
 
 export interface AccessSettings {
   allowedServiceTags: string[];
@@ -23,7 +16,7 @@ export interface AccessSettings {
 }
 
 export function parseAccessSettings(get: (key: string) => string | undefined): AccessSettings {
-  const a = ACCESS_ANNOTATIONS;
+  const a = AZURE_ANNOTATION_KEYS;
   const settings: AccessSettings = {
     allowedServiceTags: list(get(a.allowedServiceTags)),
     allowedIpRanges: list(get(a.allowedIpRanges)),
@@ -70,7 +63,7 @@ function hostBits(range: string): { network: string; single: string } | undefine
  * does where it refuses, and where it would silently drop a setting.
  */
 export function assertAccessCoherent(settings: AccessSettings, sourceRanges: string[]): void {
-  const a = ACCESS_ANNOTATIONS;
+  const a = AZURE_ANNOTATION_KEYS;
   // cloud-provider-azure refuses both at once ("cannot set both spec.LoadBalancerSourceRanges and service
   // annotation azure-allowed-ip-ranges"); which one wins would be a guess.
   if (settings.allowedIpRanges.length && sourceRanges.length)

@@ -7,33 +7,16 @@ import {
   optionalBool as bool,
   wholeNumber as int,
 } from "../annotationValues.ts";
+import { AZURE_ANNOTATION_KEYS, AZURE_PORT_SETTINGS } from "../annotationKeys/azure.ts";
 import { PORTICO_ANNOTATIONS } from "../annotationKeys/portico.ts";
 import { ConfigurationError } from "../errors.ts";
-import { ACCESS_ANNOTATIONS, parseAccessSettings, type AccessSettings } from "./accessAnnotations.ts";
-import {
-  parsePublicIpSettings,
-  PUBLIC_IP_ANNOTATIONS,
-  type PublicIpSettings,
-} from "./publicIpAnnotations.ts";
-import { IPV6_ANNOTATIONS, parseIpv6Settings, type Ipv6Settings } from "./ipFamilies.ts";
+import { parseAccessSettings, type AccessSettings } from "./accessAnnotations.ts";
+import { parsePublicIpSettings, type PublicIpSettings } from "./publicIpAnnotations.ts";
+import { parseIpv6Settings, type Ipv6Settings } from "./ipFamilies.ts";
 
-const P = "service.beta.kubernetes.io/";
+/** Every key the Azure parsers read: the catalog's (where each is spelled once), and Portico's own. */
 export const AZURE_ANNOTATIONS = {
-  internal: `${P}azure-load-balancer-internal`,
-  internalSubnet: `${P}azure-load-balancer-internal-subnet`,
-  pipName: `${P}azure-pip-name`,
-  ipv4: `${P}azure-load-balancer-ipv4`,
-  resourceGroup: `${P}azure-load-balancer-resource-group`,
-  disableFloatingIP: `${P}azure-disable-load-balancer-floating-ip`,
-  idleTimeout: `${P}azure-load-balancer-tcp-idle-timeout`,
-  probeProtocol: `${P}azure-load-balancer-health-probe-protocol`,
-  probeRequestPath: `${P}azure-load-balancer-health-probe-request-path`,
-  probeInterval: `${P}azure-load-balancer-health-probe-interval`,
-  probeNumOfProbe: `${P}azure-load-balancer-health-probe-num-of-probe`,
-  disableTcpReset: `${P}azure-load-balancer-disable-tcp-reset`,
-  ...ACCESS_ANNOTATIONS,
-  ...PUBLIC_IP_ANNOTATIONS,
-  ...IPV6_ANNOTATIONS,
+  ...AZURE_ANNOTATION_KEYS,
   /** Portico's: `instance` (node IPs, the default) or `ip` (pod IPs; the default without node ports). */
   targetType: PORTICO_ANNOTATIONS.targetType,
   /** Portico's: floating IP (direct server return) on the Service's rules. */
@@ -45,21 +28,6 @@ export const AZURE_ANNOTATIONS = {
 /** Per-port annotations: `service.beta.kubernetes.io/port_{port}_health-probe_{setting}` and friends. */
 const PORT_ANNOTATION =
   /^service\.beta\.kubernetes\.io\/port_(\d+)_(health-probe_[a-z-]+|no_lb_rule|no_probe_rule)$/;
-const PORT_SETTINGS = [
-  "health-probe_protocol",
-  "health-probe_port",
-  "health-probe_request-path",
-  "health-probe_interval",
-  "health-probe_num-of-probe",
-  "no_lb_rule",
-  "no_probe_rule",
-];
-
-/** Annotations cloud-provider-azure knows whose feature Portico does not offer: refused, never ignored. */
-const UNSUPPORTED: Record<string, string> = {
-  [`${P}azure-load-balancer-enable-high-availability-ports`]:
-    "HA ports are not supported; list the ports in spec.ports instead",
-};
 
 export interface ProbeOverrides {
   protocol?: "Tcp" | "Http" | "Https";
@@ -106,7 +74,6 @@ export function parseAzureSettings(
 ): AzureServiceSettings {
   const a = AZURE_ANNOTATIONS;
   const get = (key: string) => annotations[key]?.trim() || undefined;
-  for (const [key, fix] of Object.entries(UNSUPPORTED)) if (get(key)) fail(key, "is not supported", fix);
   const internal = bool(a.internal, get(a.internal)) ?? false;
   const settings: AzureServiceSettings = {
     internal,
@@ -264,8 +231,12 @@ function portSettings(annotations: Record<string, string>): Record<number, PortS
     const noProbe = raw.no_probe_rule;
     if (noProbe && bool(noProbe[0], noProbe[1])) settings.noProbe = true;
     for (const [key, [annotation]] of Object.entries(raw)) {
-      if (!PORT_SETTINGS.includes(key))
-        fail(annotation, "is not a per-port setting Portico knows", `use one of ${PORT_SETTINGS.join(", ")}`);
+      if (!AZURE_PORT_SETTINGS.includes(key))
+        fail(
+          annotation,
+          "is not a per-port setting Portico knows",
+          `use one of ${AZURE_PORT_SETTINGS.join(", ")}`,
+        );
     }
     out[port] = settings;
   }

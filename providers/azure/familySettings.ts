@@ -3,7 +3,7 @@
 import { ConfigurationError } from "../errors.ts";
 import type { LoadBalancerIntent } from "../provider.ts";
 import type { AzureServiceSettings } from "./annotations.ts";
-import { IPV6_ANNOTATIONS } from "./ipFamilies.ts";
+import { AZURE_ANNOTATION_KEYS } from "../annotationKeys/azure.ts";
 import type { IpFamily } from "./names.ts";
 
 /**
@@ -18,9 +18,9 @@ export function frontendFamilies(intent: LoadBalancerIntent, settings: AzureServ
   const field = v6.requestedAddress
     ? v6.requestedAddress.field
     : v6.publicIpName
-      ? `metadata.annotations[${IPV6_ANNOTATIONS.pipNameIpv6}]`
+      ? `metadata.annotations[${AZURE_ANNOTATION_KEYS.pipNameIpv6}]`
       : v6.publicIpPrefixId
-        ? `metadata.annotations[${IPV6_ANNOTATIONS.pipPrefixIdIpv6}]`
+        ? `metadata.annotations[${AZURE_ANNOTATION_KEYS.pipPrefixIdIpv6}]`
         : undefined;
   if (field && !families.includes("IPv6"))
     throw new ConfigurationError(
@@ -35,7 +35,7 @@ export function frontendFamilies(intent: LoadBalancerIntent, settings: AzureServ
       "IPv4NotRequested",
       v4Named.field,
       "asks for an IPv4 address, but the Service is IPv6-only",
-      `ask for the IPv6 address with ${IPV6_ANNOTATIONS.ipv6}, or add IPv4 to spec.ipFamilies`,
+      `ask for the IPv6 address with ${AZURE_ANNOTATION_KEYS.ipv6}, or add IPv4 to spec.ipFamilies`,
     );
   return families;
 }

@@ -3,16 +3,10 @@
 // its own address (public IP, or private address of the subnet's range of that family), backend pool, probes and
 // rules; the `-ipv6` annotations name the IPv6 side's address, public IP and prefix, the unsuffixed ones the IPv4
 // side's. Pure.
+import { AZURE_ANNOTATION_KEYS } from "../annotationKeys/azure.ts";
 import { Address4, Address6 } from "ip-address";
 import { invalidAnnotation as fail } from "../annotationValues.ts";
 import type { IpFamily } from "./names.ts";
-
-const P = "service.beta.kubernetes.io/";
-export const IPV6_ANNOTATIONS = {
-  ipv6: `${P}azure-load-balancer-ipv6`,
-  pipNameIpv6: `${P}azure-pip-name-ipv6`,
-  pipPrefixIdIpv6: `${P}azure-pip-prefix-id-ipv6`,
-} as const;
 
 const PREFIX_ID =
   /^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.Network\/publicIPPrefixes\/[^/]+$/i;
@@ -26,7 +20,7 @@ export interface Ipv6Settings {
 }
 
 export function parseIpv6Settings(get: (key: string) => string | undefined, internal: boolean): Ipv6Settings {
-  const a = IPV6_ANNOTATIONS;
+  const a = AZURE_ANNOTATION_KEYS;
   const out: Ipv6Settings = {};
   const address = get(a.ipv6);
   if (address) {

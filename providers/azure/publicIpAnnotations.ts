@@ -1,15 +1,8 @@
 // What a Service asks of its public IP beyond its name: ARM tags, a DNS label (`<label>.<region>.cloudapp.azure.com`)
 // and IP tags (e.g. RoutingPreference=Internet). Parsed and validated here; publicIp.ts decides what they mean
 // for a public IP Portico makes and for one of the user's.
+import { AZURE_ANNOTATION_KEYS } from "../annotationKeys/azure.ts";
 import { invalidAnnotation as fail, keyValuePairs, splitList as list } from "../annotationValues.ts";
-
-const P = "service.beta.kubernetes.io/";
-export const PUBLIC_IP_ANNOTATIONS = {
-  pipTags: `${P}azure-pip-tags`,
-  dnsLabelName: `${P}azure-dns-label-name`,
-  ipTags: `${P}azure-pip-ip-tags`,
-  pipPrefixId: `${P}azure-pip-prefix-id`,
-} as const;
 
 /** `/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Network/publicIPPrefixes/<name>`. */
 const PREFIX_ID =
@@ -36,7 +29,7 @@ export function parsePublicIpSettings(
   get: (key: string) => string | undefined,
   internal: boolean,
 ): PublicIpSettings {
-  const a = PUBLIC_IP_ANNOTATIONS;
+  const a = AZURE_ANNOTATION_KEYS;
   const settings: PublicIpSettings = {
     publicIpTags: keyValuePairs(a.pipTags, get(a.pipTags), (key) => {
       if (/[<>%&\\?/]/.test(key) || key.toLowerCase().startsWith("portico.io"))
@@ -78,7 +71,7 @@ export function parsePublicIpSettings(
 
 /** `RoutingPreference=Internet,FirstPartyUsage=/Unprivileged`: one type may appear once. */
 function parseIpTags(value: string | undefined): IpTag[] {
-  const a = PUBLIC_IP_ANNOTATIONS;
+  const a = AZURE_ANNOTATION_KEYS;
   const out: IpTag[] = [];
   for (const pair of list(value)) {
     const i = pair.indexOf("=");
