@@ -157,8 +157,14 @@ test("one of two replicas leads, renews its Lease and is reported to both", asyn
   expect(renewed.spec!.holderIdentity).toBe(leader.identity);
   expect(String(renewed.spec!.acquireTime)).toBe(String(first.spec!.acquireTime));
 
-  // Well past a lease duration later nothing has changed hands.
-  await sleep(4000);
+  // Nothing changes hands while the leader renews: shown by renewals spanning more than a lease duration (the
+  // follower, which tries every retry period, would have taken an expired Lease meanwhile), not by waiting.
+  const renewedAt = (lease: { spec?: { renewTime?: unknown } }) => Date.parse(String(lease.spec!.renewTime));
+  await waitFor(
+    "renewals spanning more than a lease duration",
+    async () => renewedAt(await world.lease()) - renewedAt(first) > steady.leaseDurationMs,
+    { timeoutMs: 20_000 },
+  );
   expect(leader.isLeader).toBe(true);
   expect(follower.isLeader).toBe(false);
   expect([leader.terms, follower.terms]).toEqual([1, 0]);
