@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { TARGET_NODE_LABEL_ANNOTATIONS, SOURCE_RANGES_ANNOTATION } from "../../controller/intent.ts";
 import { AWS_ANNOTATIONS } from "../aws/annotations/settings.ts";
-import { AZURE_ANNOTATIONS } from "../azure/annotations.ts";
+import { AZURE_ANNOTATIONS } from "../azure/annotations/settings.ts";
 import { ADDRESSES_ANNOTATIONS, POOL_ANNOTATIONS, SHARING_ANNOTATIONS } from "../../shared/request.ts";
 import { entryFor, familyOf, KEY_FAMILIES, refusalError, reviewAnnotations } from "./review.ts";
 import type { KeyEntry, ProviderName } from "./types.ts";

@@ -11,8 +11,8 @@ import { resourceId } from "./ids.ts";
 import { withoutService, withService } from "./loadBalancerEdit.ts";
 import type { LoadBalancer, Observed, PublicIpChoice } from "./model.ts";
 import { describeOperation, plan } from "./plan.ts";
-import { choosePublicIp } from "./publicIp.ts";
-import { parseAzureSettings } from "./annotations.ts";
+import { choosePublicIp } from "./publicIps/choice.ts";
+import { parseAzureSettings } from "./annotations/settings.ts";
 import {
   CLUSTER,
   config,

@@ -8,7 +8,7 @@ import { sameId } from "./ids.ts";
 import { withoutService, withService } from "./loadBalancerEdit.ts";
 import { pinnedTo, withoutLegacy } from "./adoption.ts";
 import { CPA_OWNERSHIP_TAGS } from "./cloudProviderAzure.ts";
-import { withoutLegacySecurityRules } from "./legacySecurityRules.ts";
+import { withoutLegacySecurityRules } from "./security/legacyRules.ts";
 import type {
   DesiredService,
   LoadBalancer,
@@ -17,9 +17,9 @@ import type {
   PublicIPAddress,
 } from "./model.ts";
 import { observedAddress, type Operation } from "./plan.ts";
-import { createPublicIp, editPublicIpTags, setPublicIpDnsLabel } from "./publicIpWrites.ts";
-import { tagsAfter } from "./sharedPublicIps.ts";
-import { withoutServiceRules, withServiceRules } from "./securityRulesEdit.ts";
+import { createPublicIp, editPublicIpTags, setPublicIpDnsLabel } from "./publicIps/writes.ts";
+import { tagsAfter } from "./publicIps/shared.ts";
+import { withoutServiceRules, withServiceRules } from "./security/rulesEdit.ts";
 import type { EtagWriter, ResourceAccess } from "./writer.ts";
 
 export interface ApplyContext {
@@ -59,7 +59,7 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<string
       }
       case "tagPublicIp":
         // From a fresh read: the tags also record who shares the public IP, which another Service may be
-        // changing right now (sharedPublicIps.ts).
+        // changing right now (publicIps/shared.ts).
         await editPublicIpTags(clients, op, (tags) => ({ ...tags, ...op.tags }));
         break;
       case "adoptPublicIp":

@@ -2,7 +2,10 @@
 // (azure.json on AKS nodes), so operators can hand Portico the file they already have. Environment variables
 // override single keys. Unknown keys are ignored, as cloud-provider-azure ignores Portico's.
 import { AZURE_LIMITS, type AzureLimits } from "./limitValues.ts";
-import { parseLoadBalancerConfigurations, type LoadBalancerConfiguration } from "./lbConfigurations.ts";
+import {
+  parseLoadBalancerConfigurations,
+  type LoadBalancerConfiguration,
+} from "./placement/lbConfigurations.ts";
 import type { RateLimiterOptions } from "../rateLimit.ts";
 import { rateLimiterOptionsFromEnv } from "./rateLimit.ts";
 
@@ -26,7 +29,7 @@ export interface AzureConfig {
   loadBalancerPerService?: boolean;
   /**
    * Several shared Standard load balancers instead of one, as cloud-provider-azure's option of this name:
-   * Services are placed by selectors and nodes by primary pool (lbConfigurations.ts, placement.ts).
+   * Services are placed by selectors and nodes by primary pool (placement/).
    */
   multipleStandardLoadBalancerConfigurations?: LoadBalancerConfiguration[];
   /**

@@ -6,7 +6,7 @@ import { AZURE_COMBINATIONS } from "../annotationKeys/combinations/azure.ts";
 import { assertNoCombination } from "../annotationKeys/combinations/types.ts";
 import { ConfigurationError } from "../errors.ts";
 import type { LoadBalancerIntent, PortIntent } from "../provider.ts";
-import { AZURE_ANNOTATIONS, type AzureServiceSettings } from "./annotations.ts";
+import { AZURE_ANNOTATIONS, type AzureServiceSettings } from "./annotations/settings.ts";
 import { resourceGroups, type AzureConfig } from "./config.ts";
 import { resourceId } from "./ids.ts";
 import type {
@@ -31,9 +31,9 @@ import {
   TAG,
 } from "./names.ts";
 import { probeFor } from "./probes.ts";
-import { assertAccessCoherent } from "./accessAnnotations.ts";
-import { inPrefix, securityRules } from "./securityRules.ts";
-import { isOfFamily } from "./ipFamilies.ts";
+import { assertAccessCoherent } from "./annotations/access.ts";
+import { inPrefix, securityRules } from "./security/rules.ts";
+import { isOfFamily } from "./annotations/ipFamilies.ts";
 
 /** Per-Service node selectors: a Service that narrows its nodes cannot share the cluster's node pool. */
 export const TARGET_NODE_ANNOTATIONS = TARGET_NODE_LABEL_ANNOTATIONS;
@@ -44,12 +44,12 @@ export interface DesiredContext {
   cluster: string;
   config: AzureConfig;
   network: Network;
-  /** The public IP chosen for a public Service (see publicIp.ts); undefined for internal ones. */
+  /** The public IP chosen for a public Service (see publicIps/choice.ts); undefined for internal ones. */
   publicIp?: PublicIpChoice;
-  /** The side of the Service being described (ipFamilies.ts); IPv4 when not said. */
+  /** The side of the Service being described (annotations/ipFamilies.ts); IPv4 when not said. */
   family?: IpFamily;
   /**
-   * The configured load balancer the Service is placed on (placement.ts), with several; otherwise the cluster's
+   * The configured load balancer the Service is placed on (placement/), with several; otherwise the cluster's
    * (loadBalancerName, or the cluster name).
    */
   loadBalancerBase?: string;

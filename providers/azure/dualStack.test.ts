@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { ConfigurationError } from "../errors.ts";
-import { parseAzureSettings } from "./annotations.ts";
+import { parseAzureSettings } from "./annotations/settings.ts";
 import { inspectService } from "./inspect.ts";
 import { withService, withoutService } from "./loadBalancerEdit.ts";
 import { assertSidesWithinLimits } from "./limits.ts";
 import type { DesiredService, Observed, PublicIPAddress } from "./model.ts";
 import { frontendName, ownershipTags } from "./names.ts";
 import { plan, planDeletion } from "./plan.ts";
-import { leaving } from "./sharedPublicIps.ts";
+import { leaving } from "./publicIps/shared.ts";
 import { droppedFamilies, sideNotices } from "./sides.ts";
 import { azureTraffic, trafficOfSides } from "./traffic.ts";
 import {

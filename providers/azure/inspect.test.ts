@@ -3,7 +3,7 @@ import type { InspectNode } from "../provider.ts";
 import { allowRuleText, inspectService, probeText } from "./inspect.ts";
 import type { LoadBalancer, NetworkSecurityGroup, Observed } from "./model.ts";
 import { ownershipTags } from "./names.ts";
-import { withServiceRules } from "./securityRulesEdit.ts";
+import { withServiceRules } from "./security/rulesEdit.ts";
 import { CLUSTER, desired, FE, intent, publicIp, UID, written } from "../../test/unit/support/azure.ts";
 
 const svc = { namespace: "shop", name: "web", uid: UID };

@@ -9,8 +9,8 @@ import type { InspectNode, ServiceRef } from "../provider.ts";
 import { nameOf, sameId } from "./ids.ts";
 import type { LoadBalancer, NetworkSecurityGroup, Observed, PublicIPAddress } from "./model.ts";
 import { belongsTo, frontendName, TAG } from "./names.ts";
-import { isPorticoRule } from "./securityRulesEdit.ts";
-import { configurationOf, type LoadBalancerConfiguration } from "./lbConfigurations.ts";
+import { isPorticoRule } from "./security/rulesEdit.ts";
+import { configurationOf, type LoadBalancerConfiguration } from "./placement/lbConfigurations.ts";
 
 type Frontend = NonNullable<LoadBalancer["frontendIPConfigurations"]>[number];
 type Rule = NonNullable<LoadBalancer["loadBalancingRules"]>[number];

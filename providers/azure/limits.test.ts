@@ -8,7 +8,7 @@ import type {
   NetworkSecurityGroup,
   Observed,
 } from "./model.ts";
-import { withServiceRules } from "./securityRulesEdit.ts";
+import { withServiceRules } from "./security/rulesEdit.ts";
 import { desired, intent, written } from "../../test/unit/support/azure.ts";
 
 const A = "service.beta.kubernetes.io/";

@@ -6,7 +6,12 @@ import { ConfigurationError } from "../errors.ts";
 import { childId, nameOf, sameId } from "./ids.ts";
 import type { DesiredService, LoadBalancer, PoolSpec, ProbeSpec, RuleSpec } from "./model.ts";
 import { belongsTo, isNodePool, MAX_TAGS, TAG } from "./names.ts";
-import { assertPortsFree, frontendIdOf, releaseFrontend, sharedFrontend } from "./sharedFrontends.ts";
+import {
+  assertPortsFree,
+  frontendIdOf,
+  releaseFrontend,
+  sharedFrontend,
+} from "./publicIps/sharedFrontends.ts";
 import { takenOver, withLegacyRenamed } from "./adoption.ts";
 
 type Frontend = NonNullable<LoadBalancer["frontendIPConfigurations"]>[number];
@@ -57,7 +62,7 @@ function editedWith(read: LoadBalancer | undefined, d: DesiredService): LoadBala
       `load balancer ${d.loadBalancer.name} already records ${MAX_TAGS - 2} Services in its tags, all ARM allows`,
       "configure the controller with loadBalancerPerService, or give the Service a public IP Portico makes",
     );
-  // The Service's own rules go first, so that what remains on its frontend is other Services' (sharedFrontends.ts).
+  // The Service's own rules go first, so that what remains on its frontend is other Services' (publicIps/sharedFrontends.ts).
   let rest: LoadBalancer = {
     ...base,
     tags,

@@ -2,7 +2,7 @@
 import type { LoadBalancer, NetworkSecurityGroup, PublicIPAddress } from "@azure/arm-network";
 import type { ServiceRef } from "../provider.ts";
 import type { IpFamily } from "./names.ts";
-import type { IpTag } from "./publicIpAnnotations.ts";
+import type { IpTag } from "./annotations/publicIp.ts";
 
 export type { LoadBalancer, NetworkSecurityGroup, PublicIPAddress };
 

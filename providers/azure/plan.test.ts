@@ -3,7 +3,7 @@ import { withService } from "./loadBalancerEdit.ts";
 import type { NetworkSecurityGroup, Observed } from "./model.ts";
 import { ownershipTags } from "./names.ts";
 import { describeChanges, describeOperation, plan, planDeletion, type Operation } from "./plan.ts";
-import { withServiceRules } from "./securityRulesEdit.ts";
+import { withServiceRules } from "./security/rulesEdit.ts";
 import {
   CLUSTER,
   config,

@@ -7,13 +7,13 @@ import { nameOf, sameId } from "./ids.ts";
 import { canonical, holdsService, withoutService, withService } from "./loadBalancerEdit.ts";
 import type { DesiredService, LoadBalancer, Observed, PublicIPAddress } from "./model.ts";
 import { belongsTo, isNodePool, TAG, type IpFamily } from "./names.ts";
-import { dnsLabelOf, familyOf, ownedBy } from "./publicIp.ts";
-import type { IpTag } from "./publicIpAnnotations.ts";
-import { leaving, sharersOf, type SharingOperation } from "./sharedPublicIps.ts";
-import { withoutServiceRules, withServiceRules } from "./securityRulesEdit.ts";
+import { dnsLabelOf, familyOf, ownedBy } from "./publicIps/choice.ts";
+import type { IpTag } from "./annotations/publicIp.ts";
+import { leaving, sharersOf, type SharingOperation } from "./publicIps/shared.ts";
+import { withoutServiceRules, withServiceRules } from "./security/rulesEdit.ts";
 import { legacyElsewhere, legacyFrontend, pinnedTo } from "./adoption.ts";
 import { CLOUD_PROVIDER_AZURE } from "./cloudProviderAzure.ts";
-import { withoutLegacySecurityRules } from "./legacySecurityRules.ts";
+import { withoutLegacySecurityRules } from "./security/legacyRules.ts";
 
 export type Operation =
   | {

@@ -2,7 +2,7 @@
 // the Service's annotations (global, then per port) on top. Pure.
 import { ConfigurationError } from "../errors.ts";
 import type { LoadBalancerIntent, PortIntent } from "../provider.ts";
-import type { AzureServiceSettings, ProbeOverrides } from "./annotations.ts";
+import type { AzureServiceSettings, ProbeOverrides } from "./annotations/settings.ts";
 import type { ProbeSpec } from "./model.ts";
 
 export const KUBE_PROXY_HEALTH_PORT = 10256;

@@ -9,7 +9,7 @@ import type {
   PlanDescription,
   ServiceRef,
 } from "../provider.ts";
-import { parseAzureSettings, type AzureServiceSettings } from "./annotations.ts";
+import { parseAzureSettings, type AzureServiceSettings } from "./annotations/settings.ts";
 import { apply, type ApplyContext } from "./apply.ts";
 import { createAzureClients, type AzureClients } from "./clients.ts";
 import { AzureConfigError, resourceGroups, type AzureConfig } from "./config.ts";
@@ -19,11 +19,11 @@ import { chooseTargetType } from "./desired.ts";
 import { trafficOfSides } from "./traffic.ts";
 import { resourceGroupOf } from "./ids.ts";
 import { inspectService } from "./inspect.ts";
-import { checkList, parseLoadBalancerConfigurations } from "./lbConfigurations.ts";
+import { checkList, parseLoadBalancerConfigurations } from "./placement/lbConfigurations.ts";
 import type { DesiredService, Observed } from "./model.ts";
 import { frontendName } from "./names.ts";
 import { droppedFamilies, FAMILIES, sideNotices } from "./sides.ts";
-import { placedSides, placementNotices } from "./placeSides.ts";
+import { placedSides, placementNotices } from "./placement/placeSides.ts";
 import { NetworkCache } from "./network.ts";
 import { listPublicIps, SharedObservations, type Where } from "./observe.ts";
 import { ownedServiceRefs } from "./owned.ts";

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { buildIntent } from "../../controller/intent.ts";
 import { KEY_FAMILIES } from "../../providers/annotationKeys/review.ts";
 import { parseAwsSettings } from "../../providers/aws/annotations/settings.ts";
-import { CONFIGURATIONS_ANNOTATION, placeService } from "../../providers/azure/placement.ts";
+import { CONFIGURATIONS_ANNOTATION, placeService } from "../../providers/azure/placement/eligibility.ts";
 import { desiredLoadBalancer } from "../../providers/aws/desired.ts";
 import { ConfigurationError } from "../../providers/errors.ts";
 import { Allocator } from "../../providers/metal/allocator.ts";

@@ -1,6 +1,6 @@
 // The Azure settings that cannot work together. Each check reads the provider's own parsed settings, its
 // configuration and the probes it chose (probes.ts), so what it judges is what the load balancer would get.
-import type { AzureServiceSettings } from "../../azure/annotations.ts";
+import type { AzureServiceSettings } from "../../azure/annotations/settings.ts";
 import type { AzureConfig } from "../../azure/config.ts";
 import type { LoadBalancerIntent } from "../../provider.ts";
 import { annotationField as field, type CombinationTable } from "./types.ts";
@@ -79,21 +79,21 @@ export const AZURE_COMBINATIONS: CombinationTable<AzureCombinationInput> = {
     },
     {
       fields: [field(`${S}azure-pip-name`), field(INTERNAL)],
-      checkedIn: "providers/azure/annotations.ts",
+      checkedIn: "providers/azure/annotations/settings.ts",
       fix: `remove it or ${INTERNAL}`,
       reason: "InvalidAnnotation",
       example: { annotations: { [INTERNAL]: "true", [`${S}azure-pip-name`]: "my-ip" } },
     },
     {
       fields: [field(`${S}azure-dns-label-name`), field(INTERNAL)],
-      checkedIn: "providers/azure/publicIpAnnotations.ts (also azure-pip-ip-tags and azure-pip-prefix-id)",
+      checkedIn: "providers/azure/annotations/publicIp.ts (also azure-pip-ip-tags and azure-pip-prefix-id)",
       fix: `remove it, or ${INTERNAL}`,
       reason: "InvalidAnnotation",
       example: { annotations: { [INTERNAL]: "true", [`${S}azure-dns-label-name`]: "shop" } },
     },
     {
       fields: [field("portico.io/floating-ip"), field(`${S}azure-disable-load-balancer-floating-ip`)],
-      checkedIn: "providers/azure/annotations.ts",
+      checkedIn: "providers/azure/annotations/settings.ts",
       fix: "keep one of the two annotations",
       reason: "InvalidAnnotation",
       example: {
@@ -105,7 +105,7 @@ export const AZURE_COMBINATIONS: CombinationTable<AzureCombinationInput> = {
     },
     {
       fields: [field(`${S}azure-load-balancer-ipv4`), "spec.loadBalancerIP"],
-      checkedIn: "providers/azure/annotations.ts",
+      checkedIn: "providers/azure/annotations/settings.ts",
       fix: "keep one, or make them equal",
       reason: "InvalidAnnotation",
       example: {
@@ -115,7 +115,7 @@ export const AZURE_COMBINATIONS: CombinationTable<AzureCombinationInput> = {
     },
     {
       fields: [field(`${S}azure-allowed-ip-ranges`), "spec.loadBalancerSourceRanges"],
-      checkedIn: "providers/azure/accessAnnotations.ts",
+      checkedIn: "providers/azure/annotations/access.ts",
       fix: "list the ranges in one place only",
       reason: "InvalidAnnotation",
       example: {
@@ -125,7 +125,7 @@ export const AZURE_COMBINATIONS: CombinationTable<AzureCombinationInput> = {
     },
     {
       fields: [field(`${S}azure-disable-load-balancer-nsg-rule`), field(`${S}azure-allowed-service-tags`)],
-      checkedIn: "providers/azure/accessAnnotations.ts (also with source ranges and deny-all)",
+      checkedIn: "providers/azure/annotations/access.ts (also with source ranges and deny-all)",
       fix: "remove one of the two",
       reason: "InvalidAnnotation",
       example: {
@@ -140,7 +140,7 @@ export const AZURE_COMBINATIONS: CombinationTable<AzureCombinationInput> = {
         field(`${S}azure-load-balancer-health-probe-interval`),
         field(`${S}azure-load-balancer-health-probe-num-of-probe`),
       ],
-      checkedIn: "providers/azure/annotations.ts",
+      checkedIn: "providers/azure/annotations/settings.ts",
       fix: "lower one of them",
       reason: "InvalidAnnotation",
       example: {

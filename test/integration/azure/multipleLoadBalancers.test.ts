@@ -10,7 +10,7 @@ import type { V1Service } from "@kubernetes/client-node";
 import { AZURE_WORLD, expect, expectRefused, test, waitFor, type TestCluster } from "../../harness/index.ts";
 import type { TestAzure } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
-import type { LoadBalancerConfiguration } from "../../../providers/azure/lbConfigurations.ts";
+import type { LoadBalancerConfiguration } from "../../../providers/azure/placement/lbConfigurations.ts";
 import { DOCUMENTED_LIMITS } from "../../emulators/azure/index.ts";
 import { lbService, patchService, readyCondition, serviceEvents, waitForIP } from "./fixtures.ts";
 import { inventory } from "./inventory.ts";

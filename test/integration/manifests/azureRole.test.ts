@@ -37,7 +37,8 @@ const POLLING = [
 ];
 
 function actionsNeeded(): string[] {
-  const sources = readdirSync(providerDir)
+  // Every source file of the provider, in its subfolders too.
+  const sources = readdirSync(providerDir, { recursive: true, encoding: "utf8" })
     .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))
     .map((f) => readFileSync(join(providerDir, f), "utf8"));
   const actions = new Set<string>();

@@ -1,7 +1,7 @@
 // Builders for the Azure provider's unit tests: an intent, the cluster's network and configuration, and the
 // desired state and load balancers they lead to, with little ceremony.
 import type { LoadBalancerIntent } from "../../../providers/provider.ts";
-import { parseAzureSettings } from "../../../providers/azure/annotations.ts";
+import { parseAzureSettings } from "../../../providers/azure/annotations/settings.ts";
 import type { AzureConfig } from "../../../providers/azure/config.ts";
 import { desiredSides } from "../../../providers/azure/sides.ts";
 import { resourceId } from "../../../providers/azure/ids.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../../errors.ts";
 import type { LoadBalancerConfiguration } from "./lbConfigurations.ts";
-import { CONFIGURATIONS_ANNOTATION, placeService, type PlacementInput } from "./placement.ts";
+import { CONFIGURATIONS_ANNOTATION, placeService, type PlacementInput } from "./eligibility.ts";
 
 const K: LoadBalancerConfiguration = { name: "kubernetes", primaryVMSet: "pool-a" };
 const B: LoadBalancerConfiguration = { name: "lb-b", primaryVMSet: "pool-b" };

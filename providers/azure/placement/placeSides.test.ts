@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../errors.ts";
-import type { LoadBalancerIntent } from "../provider.ts";
-import { parseAzureSettings } from "./annotations.ts";
-import type { AzureConfig } from "./config.ts";
+import { ConfigurationError } from "../../errors.ts";
+import type { LoadBalancerIntent } from "../../provider.ts";
+import { parseAzureSettings } from "../annotations/settings.ts";
+import type { AzureConfig } from "../config.ts";
 import type { LoadBalancerConfiguration } from "./lbConfigurations.ts";
-import type { AzureLimits } from "./limitValues.ts";
-import type { DesiredService, LoadBalancer, Observed, PublicIPAddress } from "./model.ts";
-import { CONFIGURATIONS_ANNOTATION } from "./placement.ts";
+import type { AzureLimits } from "../limitValues.ts";
+import type { DesiredService, LoadBalancer, Observed, PublicIPAddress } from "../model.ts";
+import { CONFIGURATIONS_ANNOTATION } from "./eligibility.ts";
 import { currentConfiguration, placedSides, placementNotices, ruleCounts } from "./placeSides.ts";
-import { CLUSTER, config, intent, network, publicIp, written } from "../../test/unit/support/azure.ts";
+import { CLUSTER, config, intent, network, publicIp, written } from "../../../test/unit/support/azure.ts";
 
 const VMSS = "azure:///subscriptions/s/resourceGroups/mc/providers/Microsoft.Compute/virtualMachineScaleSets";
 const NODES = [

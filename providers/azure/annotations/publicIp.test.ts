@@ -1,11 +1,19 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../errors.ts";
-import { parseAzureSettings } from "./annotations.ts";
-import type { Observed, PublicIPAddress } from "./model.ts";
-import { ownershipTags } from "./names.ts";
-import { plan } from "./plan.ts";
-import { choosePublicIp } from "./publicIp.ts";
-import { CLUSTER, config, desired, intent, publicIp, UID, written } from "../../test/unit/support/azure.ts";
+import { ConfigurationError } from "../../errors.ts";
+import { parseAzureSettings } from "./settings.ts";
+import type { Observed, PublicIPAddress } from "../model.ts";
+import { ownershipTags } from "../names.ts";
+import { plan } from "../plan.ts";
+import { choosePublicIp } from "../publicIps/choice.ts";
+import {
+  CLUSTER,
+  config,
+  desired,
+  intent,
+  publicIp,
+  UID,
+  written,
+} from "../../../test/unit/support/azure.ts";
 
 const A = "service.beta.kubernetes.io/";
 const DNS = `${A}azure-dns-label-name`;

@@ -7,8 +7,8 @@
 // reconcile and after restarts, with nothing remembered, nodes spread evenly, and a configuration added or
 // removed moves only the nodes that it gains or loses. Pure.
 import { createHash } from "node:crypto";
-import type { NodeTarget } from "../provider.ts";
-import { matchesLabelSelector, type LabelSelector } from "../../shared/labelSelector.ts";
+import type { NodeTarget } from "../../provider.ts";
+import { matchesLabelSelector, type LabelSelector } from "../../../shared/labelSelector.ts";
 import type { LoadBalancerConfiguration } from "./lbConfigurations.ts";
 
 /**

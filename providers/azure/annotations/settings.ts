@@ -6,12 +6,12 @@ import {
   oneOf,
   optionalBool as bool,
   wholeNumber as int,
-} from "../annotationValues.ts";
-import { AZURE_ANNOTATION_KEYS, AZURE_PORT_SETTINGS } from "../annotationKeys/azure.ts";
-import { PORTICO_ANNOTATIONS } from "../annotationKeys/portico.ts";
-import { ConfigurationError } from "../errors.ts";
-import { parseAccessSettings, type AccessSettings } from "./accessAnnotations.ts";
-import { parsePublicIpSettings, type PublicIpSettings } from "./publicIpAnnotations.ts";
+} from "../../annotationValues.ts";
+import { AZURE_ANNOTATION_KEYS, AZURE_PORT_SETTINGS } from "../../annotationKeys/azure.ts";
+import { PORTICO_ANNOTATIONS } from "../../annotationKeys/portico.ts";
+import { ConfigurationError } from "../../errors.ts";
+import { parseAccessSettings, type AccessSettings } from "./access.ts";
+import { parsePublicIpSettings, type PublicIpSettings } from "./publicIp.ts";
 import { parseIpv6Settings, type Ipv6Settings } from "./ipFamilies.ts";
 
 /** Every key the Azure parsers read: the catalog's (where each is spelled once), and Portico's own. */
@@ -48,7 +48,7 @@ export interface PortSettings extends ProbeOverrides {
 export interface AzureServiceSettings extends AccessSettings, PublicIpSettings {
   internal: boolean;
   internalSubnet?: string;
-  /** What the `-ipv6` annotations ask of the Service's IPv6 frontend (ipFamilies.ts). */
+  /** What the `-ipv6` annotations ask of the Service's IPv6 frontend (ipFamilies.ts, beside it). */
   ipv6: Ipv6Settings;
   publicIpName?: string;
   /** An address asked for: an existing public IP's address, or a static private address for internal ones. */

@@ -1,24 +1,24 @@
 // A Service's sides (sides.ts) on the load balancer it is placed on, checked against Azure's limits before
 // anything is written. With one shared load balancer (or one per Service) that is the only place; with
-// multipleStandardLoadBalancerConfigurations, the candidates placement.ts ranks are tried in order, each with its
+// multipleStandardLoadBalancerConfigurations, the candidates eligibility.ts ranks are tried in order, each with its
 // own nodes (nodePlacement.ts), and the first the Service fits on wins. A Service that fits on none is refused
 // with every load balancer's reason, while nothing of it exists. Pure: a function of the intent and the
 // observation, so every reconcile of an unchanged Service places it the same.
-import { ConfigurationError } from "../errors.ts";
-import type { LoadBalancerIntent, Notice } from "../provider.ts";
-import type { AzureServiceSettings } from "./annotations.ts";
-import type { AzureConfig } from "./config.ts";
-import { TARGET_NODE_ANNOTATIONS } from "./desired.ts";
+import { ConfigurationError } from "../../errors.ts";
+import type { LoadBalancerIntent, Notice } from "../../provider.ts";
+import type { AzureServiceSettings } from "../annotations/settings.ts";
+import type { AzureConfig } from "../config.ts";
+import { TARGET_NODE_ANNOTATIONS } from "../desired.ts";
 import { configurationOf, type LoadBalancerConfiguration } from "./lbConfigurations.ts";
-import { holdsService } from "./loadBalancerEdit.ts";
-import { assertSidesWithinLimits } from "./limits.ts";
-import type { DesiredService, Network, Observed } from "./model.ts";
-import { frontendName, sharedLoadBalancerName } from "./names.ts";
+import { holdsService } from "../loadBalancerEdit.ts";
+import { assertSidesWithinLimits } from "../limits.ts";
+import type { DesiredService, Network, Observed } from "../model.ts";
+import { frontendName, sharedLoadBalancerName } from "../names.ts";
 import { nodesOf, unplacedNodes } from "./nodePlacement.ts";
-import { CONFIGURATIONS_ANNOTATION, placeService } from "./placement.ts";
-import { ownedLoadBalancer } from "./plan.ts";
-import { sharedFrontend } from "./sharedFrontends.ts";
-import { desiredSides } from "./sides.ts";
+import { CONFIGURATIONS_ANNOTATION, placeService } from "./eligibility.ts";
+import { ownedLoadBalancer } from "../plan.ts";
+import { sharedFrontend } from "../publicIps/sharedFrontends.ts";
+import { desiredSides } from "../sides.ts";
 
 /** Limits of one load balancer (or of the nodes behind it): another load balancer may have room. */
 const PER_LOAD_BALANCER = new Set([

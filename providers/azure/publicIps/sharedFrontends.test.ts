@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../errors.ts";
-import { parseAzureSettings } from "./annotations.ts";
-import { resourceId } from "./ids.ts";
-import { withoutService, withService } from "./loadBalancerEdit.ts";
-import type { LoadBalancer } from "./model.ts";
-import { frontendName } from "./names.ts";
-import { choosePublicIp } from "./publicIp.ts";
+import { ConfigurationError } from "../../errors.ts";
+import { parseAzureSettings } from "../annotations/settings.ts";
+import { resourceId } from "../ids.ts";
+import { withoutService, withService } from "../loadBalancerEdit.ts";
+import type { LoadBalancer } from "../model.ts";
+import { frontendName } from "../names.ts";
+import { choosePublicIp } from "./choice.ts";
 import {
   CLUSTER,
   config,
@@ -18,7 +18,7 @@ import {
   SUB,
   UID,
   written,
-} from "../../test/unit/support/azure.ts";
+} from "../../../test/unit/support/azure.ts";
 
 const PIP_NAME = "service.beta.kubernetes.io/azure-pip-name";
 const OTHER_FE = frontendName(OTHER_UID);

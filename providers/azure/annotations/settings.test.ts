@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../errors.ts";
-import { AZURE_ANNOTATIONS as A, parseAzureSettings } from "./annotations.ts";
+import { ConfigurationError } from "../../errors.ts";
+import { AZURE_ANNOTATIONS as A, parseAzureSettings } from "./settings.ts";
 
 const P = "service.beta.kubernetes.io/";
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../errors.ts";
-import type { LoadBalancerIntent } from "../provider.ts";
-import { config, desired, FE, intent } from "../../test/unit/support/azure.ts";
-import type { AzureConfig } from "./config.ts";
-import { inPrefix } from "./securityRules.ts";
+import { ConfigurationError } from "../../errors.ts";
+import type { LoadBalancerIntent } from "../../provider.ts";
+import { config, desired, FE, intent } from "../../../test/unit/support/azure.ts";
+import type { AzureConfig } from "../config.ts";
+import { inPrefix } from "./rules.ts";
 
 const A = "service.beta.kubernetes.io/";
 const RANGES = `${A}azure-allowed-ip-ranges`;

@@ -3,10 +3,10 @@
 // Service are in the group, the address leaves cloud-provider-azure's: out of the destinations of its shared
 // rules (`k8s-azure-lb_allow_IPv4_<hash>`, `k8s-azure-lb_deny-all_IPv4`; one with no destination left goes), and
 // its older per-Service rules (`<base>-TCP-80-Internet`) go. Only rules in cloud-provider-azure's priority range
-// are read; nothing else in the group is touched. Pure, like securityRulesEdit.ts.
-import { cpaBaseName } from "./cloudProviderAzure.ts";
-import type { NetworkSecurityGroup } from "./model.ts";
-import { PRIORITY_RANGE } from "./securityRulesEdit.ts";
+// are read; nothing else in the group is touched. Pure, like rulesEdit.ts.
+import { cpaBaseName } from "../cloudProviderAzure.ts";
+import type { NetworkSecurityGroup } from "../model.ts";
+import { PRIORITY_RANGE } from "./rulesEdit.ts";
 
 type SecurityRule = NonNullable<NetworkSecurityGroup["securityRules"]>[number];
 

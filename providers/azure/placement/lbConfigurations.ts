@@ -3,7 +3,7 @@
 // internal one is `<name>-internal` and shares the entry), with the nodes its primary VM set or agent pool and
 // node selector give it, and the Services its selectors and placement flag admit. Checked once, when the
 // controller starts: a bad entry is an AzureConfigError naming the field and the fix.
-import { isPlainObject, validateLabelSelector, type LabelSelector } from "../../shared/labelSelector.ts";
+import { isPlainObject, validateLabelSelector, type LabelSelector } from "../../../shared/labelSelector.ts";
 
 export type { LabelSelector };
 

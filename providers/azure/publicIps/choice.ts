@@ -1,12 +1,12 @@
 // Which public IP a public Service's frontend uses. Pure: decided from the Service's settings and the public IPs
 // observed in the resource group. Portico uses a user's public IP (named by annotation, or found by a
 // requested address) as it is and never changes or deletes it; otherwise it makes one of its own, tagged.
-import { ConfigurationError } from "../errors.ts";
-import type { ServiceRef } from "../provider.ts";
-import { AZURE_ANNOTATIONS, type AzureServiceSettings } from "./annotations.ts";
-import type { AzureConfig } from "./config.ts";
-import { nameOf, resourceGroupOf, resourceId } from "./ids.ts";
-import type { PublicIPAddress, PublicIpChoice } from "./model.ts";
+import { ConfigurationError } from "../../errors.ts";
+import type { ServiceRef } from "../../provider.ts";
+import { AZURE_ANNOTATIONS, type AzureServiceSettings } from "../annotations/settings.ts";
+import type { AzureConfig } from "../config.ts";
+import { nameOf, resourceGroupOf, resourceId } from "../ids.ts";
+import type { PublicIPAddress, PublicIpChoice } from "../model.ts";
 import {
   frontendName,
   ownershipTags,
@@ -15,16 +15,16 @@ import {
   TAG,
   uidOfFrontend,
   type IpFamily,
-} from "./names.ts";
-import { sameIpTags, type IpTag } from "./publicIpAnnotations.ts";
-import { assertRoomToShare } from "./sharedPublicIps.ts";
+} from "../names.ts";
+import { sameIpTags, type IpTag } from "../annotations/publicIp.ts";
+import { assertRoomToShare } from "./shared.ts";
 import {
   CLOUD_PROVIDER_AZURE,
   cpaClaim,
   cpaFrontendNames,
   cpaPublicIpNames,
   DEFAULT_ANCHOR_CLUSTER,
-} from "./cloudProviderAzure.ts";
+} from "../cloudProviderAzure.ts";
 
 export function choosePublicIp(
   settings: AzureServiceSettings,
@@ -250,7 +250,7 @@ function shareableOn(ctx: { cluster: string; config: AzureConfig }): string | un
   return sharedLoadBalancerName(ctx.config.loadBalancerName ?? ctx.cluster, false);
 }
 
-/** Portico's public IP of another Service of this cluster, which this Service may share (sharedPublicIps.ts). */
+/** Portico's public IP of another Service of this cluster, which this Service may share (shared.ts). */
 function isSharedPorticoIp(pip: PublicIPAddress, cluster: string, service: ServiceRef): boolean {
   const owner = pip.tags?.[TAG.serviceUid];
   return pip.tags?.[TAG.cluster] === cluster && owner !== undefined && owner !== service.uid;

@@ -1,10 +1,10 @@
 // Which IP families a Service's frontends have, and the settings each family's side reads (the `-ipv6`
 // annotations stand for the IPv6 side where the unsuffixed ones stand for the IPv4 side). Pure.
-import { ConfigurationError } from "../errors.ts";
-import type { LoadBalancerIntent } from "../provider.ts";
-import type { AzureServiceSettings } from "./annotations.ts";
-import { AZURE_ANNOTATION_KEYS } from "../annotationKeys/azure.ts";
-import type { IpFamily } from "./names.ts";
+import { ConfigurationError } from "../../errors.ts";
+import type { LoadBalancerIntent } from "../../provider.ts";
+import type { AzureServiceSettings } from "./settings.ts";
+import { AZURE_ANNOTATION_KEYS } from "../../annotationKeys/azure.ts";
+import type { IpFamily } from "../names.ts";
 
 /**
  * The families the Service's frontends have: spec.ipFamilies as the apiserver resolved them from ipFamilyPolicy

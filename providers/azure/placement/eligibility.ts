@@ -4,9 +4,9 @@
 // matched), then the one the Service is on if it is still eligible (a Service never moves unless its
 // annotation, labels or the configuration ask it to), otherwise the fewest rules first. Pure, so unit-tested
 // case by case; the provider tries the candidates in order against Azure's limits (limits.ts).
-import { AZURE_ANNOTATION_KEYS } from "../annotationKeys/azure.ts";
-import { ConfigurationError } from "../errors.ts";
-import { matchesLabelSelector, type Labels } from "../../shared/labelSelector.ts";
+import { AZURE_ANNOTATION_KEYS } from "../../annotationKeys/azure.ts";
+import { ConfigurationError } from "../../errors.ts";
+import { matchesLabelSelector, type Labels } from "../../../shared/labelSelector.ts";
 import type { LoadBalancerConfiguration } from "./lbConfigurations.ts";
 
 export const CONFIGURATIONS_ANNOTATION = AZURE_ANNOTATION_KEYS.configurations;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../errors.ts";
-import type { DesiredSecurityRule, NetworkSecurityGroup } from "./model.ts";
-import { frontendName } from "./names.ts";
-import { isPorticoRule, PRIORITY_RANGE, withoutServiceRules, withServiceRules } from "./securityRulesEdit.ts";
-import { FE, OTHER_UID } from "../../test/unit/support/azure.ts";
+import { ConfigurationError } from "../../errors.ts";
+import type { DesiredSecurityRule, NetworkSecurityGroup } from "../model.ts";
+import { frontendName } from "../names.ts";
+import { isPorticoRule, PRIORITY_RANGE, withoutServiceRules, withServiceRules } from "./rulesEdit.ts";
+import { FE, OTHER_UID } from "../../../test/unit/support/azure.ts";
 
 type Rule = NonNullable<NetworkSecurityGroup["securityRules"]>[number];
 const OTHER_FE = frontendName(OTHER_UID);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../errors.ts";
-import { recordTag } from "./loadBalancerEdit.ts";
-import type { Observed, PublicIPAddress } from "./model.ts";
-import { frontendName, ownershipTags, TAG } from "./names.ts";
-import { plan, planDeletion } from "./plan.ts";
-import { assertRoomToShare, MAX_SHARERS, tagsAfter } from "./sharedPublicIps.ts";
+import { ConfigurationError } from "../../errors.ts";
+import { recordTag } from "../loadBalancerEdit.ts";
+import type { Observed, PublicIPAddress } from "../model.ts";
+import { frontendName, ownershipTags, TAG } from "../names.ts";
+import { plan, planDeletion } from "../plan.ts";
+import { assertRoomToShare, MAX_SHARERS, tagsAfter } from "./shared.ts";
 import {
   CLUSTER,
   config,
@@ -15,7 +15,7 @@ import {
   publicIp,
   UID,
   written,
-} from "../../test/unit/support/azure.ts";
+} from "../../../test/unit/support/azure.ts";
 
 const PIP_NAME = "service.beta.kubernetes.io/azure-pip-name";
 const web = { namespace: "shop", name: "web", uid: UID };

@@ -1,5 +1,5 @@
 // The security rules one Service should have in the cluster's network security group: a pure function of the
-// intent's source ranges, the access annotations (accessAnnotations.ts) and the Service's load-balancing rules.
+// intent's source ranges, the access annotations (../annotations/access.ts) and the Service's load-balancing rules.
 //
 // As cloud-provider-azure does: each allowed source set (the IP ranges, each service tag) gets an allow rule per
 // port; with no ranges and no tags, a public Service is open to `Internet` (an internal one to `VirtualNetwork`);
@@ -13,11 +13,11 @@
 // name the backends, where Azure's health probes arrive on the same ports, so an allow for `AzureLoadBalancer`
 // keeps the probes in when the Deny rule would otherwise drop them.
 import { Address4, Address6 } from "ip-address";
-import type { LoadBalancerIntent } from "../provider.ts";
-import type { AzureServiceSettings } from "./annotations.ts";
-import { isOfFamily } from "./ipFamilies.ts";
-import type { DesiredSecurityRule, Network, PoolSpec, RuleSpec } from "./model.ts";
-import type { IpFamily } from "./names.ts";
+import type { LoadBalancerIntent } from "../../provider.ts";
+import type { AzureServiceSettings } from "../annotations/settings.ts";
+import { isOfFamily } from "../annotations/ipFamilies.ts";
+import type { DesiredSecurityRule, Network, PoolSpec, RuleSpec } from "../model.ts";
+import type { IpFamily } from "../names.ts";
 
 const PROBE_SOURCE = "AzureLoadBalancer";
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../errors.ts";
-import { parseAzureSettings } from "./annotations.ts";
-import { resourceId } from "./ids.ts";
-import type { PublicIPAddress } from "./model.ts";
-import { ownershipTags } from "./names.ts";
-import { choosePublicIp } from "./publicIp.ts";
-import { CLUSTER, config, FE, OTHER_UID, publicIp, RG, SUB, UID } from "../../test/unit/support/azure.ts";
+import { ConfigurationError } from "../../errors.ts";
+import { parseAzureSettings } from "../annotations/settings.ts";
+import { resourceId } from "../ids.ts";
+import type { PublicIPAddress } from "../model.ts";
+import { ownershipTags } from "../names.ts";
+import { choosePublicIp } from "./choice.ts";
+import { CLUSTER, config, FE, OTHER_UID, publicIp, RG, SUB, UID } from "../../../test/unit/support/azure.ts";
 
 const A = "service.beta.kubernetes.io/";
 const svc = { namespace: "shop", name: "web", uid: UID };

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { cpaBaseName } from "./cloudProviderAzure.ts";
-import { withoutLegacySecurityRules } from "./legacySecurityRules.ts";
-import type { NetworkSecurityGroup } from "./model.ts";
-import { UID } from "../../test/unit/support/azure.ts";
+import { cpaBaseName } from "../cloudProviderAzure.ts";
+import { withoutLegacySecurityRules } from "./legacyRules.ts";
+import type { NetworkSecurityGroup } from "../model.ts";
+import { UID } from "../../../test/unit/support/azure.ts";
 
 type Rule = NonNullable<NetworkSecurityGroup["securityRules"]>[number];
 const rule = (name: string, priority: number, destinations: string[], over: Partial<Rule> = {}): Rule => ({

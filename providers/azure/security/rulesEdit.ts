@@ -2,9 +2,9 @@
 // put in place or taken out, priorities chosen from what the group holds right now, nothing else touched. A rule
 // is Portico's only when it carries both the Service's name prefix and Portico's mark in its description; any
 // other rule (the user's, AKS's) is never changed, and its priority is never taken.
-import { ConfigurationError } from "../errors.ts";
-import type { DesiredSecurityRule, NetworkSecurityGroup } from "./model.ts";
-import { belongsTo } from "./names.ts";
+import { ConfigurationError } from "../../errors.ts";
+import type { DesiredSecurityRule, NetworkSecurityGroup } from "../model.ts";
+import { belongsTo } from "../names.ts";
 
 type SecurityRule = NonNullable<NetworkSecurityGroup["securityRules"]>[number];
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { AzureConfigError, parseAzureConfig } from "./config.ts";
+import { AzureConfigError, parseAzureConfig } from "../config.ts";
 import { checkList, configurationOf, parseLoadBalancerConfigurations } from "./lbConfigurations.ts";
-import { AzureProvider } from "./provider.ts";
+import { AzureProvider } from "../provider.ts";
 
 const base = {
   subscriptionId: "s",

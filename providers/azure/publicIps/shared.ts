@@ -3,10 +3,10 @@
 // portico.io-shared-with, as cloud-provider-azure lists a public IP's Services in its k8s-azure-service tag.
 // A Service that leaves takes itself off the list; the owner leaving hands the public IP to a Service still on
 // the list; it is deleted only when nobody is left. Pure: decides the operations from the observation.
-import { ConfigurationError } from "../errors.ts";
-import type { Observed, PublicIPAddress } from "./model.ts";
-import { frontendName, TAG } from "./names.ts";
-import { recordTag } from "./loadBalancerEdit.ts";
+import { ConfigurationError } from "../../errors.ts";
+import type { Observed, PublicIPAddress } from "../model.ts";
+import { frontendName, TAG } from "../names.ts";
+import { recordTag } from "../loadBalancerEdit.ts";
 
 /** UIDs are 36 characters, and a tag value holds at most 256: six sharers besides the owner. */
 export const MAX_SHARERS = 6;

@@ -8,11 +8,11 @@
 // The invariant: a frontend is named after a Service whose rules use it. When that Service leaves the frontend
 // (it is deleted, or moves to another address) while other Services' rules still use it, the frontend is handed
 // over in the same write: renamed after one of them, their rules pointing at the new name. Who holds a public IP
-// Portico made is recorded on it (sharedPublicIps.ts); a user's public IP is only used.
-import { ConfigurationError } from "../errors.ts";
-import { childId, nameOf, sameId } from "./ids.ts";
-import type { FrontendSpec, LoadBalancer } from "./model.ts";
-import { belongsTo, uidOfFrontend } from "./names.ts";
+// Portico made is recorded on it (shared.ts); a user's public IP is only used.
+import { ConfigurationError } from "../../errors.ts";
+import { childId, nameOf, sameId } from "../ids.ts";
+import type { FrontendSpec, LoadBalancer } from "../model.ts";
+import { belongsTo, uidOfFrontend } from "../names.ts";
 
 type Frontend = NonNullable<LoadBalancer["frontendIPConfigurations"]>[number];
 type Rule = NonNullable<LoadBalancer["loadBalancingRules"]>[number];

@@ -1,11 +1,11 @@
 // Writes of the public IPs Portico makes: creating one with everything that is fixed at creation (SKU, version,
 // IP tags, prefix) and its DNS label, changing the label later, and editing the tags that record who shares it.
 // Each is safe to repeat.
-import { CloudError } from "../errors.ts";
-import { call, type AzureClients } from "./clients.ts";
-import { putThenRead } from "./lro.ts";
-import type { PublicIPAddress } from "./model.ts";
-import type { IpTag } from "./publicIpAnnotations.ts";
+import { CloudError } from "../../errors.ts";
+import { call, type AzureClients } from "../clients.ts";
+import { putThenRead } from "../lro.ts";
+import type { PublicIPAddress } from "../model.ts";
+import type { IpTag } from "../annotations/publicIp.ts";
 
 export interface PublicIpTarget {
   name: string;
