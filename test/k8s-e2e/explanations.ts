@@ -56,16 +56,4 @@ export const EXPLANATIONS: readonly Explanation[] = [
       'testNotReachableUDP: only a timeout or a refusal ends it), so it polls until "reachable after 2m0s". ' +
       "The TCP variant, whose probe counts a failed lookup as not reachable, passes.",
   },
-  {
-    setups: ["aks"],
-    // Local and Cluster alike: with Cluster every node passes the probe.
-    test: "should be able to switch session affinity for LoadBalancer service with",
-    why:
-      "The emulated edge's gap at the time of this run, not Portico's (the edge has emulated it since ffe9885, shown " +
-      "by e2e sessionAffinity; this set-up has not been rerun since): for `sessionAffinity: ClientIP` Portico sets " +
-      "the rules' loadDistribution to SourceIP (integration test azure/changes.test.ts), with which Azure sends a " +
-      "client's flows to one backend; the edge did not emulate it and spread each new flow over the nodes that pass " +
-      "the probe, whose kube-proxies each keep their own affinity, so once affinity is turned on the client " +
-      'reaches several pods ("Affinity should hold but didn\'t").',
-  },
 ];
