@@ -62,6 +62,7 @@ export async function startController(
         log,
         ...(config.namespace ? { namespace: config.namespace } : {}),
         onCloudCall: (...call) => recordCloudCall(metrics, ...call),
+        onStatusCheck: (kind, name, outcome) => metrics.statusChecks.inc({ kind, name, outcome }),
       });
   const { provider } = started;
   const reconciler = new ServiceReconciler({

@@ -15,6 +15,14 @@ export class ControllerMetrics {
     help: "Services whose orphaned cloud resources an orphan collection deleted",
     registers: [this.registry],
   });
+  readonly statusChecks = new Counter({
+    name: "portico_status_checks_total",
+    help:
+      "Statuses of cluster objects other than Services (IPAddressPools) compared with what they should say, by " +
+      "kind, name and whether a write was needed (written, unchanged)",
+    labelNames: ["kind", "name", "outcome"],
+    registers: [this.registry],
+  });
   readonly reconciles = new Counter({
     name: "portico_reconciles_total",
     help: "Service reconciles by outcome",

@@ -76,6 +76,18 @@ describe("WorkQueue", () => {
     expect([await queue.get(), await queue.get()].sort()).toEqual(["later-then-sooner", "sooner-then-later"]);
   });
 
+  test("dueInMs tells how long until a key's delayed add, and nothing once it has come or for another key", async () => {
+    const queue = new WorkQueue();
+    queue.addAfter("k", 1000);
+    expect(queue.dueInMs("k")).toBe(1000);
+    expect(queue.dueInMs("other")).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(400);
+    expect(queue.dueInMs("k")).toBe(600);
+    await vi.advanceTimersByTimeAsync(600);
+    expect(queue.dueInMs("k")).toBeUndefined();
+    expect(queue.waiting("k")).toBe(true);
+  });
+
   test("addAfter with no delay adds at once", () => {
     const queue = new WorkQueue();
     queue.addAfter("now", 0);

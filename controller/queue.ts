@@ -124,6 +124,12 @@ export class WorkQueue {
     return this.failureCounts.get(key) ?? 0;
   }
 
+  /** How long until the delayed add of `key` is due, or undefined if it has none. */
+  dueInMs(key: string): number | undefined {
+    const pending = this.delayed.get(key);
+    return pending && Math.max(0, pending.readyAt - performance.now());
+  }
+
   /**
    * Waits for a ready key and marks it as being processed; the caller must call done() with it. Resolves
    * undefined once the queue is shut down and no key is ready, or when `signal` aborts (no key is taken

@@ -43,6 +43,11 @@ export interface ProviderContext {
   namespace?: string;
   /** Each cloud call: the controller's metrics count them. */
   onCloudCall(operation: string, outcome: "ok" | "error", code: string | undefined, seconds: number): void;
+  /**
+   * Each status of a cluster object other than a Service (an IPAddressPool's) compared with what it should say:
+   * "written" when it needed a write, "unchanged" when it did not.
+   */
+  onStatusCheck?: (kind: string, name: string, outcome: "written" | "unchanged") => void;
 }
 
 /** A provider started inside the controller, with what it keeps current besides the Services' status. */

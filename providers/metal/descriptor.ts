@@ -52,6 +52,7 @@ export const METAL = {
       () => metal.poolState(),
       context.log,
       context.namespace,
+      context.onStatusCheck,
     );
     return { provider: metal, afterReconcile: () => status.schedule(), stop: () => status.stop() };
   },

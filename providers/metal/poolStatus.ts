@@ -90,14 +90,26 @@ export class PoolStatusWriter {
   private timer: NodeJS.Timeout | undefined;
   private readonly written = new Map<string, string>();
   private readonly metallb: MetallbPoolStatus;
+  private readonly checked: (kind: string, name: string, outcome: "written" | "unchanged") => void;
 
-  /** `namespace`: the one namespace this controller serves, if it is confined to one. */
-  constructor(kc: KubeConfig, cache: ClusterView, state: () => PoolState, log: Logger, namespace?: string) {
+  /**
+   * `namespace`: the one namespace this controller serves, if it is confined to one; `checked`: told of each
+   * pool's status compared (the controller counts them).
+   */
+  constructor(
+    kc: KubeConfig,
+    cache: ClusterView,
+    state: () => PoolState,
+    log: Logger,
+    namespace?: string,
+    checked: (kind: string, name: string, outcome: "written" | "unchanged") => void = () => {},
+  ) {
     this.api = kc.makeApiClient(CustomObjectsApi);
     this.cache = cache;
     this.state = state;
     this.log = log;
     this.namespace = namespace;
+    this.checked = checked;
     this.metallb = new MetallbPoolStatus(kc, log);
   }
 
@@ -159,7 +171,10 @@ export class PoolStatusWriter {
       };
       const key = JSON.stringify(status);
       // Not again what this process last wrote, even while the cache does not show that write yet.
-      if (this.written.get(name) === key) continue;
+      if (this.written.get(name) === key) {
+        this.checked("IPAddressPool", name, "unchanged");
+        continue;
+      }
       const next = nextPoolStatus(status, pool.status, new Date().toISOString());
       if (next) {
         await this.api.patchClusterCustomObjectStatus(
@@ -173,6 +188,7 @@ export class PoolStatusWriter {
           mergePatch,
         );
       }
+      this.checked("IPAddressPool", name, next ? "written" : "unchanged");
       this.written.set(name, key);
     }
     await this.metallb.write(

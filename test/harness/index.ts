@@ -4,6 +4,7 @@ import { TestAzure } from "./azure.ts";
 import { TestCluster } from "./kube.ts";
 
 export { waitFor } from "./wait.ts";
+export { mark, total } from "./evidence.ts";
 export { expectRefused, readyCondition, waitForNotReady, waitForServing } from "./conditions.ts";
 export type { FailureCondition } from "./conditions.ts";
 export { TestCluster, TEST_NODE_LABEL, mergePatch } from "./kube.ts";

@@ -5,7 +5,7 @@ import {
   CreateLoadBalancerCommand,
   CreateTargetGroupCommand,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
-import { expect, test, waitFor, waitForNotReady } from "../../harness/index.ts";
+import { expect, mark, test, waitFor, waitForNotReady } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { awsWorld, lbService, patchService, waitForHostname } from "./fixtures.ts";
 import { inventory } from "./inventory.ts";
@@ -126,10 +126,8 @@ test("resources without Portico's tags, or another cluster's, are never touched"
   await cluster.core.deleteNamespacedService({ name: "web", namespace: cluster.namespace });
   await waitFor("the Service to be gone", () => gone(() => cluster.getService("web")));
   // Orphan collection has had several whole rounds to (wrongly) act.
-  const collections = async () =>
-    ((await controller.metrics.orphanCollections.get()).values ?? []).reduce((n, v) => n + v.value, 0);
-  const since = await collections();
-  await waitFor("three more orphan collections", async () => (await collections()) >= since + 3);
+  const collected = await mark(controller.metrics.orphanCollections);
+  await collected("three more orphan collections", 3);
   expect(controller.isLeader()).toBe(true);
   const inv = await inventory(aws);
   expect(inv.loadBalancers.map((lb) => lb.name).sort()).toEqual(["other-cluster-nlb", "users-own-nlb"]);

@@ -1,7 +1,7 @@
 // The Serving condition on AWS: an NLB that is made but has no target, or whose targets all fail, is not shown
 // as serving; a Warning says so, a Normal Event says when it recovers; once traffic flows, nothing more is asked.
 import { SERVING_CONDITION } from "../../../controller/status.ts";
-import { expect, mergePatch, test, waitFor, type TestCluster } from "../../harness/index.ts";
+import { expect, mark, mergePatch, test, total, waitFor, type TestCluster } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { awsWorld, lbService, waitForHostname, waitForServiceEvent } from "./fixtures.ts";
 
@@ -134,17 +134,10 @@ test("once traffic flows and nothing changes, target health is not polled", asyn
   await cluster.createService("web", lbService());
   await waitForHostname(cluster, "web");
   await waitFor("Serving True", async () => (await serving(cluster, "web"))?.status === "True");
-  const calls = async () =>
-    ((await controller.metrics.cloudCalls.get()).values ?? [])
-      .filter((v) => v.labels.operation === "elbv2:DescribeTargetHealth")
-      .reduce((n, v) => n + v.value, 0);
-  const collections = async () =>
-    ((await controller.metrics.orphanCollections.get()).values ?? []).reduce((n, v) => n + v.value, 0);
-  const before = await calls();
-  const since = await collections();
+  const healthReads = { operation: "elbv2:DescribeTargetHealth" };
+  const before = await total(controller.metrics.cloudCalls, healthReads);
+  const collected = await mark(controller.metrics.orphanCollections);
   // Longer than the traffic polls' first intervals (5 and 10 s), counted in the controller's own passes.
-  await waitFor("twelve more orphan collections", async () => (await collections()) >= since + 12, {
-    timeoutMs: 60_000,
-  });
-  expect(await calls()).toBe(before);
+  await collected("twelve more orphan collections", 12, { timeoutMs: 60_000 });
+  expect(await total(controller.metrics.cloudCalls, healthReads)).toBe(before);
 });

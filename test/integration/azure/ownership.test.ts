@@ -1,8 +1,7 @@
 // What Portico owns it finds again by name and tags, adopts after a restart and cleans up; what it does not own
 // (the user's public IPs, load balancers and security rules, another cluster's) it never touches.
-import { expect, test, waitFor } from "../../harness/index.ts";
+import { AZURE_WORLD, expect, mark, test, waitFor } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
-import { AZURE_WORLD } from "../../harness/index.ts";
 import { azureWorld, lbService, patchService, readyCondition, waitForIP } from "./fixtures.ts";
 import { inventory } from "./inventory.ts";
 
@@ -80,8 +79,9 @@ test("the user's public IPs, load balancers and security rules, and another clus
     await cluster.core.deleteNamespacedService({ name, namespace: cluster.namespace });
     await waitFor(`${name} to be gone`, () => gone(() => cluster.getService(name)));
   }
-  // Give orphan collection several rounds to (wrongly) act.
-  await new Promise((r) => setTimeout(r, 1000));
+  // Orphan collection has had several whole rounds to (wrongly) act.
+  const collected = await mark(controller.metrics.orphanCollections);
+  await collected("three more orphan collections", 3);
   expect(controller.isLeader()).toBe(true);
   expect(await inventory(azure)).toEqual(before);
   expect((await azure.network.publicIPAddresses.get(w.resourceGroup, "users-ip")).ipAddress).toBe(

@@ -7,7 +7,7 @@ import {
   GetResourcesCommand,
   ResourceGroupsTaggingAPIClient,
 } from "@aws-sdk/client-resource-groups-tagging-api";
-import { expect, expectRefused, test, waitFor, type TestCluster } from "../../harness/index.ts";
+import { expect, expectRefused, mark, test, waitFor, type TestCluster } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import type { Controller } from "../../../controller/app.ts";
 import { createPool, installPoolCrd } from "../../harness/pools.ts";
@@ -20,12 +20,10 @@ const AZURE = "service.beta.kubernetes.io/azure-";
 
 /** Changes the Service's labels a few times, each time waiting until the controller has reconciled again. */
 async function reconcileAgain(cluster: TestCluster, controller: Controller, name: string): Promise<void> {
-  const reconciles = async () =>
-    ((await controller.metrics.reconciles.get()).values ?? []).reduce((n, v) => n + v.value, 0);
   for (const round of [1, 2, 3]) {
-    const before = await reconciles();
+    const reconciled = await mark(controller.metrics.reconciles);
     await patchService(cluster, name, { metadata: { labels: { round: String(round) } } });
-    await waitFor(`reconcile after label change ${round}`, async () => (await reconciles()) > before);
+    await reconciled(`reconcile after label change ${round}`);
   }
 }
 

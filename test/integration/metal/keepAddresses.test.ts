@@ -3,7 +3,15 @@
 // and across a pool edit and a controller restart; one in no pool is refused, saying so, and left as it is.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { V1Service } from "@kubernetes/client-node";
-import { expect, expectRefused, mergePatch, test, waitFor, type TestCluster } from "../../harness/index.ts";
+import {
+  expect,
+  expectRefused,
+  mergePatch,
+  test,
+  total,
+  waitFor,
+  type TestCluster,
+} from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { createPool, installPoolCrd } from "../../harness/pools.ts";
 
@@ -94,9 +102,10 @@ test("addresses MetalLB gave are kept across the move, a pool edit and a restart
   // A restart reads every address back; a Service arriving meanwhile gets the one address left.
   await first.stop();
   await cluster.createService("late", lb());
-  await metal(cluster);
+  const second = await metal(cluster);
   expect(await waitFor("late's address", () => ips(cluster, "late"))).toEqual(["198.18.5.7"]);
-  await sleep(500);
+  // The restarted controller has looked at each of the five Services (it starts with all of them queued).
+  await waitFor("five reconciles", async () => (await total(second.metrics.reconciles)) >= 5);
   expect(await ips(cluster, "unclassed")).toEqual(["198.18.5.4"]);
   expect(await ips(cluster, "classed")).toEqual(["198.18.5.5"]);
   expect(await ips(cluster, "newcomer")).toEqual(["198.18.5.6"]);

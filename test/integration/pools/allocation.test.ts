@@ -2,7 +2,7 @@
 // requests, sharing, exhaustion and restarts MetalLB users know.
 import { setTimeout as sleep } from "node:timers/promises";
 import { CustomObjectsApi, type V1Service } from "@kubernetes/client-node";
-import { expect, test, waitFor, waitForNotReady, type TestCluster } from "../../harness/index.ts";
+import { expect, test, total, waitFor, waitForNotReady, type TestCluster } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { createPool, installPoolCrd, type TestPool } from "../../harness/pools.ts";
 
@@ -253,12 +253,16 @@ test("a restarted controller writes no pool status that is still right, and keep
 
   // Wall-clock time passes, so a condition rewritten after the restart would carry a new time.
   await sleep(1100);
-  await metal(cluster);
-  // A change after the restart: once the used pool's status shows it, the new controller is in a pass
-  // over every pool's status, and a second later (several debounce periods) it is through it.
+  const second = await metal(cluster);
+  // A change after the restart makes the new controller compare every pool's status with its allocation.
   await cluster.createService("after", lb([{ port: 81 }]), named);
   const usedAfter = await assignedIn(cluster, used, "2");
-  await sleep(1000);
+  await waitFor("the restarted controller to compare the idle pool's status", async () =>
+    (await total(second.metrics.statusChecks, { kind: "IPAddressPool", name: idle.name })) > 0
+      ? true
+      : undefined,
+  );
+  expect(await total(second.metrics.statusChecks, { name: idle.name, outcome: "written" })).toBe(0);
   const idleAfter = await readPool(cluster, idle);
 
   expect(idleAfter.metadata.resourceVersion).toBe(idleBefore.metadata.resourceVersion);
