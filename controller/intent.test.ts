@@ -7,9 +7,10 @@ import { node, service, slice } from "../test/unit/support/controllerObjects.ts"
 const CLASS = "portico.io/aws-nlb";
 
 describe("nodes", () => {
-  test("only eligible nodes are targets: Ready, not deleting, not excluded, not doomed by the autoscaler", () => {
+  test("only eligible nodes are targets: Ready, not deleting, not excluded, not doomed by the autoscaler, not cordoned", () => {
     const nodes = [
       node("ok"),
+      node("draining", { cordoned: true }),
       node("not-ready", { ready: false }),
       node("deleting", { deleting: true }),
       node("excluded", { labels: { "node.kubernetes.io/exclude-from-external-load-balancers": "" } }),
@@ -20,6 +21,18 @@ describe("nodes", () => {
       "ok",
       "tainted-otherwise",
     ]);
+  });
+
+  test("cordoned nodes keep the targets when no other node could take them", () => {
+    const nodes = [node("a", { cordoned: true }), node("b", { cordoned: true }), node("c", { ready: false })];
+    expect(buildIntent(service(), nodes, [], CLASS).nodes.map((n) => n.name)).toEqual(["a", "b"]);
+    // Judged within the Service's own target nodes.
+    const edge = [
+      node("edge", { cordoned: true, labels: { zone: "a" } }),
+      node("other", { labels: { zone: "b" } }),
+    ];
+    const svc = service({}, { "service.beta.kubernetes.io/aws-load-balancer-target-node-labels": "zone=a" });
+    expect(buildIntent(svc, edge, [], CLASS).nodes.map((n) => n.name)).toEqual(["edge"]);
   });
 
   test("the controller's selector and the Service's target-node annotations both narrow the nodes", () => {

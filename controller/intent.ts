@@ -11,8 +11,10 @@ import type {
   PortIntent,
   Protocol,
 } from "../providers/provider.ts";
-import { isEligible, ZONE_LABEL } from "./eligibility.ts";
+import { eligibleNodes } from "../shared/nodeEligibility.ts";
 import { parseLabelSelector, type LabelMatcher } from "../shared/labelSelector.ts";
+
+const ZONE_LABEL = "topology.kubernetes.io/zone";
 
 export const SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges";
 /** Target-node selectors users already write for the AWS Load Balancer Controller, and Portico's own. */
@@ -59,10 +61,7 @@ export function buildIntent(
     externalTrafficPolicy: spec.externalTrafficPolicy === "Local" ? "Local" : "Cluster",
     ...(spec.healthCheckNodePort ? { healthCheckNodePort: spec.healthCheckNodePort } : {}),
     allocateNodePorts: spec.allocateLoadBalancerNodePorts !== false,
-    nodes: nodes
-      .filter((n) => isEligible(n, selectors))
-      .map(nodeTarget)
-      .sort(byName),
+    nodes: eligibleNodes(nodes, selectors).map(nodeTarget).sort(byName),
     endpoints,
     drainingEndpoints,
     sourceRanges: sourceRanges(svc),

@@ -12,7 +12,7 @@ import {
   wantsLoadBalancer,
   type ClassConfig,
 } from "../providers/classes.ts";
-import { nodeFingerprint } from "./eligibility.ts";
+import { nodeFingerprint } from "./nodeFingerprint.ts";
 import { collectOrphans } from "./garbage.ts";
 import type { Logger } from "../shared/log.ts";
 import { startWorkers, WorkQueue, type Workers } from "./queue.ts";

@@ -1,6 +1,7 @@
 import type { V1EndpointSlice, V1Namespace, V1Node, V1Service } from "@kubernetes/client-node";
 import { describe, expect, test } from "vitest";
-import { ineligibility, nodeFingerprint } from "./eligibility.ts";
+import { ineligibility } from "../shared/nodeEligibility.ts";
+import { nodeFingerprint } from "./nodeFingerprint.ts";
 import { LAST_APPLIED_ANNOTATION, trimEndpointSlice, trimNamespace, trimNode, trimService } from "./trim.ts";
 
 const managedFields = [{ manager: "kubelet", operation: "Update", fieldsV1: { "f:status": {} } }];
@@ -71,13 +72,14 @@ describe("what the informers keep", () => {
     expect({ fingerprint: nodeFingerprint(node), ineligible: ineligibility(node) }).toEqual(before);
   });
 
-  test("what decides a Node's eligibility survives trimming: not Ready, tainted for removal, excluded, being deleted", () => {
+  test("what decides a Node's eligibility survives trimming: not Ready, tainted for removal, excluded, being deleted, cordoned", () => {
     const variants: ((n: V1Node) => void)[] = [
       (n) => (n.status!.conditions![0]!.status = "False"),
       (n) => (n.status!.conditions = n.status!.conditions!.filter((c) => c.type !== "Ready")),
       (n) => n.spec!.taints!.push({ key: "ToBeDeletedByClusterAutoscaler", effect: "NoSchedule" }),
       (n) => (n.metadata!.labels!["node.kubernetes.io/exclude-from-external-load-balancers"] = ""),
       (n) => (n.metadata!.deletionTimestamp = new Date("2026-01-02T00:00:00Z")),
+      (n) => (n.spec!.unschedulable = true),
     ];
     for (const change of variants) {
       const node = fullNode();

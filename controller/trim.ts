@@ -56,7 +56,7 @@ export function trimService(svc: V1Service): void {
 }
 
 /**
- * Nodes: labels, taints and providerID, the Ready condition's status (eligibility.ts) and the addresses
+ * Nodes: labels, taints, cordoning and providerID, the Ready condition's status (shared/nodeEligibility.ts) and the addresses
  * (targets, the bare-metal inventory); not images, capacities, volumes, daemon endpoints, system info, other
  * conditions or annotations.
  */
@@ -66,6 +66,7 @@ export function trimNode(node: V1Node): void {
     node.spec = {
       ...(node.spec.providerID !== undefined ? { providerID: node.spec.providerID } : {}),
       ...(node.spec.taints !== undefined ? { taints: node.spec.taints } : {}),
+      ...(node.spec.unschedulable !== undefined ? { unschedulable: node.spec.unschedulable } : {}),
     };
   }
   const s = node.status;

@@ -3,11 +3,10 @@
 // all. Pure functions over the API objects, so the rules are unit-tested without an apiserver.
 import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import { canonicalIP } from "../shared/address.ts";
+import { eligibleNodes } from "../shared/nodeEligibility.ts";
 import { findPool } from "./addressPool.ts";
 import type { AnnouncePool } from "./pools.ts";
 
-/** Nodes with this label (any value) never announce, as for every external load balancer. */
-export const EXCLUDE_FROM_LOAD_BALANCERS_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers";
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 
 export interface ClassSelection {
@@ -127,17 +126,17 @@ function addressPools(
   return { pools: result, guessed };
 }
 
-/** Ready Nodes not excluded from load balancers; liveness of their speakers is checked separately. */
+/**
+ * The Nodes that may announce: those that may carry load-balancer traffic (shared/nodeEligibility.ts: Ready, and
+ * not deleted, excluded, about to be removed by the autoscaler or cordoned); liveness of their speakers is
+ * checked separately.
+ */
 export function schedulableNodes(nodes: readonly V1Node[]): Set<string> {
-  const result = new Set<string>();
-  for (const node of nodes) {
-    const name = node.metadata?.name;
-    if (!name) continue;
-    if (node.metadata?.labels?.[EXCLUDE_FROM_LOAD_BALANCERS_LABEL] !== undefined) continue;
-    const ready = node.status?.conditions?.find((c) => c.type === "Ready");
-    if (ready?.status === "True") result.add(name);
-  }
-  return result;
+  return new Set(
+    eligibleNodes(nodes)
+      .map((node) => node.metadata?.name ?? "")
+      .filter(Boolean),
+  );
 }
 
 /** Where each Node's speaker listens for membership traffic: its first InternalIP (else any address). */

@@ -259,18 +259,21 @@ export class Speaker {
     const services = this.cache.services.list();
     const live = this.memberlist.live();
     if (this.leaving) live.delete(this.config.nodeName);
-    const eligible = new Set([...schedulableNodes(nodes)].filter((node) => live.has(node)));
+    // Among the nodes whose speakers are alive, so that cordoned nodes keep announcing when no other node can.
+    const self = this.config.nodeName;
+    const eligible = schedulableNodes(nodes.filter((n) => live.has(n.metadata?.name ?? "")));
     this.ranking.setNodes(nodes.map((n) => n.metadata?.name ?? "").filter(Boolean));
     const { pools, ads } = this.announceConfig.current();
     const rules = new AnnounceRules(pools, ads, nodes);
     const all = announcedServices(services, this.cache.endpointSlices.list(), this.config, pools);
     if (this.bgp) {
-      const self = nodes.find((n) => n.metadata?.name === this.config.nodeName);
+      const own = nodes.find((n) => n.metadata?.name === self);
+      const withSelf = nodes.filter((n) => n === own || live.has(n.metadata?.name ?? ""));
       this.bgp.update({
-        nodeLabels: self?.metadata?.labels ?? {},
+        nodeLabels: own?.metadata?.labels ?? {},
         uids: new Map(services.map((s) => [serviceKey(s), s.metadata?.uid ?? ""] as const)),
         live,
-        eligible: !this.leaving && schedulableNodes(self ? [self] : []).has(this.config.nodeName),
+        eligible: !this.leaving && schedulableNodes(withSelf).has(self),
         services: all,
         pools,
       });

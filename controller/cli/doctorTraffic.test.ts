@@ -31,6 +31,21 @@ describe("trafficChecks", () => {
     );
   });
 
+  it("a cordoned node is named as such, unless every target is cordoned and it keeps the traffic", () => {
+    const draining = [node("a"), node("b", { cordoned: true })];
+    const f = check(
+      trafficChecks({ svc: service(), targets: INSTANCE, nodes: draining, slices: [], pods: [] }),
+      "nodes",
+    );
+    expect(f.detail).toBe("1 of 2 nodes are targets; left out: b (cordoned (spec.unschedulable))");
+    const all = [node("a", { cordoned: true }), node("b", { cordoned: true })];
+    const g = check(
+      trafficChecks({ svc: service(), targets: INSTANCE, nodes: all, slices: [], pods: [] }),
+      "nodes",
+    );
+    expect(g).toMatchObject({ result: "ok", detail: "2 of 2 nodes are targets" });
+  });
+
   it("a target-node selector that matches no node is bad, and the fix is about the selector", () => {
     const svc = service({}, { "portico.io/target-node-labels": "pool=gpu" });
     const f = check(trafficChecks({ svc, targets: INSTANCE, nodes, slices: [], pods: [] }), "nodes");

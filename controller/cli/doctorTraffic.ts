@@ -2,7 +2,7 @@
 // kube-proxy's health checks — judged the way the controller judges them: its node selector, the Service's
 // target-node labels, exclusion labels and taints, and for `Local` which target nodes hold a ready endpoint.
 import type { V1EndpointSlice, V1Node, V1Pod, V1Service } from "@kubernetes/client-node";
-import { ineligibility } from "../eligibility.ts";
+import { CORDONED, eligibleNodes, ineligibility } from "../../shared/nodeEligibility.ts";
 import { TARGET_NODE_LABEL_ANNOTATIONS } from "../intent.ts";
 import { parseLabelSelector, type LabelMatcher } from "../../shared/labelSelector.ts";
 import type { Finding } from "./finding.ts";
@@ -45,7 +45,15 @@ export function trafficChecks(input: TrafficInputs): Finding[] {
     ];
   const selectors = nodeSelectors(input);
   if (!Array.isArray(selectors)) return [selectors, ...endpointChecks(input)];
-  const why = input.nodes.map((n) => [n.metadata!.name!, whyNotTarget(n, selectors)] as const);
+  const kept = new Set(
+    eligibleNodes(
+      input.nodes,
+      selectors.map((s) => s.matches),
+    ),
+  );
+  const why = input.nodes.map(
+    (n) => [n.metadata!.name!, kept.has(n) ? undefined : whyNot(n, selectors)] as const,
+  );
   const targets = new Set(why.filter(([, reason]) => !reason).map(([name]) => name));
   // Nodes outside the controller's own --node-selector are never this Service's: counted, not listed, so the
   // nodes its own settings leave out are the ones named.
@@ -88,12 +96,13 @@ function nodeSelectors(input: TrafficInputs): Selector[] | Finding {
   return out;
 }
 
-function whyNotTarget(node: V1Node, selectors: readonly Selector[]): string | undefined {
+/** Why a node the controller leaves out is left out, naming the selector that misses it. */
+function whyNot(node: V1Node, selectors: readonly Selector[]): string | undefined {
   const base = ineligibility(node);
-  if (base) return base;
+  if (base && base !== CORDONED) return base;
   const labels = node.metadata?.labels ?? {};
   const missed = selectors.find((s) => !s.matches(labels));
-  return missed ? `not matched by ${missed.name}` : undefined;
+  return missed ? `not matched by ${missed.name}` : base;
 }
 
 function nodeCheck(input: TrafficInputs, targets: Set<string>, left: string[]): Finding {

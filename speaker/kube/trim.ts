@@ -26,10 +26,21 @@ export function trimService(svc: V1Service): void {
   if (svc.status) svc.status = { loadBalancer: { ingress: svc.status.loadBalancer?.ingress ?? [] } };
 }
 
-/** Nodes: name and labels, the conditions' type and status (Ready), and the addresses (the membership's peers). */
+/**
+ * Nodes: name, labels and deletion mark, cordoning and taints' keys (shared/nodeEligibility.ts), the conditions'
+ * type and status (Ready), and the addresses (the membership's peers).
+ */
 export function trimNode(node: V1Node): void {
   trimMetadata(node, false);
-  delete node.spec;
+  const spec = node.spec;
+  if (spec) {
+    node.spec = {
+      ...(spec.unschedulable !== undefined ? { unschedulable: spec.unschedulable } : {}),
+      ...(spec.taints !== undefined
+        ? { taints: spec.taints.map((t) => ({ key: t.key, effect: t.effect })) }
+        : {}),
+    };
+  }
   const s = node.status;
   if (s) {
     node.status = {

@@ -94,9 +94,19 @@ describe("which Services are announced", () => {
 });
 
 describe("which nodes may announce", () => {
-  test("Ready nodes without the exclusion label", () => {
-    const eligible = schedulableNodes([node("a"), node("b", { ready: false }), node("c", { exclude: true })]);
+  test("Ready nodes without the exclusion label, not cordoned, unless all are (the controller's rule)", () => {
+    const cordoned = (name: string) => ({ ...node(name), spec: { unschedulable: true } });
+    const eligible = schedulableNodes([
+      node("a"),
+      node("b", { ready: false }),
+      node("c", { exclude: true }),
+      cordoned("d"),
+    ]);
     expect([...eligible]).toEqual(["a"]);
+    expect([...schedulableNodes([cordoned("d"), cordoned("e"), node("f", { exclude: true })])]).toEqual([
+      "d",
+      "e",
+    ]);
   });
 
   test("membership traffic goes to a node's InternalIP", () => {

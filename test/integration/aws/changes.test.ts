@@ -140,7 +140,7 @@ test("externalTrafficPolicy Local uses kube-proxy's healthCheckNodePort; back to
   ).toBeGreaterThanOrEqual(2);
 });
 
-test("nodes added, excluded, not ready, doomed or deleted are registered and deregistered", async ({
+test("nodes added, excluded, not ready, doomed, cordoned or deleted are registered and deregistered", async ({
   cluster,
   aws,
 }) => {
@@ -150,7 +150,7 @@ test("nodes added, excluded, not ready, doomed or deleted are registered and der
   const nodePort = svc.spec!.ports![0]!.nodePort!;
   await waitForHostname(cluster, "web");
   const targets = async () => (await inventory(aws)).targetGroups[0]!.targets;
-  const more = await aws.createInstances(world.network.subnets[1]!.subnetId, 4);
+  const more = await aws.createInstances(world.network.subnets[1]!.subnetId, 5);
   const names: string[] = [];
   for (const [i, inst] of more.entries())
     names.push(
@@ -158,7 +158,7 @@ test("nodes added, excluded, not ready, doomed or deleted are registered and der
         .metadata!.name!,
     );
   const all = [...world.instances, ...more].map((i) => `${i.instanceId}:${nodePort}`).sort();
-  await waitFor("all five nodes registered", async () => (await targets()).length === 5 && (await targets()));
+  await waitFor("all six nodes registered", async () => (await targets()).length === 6 && (await targets()));
   expect(await targets()).toEqual(all);
 
   await cluster.core.patchNode(
@@ -179,6 +179,22 @@ test("nodes added, excluded, not ready, doomed or deleted are registered and der
     mergePatch,
   );
   await cluster.core.deleteNode({ name: names[3]! });
+  // Cordoned, as `kubectl drain` does before it evicts the node's pods.
+  const cordon = (name: string, unschedulable: boolean) =>
+    cluster.core.patchNode({ name, body: { spec: { unschedulable } } }, mergePatch);
+  await cordon(names[4]!, true);
   await waitFor("only the original node registered", async () => (await targets()).length === 1);
-  expect(await targets()).toEqual([`${world.instances[0]!.instanceId}:${nodePort}`]);
+  const original = [`${world.instances[0]!.instanceId}:${nodePort}`];
+  expect(await targets()).toEqual(original);
+
+  // The last node cordoned as well: the cordoned nodes keep the traffic, as no other node could take it.
+  await cordon(world.nodes[0]!, true);
+  const cordoned = [...original, `${more[4]!.instanceId}:${nodePort}`].sort();
+  await waitFor("both cordoned nodes registered", async () => (await targets()).join() === cordoned.join());
+  // Once one is back in service, the one still cordoned leaves.
+  await cordon(names[4]!, false);
+  await waitFor(
+    "the uncordoned node alone registered",
+    async () => (await targets()).join() === `${more[4]!.instanceId}:${nodePort}`,
+  );
 });

@@ -6,7 +6,7 @@ import { beforeAll, onTestFinished } from "vitest";
 import { expect, mergePatch, test, waitFor } from "../../harness/index.ts";
 import { requireLanTools } from "../../harness/netns.ts";
 import { TcpProber } from "../metal/clients.ts";
-import { buildAddon, E2E_TIMEOUT_MS, SERVICE_PORT } from "../metal/speakers.ts";
+import { buildAddon, E2E_TIMEOUT_MS, SERVICE_PORT, type MetalNode } from "../metal/speakers.ts";
 import { createBgpLan, routerNextHops, startBgpSpeakers } from "./bgpCluster.ts";
 
 const WEB = "198.51.100.10";
@@ -20,7 +20,7 @@ beforeAll(async () => {
 }, 180_000);
 
 test(
-  "ECMP from every node, Local from endpoint nodes only, attributes reach the router, HTTP through it, a killed node withdrawn",
+  "ECMP from every node, Local from endpoint nodes only, attributes reach the router, HTTP through it, a cordoned node withdrawn until uncordoned, a killed node withdrawn",
   async ({ cluster }) => {
     const bgp = await createBgpLan(cluster, {
       nodes: 3,
@@ -148,6 +148,21 @@ test(
     await waitFor("ten more connections", () => prober.results.length >= before + 10);
     const steady = prober.results.slice(before);
     expect(steady.filter((r) => r.error)).toEqual([]);
+
+    // A node cordoned for a drain withdraws its paths before its pods go, and takes them up again once
+    // uncordoned.
+    const cordon = (unschedulable: boolean) =>
+      cluster.core.patchNode({ name: n0.name, body: { spec: { unschedulable } } }, mergePatch);
+    const webHops = (nodes: MetalNode[]) => async () =>
+      (await routerNextHops(bgp, WEB)).join() ===
+      nodes
+        .map((n) => n.host.ipv4)
+        .sort()
+        .join();
+    await cordon(true);
+    await waitFor("the cordoned node's next hop to be withdrawn", webHops([n1, n2]));
+    await cordon(false);
+    await waitFor("the uncordoned node's next hop back", webHops([n0, n1, n2]));
 
     // The Local Service follows its endpoint.
     await metal.moveEndpoint("local", n2);

@@ -133,7 +133,7 @@ test(
 );
 
 test(
-  "a node that turns NotReady, or is excluded from load balancers, stops announcing",
+  "a node that turns NotReady, is excluded from load balancers or is cordoned for a drain stops announcing",
   async ({ cluster }) => {
     const { metal, elected } = await announcedCluster(cluster);
     const others = metal.nodes.filter((n) => n !== elected);
@@ -150,7 +150,18 @@ test(
       },
       mergePatch,
     );
-    await expectSoleAnnouncer(metal, others);
+    const next = await expectSoleAnnouncer(metal, others);
+
+    // Cordoned, as `kubectl drain` does before it evicts the node's pods: the address moves first, handed over.
+    await cluster.core.patchNode({ name: next.name, body: { spec: { unschedulable: true } } }, mergePatch);
+    const last = await expectSoleAnnouncer(
+      metal,
+      others.filter((n) => n !== next),
+    );
+    const handover = await waitFor("the cordoned node to hand the address over", () =>
+      next.handedOver.find((h) => h.address === V4 && h.to === last.name),
+    );
+    expect(handover.reason).toBe("confirmed");
   },
   E2E_TIMEOUT_MS,
 );

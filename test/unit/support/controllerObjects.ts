@@ -8,6 +8,7 @@ export function node(
     labels?: Record<string, string>;
     taints?: string[];
     deleting?: boolean;
+    cordoned?: boolean;
     providerID?: string;
     ip?: string;
   } = {},
@@ -21,6 +22,7 @@ export function node(
     spec: {
       providerID: opts.providerID ?? `aws:///us-east-1a/i-${name.replace(/\W/g, "").padEnd(8, "0")}`,
       taints: (opts.taints ?? []).map((key) => ({ key, effect: "NoSchedule" })),
+      ...(opts.cordoned ? { unschedulable: true } : {}),
     },
     status: {
       conditions: [{ type: "Ready", status: opts.ready === false ? "False" : "True" }],
