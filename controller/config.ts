@@ -44,7 +44,31 @@ export interface ControllerConfig {
   azure?: AzureConfig;
 }
 
-const USAGE = `portico-controller: reconciles LoadBalancer Services into cloud load balancers
+/** The controller's command line; each provider adds its own (providers/<name>/descriptor.ts). */
+const OPTIONS = {
+  provider: { type: "string" },
+  "cluster-name": { type: "string" },
+  "load-balancer-class": { type: "string" },
+  "default-load-balancer": { type: "boolean" },
+  namespace: { type: "string" },
+  "node-selector": { type: "string" },
+  workers: { type: "string" },
+  "resync-period": { type: "string" },
+  "orphan-collection-period": { type: "string" },
+  "leader-elect": { type: "string" },
+  "leader-election-namespace": { type: "string" },
+  "leader-election-name": { type: "string" },
+  "lease-duration": { type: "string" },
+  "metrics-address": { type: "string" },
+  kubeconfig: { type: "string" },
+  help: { type: "boolean" },
+  // Each provider's own, read by it (providers/<name>/descriptor.ts).
+  ...PROVIDERS.aws.flags,
+  ...PROVIDERS.azure.flags,
+  ...PROVIDERS.metal.flags,
+} as const;
+
+export const USAGE = `portico-controller: reconciles LoadBalancer Services into cloud load balancers
 
   --provider aws|azure|metal        the cloud, or metal for IP pools (env PORTICO_PROVIDER)
   --cluster-name NAME               names this cluster in ownership tags (env PORTICO_CLUSTER_NAME, required)
@@ -65,13 +89,19 @@ const USAGE = `portico-controller: reconciles LoadBalancer Services into cloud l
   --node-selector SELECTOR          only nodes matching this label selector are targets
   --workers N                       Services reconciled at once (default 4)
   --resync-period SECONDS           look at every Service again this often (default 600)
+  --orphan-collection-period SECONDS
+                                    look for cloud resources of Services that no longer exist this often
+                                    (default 600)
   --leader-elect=false              run without leader election (one replica only)
   --leader-election-namespace NS    where the Lease lives (env POD_NAMESPACE, default portico-system)
+  --leader-election-name NAME       the Lease's name (default portico-controller-<class, as a name>)
+  --lease-duration SECONDS          how long a leader's Lease holds without renewal (default 15)
   --metrics-address HOST:PORT       /metrics, /healthz, /readyz (default :8080)
   --metallb auto|on|off             metal: also allocate from MetalLB's IPAddressPools (metallb.io/v1beta1), read as
                                     they are: when the CRD is installed (auto, the default), always, or never
                                     (env PORTICO_METALLB)
   --metallb-namespace NS            where MetalLB's pools live (default metallb-system; env PORTICO_METALLB_NAMESPACE)
+  --aws-region REGION               the AWS region (default: the SDK's, from AWS_REGION or the instance's metadata)
   --aws-default-scheme SCHEME       internal (default) or internet-facing
   --aws-observation-ttl SECONDS     reuse a full observation for target-only changes this long (default 60, 0: never)
   --aws-full-observation-period SECONDS
@@ -84,6 +114,9 @@ const USAGE = `portico-controller: reconciles LoadBalancer Services into cloud l
                                     PORTICO_AZURE_SECURITY_GROUP_NAME override its keys
   --kubeconfig FILE                 outside a cluster (env KUBECONFIG)`;
 
+/** Every option the command line accepts, for the reference that lists them. */
+export const OPTION_NAMES: readonly string[] = Object.keys(OPTIONS);
+
 export function parseConfig(
   argv: string[],
   env: NodeJS.ProcessEnv = process.env,
@@ -91,28 +124,7 @@ export function parseConfig(
   const { values } = parseArgs({
     args: argv,
     strict: true,
-    options: {
-      provider: { type: "string" },
-      "cluster-name": { type: "string" },
-      "load-balancer-class": { type: "string" },
-      "default-load-balancer": { type: "boolean" },
-      namespace: { type: "string" },
-      "node-selector": { type: "string" },
-      workers: { type: "string" },
-      "resync-period": { type: "string" },
-      "orphan-collection-period": { type: "string" },
-      "leader-elect": { type: "string" },
-      "leader-election-namespace": { type: "string" },
-      "leader-election-name": { type: "string" },
-      "lease-duration": { type: "string" },
-      "metrics-address": { type: "string" },
-      kubeconfig: { type: "string" },
-      help: { type: "boolean" },
-      // Each provider's own, read by it (providers/<name>/descriptor.ts).
-      ...PROVIDERS.aws.flags,
-      ...PROVIDERS.azure.flags,
-      ...PROVIDERS.metal.flags,
-    },
+    options: OPTIONS,
   });
   if (values.help) throw new UsageError(USAGE);
   const provider = values.provider ?? env.PORTICO_PROVIDER ?? "aws";

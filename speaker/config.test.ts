@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { parseConfig } from "./config.ts";
+import { OPTION_NAMES, parseConfig, USAGE } from "./config.ts";
 import { UsageError } from "../shared/usageError.ts";
 
 describe("speaker flags", () => {
@@ -69,4 +69,10 @@ describe("speaker flags", () => {
       namespace: "lb",
     });
   });
+});
+
+test("--help lists every option the speaker accepts, and none it refuses", () => {
+  const listed = new Set([...USAGE.matchAll(/--([a-z0-9-]+)/g)].map((m) => m[1]!));
+  expect(OPTION_NAMES.filter((name) => name !== "help" && !listed.has(name))).toEqual([]);
+  expect([...listed].filter((name) => !OPTION_NAMES.includes(name))).toEqual([]);
 });

@@ -40,6 +40,36 @@ export interface SpeakerConfig {
   readonly bgp?: { readonly frrDir: string; readonly secretNamespace: string };
 }
 
+const OPTIONS = {
+  "node-name": { type: "string" },
+  interfaces: { type: "string" },
+  "exclude-interfaces": { type: "string" },
+  "interface-rescan-ms": { type: "string" },
+  "load-balancer-class": { type: "string" },
+  "default-load-balancer": { type: "boolean" },
+  namespace: { type: "string" },
+  "node-selector": { type: "string" },
+  metallb: { type: "string" },
+  "metallb-namespace": { type: "string" },
+  "metrics-address": { type: "string" },
+  "memberlist-port": { type: "string" },
+  "memberlist-bind-address": { type: "string" },
+  "memberlist-interval-ms": { type: "string" },
+  "memberlist-timeout-ms": { type: "string" },
+  "memberlist-fanout": { type: "string" },
+  "memberlist-secret-file": { type: "string" },
+  "gratuitous-interval-ms": { type: "string" },
+  "max-replies-per-second": { type: "string" },
+  "log-level": { type: "string" },
+  "frr-config-dir": { type: "string" },
+  "secret-namespace": { type: "string" },
+  kubeconfig: { type: "string" },
+  help: { type: "boolean" },
+} as const;
+
+/** Every option the command line accepts, for the reference that lists them. */
+export const OPTION_NAMES: readonly string[] = Object.keys(OPTIONS);
+
 export const USAGE = `portico-speaker: announces bare-metal LoadBalancer addresses over ARP and NDP (one per node)
 
   --node-name NAME                 this Node's name (env NODE_NAME, required)
@@ -92,32 +122,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     ({ values } = parseArgs({
       args: argv,
       strict: true,
-      options: {
-        "node-name": { type: "string" },
-        interfaces: { type: "string" },
-        "exclude-interfaces": { type: "string" },
-        "interface-rescan-ms": { type: "string" },
-        "load-balancer-class": { type: "string" },
-        "default-load-balancer": { type: "boolean" },
-        namespace: { type: "string" },
-        "node-selector": { type: "string" },
-        metallb: { type: "string" },
-        "metallb-namespace": { type: "string" },
-        "metrics-address": { type: "string" },
-        "memberlist-port": { type: "string" },
-        "memberlist-bind-address": { type: "string" },
-        "memberlist-interval-ms": { type: "string" },
-        "memberlist-timeout-ms": { type: "string" },
-        "memberlist-fanout": { type: "string" },
-        "memberlist-secret-file": { type: "string" },
-        "gratuitous-interval-ms": { type: "string" },
-        "max-replies-per-second": { type: "string" },
-        "log-level": { type: "string" },
-        "frr-config-dir": { type: "string" },
-        "secret-namespace": { type: "string" },
-        kubeconfig: { type: "string" },
-        help: { type: "boolean" },
-      },
+      options: OPTIONS,
     }));
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\n\n${USAGE}`);
