@@ -23,6 +23,12 @@ describe("nodes", () => {
     ]);
   });
 
+  test("with externalTrafficPolicy Local a cordoned node stays a target: its pods still run there", () => {
+    const nodes = [node("a"), node("draining", { cordoned: true })];
+    const local = service({ externalTrafficPolicy: "Local", healthCheckNodePort: 32000 });
+    expect(buildIntent(local, nodes, [], CLASS).nodes.map((n) => n.name)).toEqual(["a", "draining"]);
+  });
+
   test("cordoned nodes keep the targets when no other node could take them", () => {
     const nodes = [node("a", { cordoned: true }), node("b", { cordoned: true }), node("c", { ready: false })];
     expect(buildIntent(service(), nodes, [], CLASS).nodes.map((n) => n.name)).toEqual(["a", "b"]);

@@ -61,7 +61,9 @@ export function buildIntent(
     externalTrafficPolicy: spec.externalTrafficPolicy === "Local" ? "Local" : "Cluster",
     ...(spec.healthCheckNodePort ? { healthCheckNodePort: spec.healthCheckNodePort } : {}),
     allocateNodePorts: spec.allocateLoadBalancerNodePorts !== false,
-    nodes: eligibleNodes(nodes, selectors).map(nodeTarget).sort(byName),
+    nodes: eligibleNodes(nodes, selectors, spec.externalTrafficPolicy === "Local" ? "Local" : "Cluster")
+      .map(nodeTarget)
+      .sort(byName),
     endpoints,
     drainingEndpoints,
     sourceRanges: sourceRanges(svc),

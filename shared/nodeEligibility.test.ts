@@ -114,6 +114,19 @@ describe("eligibleNodes", () => {
     expect(names(eligibleNodes(nodes))).toEqual(["other"]);
   });
 
+  test("for Local, cordoned nodes stay beside the others: their own pods are all their traffic reaches", () => {
+    const nodes = [
+      node("a"),
+      node("b", { cordoned: true }),
+      node("c", { cordoned: true, ready: false }),
+      node("d", { autoscaled: true }),
+    ];
+    expect(names(eligibleNodes(nodes, [], "Local"))).toEqual(["a", "b"]);
+    expect(names(eligibleNodes(nodes, [], "Cluster"))).toEqual(["a"]);
+    const edge = parseLabelSelector("role=edge");
+    expect(names(eligibleNodes([node("e", { cordoned: true })], [edge], "Local"))).toEqual([]);
+  });
+
   test("no node that could qualify at all: none", () => {
     expect(eligibleNodes([])).toEqual([]);
     expect(

@@ -3,7 +3,7 @@
 // all. Pure functions over the API objects, so the rules are unit-tested without an apiserver.
 import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import { canonicalIP } from "../shared/address.ts";
-import { eligibleNodes } from "../shared/nodeEligibility.ts";
+import { eligibleNodes, type Policy } from "../shared/nodeEligibility.ts";
 import { findPool } from "./addressPool.ts";
 import type { AnnouncePool } from "./pools.ts";
 
@@ -127,13 +127,13 @@ function addressPools(
 }
 
 /**
- * The Nodes that may announce: those that may carry load-balancer traffic (shared/nodeEligibility.ts: Ready, and
- * not deleted, excluded, about to be removed by the autoscaler or cordoned); liveness of their speakers is
- * checked separately.
+ * The Nodes that may announce a Service of the traffic policy: those that may carry load-balancer traffic
+ * (shared/nodeEligibility.ts: Ready, and not deleted, excluded, about to be removed by the autoscaler or, for
+ * Cluster, cordoned); liveness of their speakers is checked separately.
  */
-export function schedulableNodes(nodes: readonly V1Node[]): Set<string> {
+export function schedulableNodes(nodes: readonly V1Node[], policy: Policy = "Cluster"): Set<string> {
   return new Set(
-    eligibleNodes(nodes)
+    eligibleNodes(nodes, [], policy)
       .map((node) => node.metadata?.name ?? "")
       .filter(Boolean),
   );

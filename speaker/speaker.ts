@@ -261,7 +261,8 @@ export class Speaker {
     if (this.leaving) live.delete(this.config.nodeName);
     // Among the nodes whose speakers are alive, so that cordoned nodes keep announcing when no other node can.
     const self = this.config.nodeName;
-    const eligible = schedulableNodes(nodes.filter((n) => live.has(n.metadata?.name ?? "")));
+    const alive = nodes.filter((n) => live.has(n.metadata?.name ?? ""));
+    const eligible = { Cluster: schedulableNodes(alive), Local: schedulableNodes(alive, "Local") };
     this.ranking.setNodes(nodes.map((n) => n.metadata?.name ?? "").filter(Boolean));
     const { pools, ads } = this.announceConfig.current();
     const rules = new AnnounceRules(pools, ads, nodes);
@@ -274,6 +275,7 @@ export class Speaker {
         uids: new Map(services.map((s) => [serviceKey(s), s.metadata?.uid ?? ""] as const)),
         live,
         eligible: !this.leaving && schedulableNodes(withSelf).has(self),
+        eligibleForLocal: !this.leaving && schedulableNodes(withSelf, "Local").has(self),
         services: all,
         pools,
       });

@@ -46,6 +46,13 @@ describe("trafficChecks", () => {
     expect(g).toMatchObject({ result: "ok", detail: "2 of 2 nodes are targets" });
   });
 
+  it("with externalTrafficPolicy Local a cordoned node is still a target", () => {
+    const nodes = [node("a"), node("b", { cordoned: true })];
+    const svc = service({ externalTrafficPolicy: "Local", healthCheckNodePort: 32000 });
+    const f = check(trafficChecks({ svc, targets: INSTANCE, nodes, slices: [], pods: [] }), "nodes");
+    expect(f.detail).toBe("2 of 2 nodes are targets");
+  });
+
   it("a target-node selector that matches no node is bad, and the fix is about the selector", () => {
     const svc = service({}, { "portico.io/target-node-labels": "pool=gpu" });
     const f = check(trafficChecks({ svc, targets: INSTANCE, nodes, slices: [], pods: [] }), "nodes");

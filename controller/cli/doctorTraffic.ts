@@ -45,10 +45,12 @@ export function trafficChecks(input: TrafficInputs): Finding[] {
     ];
   const selectors = nodeSelectors(input);
   if (!Array.isArray(selectors)) return [selectors, ...endpointChecks(input)];
+  const policy = input.svc.spec?.externalTrafficPolicy === "Local" ? "Local" : "Cluster";
   const kept = new Set(
     eligibleNodes(
       input.nodes,
       selectors.map((s) => s.matches),
+      policy,
     ),
   );
   const why = input.nodes.map(

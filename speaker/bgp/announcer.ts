@@ -28,8 +28,10 @@ export interface BgpState {
   readonly uids: ReadonlyMap<string, string>;
   /** Speakers alive now (one of them cleans up the records of dead ones). */
   readonly live: ReadonlySet<string>;
-  /** Ready, not excluded from load balancers, not stopping. */
+  /** Ready, not leaving (shared/nodeEligibility.ts), not stopping. */
   readonly eligible: boolean;
+  /** The same for Services with externalTrafficPolicy Local, for which a cordoned node stays. */
+  readonly eligibleForLocal: boolean;
   readonly services: readonly AnnouncedService[];
   readonly pools: readonly AnnouncePool[];
 }

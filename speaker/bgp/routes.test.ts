@@ -63,6 +63,7 @@ function input(overrides: Partial<RouteInput>): RouteInput {
     node: "node-1",
     nodeLabels: { rack: "a" },
     eligible: true,
+    eligibleForLocal: true,
     services: [],
     pools,
     ads: ads({ ipAddressPools: ["public"] }),
@@ -96,6 +97,14 @@ describe("who advertises", () => {
   test("a node that is not Ready, excluded or stopping advertises nothing", () => {
     const routes = bgpRoutes(input({ eligible: false, services: [service("ns/web", "198.51.100.10")] }));
     expect(routes.prefixes).toEqual([]);
+    expect(routes.withheld.get("198.51.100.10")).toBe("nodeNotEligible");
+  });
+
+  test("a cordoned node withdraws Cluster Services' addresses but keeps advertising its own Local endpoints'", () => {
+    const cordoned = { node: "node-2", eligible: false, eligibleForLocal: true };
+    const local = service("ns/local", "198.51.100.11", { local: true });
+    const routes = bgpRoutes(input({ ...cordoned, services: [service("ns/web", "198.51.100.10"), local] }));
+    expect(routes.prefixes.map((p) => p.prefix)).toEqual(["198.51.100.11/32"]);
     expect(routes.withheld.get("198.51.100.10")).toBe("nodeNotEligible");
   });
 

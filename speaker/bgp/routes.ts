@@ -33,8 +33,10 @@ export interface AdvertisedPrefix {
 export interface RouteInput {
   readonly node: string;
   readonly nodeLabels: Labels;
-  /** Ready, not excluded, not stopping. */
+  /** Ready, not leaving (shared/nodeEligibility.ts), not stopping. */
   readonly eligible: boolean;
+  /** The same for Services with externalTrafficPolicy Local, for which a cordoned node stays. */
+  readonly eligibleForLocal: boolean;
   readonly services: readonly AnnouncedService[];
   readonly pools: readonly AnnouncePool[];
   readonly ads: readonly BgpAdvertisement[];
@@ -145,7 +147,7 @@ function notAdvertised(
   pool: AnnouncePool,
   ads: readonly BgpAdvertisement[],
 ): NotAdvertised | undefined {
-  if (!input.eligible) return "nodeNotEligible";
+  if (!(service.local ? input.eligibleForLocal : input.eligible)) return "nodeNotEligible";
   if (!nodeMayAnnounce(pool.nodeSelectors, input.nodeLabels)) return "nodeNotEligible";
   if (!ads.some((ad) => nodeMayAnnounce(ad.nodeSelectors, input.nodeLabels))) return "nodeNotEligible";
   if (!service.hasReadyEndpoint) return "noReadyEndpoint";

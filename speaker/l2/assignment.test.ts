@@ -107,6 +107,8 @@ describe("which nodes may announce", () => {
       "d",
       "e",
     ]);
+    // For Local Services a cordoned node stays: its own pods are the only ones its traffic can reach.
+    expect([...schedulableNodes([node("a"), cordoned("d")], "Local")]).toEqual(["a", "d"]);
   });
 
   test("membership traffic goes to a node's InternalIP", () => {
@@ -150,6 +152,18 @@ describe("the announce decision", () => {
     expect(assignAddresses([local], nodes, elect).get("192.0.2.10")?.announcer).toBe("c");
     const onIneligible = svc("ns/web", { local: true, endpointNodes: new Set(["z"]) });
     expect(assignAddresses([onIneligible], nodes, elect).get("192.0.2.10")?.announcer).toBeUndefined();
+  });
+
+  test("a Local Service whose endpoint is on a cordoned node is announced from it; a Cluster one moves away", () => {
+    const eligible = { Cluster: new Set(["a", "b"]), Local: new Set(["a", "b", "c"]) };
+    const local = svc("ns/local", { addresses: ["192.0.2.11"], local: true, endpointNodes: new Set(["c"]) });
+    const result = assignAddresses(
+      [svc("ns/web", { endpointNodes: new Set(["c"]) }), local],
+      eligible,
+      elect,
+    );
+    expect(result.get("192.0.2.11")?.announcer).toBe("c");
+    expect(["a", "b"]).toContain(result.get("192.0.2.10")?.announcer);
   });
 
   test("Local policy follows the endpoint when it moves", () => {

@@ -21,13 +21,20 @@ export interface AddressAssignment {
 export type Elect = (address: string, candidates: ReadonlySet<string>) => string | undefined;
 
 /**
+ * The nodes that may announce, by the Services' traffic policy (cordoned nodes stay for Local:
+ * shared/nodeEligibility.ts), or one set for both.
+ */
+export type Eligible =
+  ReadonlySet<string> | { readonly Cluster: ReadonlySet<string>; readonly Local: ReadonlySet<string> };
+
+/**
  * The nodes that may announce the Service's address from `pool` (its nodeSelectors, and the L2Advertisements
  * that apply to the Service); undefined when every node may.
  */
 export type PoolNodes = (pool: string, service: AnnouncedService) => ReadonlySet<string> | undefined;
 
 /**
- * `eligible` = Ready, not excluded Nodes whose speaker is alive. A Service with no ready endpoint is not
+ * `eligible` = the Nodes that may carry traffic (Ready, not leaving) whose speaker is alive. A Service with no ready endpoint is not
  * announced at all (attracting traffic to a Service that cannot answer helps nobody). With policy Local only
  * nodes running a ready endpoint may announce, because kube-proxy drops Local traffic elsewhere. Of those,
  * only nodes the address's pool allows take part in the election.
@@ -37,7 +44,7 @@ export type PoolNodes = (pool: string, service: AnnouncedService) => ReadonlySet
  */
 export function assignAddresses(
   services: readonly AnnouncedService[],
-  eligible: ReadonlySet<string>,
+  eligible: Eligible,
   elect: Elect,
   poolNodes: PoolNodes = () => undefined,
 ): Map<string, AddressAssignment> {
@@ -49,8 +56,10 @@ export function assignAddresses(
   }
   const result = new Map<string, AddressAssignment>();
   for (const [address, sharing] of byAddress) {
+    const cluster = "Cluster" in eligible ? eligible.Cluster : eligible;
+    const local = "Local" in eligible ? eligible.Local : eligible;
     const serving = sharing.map((service) =>
-      service.local ? new Set([...service.endpointNodes].filter((n) => eligible.has(n))) : eligible,
+      service.local ? new Set([...service.endpointNodes].filter((n) => local.has(n))) : cluster,
     );
     const pools = sharing.map((service) => service.pools.get(address));
     const allowed = serving.map((nodes, i) => {

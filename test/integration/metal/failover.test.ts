@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, onTestFinished } from "vitest";
 import { expect, mergePatch, test, waitFor } from "../../harness/index.ts";
 import { requireLanTools } from "../../harness/netns.ts";
-import { arping, measureFailover, TcpProber } from "./clients.ts";
+import { arping, measureFailover, metricSum, speakerMetrics, TcpProber } from "./clients.ts";
 import {
   buildAddon,
   MetalCluster,
@@ -102,7 +102,7 @@ test(
 );
 
 test(
-  "with externalTrafficPolicy Local the address follows the node with the ready endpoint",
+  "with externalTrafficPolicy Local the address follows the node with the ready endpoint, cordoned or not",
   async ({ cluster }) => {
     const metal = await MetalCluster.create(cluster, {
       nodes: 3,
@@ -123,6 +123,22 @@ test(
     await waitFor("the new endpoint's node alone to announce", () => only(metal.announcersOf(V4), second));
     await sleep(TAKEOVER_BURST_MS);
     expect((await arping(metal.lan.client, V4, 3)).macs).toEqual([second.mac, second.mac, second.mac]);
+
+    // Cordoned, its node keeps announcing: its own pod is the only one Local traffic can reach. Checked once
+    // every speaker has decided again after the cordon.
+    const elections = () =>
+      Promise.all(
+        metal.nodes.map(async (n) =>
+          metricSum(await speakerMetrics(n.host), "portico_speaker_elections_total"),
+        ),
+      );
+    const before = await elections();
+    await cluster.core.patchNode({ name: second.name, body: { spec: { unschedulable: true } } }, mergePatch);
+    await waitFor("every speaker to decide again", async () =>
+      (await elections()).every((count, i) => count > before[i]!),
+    );
+    expect(metal.announcersOf(V4)).toEqual([second]);
+    expect(prober.lastAnswer(V4, Date.now() - 1000)?.answer).toBe(second.name);
 
     // No ready endpoint anywhere: the address is not announced at all.
     await metal.setEndpointReady("web", false);
