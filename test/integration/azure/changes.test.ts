@@ -170,7 +170,7 @@ test("externalTrafficPolicy Local probes kube-proxy's healthCheckNodePort; Clust
   });
 });
 
-test("nodes added, excluded, not ready, doomed or deleted join and leave the node pool", async ({
+test("nodes added, excluded, not ready, doomed, cordoned or deleted join and leave the node pool", async ({
   cluster,
   azure,
 }) => {
@@ -180,8 +180,8 @@ test("nodes added, excluded, not ready, doomed or deleted join and leave the nod
   await waitForIP(cluster, "web");
   const pool = async () => poolNamed(await inventory(azure), "portico-nodes")?.addresses ?? [];
   const extra = [];
-  for (let i = 1; i <= 4; i++) extra.push(await addNode(cluster, azure, i));
-  await waitFor("all five nodes in the pool", async () => (await pool()).length === 5);
+  for (let i = 1; i <= 5; i++) extra.push(await addNode(cluster, azure, i));
+  await waitFor("all six nodes in the pool", async () => (await pool()).length === 6);
   expect(await pool()).toEqual([...world.nodeIPs, ...extra.map((n) => n.ip)].sort());
   // The allow rule names the nodes' subnet, so nodes joining it need no security group write.
   expect((await inventory(azure)).securityRules[0]?.destinations).toEqual([AZURE_WORLD.subnetPrefix]);
@@ -204,6 +204,8 @@ test("nodes added, excluded, not ready, doomed or deleted join and leave the nod
     mergePatch,
   );
   await cluster.core.deleteNode({ name: extra[3]!.name });
+  // Cordoned, as `kubectl drain` does before it evicts the node's pods.
+  await cluster.core.patchNode({ name: extra[4]!.name, body: { spec: { unschedulable: true } } }, mergePatch);
   await waitFor("only the first node in the pool", async () => (await pool()).length === 1);
   expect(await pool()).toEqual(world.nodeIPs);
   expect((await inventory(azure)).securityRules[0]?.destinations).toEqual([AZURE_WORLD.subnetPrefix]);
