@@ -13,6 +13,7 @@ import type {
 } from "../providers/provider.ts";
 import { eligibleNodes } from "../shared/nodeEligibility.ts";
 import { parseLabelSelector, type LabelMatcher } from "../shared/labelSelector.ts";
+import { hostBits } from "../shared/range.ts";
 
 const ZONE_LABEL = "topology.kubernetes.io/zone";
 
@@ -204,16 +205,6 @@ function sourceRanges(svc: V1Service): string[] {
       }
       return range;
     });
-}
-
-/** A CIDR whose address is not its network's first (e.g. 10.0.0.1/8): the two ways it may have been meant. */
-function hostBits(range: string): { network: string; single: string } | undefined {
-  const [address, bits] = range.split("/") as [string, string];
-  const v4 = Address4.isValid(range);
-  const network = (v4 ? new Address4(range) : new Address6(range)).startAddress().correctForm();
-  const given = (v4 ? new Address4(address) : new Address6(address)).correctForm();
-  if (network === given) return undefined;
-  return { network: `${network}/${bits}`, single: `${given}/${v4 ? 32 : 128}` };
 }
 
 const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);

@@ -3,6 +3,7 @@ import { canonicalIP, formatIPBytes, ipBytes, parseIP } from "./address.ts";
 import {
   buggyCount,
   formatRange,
+  hostBits,
   isBuggyIPv4,
   parseRangeEntry,
   rangeIntersection,
@@ -126,5 +127,14 @@ describe("buggy IPv4 addresses (.0 and .255)", () => {
     }
     expect(buggyCount(range("10.0.0.0/8"))).toBe(2n * 65536n);
     expect(buggyCount(range("fd00::/120"))).toBe(0n);
+  });
+});
+
+describe("hostBits", () => {
+  it("a CIDR written as its network has none; otherwise both readings are offered, per family", () => {
+    expect(hostBits("10.0.0.0/8")).toBeUndefined();
+    expect(hostBits("10.0.0.1/8")).toEqual({ network: "10.0.0.0/8", single: "10.0.0.1/32" });
+    expect(hostBits("2001:db8::/32")).toBeUndefined();
+    expect(hostBits("2001:db8::1/32")).toEqual({ network: "2001:db8::/32", single: "2001:db8::1/128" });
   });
 });

@@ -121,3 +121,16 @@ export function buggyCount(range: AddressRange): bigint {
   if (range.family !== "IPv4") return 0n;
   return countWithLowOctet(range.first, range.last, 0n) + countWithLowOctet(range.first, range.last, 255n);
 }
+
+/**
+ * A CIDR whose address is not its network's first (e.g. 10.0.0.1/8): the two ways it may have been meant, for
+ * an error that offers both. Undefined for a CIDR written as its network.
+ */
+export function hostBits(range: string): { network: string; single: string } | undefined {
+  const [address, bits] = range.split("/") as [string, string];
+  const v4 = Address4.isValid(range);
+  const network = (v4 ? new Address4(range) : new Address6(range)).startAddress().correctForm();
+  const given = (v4 ? new Address4(address) : new Address6(address)).correctForm();
+  if (network === given) return undefined;
+  return { network: `${network}/${bits}`, single: `${given}/${v4 ? 32 : 128}` };
+}

@@ -8,6 +8,7 @@ import {
   optionalBool as bool,
   splitList as list,
 } from "../../annotationValues.ts";
+import { hostBits } from "../../../shared/range.ts";
 
 export interface AccessSettings {
   allowedServiceTags: string[];
@@ -49,16 +50,6 @@ export function parseAccessSettings(get: (key: string) => string | undefined): A
       );
   }
   return settings;
-}
-
-/** A CIDR whose address is not its network's first: the two ways it may have been meant. */
-function hostBits(range: string): { network: string; single: string } | undefined {
-  const [address, bits] = range.split("/") as [string, string];
-  const v4 = Address4.isValid(range);
-  const network = (v4 ? new Address4(range) : new Address6(range)).startAddress().correctForm();
-  const given = (v4 ? new Address4(address) : new Address6(address)).correctForm();
-  if (network === given) return undefined;
-  return { network: `${network}/${bits}`, single: `${given}/${v4 ? 32 : 128}` };
 }
 
 /**
