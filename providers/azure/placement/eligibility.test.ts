@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../../errors.ts";
+import { refusal } from "../../../test/unit/support/azure.ts";
 import type { LoadBalancerConfiguration } from "./lbConfigurations.ts";
 import { CONFIGURATIONS_ANNOTATION, placeService, type PlacementInput } from "./eligibility.ts";
 
@@ -24,16 +24,6 @@ const CLOSED: LoadBalancerConfiguration = {
 
 function place(configurations: LoadBalancerConfiguration[], over: Partial<PlacementInput> = {}) {
   return placeService({ configurations, serviceLabels: {}, namespaceLabels: {}, rules: new Map(), ...over });
-}
-
-function refusal(fn: () => unknown): ConfigurationError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigurationError) return err;
-    throw err;
-  }
-  throw new Error("expected a ConfigurationError");
 }
 
 const rules = (entries: Record<string, number>) => new Map(Object.entries(entries));

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../../errors.ts";
 import type { LoadBalancerIntent } from "../../provider.ts";
 import { parseAzureSettings } from "../annotations/settings.ts";
 import type { AzureConfig } from "../config.ts";
@@ -8,7 +7,15 @@ import type { AzureLimits } from "../limitValues.ts";
 import type { DesiredService, LoadBalancer, Observed, PublicIPAddress } from "../model.ts";
 import { CONFIGURATIONS_ANNOTATION } from "./eligibility.ts";
 import { currentConfiguration, placedSides, placementNotices, ruleCounts } from "./placeSides.ts";
-import { CLUSTER, config, intent, network, publicIp, written } from "../../../test/unit/support/azure.ts";
+import {
+  CLUSTER,
+  config,
+  intent,
+  network,
+  publicIp,
+  refusal,
+  written,
+} from "../../../test/unit/support/azure.ts";
 
 const VMSS = "azure:///subscriptions/s/resourceGroups/mc/providers/Microsoft.Compute/virtualMachineScaleSets";
 const NODES = [
@@ -56,16 +63,6 @@ function world(
       observed = { ...observed, loadBalancers: [...lbs.filter((l) => l !== before), written(d, before)] };
     }
   return observed;
-}
-
-function refusal(fn: () => unknown): ConfigurationError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ConfigurationError) return err;
-    throw err;
-  }
-  throw new Error("expected a ConfigurationError");
 }
 
 const poolIps = (d: DesiredService) => d.pool.addresses.map((a) => a.ip);

@@ -1,5 +1,6 @@
 // Builders for the Azure provider's unit tests: an intent, the cluster's network and configuration, and the
 // desired state and load balancers they lead to, with little ceremony.
+import { ConfigurationError } from "../../../providers/errors.ts";
 import type { LoadBalancerIntent } from "../../../providers/provider.ts";
 import { parseAzureSettings } from "../../../providers/azure/annotations/settings.ts";
 import type { AzureConfig } from "../../../providers/azure/config.ts";
@@ -131,4 +132,15 @@ export function publicIp(name: string, extra: Partial<PublicIPAddress> = {}): Pu
     ipAddress: "20.0.0.1",
     ...extra,
   };
+}
+
+/** The ConfigurationError `fn` throws; fails when it throws nothing or something else. */
+export function refusal(fn: () => unknown): ConfigurationError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigurationError) return err;
+    throw err;
+  }
+  throw new Error("expected a ConfigurationError");
 }
