@@ -41,6 +41,7 @@ export async function startController(
     ...(config.namespace ? { namespace: config.namespace } : {}),
     ...(config.nodeSelector ? { nodeLabelSelector: config.nodeSelector } : {}),
     pools: needs.pools ?? false,
+    gatedPods: true,
     namespaces: needs.namespaces ?? false,
     ...(needs.metallb
       ? { metallbNamespace: needs.metallb.namespace, metallbRequired: needs.metallb.required }

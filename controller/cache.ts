@@ -3,7 +3,8 @@
 // and reports objects that vanished meanwhile as deletions, so no delete is missed across apiserver restarts.
 // Lists are read a page at a time and trimmed as they come (pagedList.ts, trim.ts).
 import { listPaged } from "./pagedList.ts";
-import { trimEndpointSlice, trimNamespace, trimNode, trimService } from "./trim.ts";
+import { trimEndpointSlice, trimNamespace, trimNode, trimPod, trimService } from "./trim.ts";
+import { GATED_POD_LABEL, gatedPod, type GatedPod } from "./readinessGates/gates.ts";
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -15,6 +16,7 @@ import {
   type V1EndpointSlice,
   type V1Namespace,
   type V1Node,
+  type V1Pod,
   type V1Service,
 } from "@kubernetes/client-node";
 import {
@@ -36,7 +38,7 @@ import type { ClusterView, IPAddressPoolObject } from "../providers/cluster.ts";
 import { RecordWatch } from "./recordWatch.ts";
 import type { Logger } from "../shared/log.ts";
 
-export type Kind = "service" | "node" | "endpointslice" | "ipaddresspool" | "namespace";
+export type Kind = "service" | "node" | "endpointslice" | "ipaddresspool" | "namespace" | "pod";
 
 /** A speaker's ServiceL2Status record changed: the Service it is about (its namespace and name). */
 export type ChangeHandler = (
@@ -52,6 +54,7 @@ const TRIMMERS: Partial<Record<Kind, (obj: never) => void>> = {
   node: trimNode,
   endpointslice: trimEndpointSlice,
   namespace: trimNamespace,
+  pod: trimPod,
 };
 
 export interface CacheOptions {
@@ -67,6 +70,8 @@ export interface CacheOptions {
   metallbNamespace?: string;
   /** MetalLB's pools were asked for explicitly (--metallb=on): a missing CRD is warned about at every retry. */
   metallbRequired?: boolean;
+  /** Watch the pods given readiness gates (labelled so by the webhook): their gates are opened by the controller. */
+  gatedPods?: boolean;
 }
 
 /** MetalLB's CRD is usually absent: look for it again every five minutes, and say so once. */
@@ -87,6 +92,9 @@ export class ClusterCache implements ClusterView {
   /** Whether the absence of MetalLB's CRD was logged already (it is said once). */
   private metallbTold = false;
   readonly namespaces: ListWatch<V1Namespace> | undefined;
+  readonly pods: ListWatch<V1Pod> | undefined;
+  /** The pods' list was refused (403: an install whose RBAC predates readiness gates): no gate is opened. */
+  private podsForbidden = false;
   private readonly log: Logger;
   private readonly handlers: ChangeHandler[] = [];
   private stopped = false;
@@ -141,6 +149,23 @@ export class ClusterCache implements ClusterView {
     this.wire("service", this.services);
     this.wire("node", this.nodes);
     this.wire("endpointslice", this.endpointSlices);
+    if (opts.gatedPods) {
+      this.pods = new ListWatch<V1Pod>(
+        ns ? `/api/v1/namespaces/${ns}/pods` : "/api/v1/pods",
+        watch,
+        () =>
+          listPaged(
+            (page) =>
+              ns
+                ? core.listNamespacedPod({ namespace: ns, labelSelector: GATED_POD_LABEL, ...page })
+                : core.listPodForAllNamespaces({ labelSelector: GATED_POD_LABEL, ...page }),
+            trimPod,
+          ),
+        false,
+        GATED_POD_LABEL,
+      );
+      this.wire("pod", this.pods);
+    }
     if (opts.pools || opts.namespaces) {
       this.namespaces = new ListWatch<V1Namespace>(
         "/api/v1/namespaces",
@@ -232,6 +257,12 @@ export class ClusterCache implements ClusterView {
     );
   }
 
+  /** A gated pod's gates and their state; undefined for a pod without Portico's gates (or not watched). */
+  gatedPod(namespace: string, name: string): GatedPod | undefined {
+    const pod = this.pods?.get(name, namespace);
+    return pod && gatedPod(pod);
+  }
+
   namespaceLabels(namespace: string): Record<string, string> {
     return this.namespaces?.get(namespace)?.metadata?.labels ?? {};
   }
@@ -257,6 +288,7 @@ export class ClusterCache implements ClusterView {
       this.endpointSlices,
       this.pools,
       this.namespaces,
+      this.pods,
       this.metallbPools,
       this.l2Statuses?.lw,
       this.bgpStatuses?.lw,
@@ -276,6 +308,7 @@ export class ClusterCache implements ClusterView {
     const listed = (lw: ListWatch<KubernetesObject>) =>
       lw.latestResourceVersion() !== "" ||
       (lw === this.metallbPools && this.metallbMissing()) ||
+      (lw === this.pods && this.podsForbidden) ||
       (lw === this.l2Statuses?.lw && this.l2Statuses.missing()) ||
       (lw === this.bgpStatuses?.lw && this.bgpStatuses.missing());
     while (!this.stopped && !all.every(listed)) await new Promise((r) => setTimeout(r, 100));
@@ -334,6 +367,14 @@ export class ClusterCache implements ClusterView {
 
   private failed(kind: Kind, code: unknown, err: unknown, delay: number): number {
     const notFound = code === 404 || /HTTP-Code: 404/.test(String((err as Error)?.message));
+    if (kind === "pod" && (code === 403 || /HTTP-Code: 403/.test(String((err as Error)?.message)))) {
+      this.podsForbidden = true;
+      this.log.warn(
+        { kind, retryInMs: MAX_RESTART_DELAY_MS },
+        "may not list pods: readiness gates stay closed until the controller's RBAC allows it (apply the manifests of this release)",
+      );
+      return MAX_RESTART_DELAY_MS;
+    }
     this.log.warn(
       {
         kind,

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { ConfigurationError } from "../providers/errors.ts";
 import { buildIntent } from "./intent.ts";
+import type { GatedPod } from "./readinessGates/gates.ts";
 import { parseLabelSelector } from "../shared/labelSelector.ts";
 import { node, service, slice } from "../test/unit/support/controllerObjects.ts";
 
@@ -114,6 +115,59 @@ describe("endpoints", () => {
       { ip: "10.0.0.2", ports: { http: 9090 } },
     ]);
     expect(intent.drainingEndpoints).toEqual([]);
+  });
+});
+
+describe("endpoints that wait for a readiness gate", () => {
+  const waiting: GatedPod = { uid: "u-new", services: ["web"], open: [], containersReady: true };
+  const pods: Record<string, GatedPod> = {
+    new: waiting,
+    starting: { ...waiting, uid: "u-starting", containersReady: false },
+    other: { ...waiting, uid: "u-other", services: ["other"] },
+    open: { ...waiting, uid: "u-open", open: ["web"] },
+  };
+  const gatedPod = (namespace: string, name: string) => (namespace === "shop" ? pods[name] : undefined);
+
+  test("a pod whose containers are ready and that waits only for this Service's gate is a target, marked", () => {
+    const s = slice([
+      { ip: "10.0.0.1", ready: true, pod: "old" },
+      { ip: "10.0.0.2", ready: false, serving: false, pod: "new", podUid: "u-new" },
+      { ip: "10.0.0.3", ready: false, serving: false, pod: "starting" },
+      { ip: "10.0.0.4", ready: false, serving: false, pod: "other" },
+      { ip: "10.0.0.5", ready: false, serving: false, pod: "open" },
+      { ip: "10.0.0.6", ready: false, serving: false, pod: "unknown" },
+    ]);
+    const intent = buildIntent(service(), [], [s], CLASS, { gatedPod });
+    expect(intent.endpoints).toEqual([
+      { ip: "10.0.0.1", ports: { http: 8080 } },
+      { ip: "10.0.0.2", ports: { http: 8080 }, awaitingGate: "new" },
+    ]);
+  });
+
+  test("without the controller's pod view, or for another pod of the same name, nothing waits", () => {
+    const s = slice([{ ip: "10.0.0.2", ready: false, serving: false, pod: "new", podUid: "u-replaced" }]);
+    expect(buildIntent(service(), [], [s], CLASS, { gatedPod }).endpoints).toEqual([]);
+    expect(buildIntent(service(), [], [s], CLASS).endpoints).toEqual([]);
+  });
+
+  test("terminating endpoints keep their traffic beside pods that wait, until one is ready", () => {
+    const s = slice([
+      { ip: "10.0.0.1", ready: false, serving: true, terminating: true, pod: "old" },
+      { ip: "10.0.0.2", ready: false, serving: false, pod: "new" },
+    ]);
+    const alone = buildIntent(service(), [], [s], CLASS, { gatedPod });
+    expect(alone.endpoints.map((e) => e.ip)).toEqual(["10.0.0.1", "10.0.0.2"]);
+    expect(alone.drainingEndpoints).toEqual([]);
+    const withReady = buildIntent(service(), [], [s, slice([{ ip: "10.0.0.3", ready: true }])], CLASS, {
+      gatedPod,
+    });
+    expect(withReady.endpoints.map((e) => e.ip)).toEqual(["10.0.0.2", "10.0.0.3"]);
+    expect(withReady.drainingEndpoints.map((e) => e.ip)).toEqual(["10.0.0.1"]);
+  });
+
+  test("a terminating pod never waits for a gate", () => {
+    const s = slice([{ ip: "10.0.0.2", ready: false, serving: false, terminating: true, pod: "new" }]);
+    expect(buildIntent(service(), [], [s], CLASS, { gatedPod }).endpoints).toEqual([]);
   });
 });
 

@@ -1,4 +1,5 @@
 import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
+import { waitsForGate, type GatedPod } from "./readinessGates/gates.ts";
 import { Address4, Address6 } from "ip-address";
 import { TARGET_NODE_LABEL_ANNOTATIONS } from "../providers/annotationKeys/portico.ts";
 import { refusalError, reviewAnnotations } from "../providers/annotationKeys/review.ts";
@@ -27,6 +28,8 @@ export interface IntentConfig {
   nodeSelector?: LabelMatcher;
   /** Labels of the Service's namespace (known when the controller watches namespaces). */
   namespaceLabels?: Record<string, string>;
+  /** The gated pods the controller watches (readinessGates/), by namespace and name. */
+  gatedPod?: (namespace: string, name: string) => GatedPod | undefined;
 }
 
 /**
@@ -52,7 +55,18 @@ export function buildIntent(
     ...(config.nodeSelector ? [config.nodeSelector] : []),
     ...targetNodeSelectors(annotations),
   ];
-  const { endpoints, drainingEndpoints } = endpointTargets(meta.name!, slices);
+  const gated = config.gatedPod;
+  const { endpoints, drainingEndpoints } = endpointTargets(
+    meta.name!,
+    slices,
+    gated
+      ? (name, uid) => {
+          const pod = gated(meta.namespace!, name);
+          // A pod of the same name made since (a StatefulSet's) is another pod: the slice will say so soon.
+          return (!uid || !pod?.uid || uid === pod.uid) && waitsForGate(pod, meta.name!);
+        }
+      : () => false,
+  );
   return {
     service: { namespace: meta.namespace!, name: meta.name!, uid: meta.uid! },
     loadBalancerClass,
@@ -140,10 +154,18 @@ function nodeTarget(node: V1Node): NodeTarget {
 /**
  * Ready endpoints receive traffic. Serving-but-terminating ones drain; like kube-proxy, they keep
  * receiving traffic only when no endpoint at all is ready, so a rolling update of a single replica does
- * not black-hole. Not-ready, non-serving endpoints are not targets.
+ * not black-hole. Not-ready, non-serving endpoints are not targets — except a pod that waits only for this
+ * Service's readiness gate (`awaitsGate`): it must be a target for the load balancer to find it healthy and
+ * open the gate. Such a pod is no ready endpoint yet, so terminating ones keep their traffic beside it until
+ * one is.
  */
-function endpointTargets(service: string, slices: readonly V1EndpointSlice[]) {
+function endpointTargets(
+  service: string,
+  slices: readonly V1EndpointSlice[],
+  awaitsGate: (pod: string, uid: string | undefined) => boolean,
+) {
   const ready = new Map<string, EndpointTarget>();
+  const gated = new Map<string, EndpointTarget>();
   const terminating = new Map<string, EndpointTarget>();
   for (const slice of slices) {
     if (slice.metadata?.labels?.[SERVICE_NAME_LABEL] !== service) continue;
@@ -164,14 +186,23 @@ function endpointTargets(service: string, slices: readonly V1EndpointSlice[]) {
         ...(ep.nodeName ? { nodeName: ep.nodeName } : {}),
         ...(ep.zone ? { zone: ep.zone } : {}),
       };
+      const ref = ep.targetRef?.kind === "Pod" ? ep.targetRef : undefined;
+      const pod = ref?.name;
       if (isReady && !isTerminating) ready.set(ip, target);
       else if (serving && isTerminating) terminating.set(ip, target);
+      else if (!isTerminating && pod && awaitsGate(pod, ref?.uid))
+        gated.set(ip, { ...target, awaitingGate: pod });
     }
   }
-  for (const ip of ready.keys()) terminating.delete(ip);
-  const sorted = (m: Map<string, EndpointTarget>) => [...m.values()].sort((a, b) => a.ip.localeCompare(b.ip));
-  if (ready.size === 0) return { endpoints: sorted(terminating), drainingEndpoints: [] };
-  return { endpoints: sorted(ready), drainingEndpoints: sorted(terminating) };
+  for (const ip of ready.keys()) {
+    terminating.delete(ip);
+    gated.delete(ip);
+  }
+  for (const ip of gated.keys()) terminating.delete(ip);
+  const sorted = (...maps: Map<string, EndpointTarget>[]) =>
+    maps.flatMap((m) => [...m.values()]).sort((a, b) => a.ip.localeCompare(b.ip));
+  if (ready.size === 0) return { endpoints: sorted(gated, terminating), drainingEndpoints: [] };
+  return { endpoints: sorted(ready, gated), drainingEndpoints: sorted(terminating) };
 }
 
 function sourceRanges(svc: V1Service): string[] {

@@ -1,6 +1,7 @@
 // Wires the shared cache to the work queue and the reconciler: every change that can affect a Service's load
 // balancer enqueues that Service; a periodic resync and orphan collection catch whatever was missed.
 import type { CoreV1Api, KubernetesObject, V1EndpointSlice, V1Service } from "@kubernetes/client-node";
+import { gatedPod, waitsForGate } from "./readinessGates/gates.ts";
 import { createHash } from "node:crypto";
 import { withPriority } from "../providers/priority.ts";
 import type { LoadBalancerProvider, ServiceRef } from "../providers/provider.ts";
@@ -156,6 +157,13 @@ export class Manager {
     } else if (kind === "servicel2status") {
       // Where the Service's traffic enters changed (bare metal): its Serving condition may have.
       this.enqueue(`${obj.metadata?.namespace}/${obj.metadata?.name}`);
+    } else if (kind === "pod") {
+      // A gated pod's containers became ready (its EndpointSlice does not change: the pod is still not ready),
+      // so each Service whose gate it now waits for is looked at again.
+      const gated = gatedPod(obj);
+      for (const service of gated?.services ?? [])
+        if (verb !== "delete" && waitsForGate(gated, service))
+          this.enqueue(`${obj.metadata?.namespace}/${service}`);
     } else if (kind === "endpointslice") {
       const service = (obj as V1EndpointSlice).metadata?.labels?.[SERVICE_NAME_LABEL];
       if (service) this.enqueue(`${obj.metadata?.namespace}/${service}`);

@@ -20,6 +20,7 @@ import type { Logger } from "../shared/log.ts";
 import { mergePatch, strategicMergePatch } from "../shared/patch.ts";
 import { SERVING_CONDITION, statusPatch, type ConditionState } from "./status.ts";
 import { servingCondition, servingEvent, trafficPollDelay } from "./traffic.ts";
+import { GATE_POLL_MS, openGates } from "./readinessGates/openGates.ts";
 
 /** Permanent cloud errors are looked at again only this often: no retry storm against the API. */
 export const PERMANENT_ERROR_RETRY_MS = 5 * 60_000;
@@ -91,6 +92,7 @@ export class ServiceReconciler {
       const intent = buildIntent(svc, nodes, slices, classServedUnder(svc, this.d.classes), {
         ...this.d.intent,
         namespaceLabels: this.d.cache.namespaceLabels(svc.metadata!.namespace!),
+        gatedPod: (namespace, name) => this.d.cache.gatedPod(namespace, name),
       });
       await this.tellNoops(svc, intent.acceptedNoops ?? []);
       if (firstTime)
@@ -137,8 +139,19 @@ export class ServiceReconciler {
       );
       await this.record(svc, result.recorded ?? {});
       const lookAgain = await this.followTraffic(svc, result.traffic);
+      const gates = await openGates(this.d.core, intent, result.healthyEndpoints, log);
+      if (gates.opened.length)
+        log.info(
+          { pods: gates.opened },
+          "readiness gates opened: the load balancer reports the pods healthy",
+        );
       this.d.onOutcome?.(result.changes.length ? "ensured" : "unchanged");
-      const requeueAfterMs = Math.min(result.requeueAfterMs ?? Infinity, lookAgain ?? Infinity);
+      const requeueAfterMs = Math.min(
+        result.requeueAfterMs ?? Infinity,
+        lookAgain ?? Infinity,
+        // Nothing will open a gate where the provider cannot tell a pod's health: no look on a timer then.
+        gates.waiting.length && result.healthyEndpoints ? GATE_POLL_MS : Infinity,
+      );
       return Number.isFinite(requeueAfterMs) ? { requeueAfterMs } : {};
     } catch (err) {
       return this.failed(svc, err, log);

@@ -176,6 +176,7 @@ describe("what the informers keep", () => {
           conditions: { ready: true, serving: true, terminating: false },
           nodeName: "n1",
           zone: "a",
+          targetRef: { kind: "Pod", name: "web-1", uid: "p1" },
         },
         { addresses: ["10.244.2.5"], conditions: { ready: false } },
       ],

@@ -11,8 +11,10 @@ import type {
   V1Namespace,
   V1Node,
   V1ObjectMeta,
+  V1Pod,
   V1Service,
 } from "@kubernetes/client-node";
+import { GATE_PREFIX } from "./readinessGates/gates.ts";
 
 /**
  * kubectl apply's copy of the whole object as last applied: often the largest annotation a Service has, and no
@@ -84,7 +86,7 @@ export function trimNode(node: V1Node): void {
   }
 }
 
-/** EndpointSlices: the address type, the ports, and each endpoint's addresses, conditions, node and zone. */
+/** EndpointSlices: the address type, the ports, and each endpoint's addresses, conditions, node, zone and pod. */
 export function trimEndpointSlice(slice: V1EndpointSlice): void {
   trimMetadata(slice);
   slice.endpoints = slice.endpoints?.map((e) => ({
@@ -92,6 +94,16 @@ export function trimEndpointSlice(slice: V1EndpointSlice): void {
     ...(e.conditions !== undefined ? { conditions: e.conditions } : {}),
     ...(e.nodeName ? { nodeName: e.nodeName } : {}),
     ...(e.zone ? { zone: e.zone } : {}),
+    // The pod's name and uid: a readiness gate's pod is found by them (controller/readinessGates/).
+    ...(e.targetRef?.kind === "Pod" && e.targetRef.name
+      ? {
+          targetRef: {
+            kind: "Pod",
+            name: e.targetRef.name,
+            ...(e.targetRef.uid ? { uid: e.targetRef.uid } : {}),
+          },
+        }
+      : {}),
   }));
 }
 
@@ -100,4 +112,25 @@ export function trimNamespace(ns: V1Namespace): void {
   trimMetadata(ns);
   delete ns.spec;
   delete ns.status;
+}
+
+/**
+ * Gated pods (readinessGates/): the key, the readiness gates, and the conditions a gate's state is read from
+ * (ContainersReady and the gates' own). Not the containers, volumes, labels or anything else of the pod.
+ */
+export function trimPod(pod: V1Pod): void {
+  trimMetadata(pod);
+  if (pod.metadata) delete pod.metadata.labels;
+  pod.spec = {
+    containers: [],
+    ...(pod.spec?.readinessGates ? { readinessGates: pod.spec.readinessGates } : {}),
+  };
+  const conditions = pod.status?.conditions;
+  pod.status = conditions
+    ? {
+        conditions: conditions
+          .filter((c) => c.type === "ContainersReady" || c.type.startsWith(GATE_PREFIX))
+          .map((c) => ({ type: c.type, status: c.status })),
+      }
+    : {};
 }

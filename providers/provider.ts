@@ -39,6 +39,11 @@ export interface EndpointTarget {
   zone?: string;
   /** Resolved target port per Service port name (from the EndpointSlice's ports). */
   ports: Record<string, number>;
+  /**
+   * The pod behind a not-yet-ready endpoint that waits only for this Service's readiness gate: a target so that
+   * the load balancer can check it; the controller opens the gate once the provider reports it healthy.
+   */
+  awaitingGate?: string;
 }
 
 /**
@@ -122,6 +127,11 @@ export interface EnsureResult {
   changes: string[];
   /** Things worth telling the user as Events (e.g. a replacement forced by a change the cloud cannot make in place). */
   notices: Notice[];
+  /**
+   * The endpoint addresses the load balancer reports healthy behind every port they serve (pod targets only):
+   * the readiness gates of those pods open. Absent where the provider cannot tell a pod's health.
+   */
+  healthyEndpoints?: string[];
   /** Come back later even if nothing changes (e.g. to finish a replacement once the new load balancer is active). */
   requeueAfterMs?: number;
 }

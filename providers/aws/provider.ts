@@ -13,7 +13,7 @@ import type { Unresolved } from "./securityGroups/backendGroups.ts";
 import { SharedBackend } from "./securityGroups/sharedBackend.ts";
 import { withPriority } from "../priority.ts";
 import { inspectService } from "./inspect.ts";
-import { awsTraffic, statesOf } from "./traffic.ts";
+import { awsTraffic, healthyEndpoints, statesOf } from "./traffic.ts";
 import { createAwsClients, type AwsClientOptions, type AwsClients } from "./clients.ts";
 import { checkIntent, checkSettings } from "./desired.ts";
 import type { DesiredLoadBalancer, Observed } from "./model.ts";
@@ -234,6 +234,7 @@ export class AwsProvider implements LoadBalancerProvider {
       changes: [...planned.shared, ...operations.map(describeOperation)],
       notices,
       traffic: awsTraffic(intent, desired, statesOf(observed)),
+      healthyEndpoints: healthyEndpoints(desired, statesOf(observed)),
       ...(waitForActive ? { requeueAfterMs: REPLACEMENT_POLL_MS } : {}),
     };
   }

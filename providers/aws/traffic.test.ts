@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { intent, NETWORK } from "../../test/unit/support/awsIntent.ts";
 import { parseAwsSettings } from "./annotations/settings.ts";
 import { desiredLoadBalancer } from "./desired.ts";
-import { awsTraffic, targetKey, type TargetStates } from "./traffic.ts";
+import { awsTraffic, healthyEndpoints, targetKey, type TargetStates } from "./traffic.ts";
 
 const TWO_PORTS = [
   { name: "http", protocol: "TCP" as const, port: 80, nodePort: 30080 },
@@ -153,5 +153,43 @@ describe("awsTraffic", () => {
       flowing: true,
       reason: "TargetsHealthy",
     });
+  });
+});
+
+describe("healthyEndpoints", () => {
+  const ipTargets = (over = {}) =>
+    desiredLoadBalancer(
+      intent({ ports: TWO_PORTS, ...over }),
+      parseAwsSettings(
+        { "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip" },
+        { scheme: "internal" },
+      ),
+      NETWORK,
+      "prod",
+    );
+
+  test("a pod healthy in every target group that holds it; one failing or unchecked group holds it back", () => {
+    const lb = ipTargets({
+      endpoints: [
+        { ip: "10.0.1.5", ports: { http: 8080, https: 8443 } },
+        { ip: "10.0.1.6", ports: { http: 8080, https: 8443 } },
+        { ip: "10.0.1.7", ports: { http: 8080, https: 8443 } },
+      ],
+    });
+    expect(lb.targetGroups.map((tg) => tg.targets.length)).toEqual([3, 3]);
+    const s = states(lb, (i, j) =>
+      j === 0 ? "healthy" : j === 1 ? (i === 0 ? "healthy" : "unhealthy") : i === 0 ? "healthy" : undefined,
+    );
+    expect(healthyEndpoints(lb, s)).toEqual(["10.0.1.5"]);
+  });
+
+  test("instance targets open no pod's gate", () => {
+    const lb = desired({ ports: TWO_PORTS });
+    expect(
+      healthyEndpoints(
+        lb,
+        states(lb, () => "healthy"),
+      ),
+    ).toEqual([]);
   });
 });

@@ -91,3 +91,19 @@ export function awsTraffic(
   const total = ports.reduce((n, p) => n + p.total, 0);
   return { flowing: true, reason: "TargetsHealthy", message: `${healthy} of ${total} targets healthy` };
 }
+
+/**
+ * The pods ELBv2 reports healthy in every ip target group that holds them (what was observed before this
+ * pass: a target registered by it is still initial), which opens their readiness gates.
+ */
+export function healthyEndpoints(desired: DesiredLoadBalancer, states: TargetStates): string[] {
+  const verdict = new Map<string, boolean>();
+  for (const tg of desired.targetGroups) {
+    if (tg.targetType !== "ip") continue;
+    for (const target of tg.targets) {
+      const healthy = states.get(targetKey(tg.name, target.id, target.port))?.state === "healthy";
+      verdict.set(target.id, (verdict.get(target.id) ?? true) && healthy);
+    }
+  }
+  return [...verdict].filter(([, healthy]) => healthy).map(([ip]) => ip);
+}

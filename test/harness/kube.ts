@@ -35,6 +35,8 @@ export interface EndpointSpec {
   ready?: boolean;
   serving?: boolean;
   terminating?: boolean;
+  /** The pod behind the endpoint (its targetRef), as the EndpointSlice controller names it. */
+  pod?: { name: string; uid?: string };
 }
 
 /**
@@ -161,6 +163,9 @@ export class TestCluster {
         endpoints: endpoints.map((e) => ({
           addresses: [e.ip],
           nodeName: e.nodeName,
+          ...(e.pod
+            ? { targetRef: { kind: "Pod", namespace: this.namespace, name: e.pod.name, uid: e.pod.uid } }
+            : {}),
           conditions: {
             ready: e.ready ?? true,
             serving: e.serving ?? e.ready ?? true,

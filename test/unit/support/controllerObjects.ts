@@ -46,7 +46,16 @@ export function service(
 }
 
 export function slice(
-  endpoints: { ip: string; ready?: boolean; serving?: boolean; terminating?: boolean; node?: string }[],
+  endpoints: {
+    ip: string;
+    ready?: boolean;
+    serving?: boolean;
+    terminating?: boolean;
+    node?: string;
+    /** The pod behind the endpoint (targetRef), and its uid. */
+    pod?: string;
+    podUid?: string;
+  }[],
   ports: Record<string, number> = { http: 8080 },
   serviceName = "web",
 ): V1EndpointSlice {
@@ -60,6 +69,7 @@ export function slice(
     endpoints: endpoints.map((e) => ({
       addresses: [e.ip],
       ...(e.node ? { nodeName: e.node } : {}),
+      ...(e.pod ? { targetRef: { kind: "Pod", name: e.pod, ...(e.podUid ? { uid: e.podUid } : {}) } } : {}),
       conditions: {
         ...(e.ready !== undefined ? { ready: e.ready } : {}),
         ...(e.serving !== undefined ? { serving: e.serving } : {}),

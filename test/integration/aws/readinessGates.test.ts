@@ -1,0 +1,136 @@
+// Readiness gates on AWS ip targets: a pod that waits only for its gate is registered, and its gate opens once
+// ELBv2 reports it healthy — not before. The targets' health comes from a proxy in front of the emulator that
+// answers DescribeTargetHealth as the test says (the emulator calls every target healthy at once).
+import type { V1Pod } from "@kubernetes/client-node";
+import { createAwsClients } from "../../../providers/aws/clients.ts";
+import { AwsProvider } from "../../../providers/aws/provider.ts";
+import { GATED_POD_LABEL, gateType } from "../../../controller/readinessGates/gates.ts";
+import { startHealthReport } from "../../harness/cloudEdge/healthReport.ts";
+import type { TargetState } from "../../harness/cloudEdge/checkPlan.ts";
+import { expect, mergePatch, test, waitFor, type TestCluster } from "../../harness/index.ts";
+import { startPortico } from "../../harness/controller.ts";
+import { awsWorld, lbService, waitForHostname } from "./fixtures.ts";
+import { inventory } from "./inventory.ts";
+
+const IP = { "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip" };
+
+/** A pod as a kubelet reports it: its containers' readiness and, for the gate, the gate's own condition. */
+async function gatedPodOn(
+  cluster: TestCluster,
+  name: string,
+  node: string,
+  ip: string,
+  state: { containersReady: boolean; gateOpen: boolean },
+): Promise<V1Pod> {
+  const pod = await cluster.core.createNamespacedPod({
+    namespace: cluster.namespace,
+    body: {
+      metadata: { name, labels: { app: "web", [GATED_POD_LABEL]: "true" } },
+      spec: {
+        nodeName: node,
+        containers: [{ name: "app", image: "registry.k8s.io/pause:3.10" }],
+        readinessGates: [{ conditionType: gateType("web") }],
+      },
+    },
+  });
+  const now = new Date().toISOString();
+  const status = (ok: boolean) => (ok ? "True" : "False");
+  await cluster.core.patchNamespacedPodStatus(
+    {
+      name,
+      namespace: cluster.namespace,
+      body: {
+        status: {
+          phase: "Running",
+          podIP: ip,
+          podIPs: [{ ip }],
+          conditions: [
+            { type: "ContainersReady", status: status(state.containersReady), lastTransitionTime: now },
+            {
+              type: "Ready",
+              status: status(state.containersReady && state.gateOpen),
+              lastTransitionTime: now,
+            },
+            ...(state.gateOpen ? [{ type: gateType("web"), status: "True", lastTransitionTime: now }] : []),
+          ],
+        },
+      },
+    },
+    mergePatch,
+  );
+  return pod;
+}
+
+async function gate(cluster: TestCluster, pod: string) {
+  const p = await cluster.core.readNamespacedPodStatus({ name: pod, namespace: cluster.namespace });
+  return p.status?.conditions?.find((c) => c.type === gateType("web"));
+}
+
+test("a pod waiting for its gate is registered, and the gate opens only once ELBv2 reports it healthy", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 1);
+  const node = world.nodes[0]!;
+  // What ELBv2 says of each pod (by address); asked: how often the controller looked at a target's health.
+  const health = new Map<string, TargetState>([["10.0.0.10", "healthy"]]);
+  const asked = new Map<string, number>();
+  const report = await startHealthReport(process.env.AWS_ENDPOINT_URL!, {
+    stateOfTarget: (_group, id) => {
+      asked.set(id, (asked.get(id) ?? 0) + 1);
+      return health.get(id) ?? "initial";
+    },
+    drainingIn: () => [],
+  });
+  cluster.defer(() => report.close());
+  const provider = new AwsProvider({
+    clusterName: cluster.namespace,
+    clients: createAwsClients({ endpoint: `http://127.0.0.1:${report.port}` }),
+  });
+  await startPortico(cluster, {}, { provider });
+
+  const old = await gatedPodOn(cluster, "old", node, "10.0.0.10", { containersReady: true, gateOpen: true });
+  const fresh = await gatedPodOn(cluster, "new", node, "10.0.0.11", {
+    containersReady: true,
+    gateOpen: false,
+  });
+  const starting = await gatedPodOn(cluster, "starting", node, "10.0.0.12", {
+    containersReady: false,
+    gateOpen: false,
+  });
+  const ref = (p: V1Pod) => ({ name: p.metadata!.name!, uid: p.metadata!.uid! });
+  await cluster.createEndpointSlice(
+    "web",
+    [
+      { ip: "10.0.0.10", nodeName: node, pod: ref(old) },
+      { ip: "10.0.0.11", nodeName: node, ready: false, serving: false, pod: ref(fresh) },
+      { ip: "10.0.0.12", nodeName: node, ready: false, serving: false, pod: ref(starting) },
+    ],
+    [{ name: "http", port: 8080 }],
+  );
+  await cluster.createService("web", lbService(), IP);
+  await waitForHostname(cluster, "web");
+  // The pod whose containers are ready is a target although not Ready; the one still starting is not.
+  const targets = async () => (await inventory(aws)).targetGroups[0]?.targets;
+  await waitFor("the waiting pod registered", async () =>
+    (await targets())?.includes("10.0.0.11:8080") ? true : undefined,
+  );
+  expect(await targets()).toEqual(["10.0.0.10:8080", "10.0.0.11:8080"]);
+
+  // While ELBv2 holds it in initial, the controller keeps looking and the gate stays closed.
+  await waitFor("the controller to look at the new target's health twice", () =>
+    Promise.resolve((asked.get("10.0.0.11") ?? 0) >= 2 ? true : undefined),
+  );
+  expect(await gate(cluster, "new")).toBeUndefined();
+
+  health.set("10.0.0.11", "healthy");
+  const opened = await waitFor("the gate to open", async () => {
+    const c = await gate(cluster, "new");
+    return c?.status === "True" ? c : undefined;
+  });
+  expect(opened.reason).toBe("TargetHealthy");
+  expect(opened.message).toMatch(/reports 10\.0\.0\.11 healthy/);
+  // The pod still starting stays out of it: neither registered nor given an open gate.
+  expect(await gate(cluster, "starting")).toBeUndefined();
+  expect(await targets()).not.toContain("10.0.0.12:8080");
+});
