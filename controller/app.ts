@@ -13,12 +13,15 @@ import { ControllerMetrics } from "./metrics.ts";
 import { PROVIDERS } from "../providers/registry.ts";
 import type { ProviderDescriptor, StartedProvider } from "../providers/descriptor.ts";
 import { ServiceReconciler } from "./reconciler.ts";
+import { startReadinessGateWebhook, type ReadinessGateWebhook } from "./readinessGates/start.ts";
 
 export interface Controller {
   provider: LoadBalancerProvider;
   cache: ClusterCache;
   manager: Manager;
   metrics: ControllerMetrics;
+  /** The readiness-gate webhook, when configured: served by every replica, leading or not. */
+  webhook?: ReadinessGateWebhook;
   isLeader(): boolean;
   synced(): boolean;
   /** Stops reconciling, releases the Lease and stops watching. */
@@ -92,6 +95,9 @@ export async function startController(
     orphanCollectionPeriodMs: config.orphanCollectionPeriodMs,
     ...(config.namespace ? { namespace: config.namespace } : {}),
   });
+  const webhook = config.webhook
+    ? startReadinessGateWebhook(config.webhook, { kc, core, provider, classes, log })
+    : undefined;
   let synced = false;
   await cache.start();
   synced = true;
@@ -138,6 +144,7 @@ export async function startController(
     cache,
     manager,
     metrics,
+    ...(webhook ? { webhook } : {}),
     isLeader: () => leading,
     synced: () => synced,
     async stop() {
@@ -145,6 +152,7 @@ export async function startController(
       else stopped.abort();
       await running;
       started.stop?.();
+      await webhook?.stop();
       await cache.stop();
     },
   };

@@ -11,6 +11,7 @@ import {
 } from "../providers/registry.ts";
 import { checkedListenAddress } from "../shared/metricsServer.ts";
 import { UsageError } from "../shared/usageError.ts";
+import type { WebhookConfig } from "./readinessGates/start.ts";
 
 export interface ControllerConfig {
   provider: ProviderName;
@@ -34,6 +35,8 @@ export interface ControllerConfig {
     retryPeriodMs: number;
   };
   metricsAddress: string;
+  /** The readiness-gate webhook (controller/readinessGates/), when --webhook-address is given. */
+  webhook?: WebhookConfig;
   /**
    * Bare metal: also allocate from MetalLB's IPAddressPools when installed (auto), always (on), or never (off,
    * and when absent).
@@ -60,6 +63,11 @@ const OPTIONS = {
   "leader-election-name": { type: "string" },
   "lease-duration": { type: "string" },
   "metrics-address": { type: "string" },
+  "webhook-address": { type: "string" },
+  "webhook-cert-dir": { type: "string" },
+  "webhook-service": { type: "string" },
+  "webhook-secret": { type: "string" },
+  "webhook-configuration": { type: "string" },
   kubeconfig: { type: "string" },
   help: { type: "boolean" },
   // Each provider's own, read by it (providers/<name>/descriptor.ts).
@@ -97,6 +105,14 @@ export const USAGE = `portico-controller: reconciles LoadBalancer Services into 
   --leader-election-name NAME       the Lease's name (default portico-controller-<class, as a name>)
   --lease-duration SECONDS          how long a leader's Lease holds without renewal (default 15)
   --metrics-address HOST:PORT       /metrics, /healthz, /readyz (default :8080)
+  --webhook-address HOST:PORT       serve the admission webhook that gives pods readiness gates (env
+                                    PORTICO_WEBHOOK_ADDRESS; the manifests: :9443; default: not served)
+  --webhook-cert-dir DIR            its certificate, tls.crt and tls.key (cert-manager's Secret, mounted); default:
+                                    Portico makes its own, keeps it in a Secret and sets the webhook
+                                    configuration's caBundle
+  --webhook-service NAME            the webhook's Service in the controller's namespace (default portico-webhook)
+  --webhook-secret NAME             the Secret Portico keeps its certificate in (default portico-webhook-cert)
+  --webhook-configuration NAME      the MutatingWebhookConfiguration (default portico-readiness-gates)
   --metallb auto|on|off             metal: also allocate from MetalLB's IPAddressPools (metallb.io/v1beta1), read as
                                     they are: when the CRD is installed (auto, the default), always, or never
                                     (env PORTICO_METALLB)
@@ -179,6 +195,21 @@ export function parseConfig(
       retryPeriodMs: leaseDurationMs / 7.5,
     },
     metricsAddress: checkedListenAddress("--metrics-address", values["metrics-address"] ?? ":8080"),
+    ...((values["webhook-address"] ?? env.PORTICO_WEBHOOK_ADDRESS)
+      ? {
+          webhook: {
+            address: checkedListenAddress(
+              "--webhook-address",
+              (values["webhook-address"] ?? env.PORTICO_WEBHOOK_ADDRESS)!,
+            ),
+            ...(values["webhook-cert-dir"] ? { certDir: values["webhook-cert-dir"] } : {}),
+            service: values["webhook-service"] ?? "portico-webhook",
+            namespace: values["leader-election-namespace"] ?? env.POD_NAMESPACE ?? "portico-system",
+            secret: values["webhook-secret"] ?? "portico-webhook-cert",
+            configuration: values["webhook-configuration"] ?? "portico-readiness-gates",
+          },
+        }
+      : {}),
     metallb: metal.metallb,
     aws,
     ...(azure ? { azure } : {}),

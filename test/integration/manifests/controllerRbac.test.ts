@@ -199,6 +199,17 @@ test("the controller's RBAC grants exactly the verbs it calls", async ({ cluster
     { group: "coordination.k8s.io", resource: "leases", namespace: ns, verbs: ["get", "create", "update"] },
     { group: "coordination.k8s.io", resource: "leases", namespace: "kube-system", verbs: [] },
     { group: "", resource: "secrets", verbs: [] },
+    // The webhook's certificate, in the Secret the manifests make: read and renewed by name; no other Secret.
+    { group: "", resource: "secrets", namespace: ns, verbs: [] },
+    { group: "", resource: "secrets", namespace: ns, name: "portico-webhook-cert", verbs: ["get", "update"] },
+    { group: "", resource: "secrets", namespace: ns, name: "other", verbs: [] },
+    {
+      group: "admissionregistration.k8s.io",
+      resource: "mutatingwebhookconfigurations",
+      name: "portico-readiness-gates",
+      verbs: ["get", "patch"],
+    },
+    { group: "admissionregistration.k8s.io", resource: "mutatingwebhookconfigurations", verbs: [] },
     { group: "", resource: "configmaps", verbs: [] },
     { group: "", resource: "pods", verbs: ["list", "watch"] },
     { group: "", resource: "pods", subresource: "status", verbs: ["patch"] },

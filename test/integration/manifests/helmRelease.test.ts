@@ -37,11 +37,14 @@ test("a release installs the rendered objects, keeps its memberlist secret on up
   const objects = (loadAllYaml(manifest.stdout) as (KubernetesObject | null)[]).filter((o) => o !== null);
   expect(objects.map((o) => o.kind).sort()).toEqual(
     [
-      ...["ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole"],
+      ...["ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole", "ClusterRole"],
       ...["ClusterRoleBinding", "ClusterRoleBinding", "ClusterRoleBinding", "ClusterRoleBinding"],
-      ...["DaemonSet", "Deployment", "PodDisruptionBudget", "Secret", "ServiceAccount", "ServiceAccount"],
-      // The controller's leader election, and the speaker's peers' password Secrets.
-      ...["Role", "Role", "RoleBinding", "RoleBinding"],
+      ...["ClusterRoleBinding", "DaemonSet", "Deployment", "PodDisruptionBudget"],
+      ...["Secret", "ServiceAccount", "ServiceAccount"],
+      // The controller's leader election and webhook certificate, and the speaker's peers' password Secrets.
+      ...["Role", "Role", "Role", "RoleBinding", "RoleBinding", "RoleBinding"],
+      // The readiness-gate webhook: its Service, configuration and certificate's Secret.
+      ...["Service", "MutatingWebhookConfiguration", "Secret"],
       // FRR's startup files and the FRR agent's script.
       ...["ConfigMap", "ConfigMap"],
     ].sort(),

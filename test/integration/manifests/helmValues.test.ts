@@ -280,7 +280,61 @@ describe("values that reach the objects", () => {
     );
     for (const s of secrets) expect(s).toMatch(/^[A-Za-z0-9]{44}$/);
     expect(secrets[0]).not.toBe(secrets[1]);
-    expect((await renderChart(metal)).filter((o) => o.kind === "Secret")).toEqual([]);
+    expect(
+      (await renderChart(metal)).filter((o) => o.kind === "Secret").map((o) => o.metadata!.name),
+    ).toEqual(["portico-webhook-cert"]);
+  });
+
+  test("readiness gates: the webhook's failure policy, cert-manager's certificate instead of the controller's, or none", async () => {
+    const eks = chartArgs("eks");
+    const webhookObjects = (objects: KubernetesObject[]) =>
+      objects
+        .filter((o) => /webhook|readiness-gates/.test(o.metadata!.name!))
+        .map((o) => `${o.kind}/${o.metadata!.name}`)
+        .sort();
+    const ignore = await renderChart([...eks, ...set({ "readinessGates.failurePolicy": "Ignore" })]);
+    const configuration = find<KubernetesObject & { webhooks: { failurePolicy: string }[] }>(
+      ignore,
+      "MutatingWebhookConfiguration",
+      "portico-readiness-gates",
+    );
+    expect(configuration.webhooks.map((w) => w.failurePolicy)).toEqual(["Ignore", "Ignore"]);
+
+    const certManager = await renderChart([...eks, ...set({ "readinessGates.certManager.enabled": true })]);
+    expect(webhookObjects(certManager)).toEqual([
+      "Certificate/portico-webhook",
+      "Issuer/portico-webhook",
+      "MutatingWebhookConfiguration/portico-readiness-gates",
+      "Service/portico-webhook",
+    ]);
+    expect(
+      find(certManager, "MutatingWebhookConfiguration", "portico-readiness-gates").metadata!.annotations,
+    ).toEqual({ "cert-manager.io/inject-ca-from": "portico-system/portico-webhook" });
+    const pod = controllerOf(certManager).spec!.template.spec!;
+    expect(pod.containers[0]!.args).toContain("--webhook-cert-dir=/var/run/portico/webhook-cert");
+    expect(pod.volumes).toEqual([{ name: "webhook-cert", secret: { secretName: "portico-webhook-cert" } }]);
+    const issuer = await renderChart([
+      ...eks,
+      ...set({
+        "readinessGates.certManager.enabled": true,
+        "readinessGates.certManager.issuerRef.name": "corp-ca",
+        "readinessGates.certManager.issuerRef.kind": "ClusterIssuer",
+      }),
+    ]);
+    expect(webhookObjects(issuer)).not.toContain("Issuer/portico-webhook");
+    expect(
+      find<KubernetesObject & { spec: { issuerRef: unknown } }>(issuer, "Certificate", "portico-webhook").spec
+        .issuerRef,
+    ).toEqual({
+      name: "corp-ca",
+      kind: "ClusterIssuer",
+    });
+
+    const off = await renderChart([...eks, ...set({ "readinessGates.enabled": false })]);
+    expect(webhookObjects(off)).toEqual([]);
+    const container = controllerOf(off).spec!.template.spec!.containers[0]!;
+    expect(container.env?.map((e) => e.name)).not.toContain("PORTICO_WEBHOOK_ADDRESS");
+    expect(container.ports?.map((p) => p.name)).toEqual(["metrics"]);
   });
 
   test("the speaker can be left out on metal, and the namespace then needs only the restricted level", async () => {

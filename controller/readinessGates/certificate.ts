@@ -1,0 +1,105 @@
+// The admission webhook's TLS: a certificate authority of its own and a serving certificate for the webhook
+// Service's names, made by Portico when no certificate is given (cert-manager's, mounted with --webhook-cert-dir,
+// is used as it is). Keys come from Node's crypto; node-forge writes and signs the X.509 structures, which Node
+// cannot. No I/O: where they are kept is certificateStore.ts's.
+import { generateKeyPairSync, X509Certificate } from "node:crypto";
+import forge from "node-forge";
+
+export interface WebhookCertificate {
+  /** PEM: the authority the apiserver is told to trust (the webhook configuration's caBundle). */
+  ca: string;
+  /** PEM: the serving certificate and its key. */
+  cert: string;
+  key: string;
+}
+
+const DAY_MS = 86_400_000;
+/** The serving certificate lasts a year and is renewed in its last 30 days; the authority lasts ten. */
+const SERVING_DAYS = 365;
+const CA_DAYS = 3650;
+export const RENEW_BEFORE_DAYS = 30;
+
+/** The names the apiserver dials the webhook Service by (it uses `<service>.<namespace>.svc`). */
+export function serviceNames(service: string, namespace: string): string[] {
+  return [
+    `${service}.${namespace}.svc`,
+    `${service}.${namespace}.svc.cluster.local`,
+    `${service}.${namespace}`,
+  ];
+}
+
+function keyPair() {
+  const { privateKey, publicKey } = generateKeyPairSync("rsa", {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: "spki", format: "pem" },
+    privateKeyEncoding: { type: "pkcs8", format: "pem" },
+  });
+  return {
+    pem: privateKey,
+    privateKey: forge.pki.privateKeyFromPem(privateKey),
+    publicKey: forge.pki.publicKeyFromPem(publicKey),
+  };
+}
+
+const serial = () => forge.util.bytesToHex(forge.random.getBytesSync(15)).replace(/^[89a-f]/, "0");
+
+export function issueWebhookCertificate(names: readonly string[], now = new Date()): WebhookCertificate {
+  const caKeys = keyPair();
+  const ca = forge.pki.createCertificate();
+  ca.publicKey = caKeys.publicKey;
+  ca.serialNumber = serial();
+  ca.validity.notBefore = new Date(now.getTime() - 60_000);
+  ca.validity.notAfter = new Date(now.getTime() + CA_DAYS * DAY_MS);
+  const caName = [{ name: "commonName", value: "portico-webhook-ca" }];
+  ca.setSubject(caName);
+  ca.setIssuer(caName);
+  ca.setExtensions([
+    { name: "basicConstraints", cA: true, critical: true },
+    { name: "keyUsage", keyCertSign: true, cRLSign: true, critical: true },
+  ]);
+  ca.sign(caKeys.privateKey, forge.md.sha256.create());
+
+  const keys = keyPair();
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = keys.publicKey;
+  cert.serialNumber = serial();
+  cert.validity.notBefore = new Date(now.getTime() - 60_000);
+  cert.validity.notAfter = new Date(now.getTime() + SERVING_DAYS * DAY_MS);
+  cert.setSubject([{ name: "commonName", value: names[0]! }]);
+  cert.setIssuer(caName);
+  cert.setExtensions([
+    { name: "basicConstraints", cA: false },
+    { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
+    { name: "extKeyUsage", serverAuth: true },
+    { name: "subjectAltName", altNames: names.map((value) => ({ type: 2, value })) },
+  ]);
+  cert.sign(caKeys.privateKey, forge.md.sha256.create());
+  return { ca: forge.pki.certificateToPem(ca), cert: forge.pki.certificateToPem(cert), key: keys.pem };
+}
+
+/**
+ * Why a kept certificate cannot serve (undefined: it can): unreadable, not issued by its authority, missing
+ * one of the names, or within RENEW_BEFORE_DAYS of its end.
+ */
+export function unfitCertificate(
+  kept: Partial<WebhookCertificate>,
+  names: readonly string[],
+  now = new Date(),
+): string | undefined {
+  if (!kept.ca || !kept.cert || !kept.key) return "none is kept yet";
+  let cert: X509Certificate;
+  let ca: X509Certificate;
+  try {
+    cert = new X509Certificate(kept.cert);
+    ca = new X509Certificate(kept.ca);
+  } catch (err) {
+    return `it cannot be read: ${(err as Error).message}`;
+  }
+  if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) return "it was not issued by the kept authority";
+  const sans = (cert.subjectAltName ?? "").split(", ").map((s) => s.replace(/^DNS:/, ""));
+  const missing = names.filter((n) => !sans.includes(n));
+  if (missing.length) return `it does not name ${missing.join(", ")}`;
+  const renewAt = new Date(cert.validTo).getTime() - RENEW_BEFORE_DAYS * DAY_MS;
+  if (now.getTime() >= renewAt) return `it ends on ${cert.validTo}`;
+  return undefined;
+}

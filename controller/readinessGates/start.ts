@@ -1,0 +1,115 @@
+// Runs the readiness-gate webhook inside the controller: its certificate (certificateStore.ts), its server
+// (webhook.ts), and a look at the certificate every hour (a renewed one is served to new connections).
+import { AdmissionregistrationV1Api, type CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
+import { classServedUnder, wantsLoadBalancer, type ClassConfig } from "../../providers/classes.ts";
+import type { LoadBalancerProvider } from "../../providers/provider.ts";
+import type { Logger } from "../../shared/log.ts";
+import { buildIntent } from "../intent.ts";
+import { serviceNames } from "./certificate.ts";
+import { keptCertificate, mountedCertificate, trustAuthority } from "./certificateStore.ts";
+import { serveWebhook, type PodAdmission, type WebhookServer } from "./webhook.ts";
+
+export interface WebhookConfig {
+  /** Where the webhook listens (HOST:PORT). */
+  address: string;
+  /** A mounted certificate (tls.crt, tls.key), e.g. cert-manager's; absent: Portico keeps its own. */
+  certDir?: string;
+  /** The webhook's Service, whose names the certificate carries. */
+  service: string;
+  namespace: string;
+  /** The Secret Portico keeps its certificate in. */
+  secret: string;
+  /** The MutatingWebhookConfiguration whose caBundle Portico sets to its authority. */
+  configuration: string;
+}
+
+const LOOK_AGAIN_MS = 3_600_000;
+const RETRY_MS = 30_000;
+
+export interface ReadinessGateWebhook {
+  /** Resolves once the webhook serves (it keeps trying until it can). */
+  serving: Promise<WebhookServer>;
+  stop(): Promise<void>;
+}
+
+export function startReadinessGateWebhook(
+  config: WebhookConfig,
+  deps: {
+    kc: KubeConfig;
+    core: CoreV1Api;
+    provider: LoadBalancerProvider;
+    classes: ClassConfig;
+    log: Logger;
+  },
+): ReadinessGateWebhook {
+  const log = deps.log.child({ component: "webhook" });
+  const admissionApi = deps.kc.makeApiClient(AdmissionregistrationV1Api);
+  const names = serviceNames(config.service, config.namespace);
+  const certificate = async () => {
+    if (config.certDir) return mountedCertificate(config.certDir);
+    const kept = await keptCertificate(deps.core, { ...config, names }, log);
+    await trustAuthority(admissionApi, config.configuration, kept.ca, log);
+    return kept;
+  };
+  const admission: PodAdmission = {
+    services: async (namespace) => (await deps.core.listNamespacedService({ namespace })).items,
+    sendsToPods: (svc) => {
+      if (!wantsLoadBalancer(svc, deps.classes)) return false;
+      try {
+        const intent = buildIntent(svc, [], [], classServedUnder(svc, deps.classes));
+        return deps.provider.targetType?.(intent) === "ip";
+      } catch {
+        // A Service the controller refuses has no load balancer to wait for.
+        return false;
+      }
+    },
+    log,
+  };
+  let stopped = false;
+  let running: WebhookServer | undefined;
+  const timers: NodeJS.Timeout[] = [];
+  const wait = (ms: number) => new Promise<void>((resolve) => timers.push(setTimeout(resolve, ms)));
+  const serving = (async () => {
+    for (;;) {
+      try {
+        const tls = await certificate();
+        const server = await serveWebhook(config.address, tls, admission);
+        running = server;
+        log.info({ port: server.port }, "serving the readiness-gate webhook");
+        void (async () => {
+          let current = tls.cert;
+          while (!stopped) {
+            await wait(LOOK_AGAIN_MS);
+            if (stopped) return;
+            const next = await certificate().catch((err: unknown) => {
+              log.warn({ err: (err as Error).message }, "could not look at the webhook's certificate");
+              return undefined;
+            });
+            if (next && next.cert !== current) {
+              server.setCertificate(next);
+              current = next.cert;
+              log.info("serving the webhook's renewed certificate");
+            }
+          }
+        })();
+        return server;
+      } catch (err) {
+        log.warn(
+          { err: (err as Error).message, retryInMs: RETRY_MS },
+          "cannot serve the readiness-gate webhook yet",
+        );
+        if (stopped) throw err;
+        await wait(RETRY_MS);
+      }
+    }
+  })();
+  serving.catch(() => undefined);
+  return {
+    serving,
+    async stop() {
+      stopped = true;
+      timers.forEach((t) => clearTimeout(t));
+      await running?.close();
+    },
+  };
+}
