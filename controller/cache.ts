@@ -4,7 +4,7 @@
 // Lists are read a page at a time and trimmed as they come (pagedList.ts, trim.ts).
 import { listPaged } from "./pagedList.ts";
 import { trimEndpointSlice, trimNamespace, trimNode, trimPod, trimService } from "./trim.ts";
-import { GATED_POD_LABEL, gatedPod, type GatedPod } from "./readinessGates/gates.ts";
+import { GATED_POD_LABEL, gatedPod, waitsForGate, type GatedPod } from "./readinessGates/gates.ts";
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -261,6 +261,13 @@ export class ClusterCache implements ClusterView {
   gatedPod(namespace: string, name: string): GatedPod | undefined {
     const pod = this.pods?.get(name, namespace);
     return pod && gatedPod(pod);
+  }
+
+  /** The pods of a namespace whose containers are ready and that wait for this Service's gate alone. */
+  podsAwaitingGate(namespace: string, service: string): string[] {
+    return (this.pods?.list(namespace) ?? [])
+      .filter((pod) => waitsForGate(gatedPod(pod), service))
+      .map((pod) => pod.metadata!.name!);
   }
 
   namespaceLabels(namespace: string): Record<string, string> {

@@ -20,7 +20,7 @@ import type { Logger } from "../shared/log.ts";
 import { mergePatch, strategicMergePatch } from "../shared/patch.ts";
 import { SERVING_CONDITION, statusPatch, type ConditionState } from "./status.ts";
 import { servingCondition, servingEvent, trafficPollDelay } from "./traffic.ts";
-import { GATE_POLL_MS, openGates } from "./readinessGates/openGates.ts";
+import { GATE_POLL_MS, openGates, releaseGates } from "./readinessGates/openGates.ts";
 
 /** Permanent cloud errors are looked at again only this often: no retry storm against the API. */
 export const PERMANENT_ERROR_RETRY_MS = 5 * 60_000;
@@ -61,13 +61,33 @@ export class ServiceReconciler {
   async reconcile(key: string, opts: { background?: boolean } = {}): Promise<ReconcileOutcome> {
     const svc = this.d.cache.service(key);
     // Gone from the apiserver: the finalizer made sure it was cleaned up first, or it was never ours.
-    if (!svc) return this.forget(key);
+    if (!svc) return this.forgetAndRelease(key);
     if (svc.metadata?.uid !== this.uidOf.get(key)) this.forget(key);
     if (wantsLoadBalancer(svc, this.d.classes)) {
       this.uidOf.set(key, svc.metadata!.uid!);
       return this.ensure(svc, opts.background === true);
     }
     if (tookOn(svc, this.d.classes) && hasFinalizer(svc)) return this.cleanup(svc);
+    return this.forgetAndRelease(key);
+  }
+
+  /**
+   * Not (or no longer) a Service of Portico's: pods still waiting for its readiness gate wait no more. The
+   * apiserver is asked first, since the webhook gave the gate from a live read the cache may not have caught
+   * up with (a Service and its Deployment applied together).
+   */
+  private async forgetAndRelease(key: string): Promise<ReconcileOutcome> {
+    const [namespace, name] = key.split("/") as [string, string];
+    const waiting = this.d.cache.podsAwaitingGate(namespace, name);
+    if (waiting.length) {
+      const live = await this.d.core.readNamespacedService({ name, namespace }).catch((err: unknown) => {
+        if ((err as { code?: number }).code === 404) return undefined;
+        throw err;
+      });
+      // The cache will bring it: its reconcile opens the gates.
+      if (live && wantsLoadBalancer(live, this.d.classes)) return this.forget(key);
+      await releaseGates(this.d.core, namespace, name, waiting, this.d.log);
+    }
     return this.forget(key);
   }
 
@@ -149,8 +169,7 @@ export class ServiceReconciler {
       const requeueAfterMs = Math.min(
         result.requeueAfterMs ?? Infinity,
         lookAgain ?? Infinity,
-        // Nothing will open a gate where the provider cannot tell a pod's health: no look on a timer then.
-        gates.waiting.length && result.healthyEndpoints ? GATE_POLL_MS : Infinity,
+        gates.waiting.length ? GATE_POLL_MS : Infinity,
       );
       return Number.isFinite(requeueAfterMs) ? { requeueAfterMs } : {};
     } catch (err) {

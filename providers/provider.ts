@@ -128,8 +128,9 @@ export interface EnsureResult {
   /** Things worth telling the user as Events (e.g. a replacement forced by a change the cloud cannot make in place). */
   notices: Notice[];
   /**
-   * The endpoint addresses the load balancer reports healthy behind every port they serve (pod targets only):
-   * the readiness gates of those pods open. Absent where the provider cannot tell a pod's health.
+   * Where the load balancer sends to pods, the endpoint addresses it reports healthy behind every port they
+   * serve: the readiness gates of those pods open. Absent where it sends to nodes (or the provider cannot tell
+   * a pod's health): pods waiting for a gate then have nothing to wait for.
    */
   healthyEndpoints?: string[];
   /** Come back later even if nothing changes (e.g. to finish a replacement once the new load balancer is active). */
@@ -154,6 +155,12 @@ export interface LoadBalancerProvider {
   readonly name: string;
   /** Services compete for one pool of capacity (IP addresses): when one lets go, the others may proceed. */
   readonly capacityIsShared?: boolean;
+  /**
+   * `ensure` reports which pods the load balancer finds healthy (EnsureResult.healthyEndpoints) for Services whose
+   * targets are pods: only then are pods given readiness gates (AWS: ELBv2's target health; Azure's API says
+   * nothing of a backend's probe).
+   */
+  readonly reportsPodHealth?: boolean;
   /** The annotation keys `ensure` may record on a Service (EnsureResult.recorded), removed when it lets go. */
   readonly recordedAnnotations?: readonly string[];
   /**

@@ -1,7 +1,9 @@
-// Opens the readiness gates of a Service's pods that its load balancer reports healthy: the last step before
-// such a pod is Ready. A gate is only ever opened: once the load balancer has found a pod healthy, its health
-// is its own readiness probe's to judge (a gate that closed again on a failed check would take every pod out of
-// the Service at once when the load balancer's checks fail for a reason of the load balancer's).
+// Opens the readiness gates of a Service's pods: those its load balancer reports healthy (the last step before
+// such a pod is Ready), and every one when there is nothing to wait for — the load balancer sends to nodes, or
+// does not say how pods fare, or the Service is gone or no longer Portico's (a gate nobody opens would keep its pod unready for ever).
+// A gate is only ever opened: once the load balancer has found a pod healthy, its health is its own readiness
+// probe's to judge (a gate that closed again on a failed check would take every pod out of the Service at once
+// when the load balancer's checks fail for a reason of the load balancer's).
 import type { CoreV1Api } from "@kubernetes/client-node";
 import type { LoadBalancerIntent } from "../../providers/provider.ts";
 import type { Logger } from "../../shared/log.ts";
@@ -18,8 +20,8 @@ export interface GateOutcome {
 }
 
 /**
- * `healthy`: the endpoint addresses the provider reports healthy (undefined when it cannot tell, so no gate
- * opens). Returns which pods' gates were opened and which still wait.
+ * `healthy`: the endpoint addresses the provider reports healthy behind a load balancer that sends to pods;
+ * undefined when it sends to nodes, so no pod's gate has anything to wait for.
  */
 export async function openGates(
   core: CoreV1Api,
@@ -29,43 +31,76 @@ export async function openGates(
 ): Promise<GateOutcome> {
   const outcome: GateOutcome = { opened: [], waiting: [] };
   const healthyNow = new Set(healthy ?? []);
-  const type = gateType(intent.service.name);
+  const { namespace, name } = intent.service;
   for (const endpoint of intent.endpoints) {
     const pod = endpoint.awaitingGate;
     if (!pod) continue;
-    if (!healthyNow.has(endpoint.ip)) {
-      outcome.waiting.push(pod);
-      continue;
-    }
-    const now = new Date().toISOString();
-    try {
-      await core.patchNamespacedPodStatus(
-        {
-          name: pod,
-          namespace: intent.service.namespace,
-          body: {
-            status: {
-              conditions: [
-                {
-                  type,
-                  status: "True",
-                  reason: "TargetHealthy",
-                  message: `the load balancer of Service ${intent.service.name} reports ${endpoint.ip} healthy`,
-                  lastProbeTime: now,
-                  lastTransitionTime: now,
-                },
-              ],
-            },
-          },
-        },
-        strategicMergePatch,
-      );
-      outcome.opened.push(pod);
-    } catch (err) {
-      // Gone meanwhile (a 404) or not ours to write: the next look finds the slice changed.
-      log.warn({ pod, err: (err as Error).message }, "could not open a pod's readiness gate");
-      outcome.waiting.push(pod);
-    }
+    const why = !healthy
+      ? {
+          reason: "NoPodHealth",
+          message: `the load balancer of Service ${name} sends to nodes, or does not say how pods fare: nothing to wait for`,
+        }
+      : healthyNow.has(endpoint.ip)
+        ? {
+            reason: "TargetHealthy",
+            message: `the load balancer of Service ${name} reports ${endpoint.ip} healthy`,
+          }
+        : undefined;
+    if (why && (await openGate(core, namespace, pod, name, why, log))) outcome.opened.push(pod);
+    else outcome.waiting.push(pod);
   }
   return outcome;
+}
+
+/** Opens the gates of pods waiting for a Service that no longer has a load balancer of Portico's. */
+export async function releaseGates(
+  core: CoreV1Api,
+  namespace: string,
+  service: string,
+  pods: readonly string[],
+  log: Logger,
+): Promise<void> {
+  const why = {
+    reason: "NoLoadBalancer",
+    message: `Service ${service} has no load balancer of Portico's to wait for`,
+  };
+  for (const pod of pods) await openGate(core, namespace, pod, service, why, log);
+}
+
+async function openGate(
+  core: CoreV1Api,
+  namespace: string,
+  pod: string,
+  service: string,
+  why: { reason: string; message: string },
+  log: Logger,
+): Promise<boolean> {
+  const now = new Date().toISOString();
+  try {
+    await core.patchNamespacedPodStatus(
+      {
+        name: pod,
+        namespace,
+        body: {
+          status: {
+            conditions: [
+              {
+                type: gateType(service),
+                status: "True",
+                ...why,
+                lastProbeTime: now,
+                lastTransitionTime: now,
+              },
+            ],
+          },
+        },
+      },
+      strategicMergePatch,
+    );
+    return true;
+  } catch (err) {
+    // Gone meanwhile (a 404) or not ours to write: the next look finds the slice changed.
+    log.warn({ pod, err: (err as Error).message }, "could not open a pod's readiness gate");
+    return false;
+  }
 }

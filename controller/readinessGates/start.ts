@@ -54,7 +54,7 @@ export function startReadinessGateWebhook(
   const admission: PodAdmission = {
     services: async (namespace) => (await deps.core.listNamespacedService({ namespace })).items,
     sendsToPods: (svc) => {
-      if (!wantsLoadBalancer(svc, deps.classes)) return false;
+      if (!deps.provider.reportsPodHealth || !wantsLoadBalancer(svc, deps.classes)) return false;
       try {
         const intent = buildIntent(svc, [], [], classServedUnder(svc, deps.classes));
         return deps.provider.targetType?.(intent) === "ip";

@@ -79,6 +79,7 @@ interface Pass {
  */
 export class AwsProvider implements LoadBalancerProvider {
   readonly name = "aws";
+  readonly reportsPodHealth = true;
   readonly clients: AwsClients;
   private readonly cluster: string;
   private readonly defaultScheme: "internal" | "internet-facing";
@@ -229,12 +230,13 @@ export class AwsProvider implements LoadBalancerProvider {
         `replacing NLB ${old.name} with ${desired.name}: its scheme or name cannot change in place` +
         (waitForActive ? "; the old one stays until the new one is active" : ""),
     }));
+    const pods = healthyEndpoints(desired, statesOf(observed));
     return {
       ingress: lb?.dnsName ? [{ hostname: lb.dnsName }] : [],
       changes: [...planned.shared, ...operations.map(describeOperation)],
       notices,
       traffic: awsTraffic(intent, desired, statesOf(observed)),
-      healthyEndpoints: healthyEndpoints(desired, statesOf(observed)),
+      ...(pods ? { healthyEndpoints: pods } : {}),
       ...(waitForActive ? { requeueAfterMs: REPLACEMENT_POLL_MS } : {}),
     };
   }

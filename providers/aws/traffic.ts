@@ -96,7 +96,9 @@ export function awsTraffic(
  * The pods ELBv2 reports healthy in every ip target group that holds them (what was observed before this
  * pass: a target registered by it is still initial), which opens their readiness gates.
  */
-export function healthyEndpoints(desired: DesiredLoadBalancer, states: TargetStates): string[] {
+export function healthyEndpoints(desired: DesiredLoadBalancer, states: TargetStates): string[] | undefined {
+  // Instance targets: the NLB sends to nodes, and no pod's health is ELBv2's to tell.
+  if (!desired.targetGroups.some((tg) => tg.targetType === "ip")) return undefined;
   const verdict = new Map<string, boolean>();
   for (const tg of desired.targetGroups) {
     if (tg.targetType !== "ip") continue;

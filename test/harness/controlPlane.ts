@@ -102,6 +102,9 @@ export class ControlPlane {
         // Nodes also report their hostname, which nothing on the LAN resolves.
         "--kubelet-preferred-address-types=InternalIP",
         `--egress-selector-config-file=${egressConfig}`,
+        // Admission webhooks (Portico's readiness gates) dialled at their Service's endpoints, the pods, through
+        // the same egress: the apiserver has no kube-proxy to reach a Service's cluster IP.
+        "--enable-aggregator-routing=true",
       );
     }
 

@@ -125,7 +125,7 @@ export class LocalCluster {
         nodes.push(node);
         cleanups.push(() => node.destroy());
       }
-      await routePods(nodes);
+      await routePods(nodes, lan.lanNamespace);
       // Nodes start one after another: each imports the images, which is disk-bound.
       for (const node of nodes) await node.start(options.images);
       const cluster = new LocalCluster({ dir, controlPlane, lan, nodes, daemons, egress });
@@ -245,8 +245,13 @@ async function startComponent(
   );
 }
 
-/** Each node reaches the other nodes' pods through them, and everything else through the gateway. */
-async function routePods(nodes: WorkerNode[]): Promise<void> {
+/**
+ * Each node reaches the other nodes' pods through them, and everything else through the gateway. The LAN's own
+ * namespace, where the apiserver's egress dials from, reaches every node's pods too (admission webhooks).
+ */
+async function routePods(nodes: WorkerNode[], lanNamespace: string): Promise<void> {
+  for (const node of nodes)
+    await sh(IP, ["-n", lanNamespace, "route", "add", node.layout.podCidr, "via", node.layout.ip]);
   for (const node of nodes) {
     await sh(IP, ["-n", node.netns, "route", "add", "default", "via", LAN_GATEWAY]);
     for (const other of nodes) {

@@ -21,6 +21,7 @@ async function gatedPodOn(
   node: string,
   ip: string,
   state: { containersReady: boolean; gateOpen: boolean },
+  service = "web",
 ): Promise<V1Pod> {
   const pod = await cluster.core.createNamespacedPod({
     namespace: cluster.namespace,
@@ -29,7 +30,7 @@ async function gatedPodOn(
       spec: {
         nodeName: node,
         containers: [{ name: "app", image: "registry.k8s.io/pause:3.10" }],
-        readinessGates: [{ conditionType: gateType("web") }],
+        readinessGates: [{ conditionType: gateType(service) }],
       },
     },
   });
@@ -51,7 +52,7 @@ async function gatedPodOn(
               status: status(state.containersReady && state.gateOpen),
               lastTransitionTime: now,
             },
-            ...(state.gateOpen ? [{ type: gateType("web"), status: "True", lastTransitionTime: now }] : []),
+            ...(state.gateOpen ? [{ type: gateType(service), status: "True", lastTransitionTime: now }] : []),
           ],
         },
       },
@@ -61,9 +62,9 @@ async function gatedPodOn(
   return pod;
 }
 
-async function gate(cluster: TestCluster, pod: string) {
+async function gate(cluster: TestCluster, pod: string, service = "web") {
   const p = await cluster.core.readNamespacedPodStatus({ name: pod, namespace: cluster.namespace });
-  return p.status?.conditions?.find((c) => c.type === gateType("web"));
+  return p.status?.conditions?.find((c) => c.type === gateType(service));
 }
 
 test("a pod waiting for its gate is registered, and the gate opens only once ELBv2 reports it healthy", async ({
@@ -88,6 +89,8 @@ test("a pod waiting for its gate is registered, and the gate opens only once ELB
     clients: createAwsClients({ endpoint: `http://127.0.0.1:${report.port}` }),
   });
   await startPortico(cluster, {}, { provider });
+  // The Service first, as the webhook needs it to give pods their gates.
+  await cluster.createService("web", lbService(), IP);
 
   const old = await gatedPodOn(cluster, "old", node, "10.0.0.10", { containersReady: true, gateOpen: true });
   const fresh = await gatedPodOn(cluster, "new", node, "10.0.0.11", {
@@ -108,7 +111,6 @@ test("a pod waiting for its gate is registered, and the gate opens only once ELB
     ],
     [{ name: "http", port: 8080 }],
   );
-  await cluster.createService("web", lbService(), IP);
   await waitForHostname(cluster, "web");
   // The pod whose containers are ready is a target although not Ready; the one still starting is not.
   const targets = async () => (await inventory(aws)).targetGroups[0]?.targets;
@@ -133,4 +135,49 @@ test("a pod waiting for its gate is registered, and the gate opens only once ELB
   // The pod still starting stays out of it: neither registered nor given an open gate.
   expect(await gate(cluster, "starting")).toBeUndefined();
   expect(await targets()).not.toContain("10.0.0.12:8080");
+});
+
+test("a gate nothing can open is opened: the Service sends to nodes, or is no Service of Portico's", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 1);
+  const node = world.nodes[0]!;
+  await startPortico(cluster);
+  // Instance targets: the NLB checks nodes, and says nothing of the pod.
+  await cluster.createService("nodes", lbService());
+  const pod = await gatedPodOn(
+    cluster,
+    "behind-nodes",
+    node,
+    "10.0.0.21",
+    { containersReady: true, gateOpen: false },
+    "nodes",
+  );
+  await cluster.createEndpointSlice(
+    "nodes",
+    [
+      {
+        ip: "10.0.0.21",
+        nodeName: node,
+        ready: false,
+        serving: false,
+        pod: { name: "behind-nodes", uid: pod.metadata!.uid! },
+      },
+    ],
+    [{ name: "http", port: 8080 }],
+  );
+  const opened = await waitFor("the gate behind instance targets to open", async () => {
+    const c = await gate(cluster, "behind-nodes", "nodes");
+    return c?.status === "True" ? c : undefined;
+  });
+  expect(opened.reason).toBe("NoPodHealth");
+
+  // A pod made for a Service that is gone (or never was Portico's): its gate opens once its containers are ready.
+  await gatedPodOn(cluster, "orphan", node, "10.0.0.22", { containersReady: true, gateOpen: false }, "gone");
+  const released = await waitFor("the gate of a Service that is gone to open", async () => {
+    const c = await gate(cluster, "orphan", "gone");
+    return c?.status === "True" ? c : undefined;
+  });
+  expect(released.reason).toBe("NoLoadBalancer");
 });
