@@ -3,7 +3,8 @@
 // target kind, with the health checks Portico configures by default: how long from the Service's creation to the
 // first request a client gets answered through the load balancer, and what a client sending 20 requests a second
 // sees while the 3-replica Deployment behind it rolls (every pod replaced). The latter is the baseline that
-// readiness gates and make-before-break target changes must bring to zero. The NLB's registration delay is AWS's
+// readiness gates and make-before-break target changes must bring to zero; nlb-ip-gates is the same rollout with
+// the namespace labelled for Portico's readiness gates (each new pod Ready only once the NLB finds it healthy). The NLB's registration delay is AWS's
 // "a few minutes" taken as REGISTRATION_DELAY_S (the tests' edge waits 3 s), so that a rollout onto new ip
 // targets loses what it would on AWS.
 import { mkdtemp, rm } from "node:fs/promises";
@@ -18,6 +19,7 @@ import { describeCluster, startClusterWithPortico } from "../test/harness/localC
 import { ClientLoad, clientGet, E2eNamespace, outages } from "../test/harness/localCluster/usage.ts";
 import { waitFor } from "../test/harness/wait.ts";
 import { report } from "./report.ts";
+import { INJECT_LABELS } from "../controller/readinessGates/gates.ts";
 
 const POOL = "192.0.2.240/28";
 const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 3);
@@ -33,7 +35,14 @@ interface Variant {
   name: string;
   spec: Record<string, unknown>;
   annotations: Record<string, string>;
+  /** Done before the Service is made (labelling the namespace for readiness gates). */
+  before?: () => Promise<void>;
 }
+
+/** How long the echo pods keep serving after SIGTERM (a preStop-like drain, as AWS advises behind an NLB). */
+const DRAIN_S = Number(process.env.BENCH_DRAIN_S ?? 15);
+/** Which clouds to measure: aws,azure (the default) or one of them. */
+const CLOUDS = (process.env.BENCH_CLOUDS ?? "aws,azure").split(",");
 
 /** Creates the Service, then sends a request every 200 ms until one is answered; seconds from creation. */
 async function firstAnswer(ns: E2eNamespace, v: Variant, address: (name: string) => Promise<string>) {
@@ -95,6 +104,7 @@ async function rollout(ns: E2eNamespace, url: string) {
 async function measure(ns: E2eNamespace, variants: Variant[], address: (name: string) => Promise<string>) {
   const out: Record<string, unknown> = {};
   for (const v of variants) {
+    await v.before?.();
     const first = await firstAnswer(ns, v, address);
     const rolls = [];
     for (let i = 0; i < ROLLOUTS; i++) {
@@ -125,49 +135,60 @@ async function benchClouds(): Promise<Record<string, unknown>> {
   const context = describeCluster(cluster, images, POOL);
   const teardown = teardownList();
   try {
-    const aws = await E2eNamespace.create(context, "bench-aws");
-    teardown.defer(() => aws.delete());
-    const { edge } = await eksOnEmulator(aws, {
-      dataPlane: true,
-      defer: teardown.defer,
-      registrationDelayMs: REGISTRATION_DELAY_S * 1000,
-    });
-    await aws.deployEcho("echo", 3, { spread: true });
-    await aws.waitAvailable("echo");
-    const nlb = { loadBalancerClass: "portico.io/aws-nlb" };
-    const targetType = "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type";
-    const awsFigures = await measure(
-      aws,
-      [
-        { name: "nlb-ip", spec: nlb, annotations: { [targetType]: "ip" } },
-        { name: "nlb-instance", spec: nlb, annotations: { [targetType]: "instance" } },
-      ],
-      (name) => nlbAddress(aws, edge!, name),
-    );
-
-    const azure = await E2eNamespace.create(context, "bench-azure");
-    teardown.defer(() => azure.delete());
-    await aksOnEmulator(azure, { dataPlane: true, defer: teardown.defer });
-    await azure.deployEcho("echo", 3, { spread: true });
-    await azure.waitAvailable("echo");
-    const lb = { loadBalancerClass: AKS_CLASS };
-    const azureFigures = await measure(
-      azure,
-      [
-        { name: "azure-nodes", spec: lb, annotations: {} },
-        { name: "azure-pods", spec: lb, annotations: { "portico.io/target-type": "ip" } },
-      ],
-      (name) => azure.waitForAddress(name, 120_000),
-    );
-    return {
+    const figures: Record<string, unknown> = {
       "client load":
         "one HTTP request every 50 ms on a new connection, 1 s timeout; 3 pods spread over 3 nodes",
       "health checks":
         "Portico's defaults (no annotation), run by the edge as the target group or probe says",
       "NLB registration delay, s": REGISTRATION_DELAY_S,
-      aws: awsFigures,
-      azure: azureFigures,
+      "pods serve on after SIGTERM, s": DRAIN_S,
     };
+    if (CLOUDS.includes("aws")) {
+      const aws = await E2eNamespace.create(context, "bench-aws");
+      teardown.defer(() => aws.delete());
+      const { edge } = await eksOnEmulator(aws, {
+        dataPlane: true,
+        defer: teardown.defer,
+        registrationDelayMs: REGISTRATION_DELAY_S * 1000,
+      });
+      await aws.deployEcho("echo", 3, { spread: true, drainSeconds: DRAIN_S });
+      await aws.waitAvailable("echo");
+      const nlb = { loadBalancerClass: "portico.io/aws-nlb" };
+      const targetType = "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type";
+      // Last, since the label stays: every pod made after it (each rollout's) gets the Service's gate.
+      const gates = async () => {
+        await aws.core.patchNamespace(
+          { name: aws.name, body: { metadata: { labels: { [INJECT_LABELS[0]]: "enabled" } } } },
+          mergePatch,
+        );
+      };
+      figures.aws = await measure(
+        aws,
+        [
+          { name: "nlb-ip", spec: nlb, annotations: { [targetType]: "ip" } },
+          { name: "nlb-instance", spec: nlb, annotations: { [targetType]: "instance" } },
+          { name: "nlb-ip-gates", spec: nlb, annotations: { [targetType]: "ip" }, before: gates },
+        ],
+        (name) => nlbAddress(aws, edge!, name),
+      );
+    }
+    if (CLOUDS.includes("azure")) {
+      const azure = await E2eNamespace.create(context, "bench-azure");
+      teardown.defer(() => azure.delete());
+      await aksOnEmulator(azure, { dataPlane: true, defer: teardown.defer });
+      await azure.deployEcho("echo", 3, { spread: true, drainSeconds: DRAIN_S });
+      await azure.waitAvailable("echo");
+      const lb = { loadBalancerClass: AKS_CLASS };
+      figures.azure = await measure(
+        azure,
+        [
+          { name: "azure-nodes", spec: lb, annotations: {} },
+          { name: "azure-pods", spec: lb, annotations: { "portico.io/target-type": "ip" } },
+        ],
+        (name) => azure.waitForAddress(name, 120_000),
+      );
+    }
+    return figures;
   } finally {
     await teardown.undo();
     await cluster.stop();

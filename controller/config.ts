@@ -110,9 +110,10 @@ export const USAGE = `portico-controller: reconciles LoadBalancer Services into 
   --webhook-cert-dir DIR            its certificate, tls.crt and tls.key (cert-manager's Secret, mounted); default:
                                     Portico makes its own, keeps it in a Secret and sets the webhook
                                     configuration's caBundle
-  --webhook-service NAME            the webhook's Service in the controller's namespace (default portico-webhook)
-  --webhook-secret NAME             the Secret Portico keeps its certificate in (default portico-webhook-cert)
-  --webhook-configuration NAME      the MutatingWebhookConfiguration (default portico-readiness-gates)
+  --webhook-configuration NAME      the MutatingWebhookConfiguration whose caBundle Portico sets (default: the one
+                                    that sends pods to a webhook in the controller's namespace)
+  --webhook-service NAME            the webhook's Service (default: the one that configuration names)
+  --webhook-secret NAME             the Secret Portico keeps its certificate in (default <service>-cert)
   --metallb auto|on|off             metal: also allocate from MetalLB's IPAddressPools (metallb.io/v1beta1), read as
                                     they are: when the CRD is installed (auto, the default), always, or never
                                     (env PORTICO_METALLB)
@@ -203,10 +204,10 @@ export function parseConfig(
               (values["webhook-address"] ?? env.PORTICO_WEBHOOK_ADDRESS)!,
             ),
             ...(values["webhook-cert-dir"] ? { certDir: values["webhook-cert-dir"] } : {}),
-            service: values["webhook-service"] ?? "portico-webhook",
             namespace: values["leader-election-namespace"] ?? env.POD_NAMESPACE ?? "portico-system",
-            secret: values["webhook-secret"] ?? "portico-webhook-cert",
-            configuration: values["webhook-configuration"] ?? "portico-readiness-gates",
+            ...(values["webhook-service"] ? { service: values["webhook-service"] } : {}),
+            ...(values["webhook-secret"] ? { secret: values["webhook-secret"] } : {}),
+            ...(values["webhook-configuration"] ? { configuration: values["webhook-configuration"] } : {}),
           },
         }
       : {}),

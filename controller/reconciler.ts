@@ -72,9 +72,11 @@ export class ServiceReconciler {
   }
 
   /**
-   * Not (or no longer) a Service of Portico's: pods still waiting for its readiness gate wait no more. The
-   * apiserver is asked first, since the webhook gave the gate from a live read the cache may not have caught
-   * up with (a Service and its Deployment applied together).
+   * Not (or no longer) a Service of this controller's: pods still waiting for its readiness gate wait no more
+   * once it is gone or no LoadBalancer at all. A gate is named after the Service alone, so while it is a
+   * LoadBalancer another Portico controller (another class) may be the one to open it. The apiserver is asked
+   * first, since the webhook gave the gate from a live read the cache may not have caught up with (a Service
+   * and its Deployment applied together).
    */
   private async forgetAndRelease(key: string): Promise<ReconcileOutcome> {
     const [namespace, name] = key.split("/") as [string, string];
@@ -84,8 +86,7 @@ export class ServiceReconciler {
         if ((err as { code?: number }).code === 404) return undefined;
         throw err;
       });
-      // The cache will bring it: its reconcile opens the gates.
-      if (live && wantsLoadBalancer(live, this.d.classes)) return this.forget(key);
+      if (live?.spec?.type === "LoadBalancer") return this.forget(key);
       await releaseGates(this.d.core, namespace, name, waiting, this.d.log);
     }
     return this.forget(key);

@@ -15,8 +15,6 @@ export interface KeptCertificate {
   namespace: string;
   /** The Secret Portico keeps its certificate in. */
   secret: string;
-  /** The MutatingWebhookConfiguration whose caBundle names the authority. */
-  configuration: string;
   names: readonly string[];
 }
 

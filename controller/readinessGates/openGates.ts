@@ -1,6 +1,7 @@
 // Opens the readiness gates of a Service's pods: those its load balancer reports healthy (the last step before
 // such a pod is Ready), and every one when there is nothing to wait for — the load balancer sends to nodes, or
-// does not say how pods fare, or the Service is gone or no longer Portico's (a gate nobody opens would keep its pod unready for ever).
+// does not say how pods fare, or the Service is gone or no LoadBalancer any more (a gate nobody opens would keep
+// its pod unready for ever).
 // A gate is only ever opened: once the load balancer has found a pod healthy, its health is its own readiness
 // probe's to judge (a gate that closed again on a failed check would take every pod out of the Service at once
 // when the load balancer's checks fail for a reason of the load balancer's).
@@ -52,7 +53,7 @@ export async function openGates(
   return outcome;
 }
 
-/** Opens the gates of pods waiting for a Service that no longer has a load balancer of Portico's. */
+/** Opens the gates of pods waiting for a Service that is gone or no LoadBalancer any more. */
 export async function releaseGates(
   core: CoreV1Api,
   namespace: string,
@@ -62,7 +63,7 @@ export async function releaseGates(
 ): Promise<void> {
   const why = {
     reason: "NoLoadBalancer",
-    message: `Service ${service} has no load balancer of Portico's to wait for`,
+    message: `Service ${service} has no load balancer to wait for`,
   };
   for (const pod of pods) await openGate(core, namespace, pod, service, why, log);
 }

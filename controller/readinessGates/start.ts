@@ -7,20 +7,53 @@ import type { Logger } from "../../shared/log.ts";
 import { buildIntent } from "../intent.ts";
 import { serviceNames } from "./certificate.ts";
 import { keptCertificate, mountedCertificate, trustAuthority } from "./certificateStore.ts";
-import { serveWebhook, type PodAdmission, type WebhookServer } from "./webhook.ts";
+import { MUTATE_PATH, serveWebhook, type PodAdmission, type WebhookServer } from "./webhook.ts";
 
 export interface WebhookConfig {
   /** Where the webhook listens (HOST:PORT). */
   address: string;
   /** A mounted certificate (tls.crt, tls.key), e.g. cert-manager's; absent: Portico keeps its own. */
   certDir?: string;
-  /** The webhook's Service, whose names the certificate carries. */
-  service: string;
+  /** The controller's namespace, where the webhook's Service and certificate live. */
   namespace: string;
-  /** The Secret Portico keeps its certificate in. */
-  secret: string;
-  /** The MutatingWebhookConfiguration whose caBundle Portico sets to its authority. */
+  /**
+   * The MutatingWebhookConfiguration whose caBundle Portico sets to its authority, the webhook's Service (whose
+   * names the certificate carries) and the Secret Portico keeps the certificate in (`<service>-cert`). Found when
+   * not given: the one configuration that sends pods to this namespace's webhook, and its Service — so that a
+   * name prefix in the user's kustomization (which renames them all) needs no flag.
+   */
+  configuration?: string;
+  service?: string;
+  secret?: string;
+}
+
+interface WebhookNames {
   configuration: string;
+  service: string;
+  secret: string;
+}
+
+async function webhookNames(api: AdmissionregistrationV1Api, config: WebhookConfig): Promise<WebhookNames> {
+  const named = (configuration: string, service: string): WebhookNames => ({
+    configuration,
+    service,
+    secret: config.secret ?? `${service}-cert`,
+  });
+  if (config.configuration && config.service) return named(config.configuration, config.service);
+  const ours = (await api.listMutatingWebhookConfiguration()).items.flatMap((c) =>
+    (c.webhooks ?? [])
+      .map((w) => w.clientConfig.service)
+      .filter((s) => s?.namespace === config.namespace && s.path === MUTATE_PATH)
+      .filter(() => !config.configuration || c.metadata?.name === config.configuration)
+      .map((s) => named(c.metadata!.name!, config.service ?? s!.name)),
+  );
+  const found = [...new Map(ours.map((n) => [n.configuration, n])).values()];
+  if (found.length === 1) return found[0]!;
+  throw new Error(
+    found.length
+      ? `MutatingWebhookConfigurations ${found.map((n) => n.configuration).join(", ")} all send pods to this namespace's webhook: name one with --webhook-configuration`
+      : `no MutatingWebhookConfiguration sends pods to a webhook in namespace ${config.namespace} at ${MUTATE_PATH}: apply the manifests of this release`,
+  );
 }
 
 const LOOK_AGAIN_MS = 3_600_000;
@@ -44,11 +77,12 @@ export function startReadinessGateWebhook(
 ): ReadinessGateWebhook {
   const log = deps.log.child({ component: "webhook" });
   const admissionApi = deps.kc.makeApiClient(AdmissionregistrationV1Api);
-  const names = serviceNames(config.service, config.namespace);
   const certificate = async () => {
     if (config.certDir) return mountedCertificate(config.certDir);
-    const kept = await keptCertificate(deps.core, { ...config, names }, log);
-    await trustAuthority(admissionApi, config.configuration, kept.ca, log);
+    const { configuration, service, secret } = await webhookNames(admissionApi, config);
+    const names = serviceNames(service, config.namespace);
+    const kept = await keptCertificate(deps.core, { namespace: config.namespace, secret, names }, log);
+    await trustAuthority(admissionApi, configuration, kept.ca, log);
     return kept;
   };
   const admission: PodAdmission = {

@@ -120,8 +120,11 @@ test("a pod waiting for its gate is registered, and the gate opens only once ELB
   expect(await targets()).toEqual(["10.0.0.10:8080", "10.0.0.11:8080"]);
 
   // While ELBv2 holds it in initial, the controller keeps looking and the gate stays closed.
-  await waitFor("the controller to look at the new target's health twice", () =>
-    Promise.resolve((asked.get("10.0.0.11") ?? 0) >= 2 ? true : undefined),
+  // (A look every 5 s, each a pass of its own: on a loaded machine that can take a while.)
+  await waitFor(
+    "the controller to look at the new target's health twice",
+    () => Promise.resolve((asked.get("10.0.0.11") ?? 0) >= 2 ? true : undefined),
+    { timeoutMs: 60_000 },
   );
   expect(await gate(cluster, "new")).toBeUndefined();
 
@@ -173,7 +176,7 @@ test("a gate nothing can open is opened: the Service sends to nodes, or is no Se
   });
   expect(opened.reason).toBe("NoPodHealth");
 
-  // A pod made for a Service that is gone (or never was Portico's): its gate opens once its containers are ready.
+  // A pod made for a Service that is gone (or is no LoadBalancer): its gate opens once its containers are ready.
   await gatedPodOn(cluster, "orphan", node, "10.0.0.22", { containersReady: true, gateOpen: false }, "gone");
   const released = await waitFor("the gate of a Service that is gone to open", async () => {
     const c = await gate(cluster, "orphan", "gone");

@@ -14,9 +14,9 @@ test("replicas starting together share one certificate, and the webhook configur
   const kept = {
     namespace: cluster.namespace,
     secret: "portico-webhook-cert",
-    configuration: `${cluster.namespace}-gates`,
     names: serviceNames("portico-webhook", cluster.namespace),
   };
+  const configuration = `${cluster.namespace}-gates`;
   const [a, b, c] = (await Promise.all([1, 2, 3].map(() => keptCertificate(cluster.core, kept, log)))) as [
     WebhookCertificate,
     WebhookCertificate,
@@ -50,22 +50,22 @@ test("replicas starting together share one certificate, and the webhook configur
   });
   await admission.createMutatingWebhookConfiguration({
     body: {
-      metadata: { name: kept.configuration },
+      metadata: { name: configuration },
       webhooks: [webhook("a.portico.io"), webhook("b.portico.io")],
     },
   });
   cluster.defer(() =>
-    admission.deleteMutatingWebhookConfiguration({ name: kept.configuration }).then(() => undefined),
+    admission.deleteMutatingWebhookConfiguration({ name: configuration }).then(() => undefined),
   );
-  await trustAuthority(admission, kept.configuration, moved.ca, log);
-  const configured = await admission.readMutatingWebhookConfiguration({ name: kept.configuration });
+  await trustAuthority(admission, configuration, moved.ca, log);
+  const configured = await admission.readMutatingWebhookConfiguration({ name: configuration });
   const bundle = Buffer.from(moved.ca).toString("base64");
   expect(configured.webhooks!.map((w) => [w.name, w.clientConfig.caBundle, w.failurePolicy])).toEqual([
     ["a.portico.io", bundle, "Ignore"],
     ["b.portico.io", bundle, "Ignore"],
   ]);
   // Already trusted: nothing is written.
-  await trustAuthority(admission, kept.configuration, moved.ca, log);
-  const again = await admission.readMutatingWebhookConfiguration({ name: kept.configuration });
+  await trustAuthority(admission, configuration, moved.ca, log);
+  const again = await admission.readMutatingWebhookConfiguration({ name: configuration });
   expect(again.metadata!.resourceVersion).toBe(configured.metadata!.resourceVersion);
 });

@@ -65,10 +65,7 @@ async function withWebhook(cluster: TestCluster) {
     webhook: {
       address: "127.0.0.1:0",
       certDir: dir,
-      service: "portico-webhook",
       namespace: cluster.namespace,
-      secret: "unused",
-      configuration: "unused",
     },
   });
   const server = await controller.webhook!.serving;
