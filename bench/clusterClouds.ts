@@ -151,7 +151,7 @@ async function benchClouds(): Promise<Record<string, unknown>> {
     ) as Record<string, unknown>;
     for (const cloud of ["aws", "azure"])
       if (!CLOUDS.includes(cloud) && previous[cloud])
-        figures[cloud] = { "measured in the run of": previous.date, ...(previous[cloud]) };
+        figures[cloud] = { "measured in the run of": previous.date, ...previous[cloud] };
     if (CLOUDS.includes("aws")) {
       const aws = await E2eNamespace.create(context, "bench-aws");
       teardown.defer(() => aws.delete());
