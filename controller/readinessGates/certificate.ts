@@ -43,37 +43,55 @@ function keyPair() {
 
 const serial = () => forge.util.bytesToHex(forge.random.getBytesSync(15)).replace(/^[89a-f]/, "0");
 
-export function issueWebhookCertificate(names: readonly string[], now = new Date()): WebhookCertificate {
-  const caKeys = keyPair();
-  const ca = forge.pki.createCertificate();
-  ca.publicKey = caKeys.publicKey;
-  ca.serialNumber = serial();
-  ca.validity.notBefore = new Date(now.getTime() - 60_000);
-  ca.validity.notAfter = new Date(now.getTime() + CA_DAYS * DAY_MS);
-  const caName = [{ name: "commonName", value: "portico-webhook-ca" }];
-  ca.setSubject(caName);
-  ca.setIssuer(caName);
-  ca.setExtensions([
-    { name: "basicConstraints", cA: true, critical: true },
-    { name: "keyUsage", keyCertSign: true, cRLSign: true, critical: true },
-  ]);
-  ca.sign(caKeys.privateKey, forge.md.sha256.create());
-
-  const keys = keyPair();
+/** A certificate for `keys`, signed by `signer`, valid from a minute ago for `days`. */
+function certificate(
+  keys: ReturnType<typeof keyPair>,
+  subject: string,
+  issuer: { name: string; key: forge.pki.rsa.PrivateKey },
+  days: number,
+  extensions: object[],
+  now: Date,
+): forge.pki.Certificate {
   const cert = forge.pki.createCertificate();
   cert.publicKey = keys.publicKey;
   cert.serialNumber = serial();
   cert.validity.notBefore = new Date(now.getTime() - 60_000);
-  cert.validity.notAfter = new Date(now.getTime() + SERVING_DAYS * DAY_MS);
-  cert.setSubject([{ name: "commonName", value: names[0]! }]);
-  cert.setIssuer(caName);
-  cert.setExtensions([
-    { name: "basicConstraints", cA: false },
-    { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
-    { name: "extKeyUsage", serverAuth: true },
-    { name: "subjectAltName", altNames: names.map((value) => ({ type: 2, value })) },
-  ]);
-  cert.sign(caKeys.privateKey, forge.md.sha256.create());
+  cert.validity.notAfter = new Date(now.getTime() + days * DAY_MS);
+  cert.setSubject([{ name: "commonName", value: subject }]);
+  cert.setIssuer([{ name: "commonName", value: issuer.name }]);
+  cert.setExtensions(extensions);
+  cert.sign(issuer.key, forge.md.sha256.create());
+  return cert;
+}
+
+export function issueWebhookCertificate(names: readonly string[], now = new Date()): WebhookCertificate {
+  const caKeys = keyPair();
+  const authority = { name: "portico-webhook-ca", key: caKeys.privateKey };
+  const ca = certificate(
+    caKeys,
+    authority.name,
+    authority,
+    CA_DAYS,
+    [
+      { name: "basicConstraints", cA: true, critical: true },
+      { name: "keyUsage", keyCertSign: true, cRLSign: true, critical: true },
+    ],
+    now,
+  );
+  const keys = keyPair();
+  const cert = certificate(
+    keys,
+    names[0]!,
+    authority,
+    SERVING_DAYS,
+    [
+      { name: "basicConstraints", cA: false },
+      { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
+      { name: "extKeyUsage", serverAuth: true },
+      { name: "subjectAltName", altNames: names.map((value) => ({ type: 2, value })) },
+    ],
+    now,
+  );
   return { ca: forge.pki.certificateToPem(ca), cert: forge.pki.certificateToPem(cert), key: keys.pem };
 }
 
