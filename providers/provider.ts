@@ -157,8 +157,8 @@ export interface LoadBalancerProvider {
   readonly capacityIsShared?: boolean;
   /**
    * `ensure` reports which pods the load balancer finds healthy (EnsureResult.healthyEndpoints) for Services whose
-   * targets are pods: only then are pods given readiness gates (AWS: ELBv2's target health; Azure's API says
-   * nothing of a backend's probe).
+   * targets are pods: only then are pods given readiness gates (AWS: ELBv2's target health; Azure's per-rule
+   * backend health is not read yet).
    */
   readonly reportsPodHealth?: boolean;
   /** The annotation keys `ensure` may record on a Service (EnsureResult.recorded), removed when it lets go. */
