@@ -91,7 +91,8 @@ async function rollout(ns: E2eNamespace, url: string) {
           undefined
         );
       },
-      { timeoutMs: 300_000, intervalMs: 500 },
+      // With readiness gates each of the three new pods waits for the NLB's registration and checks in turn.
+      { timeoutMs: 1_200_000, intervalMs: 500 },
     );
     // Until the load is answered again (the new pods' targets may still be in their first checks), then a while
     // longer: failures can trail the last pod's start.
