@@ -1,6 +1,6 @@
 import { X509Certificate, createPrivateKey } from "node:crypto";
 import { describe, expect, test } from "vitest";
-import { issueWebhookCertificate, serviceNames, unfitCertificate } from "./certificate.ts";
+import { issueWebhookCertificate, serviceNames, unfitCertificate, usableAuthority } from "./certificate.ts";
 
 const names = serviceNames("portico-webhook", "portico-system");
 const now = new Date("2026-11-29T00:00:00Z");
@@ -37,5 +37,24 @@ describe("the webhook's own certificate", () => {
     expect(unfitCertificate({ ...issued, ca: another.ca }, names, now)).toBe(
       "it was not issued by the kept authority",
     );
+  });
+});
+
+describe("renewal", () => {
+  test("by the same authority while it has more than a year left, so the caBundle stays", () => {
+    const later = new Date(now.getTime() + 340 * 86_400_000);
+    expect(usableAuthority(issued, later)).toBe(true);
+    const renewed = issueWebhookCertificate(names, later, issued);
+    expect(renewed.ca).toBe(issued.ca);
+    expect(renewed.cert).not.toBe(issued.cert);
+    expect(unfitCertificate(renewed, names, later)).toBeUndefined();
+    expect(new X509Certificate(renewed.cert).verify(new X509Certificate(issued.ca).publicKey)).toBe(true);
+  });
+
+  test("a new authority when the kept one is near its end, or its key is not its own", () => {
+    expect(usableAuthority(issued, new Date(now.getTime() + 9.5 * 365 * 86_400_000))).toBe(false);
+    const other = issueWebhookCertificate(names, now);
+    expect(usableAuthority({ ca: issued.ca, caKey: other.caKey }, now)).toBe(false);
+    expect(usableAuthority({ ca: issued.ca }, now)).toBe(false);
   });
 });

@@ -2,18 +2,20 @@
 // Service's names, made by Portico when no certificate is given (cert-manager's, mounted with --webhook-cert-dir,
 // is used as it is). Keys come from Node's crypto; node-forge writes and signs the X.509 structures, which Node
 // cannot. No I/O: where they are kept is certificateStore.ts's.
-import { generateKeyPairSync, X509Certificate } from "node:crypto";
+import { createPrivateKey, generateKeyPairSync, X509Certificate } from "node:crypto";
 import forge from "node-forge";
 
 export interface WebhookCertificate {
-  /** PEM: the authority the apiserver is told to trust (the webhook configuration's caBundle). */
+  /** PEM: the authority the apiserver is told to trust (the webhook configuration's caBundle), and its key. */
   ca: string;
+  caKey: string;
   /** PEM: the serving certificate and its key. */
   cert: string;
   key: string;
 }
 
 const DAY_MS = 86_400_000;
+const AUTHORITY = "portico-webhook-ca";
 /** The serving certificate lasts a year and is renewed in its last 30 days; the authority lasts ten. */
 const SERVING_DAYS = 365;
 const CA_DAYS = 3650;
@@ -64,25 +66,38 @@ function certificate(
   return cert;
 }
 
-export function issueWebhookCertificate(names: readonly string[], now = new Date()): WebhookCertificate {
-  const caKeys = keyPair();
-  const authority = { name: "portico-webhook-ca", key: caKeys.privateKey };
-  const ca = certificate(
-    caKeys,
-    authority.name,
-    authority,
-    CA_DAYS,
-    [
-      { name: "basicConstraints", cA: true, critical: true },
-      { name: "keyUsage", keyCertSign: true, cRLSign: true, critical: true },
-    ],
-    now,
-  );
+/**
+ * A serving certificate for `names`, signed by `authority` when given (a renewal: the caBundle the apiserver trusts
+ * stays, so replicas still serving the previous certificate go on being trusted), else by a new authority.
+ */
+export function issueWebhookCertificate(
+  names: readonly string[],
+  now = new Date(),
+  authority?: { ca: string; caKey: string },
+): WebhookCertificate {
+  let ca: { pem: string; keyPem: string; key: forge.pki.rsa.PrivateKey };
+  if (authority) {
+    ca = { pem: authority.ca, keyPem: authority.caKey, key: forge.pki.privateKeyFromPem(authority.caKey) };
+  } else {
+    const caKeys = keyPair();
+    const made = certificate(
+      caKeys,
+      AUTHORITY,
+      { name: AUTHORITY, key: caKeys.privateKey },
+      CA_DAYS,
+      [
+        { name: "basicConstraints", cA: true, critical: true },
+        { name: "keyUsage", keyCertSign: true, cRLSign: true, critical: true },
+      ],
+      now,
+    );
+    ca = { pem: forge.pki.certificateToPem(made), keyPem: caKeys.pem, key: caKeys.privateKey };
+  }
   const keys = keyPair();
   const cert = certificate(
     keys,
     names[0]!,
-    authority,
+    { name: AUTHORITY, key: ca.key },
     SERVING_DAYS,
     [
       { name: "basicConstraints", cA: false },
@@ -92,7 +107,22 @@ export function issueWebhookCertificate(names: readonly string[], now = new Date
     ],
     now,
   );
-  return { ca: forge.pki.certificateToPem(ca), cert: forge.pki.certificateToPem(cert), key: keys.pem };
+  return { ca: ca.pem, caKey: ca.keyPem, cert: forge.pki.certificateToPem(cert), key: keys.pem };
+}
+
+/** Whether a kept authority can sign a renewal: readable, its key its own, and not within a year of its end. */
+export function usableAuthority(kept: Partial<WebhookCertificate>, now = new Date()): boolean {
+  if (!kept.ca || !kept.caKey) return false;
+  try {
+    const ca = new X509Certificate(kept.ca);
+    return (
+      ca.ca &&
+      ca.checkPrivateKey(createPrivateKey(kept.caKey)) &&
+      new Date(ca.validTo).getTime() - now.getTime() > SERVING_DAYS * DAY_MS
+    );
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -104,7 +134,7 @@ export function unfitCertificate(
   names: readonly string[],
   now = new Date(),
 ): string | undefined {
-  if (!kept.ca || !kept.cert || !kept.key) return "none is kept yet";
+  if (!kept.ca || !kept.caKey || !kept.cert || !kept.key) return "none is kept yet";
   let cert: X509Certificate;
   let ca: X509Certificate;
   try {

@@ -9,7 +9,12 @@ import { join } from "node:path";
 import type { AdmissionregistrationV1Api, CoreV1Api, V1Secret } from "@kubernetes/client-node";
 import type { Logger } from "../../shared/log.ts";
 import { mergePatch } from "../../shared/patch.ts";
-import { issueWebhookCertificate, unfitCertificate, type WebhookCertificate } from "./certificate.ts";
+import {
+  issueWebhookCertificate,
+  unfitCertificate,
+  usableAuthority,
+  type WebhookCertificate,
+} from "./certificate.ts";
 
 export interface KeptCertificate {
   namespace: string;
@@ -26,9 +31,15 @@ const encode = (text: string) => Buffer.from(text).toString("base64");
 function fromSecret(secret: V1Secret | undefined): Partial<WebhookCertificate> {
   const data = secret?.data;
   const ca = decode(data, "ca.crt");
+  const caKey = decode(data, "ca.key");
   const cert = decode(data, "tls.crt");
   const key = decode(data, "tls.key");
-  return { ...(ca ? { ca } : {}), ...(cert ? { cert } : {}), ...(key ? { key } : {}) };
+  return {
+    ...(ca ? { ca } : {}),
+    ...(caKey ? { caKey } : {}),
+    ...(cert ? { cert } : {}),
+    ...(key ? { key } : {}),
+  };
 }
 
 /** The certificate in the Secret, made (or made again) first when it cannot serve. */
@@ -49,7 +60,13 @@ export async function keptCertificate(
     if (!why) return current as WebhookCertificate;
     if (attempt >= 3)
       throw new Error(`the webhook certificate in Secret ${kept.secret} keeps changing: ${why}`);
-    const made = issueWebhookCertificate(kept.names);
+    // Renewed by the same authority while it lasts: the caBundle stays, and so does the trust in the other
+    // replicas, which serve the previous certificate until their next look.
+    const made = issueWebhookCertificate(
+      kept.names,
+      new Date(),
+      usableAuthority(current) ? (current as WebhookCertificate) : undefined,
+    );
     const body: V1Secret = {
       metadata: {
         name: kept.secret,
@@ -57,7 +74,12 @@ export async function keptCertificate(
         labels: { "app.kubernetes.io/name": "portico", "app.kubernetes.io/component": "webhook" },
         ...(secret ? { resourceVersion: secret.metadata!.resourceVersion! } : {}),
       },
-      data: { "ca.crt": encode(made.ca), "tls.crt": encode(made.cert), "tls.key": encode(made.key) },
+      data: {
+        "ca.crt": encode(made.ca),
+        "ca.key": encode(made.caKey),
+        "tls.crt": encode(made.cert),
+        "tls.key": encode(made.key),
+      },
     };
     try {
       if (secret) await core.replaceNamespacedSecret({ name: kept.secret, namespace: kept.namespace, body });

@@ -1,6 +1,6 @@
 // The webhook's own certificate as the controller replicas keep it: in one Secret, made once however many
-// replicas start together, made again when it no longer serves, and its authority set as the webhook
-// configuration's caBundle.
+// replicas start together, made again by the same authority when it no longer serves, and that authority set as
+// the webhook configuration's caBundle.
 import { AdmissionregistrationV1Api } from "@kubernetes/client-node";
 import { serviceNames, type WebhookCertificate } from "../../../controller/readinessGates/certificate.ts";
 import { keptCertificate, trustAuthority } from "../../../controller/readinessGates/certificateStore.ts";
@@ -34,6 +34,8 @@ test("replicas starting together share one certificate, and the webhook configur
     log,
   );
   expect(moved.cert).not.toBe(a.cert);
+  // By the same authority: the caBundle, and the trust in replicas still serving the old one, stay.
+  expect(moved.ca).toBe(a.ca);
   expect(
     await keptCertificate(cluster.core, { ...kept, names: serviceNames("gates", cluster.namespace) }, log),
   ).toEqual(moved);
