@@ -77,6 +77,7 @@ export async function startController(
     classes,
     log,
     onOutcome: (outcome) => metrics.reconciles.inc({ outcome }),
+    onGateOpened: (reason) => metrics.gatesOpened.inc({ reason }),
   });
   const manager = new Manager({
     ...(started.afterReconcile ? { afterReconcile: started.afterReconcile } : {}),

@@ -29,6 +29,14 @@ export class ControllerMetrics {
     labelNames: ["outcome"],
     registers: [this.registry],
   });
+  readonly gatesOpened = new Counter({
+    name: "portico_readiness_gates_opened_total",
+    help:
+      "Pod readiness gates opened, by reason: TargetHealthy (the load balancer found the pod healthy), NoPodHealth " +
+      "(it sends to nodes), NoLoadBalancer (the Service is gone or no LoadBalancer)",
+    labelNames: ["reason"],
+    registers: [this.registry],
+  });
   readonly reconcileDuration = new Histogram({
     name: "portico_reconcile_duration_seconds",
     help: "Time to reconcile one Service",

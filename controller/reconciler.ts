@@ -20,7 +20,7 @@ import type { Logger } from "../shared/log.ts";
 import { mergePatch, strategicMergePatch } from "../shared/patch.ts";
 import { SERVING_CONDITION, statusPatch, type ConditionState } from "./status.ts";
 import { servingCondition, servingEvent, trafficPollDelay } from "./traffic.ts";
-import { GATE_POLL_MS, openGates, releaseGates } from "./readinessGates/openGates.ts";
+import { GATE_POLL_MS, openGates, releaseGates, type GateListener } from "./readinessGates/openGates.ts";
 
 /** Permanent cloud errors are looked at again only this often: no retry storm against the API. */
 export const PERMANENT_ERROR_RETRY_MS = 5 * 60_000;
@@ -40,6 +40,8 @@ export interface ReconcilerDeps {
   intent?: IntentConfig;
   log: Logger;
   onOutcome?: (outcome: "ensured" | "unchanged" | "deleted" | "invalid" | "cloud_error") => void;
+  /** Each pod readiness gate opened, with its reason. */
+  onGateOpened?: GateListener;
 }
 
 export class ServiceReconciler {
@@ -87,7 +89,7 @@ export class ServiceReconciler {
         throw err;
       });
       if (live?.spec?.type === "LoadBalancer") return this.forget(key);
-      await releaseGates(this.d.core, namespace, name, waiting, this.d.log);
+      await releaseGates(this.d.core, namespace, name, waiting, this.d.log, this.d.onGateOpened);
     }
     return this.forget(key);
   }
@@ -160,7 +162,7 @@ export class ServiceReconciler {
       );
       await this.record(svc, result.recorded ?? {});
       const lookAgain = await this.followTraffic(svc, result.traffic);
-      const gates = await openGates(this.d.core, intent, result.healthyEndpoints, log);
+      const gates = await openGates(this.d.core, intent, result.healthyEndpoints, log, this.d.onGateOpened);
       if (gates.opened.length)
         log.info(
           { pods: gates.opened },

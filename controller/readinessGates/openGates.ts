@@ -14,6 +14,9 @@ import { gateType } from "./gates.ts";
 /** How soon to look again at targets whose pods wait for their gate (ELBv2 checks every 5–30 s). */
 export const GATE_POLL_MS = 5_000;
 
+/** Told of each gate opened, with its reason (the controller's metrics count them). */
+export type GateListener = (reason: string) => void;
+
 export interface GateOutcome {
   opened: string[];
   /** Pods still waiting: the load balancer has not reported them healthy yet. */
@@ -29,6 +32,7 @@ export async function openGates(
   intent: LoadBalancerIntent,
   healthy: readonly string[] | undefined,
   log: Logger,
+  opened?: GateListener,
 ): Promise<GateOutcome> {
   const outcome: GateOutcome = { opened: [], waiting: [] };
   const healthyNow = new Set(healthy ?? []);
@@ -47,8 +51,10 @@ export async function openGates(
             message: `the load balancer of Service ${name} reports ${endpoint.ip} healthy`,
           }
         : undefined;
-    if (why && (await openGate(core, namespace, pod, name, why, log))) outcome.opened.push(pod);
-    else outcome.waiting.push(pod);
+    if (why && (await openGate(core, namespace, pod, name, why, log))) {
+      outcome.opened.push(pod);
+      opened?.(why.reason);
+    } else outcome.waiting.push(pod);
   }
   return outcome;
 }
@@ -60,12 +66,13 @@ export async function releaseGates(
   service: string,
   pods: readonly string[],
   log: Logger,
+  opened?: GateListener,
 ): Promise<void> {
   const why = {
     reason: "NoLoadBalancer",
     message: `Service ${service} has no load balancer to wait for`,
   };
-  for (const pod of pods) await openGate(core, namespace, pod, service, why, log);
+  for (const pod of pods) if (await openGate(core, namespace, pod, service, why, log)) opened?.(why.reason);
 }
 
 async function openGate(

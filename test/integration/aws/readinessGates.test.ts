@@ -88,7 +88,7 @@ test("a pod waiting for its gate is registered, and the gate opens only once ELB
     clusterName: cluster.namespace,
     clients: createAwsClients({ endpoint: `http://127.0.0.1:${report.port}` }),
   });
-  await startPortico(cluster, {}, { provider });
+  const controller = await startPortico(cluster, {}, { provider });
   // The Service first, as the webhook needs it to give pods their gates.
   await cluster.createService("web", lbService(), IP);
 
@@ -134,6 +134,8 @@ test("a pod waiting for its gate is registered, and the gate opens only once ELB
     return c?.status === "True" ? c : undefined;
   });
   expect(opened.reason).toBe("TargetHealthy");
+  const counted = await controller.metrics.gatesOpened.get();
+  expect(counted.values).toEqual([{ labels: { reason: "TargetHealthy" }, value: 1 }]);
   expect(opened.message).toMatch(/reports 10\.0\.0\.11 healthy/);
   // The pod still starting stays out of it: neither registered nor given an open gate.
   expect(await gate(cluster, "starting")).toBeUndefined();
