@@ -82,7 +82,17 @@ export async function keptCertificate(
       },
     };
     try {
-      if (secret) await core.replaceNamespacedSecret({ name: kept.secret, namespace: kept.namespace, body });
+      // Its data alone, guarded by the version read: the Secret's labels and annotations are its installer's
+      // (Helm owns the Secret by them, and deletes it on uninstall only while they say so).
+      if (secret)
+        await core.patchNamespacedSecret(
+          {
+            name: kept.secret,
+            namespace: kept.namespace,
+            body: { metadata: { resourceVersion: secret.metadata!.resourceVersion! }, data: body.data },
+          },
+          mergePatch,
+        );
       else await core.createNamespacedSecret({ namespace: kept.namespace, body });
       log.info({ secret: kept.secret, why }, "made the webhook's certificate");
       return made;

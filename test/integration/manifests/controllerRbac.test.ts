@@ -201,7 +201,7 @@ test("the controller's RBAC grants exactly the verbs it calls", async ({ cluster
     { group: "", resource: "secrets", verbs: [] },
     // The webhook's certificate, in the Secret the manifests make: read and renewed by name; no other Secret.
     { group: "", resource: "secrets", namespace: ns, verbs: [] },
-    { group: "", resource: "secrets", namespace: ns, name: "portico-webhook-cert", verbs: ["get", "update"] },
+    { group: "", resource: "secrets", namespace: ns, name: "portico-webhook-cert", verbs: ["get", "patch"] },
     { group: "", resource: "secrets", namespace: ns, name: "other", verbs: [] },
     {
       group: "admissionregistration.k8s.io",

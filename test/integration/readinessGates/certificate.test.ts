@@ -1,5 +1,5 @@
-// The webhook's own certificate as the controller replicas keep it: in one Secret, made once however many
-// replicas start together, made again by the same authority when it no longer serves, and that authority set as
+// The webhook's own certificate as the controller replicas keep it: in the Secret its installer made, written once
+// however many replicas start together, its installer's labels and annotations kept, made again by the same authority when it no longer serves, and that authority set as
 // the webhook configuration's caBundle.
 import { AdmissionregistrationV1Api } from "@kubernetes/client-node";
 import { serviceNames, type WebhookCertificate } from "../../../controller/readinessGates/certificate.ts";
@@ -17,6 +17,16 @@ test("replicas starting together share one certificate, and the webhook configur
     names: serviceNames("portico-webhook", cluster.namespace),
   };
   const configuration = `${cluster.namespace}-gates`;
+  // Made empty by the installer, as the manifests and the chart do; its labels and annotations are the
+  // installer's (Helm deletes the Secret on uninstall only while they say it is the release's).
+  const owner = {
+    labels: { "app.kubernetes.io/managed-by": "Helm" },
+    annotations: { "meta.helm.sh/release-name": "portico" },
+  };
+  await cluster.core.createNamespacedSecret({
+    namespace: cluster.namespace,
+    body: { metadata: { name: kept.secret, ...owner }, type: "Opaque" },
+  });
   const [a, b, c] = (await Promise.all([1, 2, 3].map(() => keptCertificate(cluster.core, kept, log)))) as [
     WebhookCertificate,
     WebhookCertificate,
@@ -26,6 +36,7 @@ test("replicas starting together share one certificate, and the webhook configur
   expect(c).toEqual(a);
   const secret = await cluster.core.readNamespacedSecret({ name: kept.secret, namespace: kept.namespace });
   expect(Buffer.from(secret.data!["tls.crt"]!, "base64").toString()).toBe(a.cert);
+  expect(secret.metadata).toMatchObject(owner);
 
   // One that no longer names the Service (it moved) is made again, in the same Secret.
   const moved = await keptCertificate(
