@@ -163,11 +163,7 @@ export class ServiceReconciler {
       await this.record(svc, result.recorded ?? {});
       const lookAgain = await this.followTraffic(svc, result.traffic);
       const gates = await openGates(this.d.core, intent, result.healthyEndpoints, log, this.d.onGateOpened);
-      if (gates.opened.length)
-        log.info(
-          { pods: gates.opened },
-          "readiness gates opened: the load balancer reports the pods healthy",
-        );
+      if (gates.opened.length) log.info({ pods: gates.opened }, "readiness gates opened");
       this.d.onOutcome?.(result.changes.length ? "ensured" : "unchanged");
       const requeueAfterMs = Math.min(
         result.requeueAfterMs ?? Infinity,
