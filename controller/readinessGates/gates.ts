@@ -4,6 +4,7 @@
 // pod's own probe passed (NLB ip targets take minutes to register). Pure: what the admission webhook adds to a
 // new pod, and what the controller reads back from one.
 import type { V1Pod, V1Service } from "@kubernetes/client-node";
+import { matchesLabelSelector } from "../../shared/labelSelector.ts";
 
 /** A gate's condition type: this prefix and the Service's name (a Service name is at most 63 characters). */
 export const GATE_PREFIX = "target-health.portico.io/";
@@ -69,12 +70,11 @@ export interface PatchOperation {
   value: unknown;
 }
 
+/** A Service's selector picks pods as a label selector's matchLabels would; an empty one picks none (no endpoints). */
 const selects = (svc: V1Service, labels: Record<string, string>) => {
   const selector = svc.spec?.selector;
   return (
-    !!selector &&
-    Object.keys(selector).length > 0 &&
-    Object.entries(selector).every(([k, v]) => labels[k] === v)
+    !!selector && Object.keys(selector).length > 0 && matchesLabelSelector({ matchLabels: selector }, labels)
   );
 };
 

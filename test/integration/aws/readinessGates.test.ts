@@ -67,6 +67,14 @@ async function gate(cluster: TestCluster, pod: string, service = "web") {
   return p.status?.conditions?.find((c) => c.type === gateType(service));
 }
 
+/** The gate's condition once it is True. */
+function gateOpened(cluster: TestCluster, what: string, pod: string, service = "web") {
+  return waitFor(what, async () => {
+    const c = await gate(cluster, pod, service);
+    return c?.status === "True" ? c : undefined;
+  });
+}
+
 test("a pod waiting for its gate is registered, and the gate opens only once ELBv2 reports it healthy", async ({
   cluster,
   aws,
@@ -129,10 +137,7 @@ test("a pod waiting for its gate is registered, and the gate opens only once ELB
   expect(await gate(cluster, "new")).toBeUndefined();
 
   health.set("10.0.0.11", "healthy");
-  const opened = await waitFor("the gate to open", async () => {
-    const c = await gate(cluster, "new");
-    return c?.status === "True" ? c : undefined;
-  });
+  const opened = await gateOpened(cluster, "the gate to open", "new");
   expect(opened.reason).toBe("TargetHealthy");
   const counted = await controller.metrics.gatesOpened.get();
   expect(counted.values).toEqual([{ labels: { reason: "TargetHealthy" }, value: 1 }]);
@@ -172,17 +177,16 @@ test("a gate nothing can open is opened: the Service sends to nodes, or is no Se
     ],
     [{ name: "http", port: 8080 }],
   );
-  const opened = await waitFor("the gate behind instance targets to open", async () => {
-    const c = await gate(cluster, "behind-nodes", "nodes");
-    return c?.status === "True" ? c : undefined;
-  });
+  const opened = await gateOpened(
+    cluster,
+    "the gate behind instance targets to open",
+    "behind-nodes",
+    "nodes",
+  );
   expect(opened.reason).toBe("NoPodHealth");
 
   // A pod made for a Service that is gone (or is no LoadBalancer): its gate opens once its containers are ready.
   await gatedPodOn(cluster, "orphan", node, "10.0.0.22", { containersReady: true, gateOpen: false }, "gone");
-  const released = await waitFor("the gate of a Service that is gone to open", async () => {
-    const c = await gate(cluster, "orphan", "gone");
-    return c?.status === "True" ? c : undefined;
-  });
+  const released = await gateOpened(cluster, "the gate of a Service that is gone to open", "orphan", "gone");
   expect(released.reason).toBe("NoLoadBalancer");
 });
