@@ -16,7 +16,7 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-.PHONY: help deps env test test-unit test-e2e test-conformance test-chaos check docs demo bench bench-aws bench-aws-pass bench-speaker bench-bgp bench-azure bench-metal bench-cluster bench-cluster-clouds bench-memory build clean
+.PHONY: help deps env test test-unit test-e2e test-conformance test-chaos check docs demo bench bench-aws bench-aws-pass bench-speaker bench-bgp bench-azure bench-metal bench-cluster bench-cluster-changes bench-cluster-clouds bench-memory build clean
 help:
 	@echo "make test   run every test (unit + integration on a real kube-apiserver and the AWS emulator)"
 	@echo "make demo   start the local environment and show Portico at work"
@@ -76,11 +76,15 @@ demo: env
 # Each benchmark prints its figures with the command that reproduced them and keeps them in bench/results/.
 bench: bench-aws bench-azure bench-metal bench-speaker bench-bgp bench-cluster bench-memory
 
-# Portico on the local cluster: set-up times, what a client sees when the announcing node is lost, and the
-# clouds' data path (first answered request, failures during a rolling update) through the emulated edge.
+# Portico on the local cluster: set-up times, what a client sees when the announcing node is lost, during
+# rollouts, a drain and Portico's own upgrade (new and long-lived connections), and the clouds' data path (first answered request, failures during a rolling update) through the emulated edge.
 bench-cluster: env
 	node bench/cluster.ts
+	node bench/clusterChanges.ts
 	node bench/clusterClouds.ts
+
+bench-cluster-changes: env
+	node bench/clusterChanges.ts
 
 bench-cluster-clouds: env
 	node bench/clusterClouds.ts

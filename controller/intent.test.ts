@@ -85,6 +85,14 @@ describe("endpoints", () => {
     expect(intent.drainingEndpoints.map((e) => e.ip)).toEqual(["10.0.0.1"]);
   });
 
+  test("a draining endpoint names its pod (for the drain Warning); one that serves as a last resort does not", () => {
+    const stopping = { ip: "10.0.0.1", ready: false, serving: true, terminating: true, pod: "web-1" };
+    const drained = buildIntent(service(), [], [slice([{ ip: "10.0.0.3", ready: true }, stopping])], CLASS);
+    expect(drained.drainingEndpoints).toEqual([{ ip: "10.0.0.1", ports: { http: 8080 }, pod: "web-1" }]);
+    const alone = buildIntent(service(), [], [slice([stopping])], CLASS);
+    expect(alone.endpoints).toEqual([{ ip: "10.0.0.1", ports: { http: 8080 } }]);
+  });
+
   test("with no ready endpoint, serving-terminating ones keep the traffic (as kube-proxy does)", () => {
     const s = slice([
       { ip: "10.0.0.1", ready: false, serving: true, terminating: true },

@@ -189,7 +189,7 @@ function endpointTargets(
       const ref = ep.targetRef?.kind === "Pod" ? ep.targetRef : undefined;
       const pod = ref?.name;
       if (isReady && !isTerminating) ready.set(ip, target);
-      else if (serving && isTerminating) terminating.set(ip, target);
+      else if (serving && isTerminating) terminating.set(ip, pod ? { ...target, pod } : target);
       else if (!isTerminating && pod && awaitsGate(pod, ref?.uid))
         gated.set(ip, { ...target, awaitingGate: pod });
     }
@@ -201,7 +201,10 @@ function endpointTargets(
   for (const ip of gated.keys()) terminating.delete(ip);
   const sorted = (...maps: Map<string, EndpointTarget>[]) =>
     maps.flatMap((m) => [...m.values()]).sort((a, b) => a.ip.localeCompare(b.ip));
-  if (ready.size === 0) return { endpoints: sorted(gated, terminating), drainingEndpoints: [] };
+  // With nothing ready the terminating endpoints still serve, as targets like any other.
+  const serving = [...terminating.values()].map(({ pod: _pod, ...target }) => target);
+  if (ready.size === 0)
+    return { endpoints: sorted(gated, new Map(serving.map((t) => [t.ip, t]))), drainingEndpoints: [] };
   return { endpoints: sorted(ready, gated), drainingEndpoints: sorted(terminating) };
 }
 

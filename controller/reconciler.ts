@@ -20,6 +20,7 @@ import type { Logger } from "../shared/log.ts";
 import { mergePatch, strategicMergePatch } from "../shared/patch.ts";
 import { SERVING_CONDITION, statusPatch, type ConditionState } from "./status.ts";
 import { servingCondition, servingEvent, trafficPollDelay } from "./traffic.ts";
+import { DrainWarnings } from "./drainWarning.ts";
 import { GATE_POLL_MS, openGates, releaseGates, type GateListener } from "./readinessGates/openGates.ts";
 
 /** Permanent cloud errors are looked at again only this often: no retry storm against the API. */
@@ -54,9 +55,11 @@ export class ServiceReconciler {
   private readonly trafficDown = new Set<string>();
   /** The UID last reconciled under each key, so the state above goes with a Service deleted or given away. */
   private readonly uidOf = new Map<string, string>();
+  private readonly drainWarnings: DrainWarnings;
 
   constructor(deps: ReconcilerDeps) {
     this.d = deps;
+    this.drainWarnings = new DrainWarnings(deps.core);
   }
 
   /** `background`: nothing asked for this pass (the periodic resync); the provider may let users' changes go first. */
@@ -102,6 +105,7 @@ export class ServiceReconciler {
     this.toldNoops.delete(uid);
     this.trafficPolls.delete(uid);
     this.trafficDown.delete(uid);
+    this.drainWarnings.forget(uid);
     return {};
   }
 
@@ -126,7 +130,8 @@ export class ServiceReconciler {
           `Ensuring load balancer (${this.d.provider.name})`,
         );
       const result = await this.d.provider.ensure(intent, background ? { background } : {});
-      for (const notice of result.notices)
+      const drain = await this.drainWarnings.check(intent, result.podDrain);
+      for (const notice of drain ? [...result.notices, drain] : result.notices)
         await this.d.events.record(svc, notice.type, notice.reason, notice.message);
       if (result.changes.length) {
         log.info(

@@ -44,6 +44,8 @@ export interface EndpointTarget {
    * the load balancer can check it; the controller opens the gate once the provider reports it healthy.
    */
   awaitingGate?: string;
+  /** The pod behind a terminating endpoint that drains (LoadBalancerIntent.drainingEndpoints). */
+  pod?: string;
 }
 
 /**
@@ -66,6 +68,7 @@ export interface LoadBalancerIntent {
   /** Endpoints that should receive new connections (ready ones, or serving-terminating ones when none is ready). */
   endpoints: EndpointTarget[];
   /** Terminating endpoints that still serve: deregistered so they drain, never cut off abruptly. */
+  /** Each names its pod (`pod`) where the EndpointSlice does. */
   drainingEndpoints: EndpointTarget[];
   /** Validated CIDRs allowed to reach the load balancer (empty: everyone). */
   sourceRanges: string[];
@@ -133,8 +136,19 @@ export interface EnsureResult {
    * a pod's health): pods waiting for a gate then have nothing to wait for.
    */
   healthyEndpoints?: string[];
+  /**
+   * Where the load balancer sends to pods and drains a removed one (its open connections go on for a while):
+   * for how long, and the setting that says so. The controller warns when pods are given less time to stop.
+   */
+  podDrain?: PodDrain;
   /** Come back later even if nothing changes (e.g. to finish a replacement once the new load balancer is active). */
   requeueAfterMs?: number;
+}
+
+export interface PodDrain {
+  seconds: number;
+  /** The setting and how to change it, for the user (e.g. the target group attribute and its annotation). */
+  setting: string;
 }
 
 /** A human-readable dry run: what `ensure` would do, without doing it. */

@@ -38,6 +38,11 @@ export interface SpeakerConfig {
    * namespace whose Secrets hold the BGPPeers' passwords. Absent: L2 mode only.
    */
   readonly bgp?: { readonly frrDir: string; readonly secretNamespace: string };
+  /**
+   * This speaker's own pod (env POD_NAME and POD_NAMESPACE, from the downward API): read on SIGTERM to tell a
+   * rolling update of its DaemonSet (keep the addresses for the new pod) from a departure.
+   */
+  readonly pod?: { readonly name: string; readonly namespace: string };
 }
 
 const OPTIONS = {
@@ -98,6 +103,8 @@ export const USAGE = `portico-speaker: announces bare-metal LoadBalancer address
   --secret-namespace NS            where BGPPeers' passwordSecrets live (default: env POD_NAMESPACE, else
                                    portico-system)
   --log-level LEVEL                (default info; env PORTICO_LOG_LEVEL)
+  env POD_NAME, POD_NAMESPACE      this speaker's pod: on SIGTERM during a rolling update of its DaemonSet, its
+                                   addresses wait for the new pod instead of moving (unset: they move)
   --kubeconfig FILE                outside a cluster (env KUBECONFIG): a token, token file or client
                                    certificate (exec plugins and auth providers are refused)`;
 
@@ -169,6 +176,9 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv = process.env
     },
     maxRepliesPerSecond: integer("max-replies-per-second", values["max-replies-per-second"], 5000, 0),
     logLevel: values["log-level"] ?? env.PORTICO_LOG_LEVEL ?? "info",
+    ...(env.POD_NAME && env.POD_NAMESPACE
+      ? { pod: { name: env.POD_NAME, namespace: env.POD_NAMESPACE } }
+      : {}),
     ...(values["frr-config-dir"]
       ? {
           bgp: {

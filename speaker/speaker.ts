@@ -15,6 +15,7 @@ import { ipv6MulticastGroups, type MulticastGroups } from "./io/multicastGroups.
 import { selectInterfaces } from "./io/interfaces.ts";
 import { TakeoverAnnouncements } from "./io/takeover.ts";
 import type { KubeApi } from "./kube/api/client.ts";
+import { readReplacement } from "./kube/replacement.ts";
 import { KubeCache } from "./kube/cache.ts";
 import { L2StatusWriter } from "./kube/l2statusWriter.ts";
 import { planL2Statuses } from "./l2/statusPlan.ts";
@@ -43,6 +44,7 @@ const BGP_WITHDRAW_MS = 5000;
 
 export class Speaker {
   private readonly config: SpeakerConfig;
+  private readonly api: KubeApi;
   private readonly log: Logger;
   private readonly metrics: SpeakerMetrics;
   private readonly addon: PacketAddon;
@@ -67,6 +69,10 @@ export class Speaker {
   /** SIGTERM received: this node is no longer a candidate, and waits for its addresses to be taken over. */
   private leaving = false;
   private recomputePending = false;
+  /** stop() was called (it reads the API before it decides how to stop). */
+  private stopping = false;
+  /** SIGTERM in a rolling update: the L2 addresses stay here for the new pod; BGP routes are withdrawn. */
+  private restarting = false;
   private synced = false;
   private stopped = false;
   private timers: NodeJS.Timeout[] = [];
@@ -79,6 +85,7 @@ export class Speaker {
     addon: PacketAddon = loadAddon(),
   ) {
     this.config = config;
+    this.api = api;
     this.log = log;
     this.metrics = metrics;
     this.addon = addon;
@@ -207,18 +214,31 @@ export class Speaker {
   /**
    * SIGTERM: tell the other speakers this one leaves, so the next nodes take its addresses over at once
    * instead of after the failure-detection timeout, and keep answering each address until its next announcer
-   * says it answers it (make-before-break; at most the hold time), then stop.
+   * says it answers it (make-before-break; at most the hold time), then stop. Or, when the DaemonSet replaces
+   * this pod on the same node (kube/replacement.ts), tell them it restarts: the node goes on forwarding, so its
+   * L2 addresses stay with it for the new pod (moving them would cut every connection through the node, and again
+   * when the new speaker is elected back); the others keep them for at most RESTART_HOLD_MS. BGP routes are
+   * withdrawn either way, since FRR's sessions end with the pod.
    */
   async stop(): Promise<void> {
-    if (this.stopped || this.leaving) return;
-    this.leaving = true;
-    // BGP: withdraw every route now (the recompute below renders none for a leaving node), while L2 hands over.
+    if (this.stopped || this.stopping) return;
+    this.stopping = true;
+    const inPlace = await this.replacedInPlace();
+    if (inPlace) this.restarting = true;
+    else this.leaving = true;
+    // BGP: withdraw every route now (the recompute below renders none for a stopping node), while L2 hands over.
     let withdrawn: Promise<boolean> | undefined;
     if (this.bgp) {
       this.recompute();
       withdrawn = this.bgp.applied(BGP_WITHDRAW_MS);
     }
-    if (this.ready && this.owned.size > 0) {
+    if (inPlace) {
+      this.log.info(
+        { reason: inPlace, addresses: this.owned.size },
+        "replaced in place: its addresses wait for the new pod",
+      );
+      await this.memberlist.announceLeave("restarting");
+    } else if (this.ready && this.owned.size > 0) {
       await this.memberlist.announceLeave();
       const deadline = Date.now() + this.maxHoldMs;
       this.scheduleRecompute();
@@ -226,10 +246,24 @@ export class Speaker {
     }
     if (withdrawn && !(await withdrawn))
       this.log.warn("FRR did not confirm the withdrawal in time; stopping anyway");
+    await this.shutDown(
+      inPlace ? () => Promise.resolve(this.memberlist.stop()) : () => this.memberlist.leave(),
+    );
+  }
+
+  /** Why this pod is replaced on its node (undefined: its stop is a departure). Only worth asking with addresses. */
+  private async replacedInPlace(): Promise<string | undefined> {
+    if (!this.config.pod || !this.ready || this.owned.size === 0) return undefined;
+    const self = this.cache.nodes.list().find((n) => n.metadata?.name === this.config.nodeName);
+    return readReplacement(this.api, this.config.pod, self);
+  }
+
+  /** Stops answering, says goodbye to the membership (`farewell`), and closes everything. */
+  private async shutDown(farewell: () => Promise<void>): Promise<void> {
     this.bgp?.stop();
     this.stopped = true;
     this.apply(new Map());
-    await this.memberlist.leave();
+    await farewell();
     this.handovers.stop();
     for (const timer of this.timers) clearInterval(timer);
     this.takeover.stop();
@@ -274,8 +308,8 @@ export class Speaker {
         nodeLabels: own?.metadata?.labels ?? {},
         uids: new Map(services.map((s) => [serviceKey(s), s.metadata?.uid ?? ""] as const)),
         live,
-        eligible: !this.leaving && schedulableNodes(withSelf).has(self),
-        eligibleForLocal: !this.leaving && schedulableNodes(withSelf, "Local").has(self),
+        eligible: !this.leaving && !this.restarting && schedulableNodes(withSelf).has(self),
+        eligibleForLocal: !this.leaving && !this.restarting && schedulableNodes(withSelf, "Local").has(self),
         services: all,
         pools,
       });

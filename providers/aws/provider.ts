@@ -13,7 +13,7 @@ import type { Unresolved } from "./securityGroups/backendGroups.ts";
 import { SharedBackend } from "./securityGroups/sharedBackend.ts";
 import { withPriority } from "../priority.ts";
 import { inspectService } from "./inspect.ts";
-import { awsTraffic, healthyEndpoints, statesOf } from "./traffic.ts";
+import { awsTraffic, healthyEndpoints, podDrain, statesOf } from "./traffic.ts";
 import { createAwsClients, type AwsClientOptions, type AwsClients } from "./clients.ts";
 import { checkIntent, checkSettings } from "./desired.ts";
 import type { DesiredLoadBalancer, Observed } from "./model.ts";
@@ -231,12 +231,14 @@ export class AwsProvider implements LoadBalancerProvider {
         (waitForActive ? "; the old one stays until the new one is active" : ""),
     }));
     const pods = healthyEndpoints(desired, statesOf(observed));
+    const drain = podDrain(desired);
     return {
       ingress: lb?.dnsName ? [{ hostname: lb.dnsName }] : [],
       changes: [...planned.shared, ...operations.map(describeOperation)],
       notices,
       traffic: awsTraffic(intent, desired, statesOf(observed)),
       ...(pods ? { healthyEndpoints: pods } : {}),
+      ...(drain ? { podDrain: drain } : {}),
       ...(waitForActive ? { requeueAfterMs: REPLACEMENT_POLL_MS } : {}),
     };
   }

@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { intent, NETWORK } from "../../test/unit/support/awsIntent.ts";
 import { parseAwsSettings } from "./annotations/settings.ts";
 import { desiredLoadBalancer } from "./desired.ts";
-import { awsTraffic, healthyEndpoints, targetKey, type TargetStates } from "./traffic.ts";
+import { awsTraffic, healthyEndpoints, podDrain, targetKey, type TargetStates } from "./traffic.ts";
 
 const TWO_PORTS = [
   { name: "http", protocol: "TCP" as const, port: 80, nodePort: 30080 },
@@ -191,5 +191,32 @@ describe("healthyEndpoints", () => {
         states(lb, () => "healthy"),
       ),
     ).toBeUndefined();
+  });
+});
+
+describe("podDrain", () => {
+  const settings = (extra: Record<string, string>) =>
+    parseAwsSettings(
+      { "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip", ...extra },
+      { scheme: "internal" },
+    );
+
+  test("ip targets drain for the target groups' deregistration delay: ELBv2's 300 s, or the annotation's", () => {
+    const byDefault = desiredLoadBalancer(intent({ ports: TWO_PORTS }), settings({}), NETWORK, "prod");
+    expect(podDrain(byDefault)?.seconds).toBe(300);
+    expect(podDrain(byDefault)?.setting).toContain(
+      "service.beta.kubernetes.io/aws-load-balancer-target-group-attributes: deregistration_delay.timeout_seconds=<seconds>",
+    );
+    const set = settings({
+      "service.beta.kubernetes.io/aws-load-balancer-target-group-attributes":
+        "deregistration_delay.timeout_seconds=20",
+    });
+    expect(podDrain(desiredLoadBalancer(intent({ ports: TWO_PORTS }), set, NETWORK, "prod"))?.seconds).toBe(
+      20,
+    );
+  });
+
+  test("instance targets: a pod's stop deregisters nothing", () => {
+    expect(podDrain(desired({ ports: TWO_PORTS }))).toBeUndefined();
   });
 });

@@ -5,7 +5,7 @@
 // endpoints, and the health ELBv2 last reported for the targets that were registered before (newly registered
 // ones are in ELBv2's "initial" state until their first checks pass).
 import { endpointsBlock, type TrafficPath } from "../endpointTraffic.ts";
-import type { LoadBalancerIntent, TrafficState } from "../provider.ts";
+import type { LoadBalancerIntent, PodDrain, TrafficState } from "../provider.ts";
 import { instanceIdFromProviderID } from "./names.ts";
 import type { DesiredLoadBalancer, Observed } from "./model.ts";
 
@@ -109,3 +109,22 @@ export function healthyEndpoints(desired: DesiredLoadBalancer, states: TargetSta
   }
   return [...verdict].filter(([, healthy]) => healthy).map(([ip]) => ip);
 }
+
+/**
+ * How long the NLB goes on with a removed pod's open connections: the longest deregistration delay of the ip
+ * target groups (instance targets are nodes, which a pod's stop does not deregister).
+ */
+export function podDrain(desired: DesiredLoadBalancer): PodDrain | undefined {
+  const delays = desired.targetGroups
+    .filter((tg) => tg.targetType === "ip")
+    .map((tg) => Number(tg.attributes[DEREGISTRATION_DELAY] ?? 300));
+  if (!delays.length) return undefined;
+  return {
+    seconds: Math.max(...delays),
+    setting:
+      `the target groups' ${DEREGISTRATION_DELAY} (annotation ` +
+      `service.beta.kubernetes.io/aws-load-balancer-target-group-attributes: ${DEREGISTRATION_DELAY}=<seconds>)`,
+  };
+}
+
+const DEREGISTRATION_DELAY = "deregistration_delay.timeout_seconds";

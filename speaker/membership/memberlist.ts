@@ -10,11 +10,13 @@
 //    process is gone) declares it dead at once, before D. Each live node is watched
 //    by its k predecessors, so one lost probe never decides alone, and a speaker that hears from none of its
 //    own predecessors assumes it is the one cut off and declares nobody dead.
-//  - News (a death, a departure on SIGTERM, a refutation, a start) is sent directly to every Node: one hop,
+//  - News (a death, a departure on SIGTERM, a restart in place, a refutation, a start) is sent directly to every Node: one hop,
 //    so the whole cluster acts on it within a round-trip instead of gossip rounds. Such events are rare.
 //  - Repair: pings and acks carry a digest of the sender's live set; when two views differ the two exchange
 //    their full views (at most once per peer per second), which also repairs lost news. A speaker wrongly
 //    declared dead learns it this way and refutes with a higher incarnation.
+//  - Restart in place (restartHolds.ts): a speaker its DaemonSet replaces says `restarting` instead of leaving;
+//    it stays a member, off the ring, for at most RESTART_HOLD_MS, so its addresses wait for its replacement.
 //  - Hand-over: a node still answering an address the election moved asks the new announcer to say when it
 //    answers it (`handover`, `answering`; handover.ts), and keeps answering until then: make-before-break.
 //
@@ -35,6 +37,7 @@ import {
   type Message,
 } from "./messages.ts";
 import { listenPresence, probePresence } from "./presence.ts";
+import { RestartHolds } from "./restartHolds.ts";
 import { judgeSilence, silenceTimes, starved, type PresenceProbe, type SilenceTimes } from "./silence.ts";
 import { MembershipView, type MergeOutcome } from "./view.ts";
 
@@ -51,6 +54,8 @@ export interface MemberlistOptions {
   readonly now?: () => number;
   readonly onLiveChange?: (live: ReadonlySet<string>) => void;
   readonly onEvent?: (event: MembershipEvent) => void;
+  /** How long a restarting member keeps its addresses (default RESTART_HOLD_MS). */
+  readonly restartHoldMs?: number;
   /** Hand-over messages (`handover`, `answering`), also while leaving: they carry the addresses' move. */
   readonly onAddresses?: (message: AddressMessage) => void;
 }
@@ -92,11 +97,13 @@ export class Memberlist {
   private lastRoundAt: number | undefined;
   private notifyPending = false;
   private leaving = false;
+  private readonly holds: RestartHolds;
 
   constructor(options: MemberlistOptions) {
     this.options = options;
     this.now = options.now ?? Date.now;
     this.times = silenceTimes(options.intervalMs, options.timeoutMs);
+    this.holds = new RestartHolds(options.restartHoldMs);
     // The start time orders this run after any earlier run of the same node.
     this.view = new MembershipView(options.self, this.now());
   }
@@ -106,8 +113,9 @@ export class Memberlist {
     return this.now() - this.startedAt >= this.options.timeoutMs;
   }
 
+  /** The members that hold addresses: live, or restarting in place. */
   live(): Set<string> {
-    return new Set(this.view.live());
+    return new Set(this.view.members());
   }
 
   /** Every potential member and its address, from the Nodes in Kubernetes. New ones are greeted. */
@@ -165,15 +173,15 @@ export class Memberlist {
   }
 
   /**
-   * Tells every speaker this one is gone, and stops probing, but keeps the sockets open: the hand-over
+   * Tells every speaker this one is gone (or, `restarting`, that its replacement comes), and stops probing, but keeps the sockets open: the hand-over
    * messages of the addresses still answered here keep flowing until stop().
    */
-  async announceLeave(): Promise<void> {
+  async announceLeave(status: "left" | "restarting" = "left"): Promise<void> {
     if (this.leaving) return;
     this.leaving = true;
     clearInterval(this.timer);
     // Resolves once the departure is on the wire (or after a short grace).
-    const sent = this.broadcast([this.view.selfFact("left")]);
+    const sent = this.broadcast([this.view.selfFact(status)]);
     await Promise.race([Promise.all(sent), new Promise((resolve) => setTimeout(resolve, LEAVE_GRACE_MS))]);
   }
 
@@ -203,6 +211,8 @@ export class Memberlist {
    */
   tick(): void {
     const now = this.now();
+    const over = this.holds.expired(now, (node) => this.view.get(node));
+    if (over.length > 0) this.mergeAll(over);
     const successors = this.view.successors(this.options.fanout);
     for (const node of this.watching.keys()) {
       if (successors.includes(node)) continue;
@@ -365,6 +375,7 @@ export class Memberlist {
     for (const fact of facts) {
       if (fact.node !== this.options.self && !this.peers.has(fact.node)) continue;
       const result = this.view.merge(fact);
+      if (result === "changed") this.holds.noted(fact, this.now());
       if (result === "refute" && !this.leaving) {
         this.options.onEvent?.({ kind: "refuted", incarnation: this.view.incarnation });
         void this.broadcast([this.view.selfFact()]);
@@ -380,7 +391,7 @@ export class Memberlist {
     this.notifyPending = true;
     queueMicrotask(() => {
       this.notifyPending = false;
-      this.options.onLiveChange?.(new Set(this.view.live()));
+      this.options.onLiveChange?.(this.live());
     });
   }
 

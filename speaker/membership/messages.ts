@@ -3,7 +3,11 @@
 // never throws: anything malformed, oversized or unauthenticated is undefined and counted by the caller.
 import { createHmac, timingSafeEqual } from "node:crypto";
 
-export type MemberStatus = "alive" | "dead" | "left";
+/**
+ * `restarting`: the node's speaker stops to be replaced in place (its DaemonSet rolls) and keeps its addresses
+ * meanwhile (memberlist.ts).
+ */
+export type MemberStatus = "alive" | "dead" | "restarting" | "left";
 
 /** What one speaker believes about one node; incarnations order the beliefs about the same node. */
 export interface Fact {
@@ -42,7 +46,7 @@ export type Message =
 export const MAX_DATAGRAM = 1400;
 const TAG_LENGTH = 16;
 const NODE_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
-const STATUSES: readonly string[] = ["alive", "dead", "left"];
+const STATUSES: readonly string[] = ["alive", "dead", "restarting", "left"];
 
 function tag(secret: Buffer, body: Buffer): Buffer {
   return createHmac("sha256", secret).update(body).digest().subarray(0, TAG_LENGTH);

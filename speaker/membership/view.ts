@@ -1,13 +1,16 @@
 // One speaker's view of which speakers are alive: a SWIM-style state per node, merged with the same rule
 // on every speaker so that views converge whatever order news arrives in. Pure (no clock, no sockets).
 //
-// Ordering of beliefs about one node: higher incarnation wins; at equal incarnation left > dead > alive.
-// Only the node itself raises its incarnation, to refute a false death, so a live node always overrides
-// rumours of its death, and a restarted node (new incarnation = start time) overrides its old death.
+// Ordering of beliefs about one node: higher incarnation wins; at equal incarnation
+// left > restarting > dead > alive. Only the node itself raises its incarnation, to refute a false death, so a
+// live node always overrides rumours of its death, and a restarted node (new incarnation = start time) overrides
+// its old death. A restarting node is a member (it keeps its addresses) but not on the ring (nobody probes it,
+// since its process is gone); `restarting` outranks `dead` so that a node that missed the news and found the
+// process gone learns it from the next exchange of views instead of taking the addresses.
 import { createHash } from "node:crypto";
 import type { Fact, MemberStatus } from "./messages.ts";
 
-const RANK: Record<MemberStatus, number> = { alive: 0, dead: 1, left: 2 };
+const RANK: Record<MemberStatus, number> = { alive: 0, dead: 1, restarting: 2, left: 3 };
 
 export function supersedes(next: Fact, current: Fact | undefined): boolean {
   if (!current) return true;
@@ -64,10 +67,19 @@ export class MembershipView {
     return node === this.self || this.facts.get(node)?.status === "alive";
   }
 
-  /** Live nodes including this one, sorted by name. */
+  /** Live nodes including this one, sorted by name: the ring of probes. */
   live(): string[] {
+    return this.withStatus("alive");
+  }
+
+  /** The nodes that hold addresses: the live ones and those whose speaker is restarting in place. */
+  members(): string[] {
+    return this.withStatus("alive", "restarting");
+  }
+
+  private withStatus(...statuses: MemberStatus[]): string[] {
     const names = [this.self];
-    for (const fact of this.facts.values()) if (fact.status === "alive") names.push(fact.node);
+    for (const fact of this.facts.values()) if (statuses.includes(fact.status)) names.push(fact.node);
     return names.sort();
   }
 
@@ -88,10 +100,17 @@ export class MembershipView {
     return changed;
   }
 
-  /** Summary of the live set with incarnations: equal digests mean equal live sets. */
+  /**
+   * Summary of the members with incarnations (a restarting one marked so): equal digests mean equal live sets
+   * and equal holds.
+   */
   digest(): string {
     const hash = createHash("sha256");
-    for (const node of this.live()) hash.update(`${node}\u0000${this.get(node)?.incarnation ?? 0}\u0000`);
+    for (const node of this.members()) {
+      const fact = this.get(node);
+      const mark = fact?.status === "restarting" ? "\u0000restarting" : "";
+      hash.update(`${node}\u0000${fact?.incarnation ?? 0}${mark}\u0000`);
+    }
     return hash.digest("base64").slice(0, 16);
   }
 

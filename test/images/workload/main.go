@@ -3,9 +3,10 @@
 // balancer reached and whether the client's source address was preserved.
 //
 // Environment: PORT (default 8080), POD_NAME and NODE_NAME (from the downward API), and DRAIN_SECONDS
-// (default 0): on SIGTERM the server keeps answering for that many seconds before it closes, which is
-// what the tests use to observe graceful draining. /healthz answers 200 throughout. The same port answers UDP too:
-// each datagram gets the same line of JSON back, for the tests of UDP listeners. PROXY_PORT (default 8081) serves
+// (default 0): on SIGTERM the server keeps answering for that many seconds before it closes, each answer then
+// asking the client to close its kept-alive connection, which is what the tests use to observe graceful
+// draining. /healthz answers 200 throughout. The same port answers UDP too: each datagram gets the same line
+// of JSON back, for the tests of UDP listeners. PROXY_PORT (default 8081) serves
 // the same HTTP behind a proxy protocol header (v1 or v2, required): there "client" is the address the header
 // carries and "peer" the connection's own, for the tests of load balancers that send the header.
 package main
@@ -78,6 +79,9 @@ func main() {
 	case err := <-served:
 		log.Fatalf("serving failed: %v", err)
 	case sig := <-signals:
+		// Answers from now on say `Connection: close`, so a client on a kept-alive connection moves to a new one
+		// after its next answer rather than finding the connection closed under a request at the end.
+		server.SetKeepAlivesEnabled(false)
 		if drain > 0 {
 			log.Printf("%v: still serving for %gs before closing", sig, drain)
 			// A second signal cuts the drain short, so an impatient kill still ends the process promptly.

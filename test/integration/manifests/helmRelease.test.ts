@@ -41,8 +41,9 @@ test("a release installs the rendered objects, keeps its memberlist secret on up
       ...["ClusterRoleBinding", "ClusterRoleBinding", "ClusterRoleBinding", "ClusterRoleBinding"],
       ...["ClusterRoleBinding", "DaemonSet", "Deployment", "PodDisruptionBudget"],
       ...["Secret", "ServiceAccount", "ServiceAccount"],
-      // The controller's leader election and webhook certificate, and the speaker's peers' password Secrets.
-      ...["Role", "Role", "Role", "RoleBinding", "RoleBinding", "RoleBinding"],
+      // The controller's leader election and webhook certificate, the speaker's peers' password Secrets, and
+      // the speaker's own pod and DaemonSet.
+      ...["Role", "Role", "Role", "Role", "RoleBinding", "RoleBinding", "RoleBinding", "RoleBinding"],
       // The readiness-gate webhook: its Service, configuration and certificate's Secret.
       ...["Service", "MutatingWebhookConfiguration", "Secret"],
       // FRR's startup files and the FRR agent's script.

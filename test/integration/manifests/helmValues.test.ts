@@ -405,7 +405,7 @@ describe("values that reach the objects", () => {
     expect(pod.volumes?.map((v) => v.name)).toEqual(["memberlist"]);
     const speaker = first(pod.containers);
     expect(speaker.args?.filter((a) => a.startsWith("--frr-config-dir"))).toEqual([]);
-    expect(speaker.env?.map((e) => e.name)).toEqual(["NODE_NAME"]);
+    expect(speaker.env?.map((e) => e.name)).toEqual(["NODE_NAME", "POD_NAME", "POD_NAMESPACE"]);
     expect(speaker.volumeMounts?.map((m) => m.name)).toEqual(["memberlist"]);
     const kinds = (list: KubernetesObject[]) => list.map((o) => `${o.kind}/${o.metadata!.name}`).sort();
     const gone = kinds(on).filter((k) => !kinds(objects).includes(k));

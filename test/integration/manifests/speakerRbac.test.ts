@@ -1,7 +1,7 @@
 // The speaker's ServiceAccount and RBAC from the metal overlay: the speaker's own Kubernetes code (its
 // list-watches, its Events, and in the BGP mode its peers' Secrets and their status) works under them, and
 // nothing else is allowed.
-import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type V1Node } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { KubeCache } from "../../../speaker/kube/cache.ts";
 import {
@@ -17,6 +17,7 @@ import { PasswordSecrets } from "../../../speaker/bgp/passwords.ts";
 import { planL2Statuses } from "../../../speaker/l2/statusPlan.ts";
 import { createPool, installPoolCrd } from "../../harness/pools.ts";
 import { speakerApi } from "../../harness/speakerApi.ts";
+import { readReplacement } from "../../../speaker/kube/replacement.ts";
 import { allowedVerbs, installRbac, type Grant } from "./access.ts";
 
 const SA = "portico-speaker";
@@ -182,7 +183,7 @@ test("in the BGP mode it watches the peers, reads a peer's password Secret and w
   expect(written.spec.peerAddress).toBe("192.0.2.2");
 });
 
-test("the speaker's ServiceAccount may only read what it watches, create Events, write its peers' status and read Secrets of its namespace", async ({
+test("the speaker's ServiceAccount may only read what it watches, create Events, write its peers' status and read Secrets, its pod and its DaemonSet in its namespace", async ({
   cluster,
 }) => {
   const kc = await installRbac(cluster, "metal", SA);
@@ -244,7 +245,10 @@ test("the speaker's ServiceAccount may only read what it watches, create Events,
     { group: "", resource: "secrets", namespace: ns, verbs: ["get"] },
     { group: "", resource: "secrets", namespace: "metallb-system", verbs: [] },
     { group: "", resource: "secrets", verbs: [] },
+    { group: "", resource: "pods", namespace: ns, verbs: ["get"] },
     { group: "", resource: "pods", verbs: [] },
+    { group: "apps", resource: "daemonsets", namespace: ns, verbs: ["get"] },
+    { group: "apps", resource: "daemonsets", verbs: [] },
   ];
   expect(await allowedVerbs(cluster.kubeConfig, ns, SA, expected)).toEqual(expected);
 
@@ -319,4 +323,60 @@ test("the speaker's ServiceAccount may only read what it watches, create Events,
     listSecrets: 403,
     getService: 403,
   });
+});
+
+test("on SIGTERM it reads its own pod and DaemonSet: a pod of an older template is replaced in place", async ({
+  cluster,
+}) => {
+  const kc = await installRbac(cluster, "metal", SA);
+  const ns = cluster.namespace;
+  const apps = cluster.kubeConfig.makeApiClient(AppsV1Api);
+  const labels = { app: "speaker" };
+  const template = { metadata: { labels }, spec: { containers: [{ name: "speaker", image: "portico" }] } };
+  const ds = await apps.createNamespacedDaemonSet({
+    namespace: ns,
+    body: { metadata: { name: "speaker" }, spec: { selector: { matchLabels: labels }, template } },
+  });
+  // As the DaemonSet controller makes its pods (this apiserver runs no controllers): owned, labelled with the
+  // template generation the apiserver set on the DaemonSet.
+  const generation = ds.metadata!.annotations!["deprecated.daemonset.template.generation"]!;
+  expect(generation).toBe("1");
+  await cluster.core.createNamespacedPod({
+    namespace: ns,
+    body: {
+      metadata: {
+        name: "speaker-abcde",
+        labels: { ...labels, "pod-template-generation": generation },
+        ownerReferences: [
+          {
+            apiVersion: "apps/v1",
+            kind: "DaemonSet",
+            name: "speaker",
+            uid: ds.metadata!.uid!,
+            controller: true,
+          },
+        ],
+      },
+      spec: template.spec,
+    },
+  });
+  const node: V1Node = { metadata: { name: "n1" }, spec: {} };
+  const pod = { name: "speaker-abcde", namespace: ns };
+  // The pod is of the current template: stopping it is a departure.
+  expect(await readReplacement(speakerApi(kc), pod, node)).toBeUndefined();
+  await apps.patchNamespacedDaemonSet(
+    {
+      name: "speaker",
+      namespace: ns,
+      body: { spec: { template: { metadata: { annotations: { rev: "2" } } } } },
+    },
+    mergePatch,
+  );
+  expect(await readReplacement(speakerApi(kc), pod, node)).toBe(
+    "DaemonSet speaker rolls from template generation 1 to 2",
+  );
+  // Its node cordoned for a drain: a departure whatever the DaemonSet does.
+  expect(
+    await readReplacement(speakerApi(kc), pod, { ...node, spec: { unschedulable: true } }),
+  ).toBeUndefined();
 });

@@ -16,8 +16,11 @@ class Cluster {
   readonly peers = new Map<string, string>();
   readonly port: number;
 
-  constructor(size: number, port: number) {
+  readonly restartHoldMs: number | undefined;
+
+  constructor(size: number, port: number, restartHoldMs?: number) {
     this.port = port;
+    this.restartHoldMs = restartHoldMs;
     const [a, b] = [randomInt(1, 255), randomInt(1, 255)];
     for (let i = 0; i < size; i++) this.peers.set(`node-${i}`, `127.${a}.${b}.${i + 1}`);
   }
@@ -33,6 +36,7 @@ class Cluster {
       timeoutMs: TIMEOUT_MS,
       fanout: FANOUT,
       onEvent: (event) => events.push(event),
+      ...(this.restartHoldMs ? { restartHoldMs: this.restartHoldMs } : {}),
     });
     member.setPeers(this.peers);
     await member.start();
@@ -60,8 +64,8 @@ class Cluster {
   }
 }
 
-async function cluster(size: number): Promise<Cluster> {
-  const c = new Cluster(size, await freePort());
+async function cluster(size: number, restartHoldMs?: number): Promise<Cluster> {
+  const c = new Cluster(size, await freePort(), restartHoldMs);
   onTestFinished(() => c.stopAll());
   await c.startAll();
   await waitFor(`${size} members to agree on who is alive`, () => c.agree([...c.peers.keys()]));
@@ -90,6 +94,45 @@ test("a member that leaves is dropped at once, without anyone declaring it dead"
     c.agree([...c.peers.keys()].filter((n) => n !== "node-3")),
   );
   expect(c.declaredDead("node-3")).toBe(0);
+});
+
+test("a member restarting in place stays a member, undeclared, until its new run joins", async () => {
+  const c = await cluster(4);
+  const names = [...c.peers.keys()];
+  const restarting = c.members.get("node-1")!;
+  c.members.delete("node-1");
+  await restarting.announceLeave("restarting");
+  restarting.stop();
+  // Long past the failure detection (D = 500 ms), counted in the others' probe rounds.
+  const sent = () =>
+    [...c.members.values()].map((m) => c.events.get(m.view.self)!.filter((e) => e.kind === "sent").length);
+  const before = sent();
+  await waitFor(
+    "every other member to send 120 more datagrams (about 2 s)",
+    () => sent().every((n, i) => n - before[i]! >= 120) || undefined,
+  );
+  expect(c.agree(names)).toBe(true);
+  expect(c.declaredDead("node-1")).toBe(0);
+  for (const m of c.members.values()) expect(m.view.live()).not.toContain("node-1");
+
+  await c.start("node-1");
+  await waitFor(
+    "the new run to be live everywhere",
+    () => [...c.members.values()].every((m) => m.view.live().length === names.length) || undefined,
+  );
+  expect(c.agree(names)).toBe(true);
+});
+
+test("a member restarting in place whose new run never comes is dropped when its hold ends", async () => {
+  const c = await cluster(4, 1500);
+  const restarting = c.members.get("node-2")!;
+  c.members.delete("node-2");
+  await restarting.announceLeave("restarting");
+  restarting.stop();
+  const from = Date.now();
+  await waitFor("the others to drop it", () => c.agree([...c.peers.keys()].filter((n) => n !== "node-2")));
+  expect(Date.now() - from).toBeGreaterThanOrEqual(1500);
+  expect(c.declaredDead("node-2")).toBe(0);
 });
 
 test("a member wrongly declared dead refutes it and stays live", async () => {
