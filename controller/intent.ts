@@ -201,10 +201,11 @@ function endpointTargets(
   for (const ip of gated.keys()) terminating.delete(ip);
   const sorted = (...maps: Map<string, EndpointTarget>[]) =>
     maps.flatMap((m) => [...m.values()]).sort((a, b) => a.ip.localeCompare(b.ip));
-  // With nothing ready the terminating endpoints still serve, as targets like any other.
-  const serving = [...terminating.values()].map(({ pod: _pod, ...target }) => target);
-  if (ready.size === 0)
-    return { endpoints: sorted(gated, new Map(serving.map((t) => [t.ip, t]))), drainingEndpoints: [] };
+  if (ready.size === 0) {
+    // With nothing ready the terminating endpoints still serve: targets like any other, not draining ones.
+    const serving = new Map([...terminating].map(([ip, { pod: _pod, ...target }]) => [ip, target]));
+    return { endpoints: sorted(gated, serving), drainingEndpoints: [] };
+  }
   return { endpoints: sorted(ready, gated), drainingEndpoints: sorted(terminating) };
 }
 
