@@ -316,16 +316,21 @@ export class ClientLoad {
 
 const LOAD_CLIENT = join(import.meta.dirname, "..", "loadClient.ts");
 
-/** Failed requests and the longest stretch without a successful answer (first failure to next success). */
+/**
+ * Failed requests and the longest stretch without a successful answer (first failure to next success; an outage
+ * still open when the load stopped counts to its last request).
+ */
 export function outages(results: LoadResult[]): { failed: number; total: number; longestMs: number } {
   let longestMs = 0;
   let since: number | undefined;
-  for (const r of [...results].sort((a, b) => a.start - b.start)) {
+  const sorted = [...results].sort((a, b) => a.start - b.start);
+  for (const r of sorted) {
     if (!r.ok) since ??= r.start;
     else if (since !== undefined) {
       longestMs = Math.max(longestMs, r.start - since);
       since = undefined;
     }
   }
+  if (since !== undefined) longestMs = Math.max(longestMs, sorted.at(-1)!.start - since);
   return { failed: results.filter((r) => !r.ok).length, total: results.length, longestMs };
 }

@@ -1,6 +1,8 @@
-// How the benchmarks count what happened to long-lived connections (test/harness/longLivedLoad.ts).
+// How the benchmarks count what a client saw: long-lived connections cut or ended (test/harness/longLivedLoad.ts),
+// and the outages of a load of new connections (test/harness/localCluster/usage.ts).
 import { describe, expect, test } from "vitest";
 import { connectionOutcomes, type HeldRequest } from "../harness/longLivedLoad.ts";
+import { outages } from "../harness/localCluster/usage.ts";
 
 const req = (slot: number, conn: number, reused: boolean, ok: boolean): HeldRequest => ({
   start: 0,
@@ -41,5 +43,22 @@ describe("long-lived connection outcomes", () => {
     expect(
       connectionOutcomes([req(0, 1, false, true), req(0, 1, true, false), req(0, 1, true, false)]).cut,
     ).toBe(1);
+  });
+});
+
+describe("outages of a client load", () => {
+  const at = (start: number, ok: boolean) => ({ start, ms: 1, ok });
+
+  test("the longest stretch runs from a failure to the next success; one still open at the end counts too", () => {
+    expect(outages([at(0, true), at(50, false), at(100, false), at(150, true)])).toEqual({
+      failed: 2,
+      total: 4,
+      longestMs: 100,
+    });
+    // The load stopped while nothing got through: the outage is as long as the load saw it.
+    expect(
+      outages([at(0, true), at(50, false), at(100, true), at(150, false), at(400, false)]).longestMs,
+    ).toBe(250);
+    expect(outages([at(0, true), at(50, true)]).longestMs).toBe(0);
   });
 });
