@@ -10,8 +10,9 @@
 //    process is gone) declares it dead at once, before D. Each live node is watched
 //    by its k predecessors, so one lost probe never decides alone, and a speaker that hears from none of its
 //    own predecessors assumes it is the one cut off and declares nobody dead.
-//  - News (a death, a departure on SIGTERM, a restart in place, a refutation, a start) is sent directly to every Node: one hop,
-//    so the whole cluster acts on it within a round-trip instead of gossip rounds. Such events are rare.
+//  - News (a death, a departure on SIGTERM, a restart in place, a refutation, a start) is sent directly to every
+//    Node: one hop, so the whole cluster acts on it within a round-trip instead of gossip rounds. Such events are
+//    rare.
 //  - Repair: pings and acks carry a digest of the sender's live set; when two views differ the two exchange
 //    their full views (at most once per peer per second), which also repairs lost news. A speaker wrongly
 //    declared dead learns it this way and refutes with a higher incarnation.
@@ -173,8 +174,8 @@ export class Memberlist {
   }
 
   /**
-   * Tells every speaker this one is gone (or, `restarting`, that its replacement comes), and stops probing, but keeps the sockets open: the hand-over
-   * messages of the addresses still answered here keep flowing until stop().
+   * Tells every speaker this one is gone (or, `restarting`, that its replacement comes), and stops probing, but
+   * keeps the sockets open: the hand-over messages of the addresses still answered here keep flowing until stop().
    */
   async announceLeave(status: "left" | "restarting" = "left"): Promise<void> {
     if (this.leaving) return;
