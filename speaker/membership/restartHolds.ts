@@ -2,7 +2,8 @@
 // DaemonSet rolls) says `restarting` as it stops; its node goes on forwarding, and the neighbours' caches still
 // send the addresses' traffic there, so moving the addresses would only cut every connection through the node,
 // twice (away, then back once the new speaker is elected again). The others wait for its new speaker instead,
-// for at most RESTART_HOLD_MS (by default): a replacement that never comes is then taken for a departure, as before. Pure.
+// for at most RESTART_HOLD_MS (by default): a replacement that never comes is then taken for a departure, as
+// before. Pure.
 import type { Fact } from "./messages.ts";
 
 /** Long enough for the kubelet to start the replacement pod and its speaker to join on a busy node. */
