@@ -10,9 +10,8 @@ import { addressesOf, assignAddresses, type AddressAssignment } from "./l2/assig
 import type { SpeakerConfig } from "./config.ts";
 import { loadAddon, type PacketAddon } from "./io/addon.ts";
 import type { InterfaceAnnouncer } from "./io/interfaceAnnouncer.ts";
-import { openAnnouncer } from "./io/openAnnouncer.ts";
 import { ipv6MulticastGroups, type MulticastGroups } from "./io/multicastGroups.ts";
-import { selectInterfaces } from "./io/interfaces.ts";
+import { rescanInterfaces } from "./io/interfaceScan.ts";
 import { TakeoverAnnouncements } from "./io/takeover.ts";
 import type { KubeApi } from "./kube/api/client.ts";
 import { readReplacement } from "./kube/replacement.ts";
@@ -24,7 +23,6 @@ import { ConflictProbes } from "./l2/conflictProbes.ts";
 import type { Interfaces } from "./l2/handover.ts";
 import { Handovers } from "./membership/handover.ts";
 import { Memberlist } from "./membership/memberlist.ts";
-import { formatMac } from "./packets/mac.ts";
 import { RankingCache } from "./l2/ranking.ts";
 import { ServiceReports } from "./l2/serviceReports.ts";
 import { announcedServices, nodeAddresses, schedulableNodes, serviceKey } from "./serviceView.ts";
@@ -433,44 +431,19 @@ export class Speaker {
   /** Opens interfaces that appeared (or came up) and closes those that vanished or changed address. */
   private rescanInterfaces(): void {
     if (this.stopped) return;
-    let available;
-    try {
-      available = this.addon.interfaces();
-    } catch (err) {
-      this.log.warn({ err: (err as Error).message }, "could not list interfaces");
-      return;
-    }
-    const chosen = selectInterfaces(available, {
-      include: this.config.interfaces,
-      exclude: this.config.excludeInterfaces,
-    }).filter((iface) => iface.mac !== null);
-    const wanted = new Map(chosen.map((iface) => [iface.name, formatMac(iface.mac!)] as const));
-    for (const [name, announcer] of this.announcers) {
-      if (wanted.get(name) !== announcer.mac) {
-        announcer.close();
-        this.announcers.delete(name);
-        this.log.info({ interface: name }, "stopped announcing on interface");
-        this.scheduleRecompute();
-      }
-    }
-    for (const [name, mac] of wanted) {
-      if (this.announcers.has(name)) continue;
-      try {
-        const announcer = openAnnouncer(this.addon, { name, mac }, this.config, this.ipv6Groups, {
-          metrics: this.metrics,
-          log: this.log,
-          frame: (frame) => this.conflicts.seen(frame),
-          failed: () => this.announcers.delete(name),
-        });
-        this.announcers.set(name, announcer);
-        const owned = this.ownedOnInterface(name);
+    rescanInterfaces(this.announcers, {
+      addon: this.addon,
+      config: this.config,
+      ipv6Groups: this.ipv6Groups,
+      metrics: this.metrics,
+      log: this.log,
+      frame: (frame) => this.conflicts.seen(frame),
+      opened: (announcer) => {
+        const owned = this.ownedOnInterface(announcer.name);
         announcer.setOwned(owned);
         this.takeover.announceOn(announcer, owned);
-        this.log.info({ interface: name, mac }, "announcing on interface");
-        this.scheduleRecompute();
-      } catch (err) {
-        this.log.warn({ interface: name, err: (err as Error).message }, "could not open packet socket");
-      }
-    }
+      },
+      changed: () => this.scheduleRecompute(),
+    });
   }
 }
