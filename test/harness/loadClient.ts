@@ -3,6 +3,7 @@
 // `timeout` ms. Prints one JSON line per request: when it started (ms since the epoch), how long it took,
 // and which pod answered or why it failed. Runs until SIGTERM. Usage: node loadClient.ts <url> <interval> <timeout>
 import { request } from "node:http";
+import { readEchoAnswer } from "./echoAnswer.ts";
 
 const [url = "", interval = "50", timeout = "1000"] = process.argv.slice(2);
 
@@ -14,20 +15,7 @@ function once(): void {
     done = true;
     process.stdout.write(JSON.stringify({ start, ms: Date.now() - start, ...fields }) + "\n");
   };
-  const req = request(url, { agent: false, timeout: Number(timeout) }, (res) => {
-    let body = "";
-    res.setEncoding("utf8");
-    res.on("data", (chunk: string) => (body += chunk));
-    res.on("end", () => {
-      if (res.statusCode !== 200) return finish({ ok: false, error: `HTTP ${res.statusCode}` });
-      try {
-        finish({ ok: true, pod: (JSON.parse(body) as { pod: string }).pod });
-      } catch {
-        finish({ ok: false, error: "unreadable answer" });
-      }
-    });
-    res.on("error", (err) => finish({ ok: false, error: err.message }));
-  });
+  const req = request(url, { agent: false, timeout: Number(timeout) }, (res) => readEchoAnswer(res, finish));
   req.on("timeout", () => req.destroy(new Error("timeout")));
   req.on("error", (err) => finish({ ok: false, error: (err as NodeJS.ErrnoException).code ?? err.message }));
   req.end();

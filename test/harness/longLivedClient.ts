@@ -10,6 +10,7 @@
 // apart from the lines. Runs until SIGTERM. Usage: node longLivedClient.ts <url> <connections> <interval> <timeout>
 import { Agent, request } from "node:http";
 import type { Socket } from "node:net";
+import { readEchoAnswer } from "./echoAnswer.ts";
 
 const [url = "", connections = "10", interval = "500", timeout = "2000"] = process.argv.slice(2);
 let nextConn = 0;
@@ -31,20 +32,7 @@ function slot(index: number): () => void {
       const line = { start, ms: Date.now() - start, slot: index, conn, reused, ...fields };
       process.stdout.write(JSON.stringify(line) + "\n");
     };
-    const req = request(url, { agent, timeout: Number(timeout) }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk: string) => (body += chunk));
-      res.on("end", () => {
-        if (res.statusCode !== 200) return finish({ ok: false, error: `HTTP ${res.statusCode}` });
-        try {
-          finish({ ok: true, pod: (JSON.parse(body) as { pod: string }).pod });
-        } catch {
-          finish({ ok: false, error: "unreadable answer" });
-        }
-      });
-      res.on("error", (err) => finish({ ok: false, error: err.message }));
-    });
+    const req = request(url, { agent, timeout: Number(timeout) }, (res) => readEchoAnswer(res, finish));
     req.on("socket", (socket: Socket) => {
       if (!ids.has(socket)) ids.set(socket, ++nextConn);
       conn = ids.get(socket)!;
