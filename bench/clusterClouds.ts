@@ -4,7 +4,9 @@
 // first request a client gets answered through the load balancer, and what a client sending 20 requests a second
 // sees while the 3-replica Deployment behind it rolls (every pod replaced). The latter is the baseline that
 // readiness gates and make-before-break target changes must bring to zero; nlb-ip-gates is the same rollout with
-// the namespace labelled for Portico's readiness gates (each new pod Ready only once the NLB finds it healthy). The NLB's registration delay is AWS's
+// the namespace labelled for Portico's readiness gates (each new pod Ready only once the NLB finds it healthy), and
+// azure-pods-gates the same behind an Azure IP-based pool (each new pod Ready once every rule reports it Up). The
+// NLB's registration delay is AWS's
 // "a few minutes" taken as REGISTRATION_DELAY_S (the tests' edge waits 3 s), so that a rollout onto new ip
 // targets loses what it would on AWS.
 import { mkdtemp, readFile, rm } from "node:fs/promises";
@@ -190,12 +192,7 @@ async function benchClouds(): Promise<Record<string, unknown>> {
       const nlb = { loadBalancerClass: "portico.io/aws-nlb" };
       const targetType = "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type";
       // Last, since the label stays: every pod made after it (each rollout's) gets the Service's gate.
-      const gates = async () => {
-        await aws.core.patchNamespace(
-          { name: aws.name, body: { metadata: { labels: { [INJECT_LABELS[0]]: "enabled" } } } },
-          mergePatch,
-        );
-      };
+      const gates = labelForGates(aws);
       figures.aws = await measure(
         aws,
         [
@@ -217,11 +214,14 @@ async function benchClouds(): Promise<Record<string, unknown>> {
       await azure.deployEcho("echo", 3, { spread: true, drainSeconds: DRAIN_S });
       await azure.waitAvailable("echo");
       const lb = { loadBalancerClass: AKS_CLASS };
+      const pods = { "portico.io/target-type": "ip" };
       figures.azure = await measure(
         azure,
         [
           { name: "azure-nodes", spec: lb, annotations: {} },
-          { name: "azure-pods", spec: lb, annotations: { "portico.io/target-type": "ip" } },
+          { name: "azure-pods", spec: lb, annotations: pods },
+          // Last, as on AWS: the label stays.
+          { name: "azure-pods-gates", spec: lb, annotations: pods, before: labelForGates(azure) },
         ],
         (name) => azure.waitForAddress(name, 120_000),
         {
@@ -236,6 +236,16 @@ async function benchClouds(): Promise<Record<string, unknown>> {
     await cluster.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Labels the namespace for Portico's readiness gates: every pod made after it gets its Service's gate. */
+function labelForGates(ns: E2eNamespace): () => Promise<void> {
+  return async () => {
+    await ns.core.patchNamespace(
+      { name: ns.name, body: { metadata: { labels: { [INJECT_LABELS[0]]: "enabled" } } } },
+      mergePatch,
+    );
+  };
 }
 
 await report("cluster-clouds", benchClouds);

@@ -171,8 +171,8 @@ export interface LoadBalancerProvider {
   readonly capacityIsShared?: boolean;
   /**
    * `ensure` reports which pods the load balancer finds healthy (EnsureResult.healthyEndpoints) for Services whose
-   * targets are pods: only then are pods given readiness gates (AWS: ELBv2's target health; Azure's per-rule
-   * backend health is not read yet).
+   * targets are pods: only then are pods given readiness gates (AWS: ELBv2's target health; Azure: each rule's
+   * backend health).
    */
   readonly reportsPodHealth?: boolean;
   /** The annotation keys `ensure` may record on a Service (EnsureResult.recorded), removed when it lets go. */

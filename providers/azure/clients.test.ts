@@ -28,6 +28,11 @@ describe("operationLabel", () => {
     ["GET", `${base}/loadBalancers?api-version=2024-07-01`, "GET loadBalancers (list)"],
     ["PUT", `${base}/loadBalancers/k/backendAddressPools/p`, "PUT loadBalancers/backendAddressPools"],
     ["GET", `${base}/loadBalancers/k/probes`, "GET loadBalancers/probes (list)"],
+    [
+      "POST",
+      `${base}/loadBalancers/k/loadBalancingRules/r/health`,
+      "POST loadBalancers/loadBalancingRules/health",
+    ],
     ["GET", `${base}/locations/eastus/operations/123`, "GET operations"],
     ["GET", `${base}/locations/eastus/operationResults/123`, "GET operationResults"],
     ["POST", "https://login.microsoftonline.com/t/oauth2/v2.0/token", "POST other"],

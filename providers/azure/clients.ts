@@ -173,6 +173,8 @@ export function operationLabel(method: string, url: string): string {
   if (segments[0] === "locations")
     return `${method} ${segments[2] === "operationResults" ? "operationResults" : "operations"}`;
   const child = segments[2];
+  // A child's action: loadBalancers/{lb}/loadBalancingRules/{rule}/health.
+  if (segments.length === 5) return `${method} ${segments[0]}/${child}/${segments[4]}`;
   return `${method} ${segments[0]}${child ? `/${child}` : ""}${segments.length % 2 === 1 ? " (list)" : ""}`;
 }
 

@@ -3,8 +3,9 @@
 // IP, and its allow rules in the cluster's security group. Found the way the controller finds what it owns: the
 // frontend named from the Service's UID, and the UID tag on Portico's public IP. Pure: reads an observation.
 //
-// ARM exposes no per-backend health through the load balancer APIs (only Azure Monitor's health probe metrics
-// do), so backend addresses carry no health of their own here; only what ARM states is shown (draining ones).
+// A member's probe result comes from ARM only through a long-running operation per rule (ruleHealth.ts, which the
+// controller reads for readiness gates): a read-only picture does not start operations, so backend addresses
+// carry no health of their own here; only what the load balancer states is shown (draining ones).
 import type { InspectNode, ServiceRef } from "../provider.ts";
 import { nameOf, sameId } from "./ids.ts";
 import type { LoadBalancer, NetworkSecurityGroup, Observed, PublicIPAddress } from "./model.ts";

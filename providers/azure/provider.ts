@@ -17,6 +17,7 @@ import { createCredential } from "./credentials.ts";
 import { withPriority } from "../priority.ts";
 import { chooseTargetType } from "./desired.ts";
 import { trafficOfSides } from "./traffic.ts";
+import { healthyPods, podsAwaitGates } from "./ruleHealth.ts";
 import { resourceGroupOf } from "./ids.ts";
 import { inspectService } from "./inspect.ts";
 import { checkList, parseLoadBalancerConfigurations } from "./placement/lbConfigurations.ts";
@@ -54,6 +55,8 @@ type Prepared = {
 
 export class AzureProvider implements LoadBalancerProvider {
   readonly name = "azure";
+  /** IP-based pools: each rule's health (ruleHealth.ts) tells which pods its probe passes. */
+  readonly reportsPodHealth = true;
   readonly clients: AzureClients;
   /** Shared by every reconcile, so that edits of one load balancer are serialized and batched. */
   readonly writer = new EtagWriter();
@@ -111,6 +114,16 @@ export class AzureProvider implements LoadBalancerProvider {
     }
     for (const r of removals) await apply(r.operations, this.context(r.frontend, observed));
     const complete = addresses.length === sides.length;
+    // IP-based pools send to pods: their gates open on what the rules' probes say, read while some pod waits.
+    const pods =
+      targetType !== "ip"
+        ? undefined
+        : podsAwaitGates(intent)
+          ? await healthyPods(
+              this.clients,
+              sides.map((s) => s.desired),
+            )
+          : [];
     return {
       ingress: addresses.map((ip) => ({ ip, ipMode: "VIP" as const })),
       changes: [...sides.flatMap((s) => s.plan.operations), ...removals.flatMap((r) => r.operations)].map(
@@ -127,6 +140,7 @@ export class AzureProvider implements LoadBalancerProvider {
           : []),
       ],
       traffic: trafficOfSides(intent, sides, targetType),
+      ...(pods ? { healthyEndpoints: pods } : {}),
       ...(complete ? {} : { requeueAfterMs: ADDRESS_PENDING_RETRY_MS }),
     };
   }

@@ -1,4 +1,5 @@
-// Whether a Service's Azure load balancer rules can carry traffic. ARM reports no per-backend probe result, so
+// Whether a Service's Azure load balancer rules can carry traffic. ARM tells a member's probe result only through
+// a long-running operation per rule (read for readiness gates, ruleHealth.ts), too dear for every pass, so
 // this is judged from what decides the probes: the backend pool's live members, and the cluster's endpoints —
 // with instance backends and `Local`, only nodes holding a ready endpoint pass kube-proxy's health check; with
 // `Cluster`, any node forwards, but only if some endpoint is ready; ip backends are ready endpoints themselves.
@@ -41,7 +42,7 @@ export function azureTraffic(
   return {
     flowing: true,
     reason: "BackendsReady",
-    message: `${passing} of ${live.length} backends should pass their probes (judged from the cluster's endpoints: Azure reports no per-backend health)`,
+    message: `${passing} of ${live.length} backends should pass their probes (judged from the cluster's endpoints)`,
   };
 }
 

@@ -249,6 +249,14 @@ export class TestAzure {
     );
   }
 
+  /**
+   * Reports the rules' members as a prober would (test/emulators/azure/ruleHealth.ts): rule ID → address →
+   * Up or Down; a member not listed is Down. Until the first report every member is Up.
+   */
+  async reportRuleHealth(rules: Record<string, Record<string, "Up" | "Down">>): Promise<void> {
+    await this.admin("PUT", "ruleHealth", { rules });
+  }
+
   private async admin(method: string, path: string, body?: unknown): Promise<unknown> {
     const res = await fetch(`${this.url}/_emulator/${path}`, {
       method,

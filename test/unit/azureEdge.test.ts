@@ -7,6 +7,7 @@ import {
   azureIptables,
   floatingMembers,
   passing,
+  ruleHealthReport,
   type AzureEdgeGroup,
   type AzureEdgeState,
   type AzureNsgRule,
@@ -49,6 +50,19 @@ describe("the members new flows go to", () => {
     expect(passing(group(), healthy())).toEqual([]);
     const { probe: _, ...unprobed } = group();
     expect(passing(unprobed, healthy())).toEqual(nodes);
+  });
+});
+
+describe("the per-rule health reported to ARM", () => {
+  it("says Up for the members passing the rule's probe and Down for the others, per rule", () => {
+    const id = rule().id;
+    expect(ruleHealthReport(world(), healthy("192.0.2.12"))).toEqual({
+      [id]: { "192.0.2.11": "Down", "192.0.2.12": "Up" },
+    });
+    const { probe: _, ...unprobed } = group();
+    expect(ruleHealthReport(world({ groups: new Map([["pool|probe|30001", unprobed]]) }), healthy())).toEqual(
+      { [id]: { "192.0.2.11": "Up", "192.0.2.12": "Up" } },
+    );
   });
 });
 

@@ -15,10 +15,14 @@
 //   GET    /_emulator/throttling ARM's throttling (throttling.ts): settings, per-limit counts, throttled, floor
 //   POST   /_emulator/throttling switch it on with { reserve?, scale?, overrides? }: full buckets, empty windows
 //   DELETE /_emulator/throttling switch it off
+//   GET    /_emulator/ruleHealth what a prober reported of the rules' members (ruleHealth.ts)
+//   PUT    /_emulator/ruleHealth a prober's report, replacing the last: { rules: { <rule ID>: { <ip>: Up|Down } } }
+//   DELETE /_emulator/ruleHealth no prober: every member Up again
 import { validateFaultRule } from "./faults.ts";
 import type { ArmResponse } from "./handlers.ts";
 import { handleNetwork } from "./handlers.ts";
 import { validateLimits } from "./limits.ts";
+import { validateRuleHealthReport } from "./ruleHealth.ts";
 import { ArmThrottling, validateThrottling } from "./throttling.ts";
 import type { EmulatorServer } from "./server.ts";
 
@@ -71,6 +75,14 @@ export function handleAdmin(
       case "POST /_emulator/throttling":
         emulator.throttling = new ArmThrottling(validateThrottling(json(raw)));
         return ok(emulator.throttling.describe());
+      case "GET /_emulator/ruleHealth":
+        return ok(emulator.ruleHealth.describe());
+      case "PUT /_emulator/ruleHealth":
+        emulator.ruleHealth.report(validateRuleHealthReport(json(raw)));
+        return ok(emulator.ruleHealth.describe());
+      case "DELETE /_emulator/ruleHealth":
+        emulator.ruleHealth.reset();
+        return ok(emulator.ruleHealth.describe());
       case "DELETE /_emulator/throttling":
         emulator.throttling = undefined;
         return ok({ enabled: false });

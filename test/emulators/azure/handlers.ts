@@ -21,7 +21,7 @@ import {
 import { assertValidName, childId, normalizeLocation, resourceId } from "./ids.ts";
 import type { TopLevelType } from "./ids.ts";
 import type { Context, ResourceKind } from "./kinds.ts";
-import type { NetworkResource } from "./model.ts";
+import type { LoadBalancer, NetworkResource } from "./model.ts";
 import type { Operation } from "./operations.ts";
 import { asyncOperationUrl, operationStatusBody, resultUrl } from "./operations.ts";
 import { loadBalancers } from "./resources/loadBalancers.ts";
@@ -232,6 +232,7 @@ function childRequest(ctx: Context, route: NetworkRoute, req: ArmRequest): ArmRe
   const childKind = kind.children[route.child!.segment.toLowerCase()];
   if (!childKind) throw methodNotAllowed(req.method);
   const parent = getParent(ctx, route);
+  if (route.child!.action !== undefined) return childAction(ctx, route, req, parent);
   const segment = childKind.segment;
   const items = (kind.render(parent, ctx).properties as Json)[segment] as Json[];
   const name = route.child!.name;
@@ -262,6 +263,49 @@ function childRequest(ctx: Context, route: NetworkRoute, req: ArmRequest): ArmRe
   const rendered = (kind.render(candidate, ctx).properties as Json)[segment] as Json[];
   const body = rendered.find((c) => String(c.name).toLowerCase() === name.toLowerCase());
   return { status: current ? 200 : 201, body, headers: lroHeaders(ctx, op, false) };
+}
+
+/**
+ * POST to a child's operation. The one ARM has for load balancers: a rule's health, a long-running operation
+ * (202, then the result at its Location) whose answer is the members' health when it completes.
+ */
+function childAction(
+  ctx: Context,
+  route: NetworkRoute,
+  req: ArmRequest,
+  parent: NetworkResource,
+): ArmResponse {
+  const { segment, name, action } = route.child!;
+  const isHealth =
+    route.type === "loadBalancers" &&
+    segment.toLowerCase() === "loadbalancingrules" &&
+    action!.toLowerCase() === "health";
+  if (!isHealth) throw new ArmError(404, "NotFound", `The requested path ${req.path} was not found.`);
+  if (req.method !== "POST") throw methodNotAllowed(req.method);
+  const lb = parent as LoadBalancer;
+  const rule = lb.properties.loadBalancingRules.find((r) => r.name.toLowerCase() === name!.toLowerCase());
+  const ruleId = childId(lb.id, "loadBalancingRules", name!);
+  if (!rule) throw childNotFound(ruleId);
+  const op = ctx.operations.start({
+    subscriptionId: ctx.subscriptionId,
+    resourceId: ruleId,
+    provider: "Microsoft.Network",
+    location: lb.location,
+    apiVersion: req.apiVersion,
+    kind: "action",
+    name: "GetLoadBalancingRuleHealthOperation",
+    durationMs: ctx.config.operationDurationMs,
+    failWith: ctx.faults.forOperation(req.method, req.path),
+    // Judged when the operation completes, from the pool and the verdicts of that moment.
+    result: () => {
+      const now = ctx.store.get(lb.id) as LoadBalancer | undefined;
+      const current = now?.properties.loadBalancingRules.find((r) => r.name === rule.name);
+      return now && current ? ctx.ruleHealth.of(now, current, ruleId) : undefined;
+    },
+    onSuccess: () => undefined,
+    onFailure: () => undefined,
+  });
+  return { status: 202, headers: lroHeaders(ctx, op, true) };
 }
 
 export function handleNetwork(ctx: Context, route: Route, req: ArmRequest): ArmResponse {
@@ -323,6 +367,11 @@ function pollOperation(
   if (op.status === "InProgress")
     return { status: 202, headers: { ...retry, Location: resultUrl(ctx.baseUrl, op) } };
   if (op.status !== "Succeeded") return { status: 400, body: { error: { ...op.error, details: [] } } };
+  if (op.kind === "action") {
+    const body = op.result?.();
+    if (body === undefined) throw childNotFound(op.resourceId);
+    return { status: 200, body };
+  }
   const r = ctx.store.get(op.resourceId);
   if (op.kind === "delete" || !r) return { status: 204 };
   return { status: 200, body: KINDS[r.type].render(r, ctx) };

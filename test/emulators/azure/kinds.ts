@@ -5,6 +5,7 @@ import type { BodyObject, Json } from "./body.ts";
 import type { Faults } from "./faults.ts";
 import type { NetworkResource, Sku } from "./model.ts";
 import type { Operations } from "./operations.ts";
+import type { RuleHealth } from "./ruleHealth.ts";
 import type { Store } from "./store.ts";
 
 export interface EmulatorConfig {
@@ -55,6 +56,7 @@ export interface Context {
   config: EmulatorConfig;
   baseUrl: string;
   subscriptionId: string;
+  ruleHealth: RuleHealth;
 }
 
 /** What a resource body contributes besides its properties. */

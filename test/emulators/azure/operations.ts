@@ -15,7 +15,9 @@ export interface Operation {
   provider: "Microsoft.Network" | "Microsoft.Resources";
   location: string;
   apiVersion: string;
-  kind: "put" | "delete";
+  /** `action`: a POST that computes something (a rule's health), its result told by `result` once done. */
+  kind: "put" | "delete" | "action";
+  result?: () => unknown;
   /** NRP's operation name, e.g. PutLoadBalancerOperation. */
   name: string;
   startedAt: number;

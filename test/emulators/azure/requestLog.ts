@@ -38,6 +38,7 @@ export function operationLabel(method: string, route: Route | undefined, path: s
       return `${method} ${route.type} (list)`;
     case "network":
       if (!route.child) return `${method} ${route.type}`;
+      if (route.child.action) return `${method} ${route.type}/${route.child.segment}/${route.child.action}`;
       return `${method} ${route.type}/${route.child.segment}${route.child.name === undefined ? " (list)" : ""}`;
   }
 }

@@ -22,7 +22,8 @@ export type Route =
       resourceGroup: string;
       type: TopLevelType;
       name: string;
-      child?: { segment: string; name?: string };
+      /** `action`: a POST to a child's operation, e.g. loadBalancingRules/{rule}/health. */
+      child?: { segment: string; name?: string; action?: string };
     };
 
 /** The route for `path`, undefined for paths ARM does not serve; throws ARM's errors for unknown providers/types. */
@@ -50,14 +51,15 @@ export function route(path: string, apiVersion: string): Route | undefined {
     if (s.length === 5) return { kind: "networkList", subscriptionId, type: topLevel(s[4]!, apiVersion) };
     return undefined;
   }
-  // /subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.Network/{type}[/{name}[/{child}[/{childName}]]]
-  if (!is(2, "resourcegroups") || !is(4, "providers") || s.length < 7 || s.length > 10) return undefined;
+  // /subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.Network/{type}[/{name}[/{child}[/{childName}[/{action}]]]]
+  if (!is(2, "resourcegroups") || !is(4, "providers") || s.length < 7 || s.length > 11) return undefined;
   assertNetwork(s[5], apiVersion, s[6]);
   const resourceGroup = s[3]!;
   const type = topLevel(s[6]!, apiVersion);
   if (s.length === 7) return { kind: "networkList", subscriptionId, resourceGroup, type };
   const base = { kind: "network" as const, subscriptionId, resourceGroup, type, name: s[7]! };
   if (s.length === 8) return base;
+  if (s.length === 11) return { ...base, child: { segment: s[8]!, name: s[9]!, action: s[10]! } };
   return { ...base, child: s.length === 10 ? { segment: s[8]!, name: s[9]! } : { segment: s[8]! } };
 }
 

@@ -20,6 +20,7 @@ import { Operations } from "./operations.ts";
 import { RequestLog, operationLabel } from "./requestLog.ts";
 import { handleResourceGroups } from "./resources/resourceGroups.ts";
 import { route } from "./routes.ts";
+import { RuleHealth } from "./ruleHealth.ts";
 import type { Route } from "./routes.ts";
 import { Store } from "./store.ts";
 import type { ArmThrottling } from "./throttling.ts";
@@ -58,6 +59,8 @@ const requestBase = new AsyncLocalStorage<string>();
 export class EmulatorServer {
   readonly store = new Store();
   readonly operations = new Operations();
+  /** What a prober (the Azure edge) reports of the rules' members (ruleHealth.ts). */
+  readonly ruleHealth = new RuleHealth();
   readonly faults: Faults;
   /** ARM's and NRP's request throttling (throttling.ts), when switched on through the admin API. */
   throttling: ArmThrottling | undefined;
@@ -124,6 +127,7 @@ export class EmulatorServer {
   reset(): void {
     this.store.reset();
     this.operations.reset();
+    this.ruleHealth.reset();
     this.faults.clear();
     this.throttling = undefined;
     this.log.clear();
@@ -139,6 +143,7 @@ export class EmulatorServer {
       config: this.config,
       baseUrl: this.base(),
       subscriptionId: this.subscriptionId,
+      ruleHealth: this.ruleHealth,
     };
   }
 

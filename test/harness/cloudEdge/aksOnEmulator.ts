@@ -81,6 +81,7 @@ export async function aksOnCluster(cluster: CloudCluster, opts: OnClusterOptions
       nodeNamespaces: cluster.nodes.map((n) => n.host.namespace),
       site: EDGE_SITES.azure,
       network: azure.network,
+      reportHealth: (rules) => azure.reportRuleHealth(rules),
     });
     edge = started;
     defer(() => started.stop());

@@ -18,6 +18,7 @@ import {
   azureGroupId,
   azureIptables,
   floatingMembers,
+  ruleHealthReport,
   type AzureEdgeGroup,
   type AzureEdgeNsg,
   type AzureEdgeRule,
@@ -37,6 +38,11 @@ export interface AzureEdgeOptions extends EdgeHostOptions {
   /** The LAN's client namespace, given a route to the public frontends through the edge. */
   clientNamespace: string;
   network: NetworkManagementClient;
+  /**
+   * Where the probes' verdicts go after each pass, as ARM's per-rule health would tell them (the Azure emulator's
+   * /_emulator/ruleHealth): Portico opens pods' readiness gates on it.
+   */
+  reportHealth?: (rules: Record<string, Record<string, "Up" | "Down">>) => Promise<void>;
   periodMs?: number;
 }
 
@@ -173,7 +179,8 @@ export class AzureEdge {
       this.iptables = rules;
     }
     await this.forgetIdle(state);
-    // Told to tests only once the forwarding follows them.
+    // Told to ARM, and to tests, only once the forwarding follows them.
+    await this.opts.reportHealth?.(ruleHealthReport(state, states));
     this.states = states;
     this.state = state;
   }

@@ -85,6 +85,24 @@ export function passing(
 }
 
 /**
+ * What ARM's per-rule health says when the edge is the prober: each rule's members Up when they pass its probe
+ * (the members new flows go to), Down otherwise — rule ID → member address → state.
+ */
+export function ruleHealthReport(
+  state: AzureEdgeState,
+  states: ReadonlyMap<string, TargetState>,
+): Record<string, Record<string, "Up" | "Down">> {
+  const report: Record<string, Record<string, "Up" | "Down">> = {};
+  for (const rule of state.rules) {
+    const group = state.groups.get(rule.group);
+    if (!group) continue;
+    const up = new Set(passing(group, states).map((t) => t.ip));
+    report[rule.id] = Object.fromEntries(group.targets.map((t) => [t.ip, up.has(t.ip) ? "Up" : "Down"]));
+  }
+  return report;
+}
+
+/**
  * The members that floating-IP rules route to, each with its firewall mark and routing table (mark 0x100 + i,
  * table 100 + i): the edge routes a marked packet to its member unchanged.
  */
