@@ -8,6 +8,8 @@
 //   - `kubectl drain` of the node announcing the address (its pod evicted too); then, measured on its own,
 //     `kubectl uncordon` of it (the address goes back to it);
 //   - a rolling update of Portico's controller Deployment, then of its speaker DaemonSet.
+// Then the same in BGP mode (bgpMode.ts: a router peering with every node, ECMP, the client behind it): a
+// rolling update of the Deployment, `kubectl drain` of a node hosting a pod, and a rolling update of the speakers.
 // The goal is 0 failed requests and 0 cut connections in every row.
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -24,6 +26,8 @@ import { ClientLoad, clusterSettled, E2eNamespace, outages } from "../test/harne
 import { drainNode, kubectl } from "../test/harness/localCluster/kubectl.ts";
 import { steadyAnnouncer } from "../test/harness/nodeLoss.ts";
 import { waitFor } from "../test/harness/wait.ts";
+import type { E2eContext } from "../test/harness/e2eSetup.ts";
+import { startBgpMode } from "./bgpMode.ts";
 import { report, sleep } from "./report.ts";
 
 const POOL = "192.0.2.240/28";
@@ -92,6 +96,12 @@ async function drain(ns: E2eNamespace, address: string) {
   await drainNode(ns.context, drained);
 }
 
+/** BGP mode: every node announces; the node drained is the first, which hosts one of the pods. */
+async function drainFirst(ns: E2eNamespace) {
+  drained = ns.context.nodes[0]!.layout.name;
+  await drainNode(ns.context, drained);
+}
+
 async function uncordon(ns: E2eNamespace) {
   if (!drained) return;
   await kubectl(ns.context, "uncordon", drained);
@@ -103,6 +113,8 @@ async function uncordon(ns: E2eNamespace) {
 interface Measured {
   /** The Service whose address the clients use. */
   service: string;
+  /** Where the clients are: on the LAN (L2 mode, the default) or behind the BGP router. */
+  bgp?: true;
   /** Done before the clients start. */
   prepare?: Change;
   /** What the clients see. */
@@ -139,13 +151,34 @@ const changes: Record<string, Measured> = {
     service: "web",
     change: (ns) => roll(ns, "DaemonSet", "portico-speaker", INSTALL_NAMESPACE),
   },
+  "BGP: rolling update of the Deployment, Cluster": {
+    service: "web-bgp",
+    bgp: true,
+    change: (ns) => roll(ns, "Deployment", "echo", ns.name),
+  },
+  "BGP: kubectl drain of a node, Cluster": {
+    service: "web-bgp",
+    bgp: true,
+    change: drainFirst,
+    cleanup: uncordon,
+  },
+  "BGP: rolling update of Portico's speakers": {
+    service: "web-bgp",
+    bgp: true,
+    change: (ns) => roll(ns, "DaemonSet", "portico-speaker", INSTALL_NAMESPACE),
+  },
 };
 
-async function trial(ns: E2eNamespace, address: string, { prepare, change, cleanup }: Measured) {
+async function trial(
+  ns: E2eNamespace,
+  address: string,
+  { prepare, change, cleanup }: Measured,
+  clients: E2eContext,
+) {
   await prepare?.(ns, address);
   const url = `http://${address}/`;
-  const fresh = new ClientLoad(ns.context, url, { intervalMs: 50, timeoutMs: 1000 });
-  const held = new LongLivedLoad(ns.context, url, { connections: 10, intervalMs: 500, timeoutMs: 2000 });
+  const fresh = new ClientLoad(clients, url, { intervalMs: 50, timeoutMs: 1000 });
+  const held = new LongLivedLoad(clients, url, { connections: 10, intervalMs: 500, timeoutMs: 2000 });
   try {
     await fresh.waitSteady(20, 120_000);
     await held.waitSteady(10, 3, 120_000);
@@ -169,22 +202,33 @@ async function benchChanges(): Promise<Record<string, unknown>> {
     dir: join(dir, "cluster"),
     pool: { name: "bench", addresses: [POOL] },
   });
+  const cleanups: (() => Promise<void>)[] = [];
   try {
     const context = describeCluster(cluster, images, POOL);
     const ns = await E2eNamespace.create(context, "bench");
+    const measuring = Object.keys(changes).filter(
+      (name) => !CHANGES || CHANGES.some((c) => name.includes(c)),
+    );
+    const bgp = measuring.some((name) => changes[name]!.bgp)
+      ? await startBgpMode(ns, join(dir, "router"), cleanups)
+      : undefined;
     await ns.deployEcho("echo", 3, { spread: true, drainSeconds: DRAIN_S });
     await ns.createLoadBalancer("web", "echo");
     await ns.createLoadBalancer("web-local", "echo", { externalTrafficPolicy: "Local" });
-    const addresses = {
+    if (bgp) await ns.createLoadBalancer("web-bgp", "echo", {}, { "portico.io/address-pool": bgp.pool });
+    const addresses: Record<string, string> = {
       web: await ns.waitForAddress("web"),
       "web-local": await ns.waitForAddress("web-local"),
+      ...(bgp ? { "web-bgp": await ns.waitForAddress("web-bgp") } : {}),
     };
     await ns.waitAvailable("echo");
     const figures: Record<string, unknown> = {
       "client load":
         "new connections: one HTTP request every 50 ms, 1 s timeout; long-lived: 10 kept-alive connections, " +
         "a request on each every 500 ms, 2 s timeout",
-      workload: `3 pods spread over 3 nodes, serving ${DRAIN_S} s past SIGTERM; metal overlay, L2`,
+      workload:
+        `3 pods spread over 3 nodes, serving ${DRAIN_S} s past SIGTERM; metal overlay, L2 (the LAN's client); ` +
+        "BGP rows: a router peering with every node, ECMP hashed on ports, the client behind it",
     };
     // A change left out keeps its figures of the last run, said to be from then.
     const previous = JSON.parse(
@@ -203,9 +247,10 @@ async function benchChanges(): Promise<Record<string, unknown>> {
       const rows = [];
       for (let i = 0; i < TRIALS; i++) {
         await clusterSettled(context);
-        const address = addresses[measured.service as keyof typeof addresses];
-        await steadyAnnouncer(context, address);
-        const row = await trial(ns, address, measured);
+        const address = addresses[measured.service]!;
+        if (measured.bgp) await bgp!.routedOverEveryNode(address);
+        else await steadyAnnouncer(context, address);
+        const row = await trial(ns, address, measured, measured.bgp ? bgp!.behind : context);
         console.error(`${name}, trial ${i + 1}: ${JSON.stringify(row)}`);
         rows.push(row);
       }
@@ -225,6 +270,7 @@ async function benchChanges(): Promise<Record<string, unknown>> {
     }
     return figures;
   } finally {
+    for (const undo of cleanups.reverse()) await undo().catch(() => undefined);
     await cluster.stop();
     await rm(dir, { recursive: true, force: true });
   }
