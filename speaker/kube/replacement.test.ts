@@ -47,6 +47,15 @@ describe("a speaker's pod replaced in place", () => {
         node({ taints: [{ key: "ToBeDeletedByClusterAutoscaler", effect: "NoSchedule" }] }),
       ],
       ["its node unknown", pod("3"), ds("4"), undefined],
+      [
+        "the new template no longer placing a pod on its node",
+        pod("3"),
+        {
+          ...ds("4"),
+          spec: { selector: {}, template: { spec: { containers: [], nodeSelector: { role: "edge" } } } },
+        },
+        node(),
+      ],
     ];
     for (const [why, p, d, n] of cases) expect(replacedInPlace(p, d, n), why).toBeUndefined();
   });

@@ -1,10 +1,11 @@
 // Whether this speaker's pod stops because its DaemonSet replaces it on the same node (a rolling update): then
 // the speaker says `restarting` rather than leaving, and its addresses wait for the new pod (see
-// membership/restartHolds.ts). Anything else — the pod deleted by hand, the DaemonSet deleted, the node drained
-// or shut down, a read that fails — is a departure, as before: holding addresses for a replacement that may
+// membership/restartHolds.ts). Anything else — the pod deleted by hand, the DaemonSet deleted or no longer placing
+// a pod on this node (daemonSetPlacement.ts), the node drained or shut down, a read that fails — is a departure: holding addresses for a replacement that may
 // never come would cost more than moving them.
 import type { V1DaemonSet, V1Node, V1Pod } from "@kubernetes/client-node";
 import { leaving } from "../../shared/nodeEligibility.ts";
+import { templatePlacesOn } from "./daemonSetPlacement.ts";
 import type { KubeApi } from "./api/client.ts";
 
 /** Set by the apiserver on a DaemonSet, bumped each time its pod template changes. */
@@ -25,6 +26,8 @@ export function replacedInPlace(
   const current = daemonSet.metadata?.annotations?.[TEMPLATE_GENERATION_ANNOTATION];
   const mine = pod.metadata?.labels?.[POD_TEMPLATE_GENERATION_LABEL];
   if (current === undefined || mine === undefined || mine === current) return undefined;
+  // The update may take the speaker off this node (a new nodeSelector or affinity): then nothing replaces it.
+  if (!templatePlacesOn(daemonSet, node)) return undefined;
   return `DaemonSet ${daemonSet.metadata?.name} rolls from template generation ${mine} to ${current}`;
 }
 
