@@ -4,7 +4,7 @@
 // every node, its flows hashed on their ports).
 import { mkdir } from "node:fs/promises";
 import { CustomObjectsApi } from "@kubernetes/client-node";
-import { BEHIND, ROUTER, ROUTER_ASN, startRouter } from "../test/harness/bgpRouter.ts";
+import { BEHIND, nextHops, ROUTER, ROUTER_ASN, startRouter } from "../test/harness/bgpRouter.ts";
 import type { E2eContext } from "../test/harness/e2eSetup.ts";
 import type { E2eNamespace } from "../test/harness/localCluster/usage.ts";
 import { IP, sh } from "../test/harness/netns.ts";
@@ -75,16 +75,7 @@ export async function startBgpMode(
     routedOverEveryNode: async (address) => {
       await waitFor(
         `the router to route ${address} over every node`,
-        async () => {
-          const routes = JSON.parse(
-            (await sh(IP, ["-j", "-n", router.host.namespace, "-4", "route", "show", address])) || "[]",
-          ) as { gateway?: string; nexthops?: { gateway?: string }[] }[];
-          const hops = routes
-            .flatMap((r) => (r.nexthops ? r.nexthops.map((h) => h.gateway) : [r.gateway]))
-            .filter((g): g is string => typeof g === "string")
-            .sort();
-          return hops.join() === nodes.join() || undefined;
-        },
+        async () => (await nextHops(router.host, address)).join() === nodes.join() || undefined,
         { timeoutMs: 180_000, intervalMs: 500 },
       );
     },

@@ -10,24 +10,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { onTestFinished } from "vitest";
-import { BEHIND, ROUTER, ROUTER_ASN, startRouter } from "../harness/bgpRouter.ts";
+import { BEHIND, nextHops, ROUTER, ROUTER_ASN, startRouter } from "../harness/bgpRouter.ts";
 import { clientGet, describe, expect, test, waitFor, type EchoAnswer } from "../harness/e2e.ts";
-import { IP, sh, type LanHost } from "../harness/netns.ts";
+import { IP, sh } from "../harness/netns.ts";
 
 /** TEST-NET-2, off the LAN: reached only through the routes the router learned. */
 const POOL = "198.51.100.0/28";
 const API = { group: "portico.io", version: "v1alpha1" } as const;
-
-/** The router's kernel next hops for `address` (the routes zebra installed from BGP), sorted. */
-async function nextHops(router: LanHost, address: string): Promise<string[]> {
-  const routes = JSON.parse(
-    (await sh(IP, ["-j", "-n", router.namespace, "-4", "route", "show", address])) || "[]",
-  ) as { gateway?: string; nexthops?: { gateway?: string }[] }[];
-  return routes
-    .flatMap((r) => (r.nexthops ? r.nexthops.map((h) => h.gateway) : [r.gateway]))
-    .filter((g): g is string => typeof g === "string")
-    .sort();
-}
 
 /** Creates a cluster-scoped Portico object, deleted when the test ends. */
 async function create(

@@ -12,6 +12,17 @@ export const ROUTER = { ipv4: "192.0.2.3", ipv6: "2001:db8::3" };
 /** The network behind the router (frr.ts hostBehind). */
 export const BEHIND = "198.18.0.0/24";
 
+/** The router's kernel next hops for `address` (the routes zebra installed from BGP), sorted. */
+export async function nextHops(router: LanHost, address: string): Promise<string[]> {
+  const routes = JSON.parse(
+    (await sh(IP, ["-j", "-n", router.namespace, "-4", "route", "show", address])) || "[]",
+  ) as { gateway?: string; nexthops?: { gateway?: string }[] }[];
+  return routes
+    .flatMap((r) => (r.nexthops ? r.nexthops.map((h) => h.gateway) : [r.gateway]))
+    .filter((g): g is string => typeof g === "string")
+    .sort();
+}
+
 export interface BgpRouter {
   host: LanHost;
   frr: FrrInstance;
