@@ -2,13 +2,14 @@
 // local cluster, each cloud's load balancers carried by the emulated edge (test/harness/cloudEdge/). Per cloud and
 // target kind, with the health checks Portico configures by default: how long from the Service's creation to the
 // first request a client gets answered through the load balancer, and what a client sending 20 requests a second
-// sees while the 3-replica Deployment behind it rolls (every pod replaced). The latter is the baseline that
-// readiness gates and make-before-break target changes must bring to zero; nlb-ip-gates is the same rollout with
-// the namespace labelled for Portico's readiness gates (each new pod Ready only once the NLB finds it healthy), and
-// azure-pods-gates the same behind an Azure IP-based pool (each new pod Ready once every rule reports it Up). The
-// NLB's registration delay is AWS's
-// "a few minutes" taken as REGISTRATION_DELAY_S (the tests' edge waits 3 s), so that a rollout onto new ip
-// targets loses what it would on AWS.
+// sees while the 3-replica Deployment behind it rolls (every pod replaced), and while a node hosting one of the
+// pods is drained (`kubectl drain`: the node leaves instance target groups and backend pools, its pod is evicted;
+// BENCH_DRAINS, default 1). The rollout is the baseline that readiness gates and make-before-break target changes
+// must bring to zero; nlb-ip-gates is the same rollout with the namespace labelled for Portico's readiness gates
+// (each new pod Ready only once the NLB finds it healthy), and azure-pods-gates the same behind an Azure IP-based
+// pool (each new pod Ready once every rule reports it Up). The NLB's registration delay is AWS's "a few minutes"
+// taken as REGISTRATION_DELAY_S (the tests' edge waits 3 s), so that a rollout onto new ip targets loses what it
+// would on AWS.
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,6 +18,7 @@ import { aksOnEmulator, AKS_CLASS } from "../test/harness/cloudEdge/aksOnEmulato
 import { eksOnEmulator, nlbAddress } from "../test/harness/cloudEdge/eksOnEmulator.ts";
 import { teardownList } from "../test/harness/cloudEdge/teardown.ts";
 import { mergePatch } from "../test/harness/kube.ts";
+import { drainNode, kubectl } from "../test/harness/localCluster/kubectl.ts";
 import { describeCluster, startClusterWithPortico } from "../test/harness/localCluster/install.ts";
 import { ClientLoad, clientGet, E2eNamespace, outages } from "../test/harness/localCluster/usage.ts";
 import { waitFor } from "../test/harness/wait.ts";
@@ -58,6 +60,32 @@ async function firstAnswer(ns: E2eNamespace, v: Variant, address: (name: string)
     intervalMs: 200,
   });
   return { url, seconds: +((Date.now() - started) / 1000).toFixed(1) };
+}
+
+const ROLLED = "rolling update of 3 replicas at 20 requests/s";
+const DRAINED = "kubectl drain of a node hosting a pod at 20 requests/s";
+/** How many drains per variant (BENCH_DRAINS). */
+const DRAINS = Number(process.env.BENCH_DRAINS ?? 1);
+
+/**
+ * `kubectl drain` of a node that hosts one of the pods, under a 20-requests-a-second load (its pod evicted and, the
+ * pods spread one per node, pending until the node is back); what the client saw. The node is uncordoned after.
+ */
+async function drainUnderLoad(ns: E2eNamespace, url: string) {
+  const pods = await ns.core.listNamespacedPod({ namespace: ns.name, labelSelector: "app=echo" });
+  const node = pods.items.find((p) => p.spec?.nodeName)!.spec!.nodeName!;
+  const load = new ClientLoad(ns.context, url, { intervalMs: 50, timeoutMs: 1000 });
+  try {
+    await load.waitSteady(20, 120_000);
+    await drainNode(ns.context, node);
+    await load.waitSteady(20, 300_000);
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+  } finally {
+    await load.stop();
+    await kubectl(ns.context, "uncordon", node);
+    await ns.waitAvailable("echo", 180_000);
+  }
+  return outages(load.results);
 }
 
 /** Rolls the Deployment (every pod replaced) under a 20-requests-a-second load; what the client saw. */
@@ -141,14 +169,29 @@ async function measure(
       console.error(`${ns.name}/${v.name} rollout ${i + 1}: ${JSON.stringify(o)}`);
       rolls.push(o);
     }
+    const drains = [];
+    for (let i = 0; i < DRAINS; i++) {
+      const o = await drainUnderLoad(ns, first.url);
+      console.error(`${ns.name}/${v.name} drain ${i + 1}: ${JSON.stringify(o)}`);
+      drains.push(o);
+    }
+    // With BENCH_ROLLOUTS=0 or BENCH_DRAINS=0 the figures of the last run are kept, said to be from then.
+    const kept = (key: string) => {
+      const variant = previous.figures?.[v.name];
+      const before = variant?.[key] as Record<string, unknown> | undefined;
+      const date = (variant?.["measured in the run of"] as string | undefined) ?? previous.date;
+      return before ? { [key]: { "measured in the run of": date, ...before } } : {};
+    };
+    const rows = (list: { failed: number; total: number; longestMs: number }[], what: string) => ({
+      [what]: list.length,
+      "failed requests": list.map((r) => r.failed),
+      "requests sent": list.map((r) => r.total),
+      "longest stretch without an answer, ms": list.map((r) => r.longestMs),
+    });
     out[v.name] = {
       "Service created → first answered request, s": first.seconds,
-      "rolling update of 3 replicas at 20 requests/s": {
-        rollouts: rolls.length,
-        "failed requests": rolls.map((r) => r.failed),
-        "requests sent": rolls.map((r) => r.total),
-        "longest stretch without an answer, ms": rolls.map((r) => r.longestMs),
-      },
+      ...(rolls.length ? { [ROLLED]: rows(rolls, "rollouts") } : kept(ROLLED)),
+      ...(drains.length ? { [DRAINED]: rows(drains, "drains") } : kept(DRAINED)),
     };
     await ns.core.deleteNamespacedService({ name: v.name, namespace: ns.name });
   }
