@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { podsAwaitGates, upInEveryRule } from "./ruleHealth.ts";
+import { podsAwaitGates, upBySide, upInEveryRule } from "./ruleHealth.ts";
 import type { LoadBalancerIntent } from "../provider.ts";
 
 const rule = (members: Record<string, string>) => new Map(Object.entries(members));
@@ -20,6 +20,14 @@ test("a rule without an answer, or missing an address, passes nobody it does not
   ]);
   expect(upInEveryRule([])).toEqual([]);
   expect(upInEveryRule([rule({ "10.0.0.1": "" })])).toEqual([]);
+});
+
+test("a dual-stack Service's sides are judged apart: each address by the rules of its own family", () => {
+  const v4 = [rule({ "10.0.0.1": "Up", "10.0.0.2": "Down" }), rule({ "10.0.0.1": "Up", "10.0.0.2": "Up" })];
+  const v6 = [rule({ "fd00::1": "Up", "fd00::2": "Up" })];
+  expect(upBySide([v4, v6])).toEqual(["10.0.0.1", "fd00::1", "fd00::2"]);
+  expect(upBySide([v4, [undefined]])).toEqual(["10.0.0.1"]);
+  expect(upBySide([])).toEqual([]);
 });
 
 test("health is worth reading only while some pod waits for its gate", () => {

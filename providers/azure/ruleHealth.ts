@@ -23,15 +23,27 @@ export function upInEveryRule(rules: readonly (RuleMembers | undefined)[]): stri
 export const podsAwaitGates = (intent: LoadBalancerIntent): boolean =>
   intent.endpoints.some((e) => e.awaitingGate !== undefined);
 
-/** The pods (endpoint addresses) every rule of every side reports Up. */
+/**
+ * The addresses Up in every rule of their own side: a dual-stack Service's sides have their own rules and pools,
+ * an IPv4 address in one and an IPv6 address in the other, so each side is judged apart (`sides[i]`: the answers
+ * of side i's rules).
+ */
+export function upBySide(sides: readonly (readonly (RuleMembers | undefined)[])[]): string[] {
+  return sides.flatMap((rules) => upInEveryRule(rules)).sort();
+}
+
+/** The pods (endpoint addresses) every rule of their family's side reports Up. */
 export async function healthyPods(
   clients: AzureClients,
   sides: readonly DesiredService[],
 ): Promise<string[]> {
-  const answers: (RuleMembers | undefined)[] = [];
-  for (const side of sides)
-    for (const rule of side.rules) answers.push(await ruleMembers(clients, side, rule.name));
-  return upInEveryRule(answers);
+  const answers: (RuleMembers | undefined)[][] = [];
+  for (const side of sides) {
+    const rules: (RuleMembers | undefined)[] = [];
+    for (const rule of side.rules) rules.push(await ruleMembers(clients, side, rule.name));
+    answers.push(rules);
+  }
+  return upBySide(answers);
 }
 
 async function ruleMembers(
