@@ -66,6 +66,9 @@ export async function startBgpMode(
     peerASN: ROUTER_ASN,
     peerAddress: ROUTER.ipv4,
     connectTime: "2s",
+    // As a user who wants the speakers' rolling updates hitless writes it: the router keeps a node's routes
+    // while its speaker's pod is replaced.
+    enableGracefulRestart: true,
   });
   await create("bgpadvertisements", "BGPAdvertisement", pool, { ipAddressPools: [pool] });
   const nodes = context.nodes.map((n) => n.host.ipv4).sort();

@@ -14,8 +14,6 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AppsV1Api } from "@kubernetes/client-node";
-import { mergePatch } from "../test/harness/kube.ts";
 import { connectionOutcomes, LongLivedLoad } from "../test/harness/longLivedLoad.ts";
 import {
   describeCluster,
@@ -24,8 +22,8 @@ import {
 } from "../test/harness/localCluster/install.ts";
 import { ClientLoad, clusterSettled, E2eNamespace, outages } from "../test/harness/localCluster/usage.ts";
 import { drainNode, kubectl } from "../test/harness/localCluster/kubectl.ts";
+import { rollOut } from "../test/harness/localCluster/rollout.ts";
 import { steadyAnnouncer } from "../test/harness/nodeLoss.ts";
-import { waitFor } from "../test/harness/wait.ts";
 import type { E2eContext } from "../test/harness/e2eSetup.ts";
 import { startBgpMode } from "./bgpMode.ts";
 import { report, sleep } from "./report.ts";
@@ -40,52 +38,9 @@ const CHANGES = process.env.BENCH_CHANGES?.split(",");
 
 type Change = (ns: E2eNamespace, address: string) => Promise<void>;
 
-/** Patches a workload's pod template so that every pod is replaced, and waits for the rollout to finish. */
-async function roll(ns: E2eNamespace, kind: "Deployment" | "DaemonSet", name: string, namespace: string) {
-  const apps = ns.kc.makeApiClient(AppsV1Api);
-  const body = {
-    spec: { template: { metadata: { annotations: { "bench.portico.io/rev": `${Date.now()}` } } } },
-  };
-  const read = () =>
-    kind === "Deployment"
-      ? apps.readNamespacedDeployment({ name, namespace })
-      : apps.readNamespacedDaemonSet({ name, namespace });
-  const before = await read();
-  if (kind === "Deployment") await apps.patchNamespacedDeployment({ name, namespace, body }, mergePatch);
-  else await apps.patchNamespacedDaemonSet({ name, namespace, body }, mergePatch);
-  await waitFor(
-    `${kind} ${namespace}/${name} to be rolled out`,
-    async () => {
-      const o = await read();
-      const s = o.status as Record<string, number>;
-      const want =
-        kind === "Deployment" ? (o.spec as { replicas: number }).replicas : s.desiredNumberScheduled!;
-      const updated = kind === "Deployment" ? s.updatedReplicas : s.updatedNumberScheduled;
-      const ready = kind === "Deployment" ? s.availableReplicas : s.numberReady;
-      const total = kind === "Deployment" ? s.replicas : s.currentNumberScheduled;
-      return (
-        (o.metadata!.generation! > before.metadata!.generation! &&
-          s.observedGeneration === o.metadata!.generation &&
-          updated === want &&
-          ready === want &&
-          total === want) ||
-        undefined
-      );
-    },
-    { timeoutMs: 600_000, intervalMs: 500 },
-  );
-  // The status counts no terminating pod: the change is over once the old pods' drains are too.
-  const selector = Object.entries((await read()).spec!.selector.matchLabels ?? {})
-    .map(([k, v]) => `${k}=${v}`)
-    .join(",");
-  await waitFor(
-    `the old pods of ${kind} ${namespace}/${name} to be gone`,
-    async () => {
-      const pods = await ns.core.listNamespacedPod({ namespace, labelSelector: selector });
-      return pods.items.every((p) => !p.metadata!.deletionTimestamp) || undefined;
-    },
-    { timeoutMs: 120_000, intervalMs: 500 },
-  );
+/** Replaces every pod of a workload (a rolling update) and waits for it to finish. */
+function roll(ns: E2eNamespace, kind: "Deployment" | "DaemonSet", name: string, namespace: string) {
+  return rollOut(ns.kc, kind, name, namespace);
 }
 
 /** The node drained by the drain row, uncordoned by its cleanup or by the uncordon row. */

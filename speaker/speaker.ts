@@ -69,7 +69,7 @@ export class Speaker {
   private recomputePending = false;
   /** stop() was called (it reads the API before it decides how to stop). */
   private stopping = false;
-  /** SIGTERM in a rolling update: the L2 addresses stay here for the new pod; BGP routes are withdrawn. */
+  /** SIGTERM in a rolling update: the L2 addresses and BGP routes stay here for the new pod. */
   private restarting = false;
   private synced = false;
   private stopped = false;
@@ -216,7 +216,9 @@ export class Speaker {
    * this pod on the same node (kube/replacement.ts), tell them it restarts: the node goes on forwarding, so its
    * L2 addresses stay with it for the new pod (moving them would cut every connection through the node, and again
    * when the new speaker is elected back); the others keep them for at most RESTART_HOLD_MS. BGP routes are
-   * withdrawn either way, since FRR's sessions end with the pod.
+   * withdrawn before FRR stops when the node leaves; when it restarts in place they stay, and peers that restart
+   * gracefully (BGPPeer enableGracefulRestart) keep them while FRR is replaced (FRR then ends its sessions without
+   * a NOTIFICATION). FRR's containers wait for the word that this is done (FrrFiles.release).
    */
   async stop(): Promise<void> {
     if (this.stopped || this.stopping) return;
@@ -224,9 +226,9 @@ export class Speaker {
     const inPlace = await this.replacedInPlace();
     if (inPlace) this.restarting = true;
     else this.leaving = true;
-    // BGP: withdraw every route now (the recompute below renders none for a stopping node), while L2 hands over.
+    // BGP: a departing node withdraws every route now (the recompute renders none for it), while L2 hands over.
     let withdrawn: Promise<boolean> | undefined;
-    if (this.bgp) {
+    if (this.bgp && !inPlace) {
       this.recompute();
       withdrawn = this.bgp.applied(BGP_WITHDRAW_MS);
     }
@@ -251,14 +253,15 @@ export class Speaker {
 
   /** Why this pod is replaced on its node (undefined: its stop is a departure). Only worth asking with addresses. */
   private async replacedInPlace(): Promise<string | undefined> {
-    if (!this.config.pod || !this.ready || this.owned.size === 0) return undefined;
+    if (!this.config.pod || !this.ready) return undefined;
+    if (this.owned.size === 0 && !this.bgp?.advertising) return undefined;
     const self = this.cache.nodes.list().find((n) => n.metadata?.name === this.config.nodeName);
     return readReplacement(this.api, this.config.pod, self);
   }
 
   /** Stops answering, says goodbye to the membership (`farewell`), and closes everything. */
   private async shutDown(farewell: () => Promise<void>): Promise<void> {
-    this.bgp?.stop();
+    this.bgp?.stop(this.restarting ? "restarting" : "withdrawn");
     this.stopped = true;
     this.apply(new Map());
     await farewell();
@@ -306,8 +309,8 @@ export class Speaker {
         nodeLabels: own?.metadata?.labels ?? {},
         uids: new Map(services.map((s) => [serviceKey(s), s.metadata?.uid ?? ""] as const)),
         live,
-        eligible: !this.leaving && !this.restarting && schedulableNodes(withSelf).has(self),
-        eligibleForLocal: !this.leaving && !this.restarting && schedulableNodes(withSelf, "Local").has(self),
+        eligible: !this.leaving && schedulableNodes(withSelf).has(self),
+        eligibleForLocal: !this.leaving && schedulableNodes(withSelf, "Local").has(self),
         services: all,
         pools,
       });

@@ -37,12 +37,10 @@ export async function healthyPods(
   clients: AzureClients,
   sides: readonly DesiredService[],
 ): Promise<string[]> {
-  const answers: (RuleMembers | undefined)[][] = [];
-  for (const side of sides) {
-    const rules: (RuleMembers | undefined)[] = [];
-    for (const rule of side.rules) rules.push(await ruleMembers(clients, side, rule.name));
-    answers.push(rules);
-  }
+  // Each read is a long-running operation of its own (at least one poll interval): asked all at once.
+  const answers = await Promise.all(
+    sides.map((side) => Promise.all(side.rules.map((rule) => ruleMembers(clients, side, rule.name)))),
+  );
   return upBySide(answers);
 }
 

@@ -67,7 +67,11 @@ export class BgpAnnouncer {
   private readonly records: RecordWriter<BgpStatusFields>;
   private readonly recordsInstalled: () => boolean;
   private timer: NodeJS.Timeout | undefined;
-  private stopping = false;
+  /**
+   * Why this node's speaker stops: its routes were withdrawn (it leaves), or they stay with FRR for the pod that
+   * replaces it on the node (peers that restart gracefully keep them meanwhile).
+   */
+  private stopping: "withdrawn" | "restarting" | undefined;
 
   constructor(options: {
     node: string;
@@ -101,12 +105,22 @@ export class BgpAnnouncer {
     this.timer = setInterval(() => void this.pollStatus(), STATUS_POLL_MS);
   }
 
-  /** Stops reading FRR's status; the node's records are deleted first (its routes are being withdrawn). */
-  stop(): void {
-    this.stopping = true;
+  /**
+   * Stops reading FRR's status, with the node's records brought to what its peers keep: nothing when its routes
+   * were withdrawn; when the pod restarts in place, what peers that restart gracefully hold for the next one. Then
+   * tells FRR's containers they may stop.
+   */
+  stop(why: "withdrawn" | "restarting"): void {
+    this.stopping = why;
     if (this.timer) clearInterval(this.timer);
     const status = this.files.readStatus();
     if (status) this.writeRecords(status.sessions);
+    this.files.release();
+  }
+
+  /** Whether FRR advertises anything for this node (as it last confirmed). */
+  get advertising(): boolean {
+    return this.appliedPrefixes.length > 0;
   }
 
   /**
@@ -234,8 +248,10 @@ export class BgpAnnouncer {
     const objects = this.objects();
     if (!state || !objects || !this.recordsInstalled()) return;
     const established = new Map<string, string>();
-    for (const peer of this.configured.values())
-      if (sessions.get(peer.address)?.established) established.set(peer.key, peer.name);
+    for (const peer of this.configured.values()) {
+      const kept = this.stopping === undefined || (this.stopping === "restarting" && peer.gracefulRestart);
+      if (kept && sessions.get(peer.address)?.established) established.set(peer.key, peer.name);
+    }
     const services = new Map<string, { uid: string; addresses: readonly string[] }>();
     for (const service of state.services) {
       const uid = state.uids.get(service.key);
@@ -245,7 +261,7 @@ export class BgpAnnouncer {
     this.records.apply(
       planBgpStatuses({
         node: this.node,
-        prefixes: this.stopping ? [] : this.appliedPrefixes,
+        prefixes: this.stopping === "withdrawn" ? [] : this.appliedPrefixes,
         established,
         services,
         existing,

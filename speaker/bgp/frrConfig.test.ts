@@ -155,6 +155,15 @@ describe("FRR configuration", () => {
     expect(text).not.toMatch(/address-family ipv4 unicast\n( {2}.*\n)* {2}neighbor 2001:db8::1 activate/);
   });
 
+  test("a peer restarting gracefully: its session says so, and the router keeps its forwarding state", () => {
+    const graceful = { ...peers[1]!, gracefulRestart: true };
+    const { text } = render({ peers: [peers[0]!, graceful] });
+    expect(text).toContain(" bgp graceful-restart preserve-fw-state\n");
+    expect(text).toContain(" neighbor 2001:db8::1 graceful-restart\n");
+    expect(text).not.toContain(" neighbor 192.0.2.1 graceful-restart");
+    expect(render().text).not.toContain("graceful-restart");
+  });
+
   test("the same input renders the same text; a new prefix adds lines without changing the others", () => {
     expect(render().text).toBe(render().text);
     const before = render().text.split("\n");

@@ -71,6 +71,10 @@ export function renderFrrConfig(input: FrrInput): FrrRender {
       " no bgp network import-check",
       " no bgp default ipv4-unicast",
     );
+    // The node forwards to Services through kube-proxy, not through routes FRR installs, so its forwarding
+    // survives FRR's restart: said in the graceful-restart capability (the F bit), a helper keeps the node's routes
+    // while the speaker's pod is replaced, where without it the routes would go as the new session comes up.
+    if (unique.some((p) => p.gracefulRestart)) lines.push(" bgp graceful-restart preserve-fw-state");
     for (const peer of unique) {
       const bfd = peer.bfdProfile;
       if (bfd !== undefined && !profiles.has(bfd)) {

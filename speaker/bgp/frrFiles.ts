@@ -1,8 +1,11 @@
 // The files shared with the FRR agent: the configuration the speaker writes (atomically, and only when its text
 // changes, so FRR is reloaded only for real changes) and the status the agent writes back.
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readAgentStatus, type AgentStatus } from "./sessions.ts";
+
+/** Written when the speaker stops (see release); the DaemonSet's preStop hooks name it too. */
+export const RELEASED = "released";
 
 export class FrrFiles {
   private readonly dir: string;
@@ -13,6 +16,8 @@ export class FrrFiles {
   constructor(dir: string) {
     this.dir = dir;
     mkdirSync(dir, { recursive: true });
+    // A speaker container restarted in the same pod starts over: FRR is not to stop until it says so again.
+    rmSync(join(dir, RELEASED), { force: true });
   }
 
   /** Writes the configuration when it differs from the last written; returns whether it wrote. */
@@ -25,6 +30,15 @@ export class FrrFiles {
     renameSync(`${path}.tmp`, path);
     this.written = body;
     return true;
+  }
+
+  /**
+   * Says the speaker is done with FRR (its routes withdrawn, or kept for the next pod): FRR's containers wait for
+   * this file before they stop (their preStop hooks), so a departing node's withdrawal reaches its peers before
+   * FRR ends the sessions.
+   */
+  release(): void {
+    writeFileSync(join(this.dir, RELEASED), `${new Date().toISOString()}\n`);
   }
 
   /** The agent's last status, read again only when the file changed; undefined until there is one. */

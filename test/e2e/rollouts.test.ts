@@ -1,7 +1,7 @@
 // Changes users make every day, under steady client load through the LoadBalancer address: a rolling update
 // of the workload, the leading controller pod deleted, the speaker DaemonSet rolled. Every request the
 // client sent is accounted for.
-import { AppsV1Api, CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
+import { CoordinationV1Api, CoreV1Api } from "@kubernetes/client-node";
 import { mergePatch } from "../../shared/patch.ts";
 import {
   ClientLoad,
@@ -15,6 +15,7 @@ import {
 } from "../harness/e2e.ts";
 import { connectionOutcomes, LongLivedLoad } from "../harness/longLivedLoad.ts";
 import { drainNode, kubectl } from "../harness/localCluster/kubectl.ts";
+import { rollOut } from "../harness/localCluster/rollout.ts";
 import { steadyAnnouncer } from "../harness/nodeLoss.ts";
 
 const SYSTEM = "portico-system";
@@ -150,35 +151,7 @@ describe("under steady client load", () => {
     const held = new LongLivedLoad(ns.context, `http://${address}/`, { connections: 4 });
     await load.waitSteady();
     await held.waitSteady(4);
-    const apps = ns.kc.makeApiClient(AppsV1Api);
-    const before = await apps.readNamespacedDaemonSet({ name: "portico-speaker", namespace: SYSTEM });
-    await apps.patchNamespacedDaemonSet(
-      {
-        name: "portico-speaker",
-        namespace: SYSTEM,
-        body: {
-          spec: {
-            template: { metadata: { annotations: { "e2e.portico.io/restartedAt": String(Date.now()) } } },
-          },
-        },
-      },
-      mergePatch,
-    );
-    await waitFor(
-      "the speaker DaemonSet to be rolled out on every node",
-      async () => {
-        const ds = await apps.readNamespacedDaemonSet({ name: "portico-speaker", namespace: SYSTEM });
-        const s = ds.status!;
-        return (
-          (ds.metadata!.generation! > before.metadata!.generation! &&
-            s.observedGeneration === ds.metadata!.generation &&
-            s.updatedNumberScheduled === s.desiredNumberScheduled &&
-            s.numberReady === s.desiredNumberScheduled) ||
-          undefined
-        );
-      },
-      { timeoutMs: 180_000, intervalMs: 500 },
-    );
+    await rollOut(ns.kc, "DaemonSet", "portico-speaker", SYSTEM, 180_000);
     await load.waitSteady();
     await held.waitSteady(4);
     const o = report("speaker DaemonSet rolled", await load.stop());
