@@ -4,21 +4,23 @@
 // first request a client gets answered through the load balancer, and what a client sending 20 requests a second
 // sees while the 3-replica Deployment behind it rolls (every pod replaced), and while a node hosting one of the
 // pods is drained (`kubectl drain`: the node leaves instance target groups and backend pools, its pod is evicted;
-// BENCH_DRAINS, default 1). The rollout is the baseline that readiness gates and make-before-break target changes
-// must bring to zero; nlb-ip-gates is the same rollout with the namespace labelled for Portico's readiness gates
+// BENCH_DRAINS, default 1), and while Portico's controller rolls (its two replicas replaced, leadership handed
+// over; BENCH_CONTROLLER_ROLLOUTS, default 1). The rollout is the baseline that readiness gates and
+// make-before-break target changes must bring to zero; nlb-ip-gates is the same rollout with the namespace labelled for Portico's readiness gates
 // (each new pod Ready only once the NLB finds it healthy), and azure-pods-gates the same behind an Azure IP-based
-// pool (each new pod Ready once every rule reports it Up). The NLB's registration delay is AWS's "a few minutes"
-// taken as REGISTRATION_DELAY_S (the tests' edge waits 3 s), so that a rollout onto new ip targets loses what it
-// would on AWS.
+// pool (each new pod Ready once every rule reports it Up); nlb-instance-local and azure-nodes-local are the node
+// targets behind `externalTrafficPolicy: Local` (a node healthy only while it has a ready endpoint). The NLB's
+// registration delay is AWS's "a few minutes" taken as REGISTRATION_DELAY_S (the tests' edge waits 3 s), so that a
+// rollout onto new ip targets loses what it would on AWS.
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AppsV1Api } from "@kubernetes/client-node";
 import { aksOnEmulator, AKS_CLASS } from "../test/harness/cloudEdge/aksOnEmulator.ts";
 import { eksOnEmulator, nlbAddress } from "../test/harness/cloudEdge/eksOnEmulator.ts";
 import { teardownList } from "../test/harness/cloudEdge/teardown.ts";
 import { mergePatch } from "../test/harness/kube.ts";
 import { drainNode, kubectl } from "../test/harness/localCluster/kubectl.ts";
+import { rollOut } from "../test/harness/localCluster/rollout.ts";
 import { describeCluster, startClusterWithPortico } from "../test/harness/localCluster/install.ts";
 import { ClientLoad, clientGet, E2eNamespace, outages } from "../test/harness/localCluster/usage.ts";
 import { waitFor } from "../test/harness/wait.ts";
@@ -66,6 +68,9 @@ const ROLLED = "rolling update of 3 replicas at 20 requests/s";
 const DRAINED = "kubectl drain of a node hosting a pod at 20 requests/s";
 /** How many drains per variant (BENCH_DRAINS). */
 const DRAINS = Number(process.env.BENCH_DRAINS ?? 1);
+const CONTROLLER_ROLLED = "rolling update of Portico's controller at 20 requests/s";
+/** How many rolling updates of the controller per variant (BENCH_CONTROLLER_ROLLOUTS). */
+const CONTROLLER_ROLLOUTS = Number(process.env.BENCH_CONTROLLER_ROLLOUTS ?? 1);
 
 /**
  * `kubectl drain` of a node that hosts one of the pods, under a 20-requests-a-second load (its pod evicted and, the
@@ -88,52 +93,18 @@ async function drainUnderLoad(ns: E2eNamespace, url: string) {
   return outages(load.results);
 }
 
-/** Rolls the Deployment (every pod replaced) under a 20-requests-a-second load; what the client saw. */
-async function rollout(ns: E2eNamespace, url: string) {
-  const apps = ns.kc.makeApiClient(AppsV1Api);
+/**
+ * Rolls a Deployment (every pod replaced) under a 20-requests-a-second load through `url`: the workload's own
+ * (echo) or Portico's controller (`controller`: its name and namespace as the cloud's overlay installs it); what the
+ * client saw.
+ */
+async function rollout(ns: E2eNamespace, url: string, controller?: [name: string, namespace: string]) {
   const load = new ClientLoad(ns.context, url, { intervalMs: 50, timeoutMs: 1000 });
   try {
     await load.waitSteady(20, 120_000);
-    const before = await apps.readNamespacedDeployment({ name: "echo", namespace: ns.name });
-    await apps.patchNamespacedDeployment(
-      {
-        name: "echo",
-        namespace: ns.name,
-        body: {
-          spec: {
-            template: { metadata: { annotations: { "bench.portico.io/restartedAt": `${Date.now()}` } } },
-          },
-        },
-      },
-      mergePatch,
-    );
-    await waitFor(
-      "the rollout to finish",
-      async () => {
-        const d = await apps.readNamespacedDeployment({ name: "echo", namespace: ns.name });
-        const s = d.status ?? {};
-        return (
-          (d.metadata!.generation! > before.metadata!.generation! &&
-            s.observedGeneration === d.metadata!.generation &&
-            s.updatedReplicas === 3 &&
-            s.availableReplicas === 3 &&
-            s.replicas === 3) ||
-          undefined
-        );
-      },
-      // With readiness gates each of the three new pods waits for the NLB's registration and checks in turn.
-      { timeoutMs: 1_200_000, intervalMs: 500 },
-    );
-    // The status counts no terminating pod: the rollout is over once the old pods (serving DRAIN_S past SIGTERM)
-    // are gone too; only then can a steady load say the new pods carry it.
-    await waitFor(
-      "the old pods to be gone",
-      async () => {
-        const pods = await ns.core.listNamespacedPod({ namespace: ns.name, labelSelector: "app=echo" });
-        return pods.items.every((p) => !p.metadata!.deletionTimestamp) || undefined;
-      },
-      { timeoutMs: 120_000, intervalMs: 500 },
-    );
+    // With readiness gates each of the three new pods waits for the NLB's registration and checks in turn.
+    if (controller) await rollOut(ns.kc, "Deployment", ...controller, 600_000);
+    else await rollOut(ns.kc, "Deployment", "echo", ns.name, 1_200_000);
     // Until the load is answered again (the new pods' targets may still be in their first checks), then a while
     // longer: failures can trail the last pod's start.
     await load.waitSteady(20, 300_000);
@@ -146,6 +117,7 @@ async function rollout(ns: E2eNamespace, url: string) {
 
 async function measure(
   ns: E2eNamespace,
+  controller: [name: string, namespace: string],
   variants: Variant[],
   address: (name: string) => Promise<string>,
   previous: { date?: string; figures?: Record<string, Record<string, unknown> | undefined> },
@@ -168,6 +140,12 @@ async function measure(
       const o = await rollout(ns, first.url);
       console.error(`${ns.name}/${v.name} rollout ${i + 1}: ${JSON.stringify(o)}`);
       rolls.push(o);
+    }
+    const controllerRolls = [];
+    for (let i = 0; i < CONTROLLER_ROLLOUTS; i++) {
+      const o = await rollout(ns, first.url, controller);
+      console.error(`${ns.name}/${v.name} controller rollout ${i + 1}: ${JSON.stringify(o)}`);
+      controllerRolls.push(o);
     }
     const drains = [];
     for (let i = 0; i < DRAINS; i++) {
@@ -192,6 +170,9 @@ async function measure(
       "Service created → first answered request, s": first.seconds,
       ...(rolls.length ? { [ROLLED]: rows(rolls, "rollouts") } : kept(ROLLED)),
       ...(drains.length ? { [DRAINED]: rows(drains, "drains") } : kept(DRAINED)),
+      ...(controllerRolls.length
+        ? { [CONTROLLER_ROLLED]: rows(controllerRolls, "rollouts") }
+        : kept(CONTROLLER_ROLLED)),
     };
     await ns.core.deleteNamespacedService({ name: v.name, namespace: ns.name });
   }
@@ -238,9 +219,16 @@ async function benchClouds(): Promise<Record<string, unknown>> {
       const gates = labelForGates(aws);
       figures.aws = await measure(
         aws,
+        ["eks-portico-controller", "portico-eks"],
         [
           { name: "nlb-ip", spec: nlb, annotations: { [targetType]: "ip" } },
           { name: "nlb-instance", spec: nlb, annotations: { [targetType]: "instance" } },
+          // Local: a node is a healthy target only while it has a ready endpoint (its health check node port).
+          {
+            name: "nlb-instance-local",
+            spec: { ...nlb, externalTrafficPolicy: "Local" },
+            annotations: { [targetType]: "instance" },
+          },
           { name: "nlb-ip-gates", spec: nlb, annotations: { [targetType]: "ip" }, before: gates },
         ],
         (name) => nlbAddress(aws, edge!, name),
@@ -260,8 +248,10 @@ async function benchClouds(): Promise<Record<string, unknown>> {
       const pods = { "portico.io/target-type": "ip" };
       figures.azure = await measure(
         azure,
+        ["aks-portico-controller", "portico-aks"],
         [
           { name: "azure-nodes", spec: lb, annotations: {} },
+          { name: "azure-nodes-local", spec: { ...lb, externalTrafficPolicy: "Local" }, annotations: {} },
           { name: "azure-pods", spec: lb, annotations: pods },
           // Last, as on AWS: the label stays.
           { name: "azure-pods-gates", spec: lb, annotations: pods, before: labelForGates(azure) },

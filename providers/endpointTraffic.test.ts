@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { intent } from "../test/unit/support/awsIntent.ts";
-import { endpointsBlock, type TrafficPath } from "./endpointTraffic.ts";
+import { drainingNodes, endpointsBlock, type TrafficPath } from "./endpointTraffic.ts";
 import type { EndpointTarget } from "./provider.ts";
 
 const on = (nodeName?: string): EndpointTarget => ({
@@ -49,5 +49,34 @@ describe("whether the cluster's endpoints let a load balancer's traffic through"
   test("pods: the endpoints are the targets, wherever they run", () => {
     const i = intent({ externalTrafficPolicy: "Local", endpoints: [on("n9")] });
     expect(endpointsBlock(i, PODS)).toBeUndefined();
+  });
+});
+
+describe("nodes whose Local endpoints all drain", () => {
+  const at = (ip: string, nodeName?: string): EndpointTarget => ({
+    ip,
+    ...(nodeName ? { nodeName } : {}),
+    ports: { http: 8080 },
+  });
+  const local = (endpoints: EndpointTarget[], drainingEndpoints: EndpointTarget[]) =>
+    drainingNodes(intent({ externalTrafficPolicy: "Local", endpoints, drainingEndpoints }));
+
+  test("a node with only terminating endpoints drains; one with a ready endpoint beside them does not", () => {
+    const draining = local(
+      [at("10.0.1.1", "n1"), at("10.0.1.2", "n2")],
+      [at("10.0.1.3", "n2"), at("10.0.1.4", "n3"), at("10.0.1.5", "n3")],
+    );
+    expect([...draining]).toEqual(["n3"]);
+  });
+
+  test("nodes without endpoints, endpoints naming no node, and Cluster Services drain nothing", () => {
+    expect(local([at("10.0.1.1", "n1")], []).size).toBe(0);
+    expect(local([at("10.0.1.1", "n1")], [at("10.0.1.2")]).size).toBe(0);
+    const cluster = intent({
+      externalTrafficPolicy: "Cluster",
+      endpoints: [at("10.0.1.1", "n1")],
+      drainingEndpoints: [at("10.0.1.2", "n2")],
+    });
+    expect(drainingNodes(cluster).size).toBe(0);
   });
 });

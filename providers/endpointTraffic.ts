@@ -35,3 +35,19 @@ export function endpointsBlock(intent: LoadBalancerIntent, path: TrafficPath): T
     message: `externalTrafficPolicy Local: no target node holds a ready endpoint (they run on ${elsewhere.join(", ")}, which ${elsewhere.length === 1 ? "is not a target" : "are not targets"}), so every target fails kube-proxy's health check and drops the traffic: make those nodes eligible, or use externalTrafficPolicy Cluster`,
   };
 }
+
+/**
+ * With `externalTrafficPolicy: Local`, the nodes whose every endpoint of the Service is terminating while others
+ * elsewhere are ready: kube-proxy there still forwards to the draining pods, but its health check already fails,
+ * and the cloud would notice only after its unhealthy threshold — longer than many pods drain. Node targets on
+ * these nodes stop taking new connections at once (deregistered, or adminState Down) while open ones finish, as
+ * terminating pods do behind ip targets. A node with no endpoint at all stays: it is failing its check anyway, and
+ * a target kept registered is served as soon as a pod lands there (registration takes minutes on AWS).
+ */
+export function drainingNodes(intent: LoadBalancerIntent): ReadonlySet<string> {
+  if (intent.externalTrafficPolicy !== "Local") return new Set();
+  const serving = new Set(intent.endpoints.map((e) => e.nodeName));
+  return new Set(
+    intent.drainingEndpoints.flatMap((e) => (e.nodeName && !serving.has(e.nodeName) ? [e.nodeName] : [])),
+  );
+}

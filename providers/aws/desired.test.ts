@@ -2,7 +2,7 @@
 import { describe, expect, test } from "vitest";
 import { ConfigurationError } from "../errors.ts";
 import { parseAwsSettings } from "./annotations/settings.ts";
-import { desiredLoadBalancer } from "./desired.ts";
+import { desiredLoadBalancer, targetIds } from "./desired.ts";
 import { intent, NETWORK } from "../../test/unit/support/awsIntent.ts";
 
 const settings = (annotations: Record<string, string> = {}) =>
@@ -21,6 +21,22 @@ describe("targets and health checks, per the behaviour table", () => {
       { id: "i-0000000000000000b", port: 30080 },
     ]);
     expect(tg.healthCheck).toMatchObject({ protocol: "HTTP", port: "32100", path: "/healthz" });
+  });
+
+  test("instance + Local: a node whose every endpoint is terminating leaves the target group to drain", () => {
+    const ep = (ip: string, nodeName: string) => ({ ip, nodeName, ports: { http: 8080 } });
+    const draining = intent({
+      externalTrafficPolicy: "Local",
+      healthCheckNodePort: 32100,
+      endpoints: [ep("10.0.1.1", "n1")],
+      drainingEndpoints: [ep("10.0.1.2", "n2")],
+    });
+    expect(desired(draining).targetGroups[0]!.targets).toEqual([{ id: "i-0000000000000000a", port: 30080 }]);
+    // Its security groups still admit the connections it drains.
+    expect(targetIds(draining, settings())).toEqual(["i-0000000000000000a", "i-0000000000000000b"]);
+    // Under Cluster, kube-proxy on it forwards to the ready endpoints elsewhere: it stays.
+    const cluster = intent({ ...draining, externalTrafficPolicy: "Cluster" });
+    expect(desired(cluster).targetGroups[0]!.targets).toHaveLength(2);
   });
 
   test("instance + Cluster: TCP check on the traffic port, or kube-proxy's :10256/healthz when asked", () => {

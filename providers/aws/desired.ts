@@ -2,6 +2,7 @@
 // settings and the network it lives in. Everything the user must fix is a ConfigurationError.
 import { ConfigurationError } from "../errors.ts";
 import type { LoadBalancerIntent, PortIntent } from "../provider.ts";
+import { drainingNodes } from "../endpointTraffic.ts";
 import { AWS_ANNOTATIONS, type AwsServiceSettings } from "./annotations/settings.ts";
 import type {
   DesiredListener,
@@ -257,14 +258,17 @@ function nodePortOf(ports: PortIntent[]): number {
 
 /** The IDs (instances or pod IPs) the Service's target groups hold: what their own security groups are read for. */
 export function targetIds(intent: LoadBalancerIntent, settings: AwsServiceSettings): string[] {
-  if (settings.targetType === "instance") return instanceTargets(intent, 0).map((t) => t.id);
+  // Draining nodes count: their open connections still need the ingress their security groups allow.
+  if (settings.targetType === "instance") return instanceTargets(intent, 0, true).map((t) => t.id);
   const ipv6 = intent.ipFamilies.includes("IPv6");
   const groups = checkSettings(intent, settings);
   return [...new Set(groups.flatMap((g) => ipTargets(intent, g.ports, ipv6).map((t) => t.id)))];
 }
 
-function instanceTargets(intent: LoadBalancerIntent, port: number): Target[] {
+function instanceTargets(intent: LoadBalancerIntent, port: number, withDraining = false): Target[] {
+  const draining = withDraining ? new Set() : drainingNodes(intent);
   return intent.nodes
+    .filter((n) => !draining.has(n.name))
     .map((n) => instanceIdFromProviderID(n.providerID))
     .filter((id): id is string => id !== undefined)
     .map((id) => ({ id, port }))

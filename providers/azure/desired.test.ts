@@ -176,6 +176,26 @@ describe("desiredService", () => {
     expect(d.pool.addresses).toEqual([{ name: "a", ip: "10.0.1.10" }]);
   });
 
+  it("holds a Local Service's node whose every endpoint drains without new connections, in its own pool", () => {
+    const ep = (ip: string, nodeName: string) => ({ ip, nodeName, ports: { http: 8080 } });
+    const endpoints = {
+      endpoints: [ep("10.0.64.1", "node-a")],
+      drainingEndpoints: [ep("10.0.64.2", "node-b")],
+    };
+    const own = { "portico.io/target-node-labels": "role=edge" };
+    const local = { externalTrafficPolicy: "Local" as const, healthCheckNodePort: 32100, ...endpoints };
+    expect(desired(intent({ ...local, annotations: own })).pool.addresses).toEqual([
+      { name: "node-a", ip: "10.0.1.10" },
+      { name: "node-b", ip: "10.0.1.11", adminState: "Down" },
+    ]);
+    // The shared node pool serves every Service: its probe alone takes the node out for this one.
+    const shared = desired(intent(local)).pool;
+    expect(shared.shared).toBe(true);
+    expect(shared.addresses.some((a) => a.adminState)).toBe(false);
+    const cluster = desired(intent({ ...endpoints, annotations: own })).pool;
+    expect(cluster.addresses.some((a) => a.adminState)).toBe(false);
+  });
+
   describe("ip targets", () => {
     const endpoints = [
       { ip: "10.0.64.2", ports: { http: 8080 } },

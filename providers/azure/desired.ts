@@ -6,6 +6,7 @@ import { AZURE_COMBINATIONS } from "../annotationKeys/combinations/azure.ts";
 import { assertNoCombination } from "../annotationKeys/combinations/types.ts";
 import { ConfigurationError } from "../errors.ts";
 import type { LoadBalancerIntent, PortIntent } from "../provider.ts";
+import { drainingNodes } from "../endpointTraffic.ts";
 import { AZURE_ANNOTATIONS, type AzureServiceSettings } from "./annotations/settings.ts";
 import { resourceGroups, type AzureConfig } from "./config.ts";
 import { resourceId } from "./ids.ts";
@@ -98,7 +99,7 @@ export function desiredService(
     shared: sharedPool,
     addresses:
       targetType === "instance"
-        ? nodeAddresses(intent, network, family)
+        ? nodeAddresses(intent, network, family, !sharedPool)
         : podAddresses(intent, network, family),
   };
   // Every Service port, with or without a rule: a probe may name one that has none (an istio status port).
@@ -282,12 +283,26 @@ function frontendSpec(settings: AzureServiceSettings, ctx: DesiredContext, famil
   return { kind: "internal", subnetId: subnet.id, privateIp: requested.address, ...v6 };
 }
 
-function nodeAddresses(intent: LoadBalancerIntent, network: Network, family: IpFamily): BackendAddress[] {
+/**
+ * The nodes' addresses; with `ownPool`, a Local Service's nodes whose endpoints all drain are held without new
+ * connections (the shared pool serves every Service alike, so there its probe alone takes such a node out).
+ */
+function nodeAddresses(
+  intent: LoadBalancerIntent,
+  network: Network,
+  family: IpFamily,
+  ownPool: boolean,
+): BackendAddress[] {
   const byIp = new Map<string, BackendAddress>();
+  const draining = ownPool ? drainingNodes(intent) : new Set<string>();
   for (const node of intent.nodes) {
     const ip = [node.internalIP, node.internalIPv6].find((a) => a !== undefined && isOfFamily(a, family));
     if (!ip || !inNetwork(ip, network) || byIp.has(ip)) continue;
-    byIp.set(ip, { name: node.name, ip });
+    byIp.set(ip, {
+      name: node.name,
+      ip,
+      ...(draining.has(node.name) ? { adminState: "Down" as const } : {}),
+    });
   }
   return [...byIp.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
