@@ -210,15 +210,13 @@ export class Speaker {
   }
 
   /**
-   * SIGTERM: tell the other speakers this one leaves, so the next nodes take its addresses over at once
-   * instead of after the failure-detection timeout, and keep answering each address until its next announcer
-   * says it answers it (make-before-break; at most the hold time), then stop. Or, when the DaemonSet replaces
-   * this pod on the same node (kube/replacement.ts), tell them it restarts: the node goes on forwarding, so its
-   * L2 addresses stay with it for the new pod (moving them would cut every connection through the node, and again
-   * when the new speaker is elected back); the others keep them for at most RESTART_HOLD_MS. BGP routes are
-   * withdrawn before FRR stops when the node leaves; when it restarts in place they stay, and peers that restart
-   * gracefully (BGPPeer enableGracefulRestart) keep them while FRR is replaced (FRR then ends its sessions without
-   * a NOTIFICATION). FRR's containers wait for the word that this is done (FrrFiles.release).
+   * SIGTERM. A departing speaker tells the others it leaves, so the next nodes take its addresses over at once
+   * rather than after the failure-detection timeout, answers each address until its next announcer says it does
+   * (make-before-break; at most the hold time), and withdraws its BGP routes. One the DaemonSet replaces on the
+   * same node (kube/replacement.ts) says it restarts: the node goes on forwarding, so its L2 addresses stay for the
+   * new pod (others hold them at most RESTART_HOLD_MS; moving them would cut every connection through the node,
+   * twice) and so do its BGP routes (graceful peers hold them while FRR is replaced). FRR's containers stop only
+   * once this is done (FrrFiles.release).
    */
   async stop(): Promise<void> {
     if (this.stopped || this.stopping) return;
@@ -226,7 +224,7 @@ export class Speaker {
     const inPlace = await this.replacedInPlace();
     if (inPlace) this.restarting = true;
     else this.leaving = true;
-    // BGP: a departing node withdraws every route now (the recompute renders none for it), while L2 hands over.
+    // A departing node withdraws every route now (the recompute renders none for it), while L2 hands over.
     let withdrawn: Promise<boolean> | undefined;
     if (this.bgp && !inPlace) {
       this.recompute();
