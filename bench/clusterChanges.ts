@@ -6,7 +6,7 @@
 //   - a rolling update of the 3-replica Deployment, behind an `externalTrafficPolicy: Cluster` Service and a
 //     `Local` one (pods serve on 15 s past SIGTERM, telling kept-alive clients to reconnect);
 //   - `kubectl drain` of the node announcing the address (its pod evicted too); then, measured on its own,
-//     `kubectl uncordon` of it (the address goes back to it);
+//     `kubectl uncordon` of it (the address stays where it moved: a move back would cut connections);
 //   - a rolling update of Portico's controller Deployment, then of its speaker DaemonSet.
 // Then the same in BGP mode (bgpMode.ts: a router peering with every node, ECMP, the client behind it): a
 // rolling update of the Deployment, `kubectl drain` of a node hosting a pod, and a rolling update of the speakers.
@@ -92,7 +92,7 @@ const changes: Record<string, Measured> = {
     change: drain,
     cleanup: uncordon,
   },
-  // After maintenance: the address goes back to the node its election prefers.
+  // After maintenance: the node is back, its pod runs there again, and the address stays where it moved.
   "kubectl uncordon of that node, Cluster": {
     service: "web",
     prepare: drain,

@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { AnnounceConfig } from "./l2/announceConfig.ts";
 import { AnnounceRules } from "./l2/announceRules.ts";
 import { addressesOf, assignAddresses, type AddressAssignment } from "./l2/assignment.ts";
+import { incumbentsOf, keepIncumbents } from "./l2/incumbents.ts";
 import type { SpeakerConfig } from "./config.ts";
 import { loadAddon, type PacketAddon } from "./io/addon.ts";
 import type { InterfaceAnnouncer } from "./io/interfaceAnnouncer.ts";
@@ -20,6 +21,7 @@ import { L2StatusWriter } from "./kube/l2statusWriter.ts";
 import { planL2Statuses } from "./l2/statusPlan.ts";
 import { recordFacts } from "./l2/recordFacts.ts";
 import { ConflictProbes } from "./l2/conflictProbes.ts";
+import type { L2StatusRecord } from "../shared/l2status.ts";
 import type { Interfaces } from "./l2/handover.ts";
 import { Handovers } from "./membership/handover.ts";
 import { Memberlist } from "./membership/memberlist.ts";
@@ -314,10 +316,11 @@ export class Speaker {
       });
     }
     const announced = this.bgp ? l2Services(all, pools, ads, this.bgp.selectedPools) : all;
+    const records = this.cache.l2StatusesInstalled() ? this.cache.l2Statuses() : undefined;
     const assignments = assignAddresses(
       announced,
       eligible,
-      (address, candidates) => this.ranking.elect(address, candidates),
+      keepIncumbents(this.ranking.elect, incumbentsOf(records ?? [])),
       (pool, service) => rules.allowedNodes(pool, service.labels),
     );
     this.ranking.retain(new Set(assignments.keys()));
@@ -326,11 +329,8 @@ export class Speaker {
     for (const address of addressesOf(this.config.nodeName, assignments)) {
       owned.set(address, rules.interfacesOf(assignments.get(address)!, announced, this.config.nodeName));
     }
-    this.conflicts.withhold(
-      owned,
-      this.owned,
-      this.cache.l2StatusesInstalled() ? this.cache.l2Statuses() : undefined,
-      (address) => (assignments.get(address)?.services ?? []).flatMap((key) => byKey.get(key) ?? []),
+    this.conflicts.withhold(owned, this.owned, records, (address) =>
+      (assignments.get(address)?.services ?? []).flatMap((key) => byKey.get(key) ?? []),
     );
     const winners = new Map([...assignments].map(([address, a]) => [address, a.announcer] as const));
     this.decision = { won: owned, winners };
@@ -338,7 +338,7 @@ export class Speaker {
     this.reports.assigned(assignments, byKey);
     this.reports.unmatched(assignments, byKey, rules);
     this.reports.guessedPools(announced);
-    this.writeRecords(assignments, byKey, rules, live);
+    this.writeRecords(assignments, byKey, rules, live, records);
   }
 
   /** Answers what this node won, and what it still holds for a new announcer that has not confirmed yet. */
@@ -357,8 +357,9 @@ export class Speaker {
     byKey: ReadonlyMap<string, V1Service>,
     rules: AnnounceRules,
     live: ReadonlySet<string>,
+    existing: L2StatusRecord[] | undefined,
   ): void {
-    if (!this.cache.l2StatusesInstalled()) return;
+    if (!existing) return;
     const self = this.config.nodeName;
     const facts = recordFacts({
       node: self,
@@ -369,7 +370,6 @@ export class Speaker {
       interfaces: (address) => this.openOn(address),
       inUse: (address) => this.conflicts.inUse(address),
     });
-    const existing = this.cache.l2Statuses();
     this.l2Statuses.apply(
       planL2Statuses({ node: self, ...facts, existing, live }),
       new Set(existing.map((r) => `${r.namespace}/${r.name}`)),

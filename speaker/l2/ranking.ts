@@ -25,8 +25,8 @@ export class RankingCache {
     this.rankings.clear();
   }
 
-  /** The winner for `address` among `eligible`; eligible nodes unknown to the cache are ranked too. */
-  elect(address: string, eligible: ReadonlySet<string>): string | undefined {
+  /** The winner for `address` among `eligible`; eligible nodes unknown to the cache are ranked too. (Bound.) */
+  readonly elect = (address: string, eligible: ReadonlySet<string>): string | undefined => {
     if (eligible.size === 0) return undefined;
     const key = electionKey(address);
     let ranking = this.rankings.get(key);
@@ -36,7 +36,7 @@ export class RankingCache {
       if (all.size === this.known.size) this.rankings.set(key, ranking);
     }
     return ranking.find((node) => eligible.has(node));
-  }
+  };
 
   /** Forgets addresses no longer announced, so the cache holds only live addresses. */
   retain(addresses: ReadonlySet<string>): void {

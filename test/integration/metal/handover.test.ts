@@ -1,4 +1,4 @@
-// Make-before-break between real speakers on a LAN of namespaces: when an address moves — back to a restarted
+// Make-before-break between real speakers on a LAN of namespaces: when an address moves — to a restarted
 // speaker, away from one shut down with SIGTERM, after a relabel or a pool edit — the node that answered it keeps answering
 // until the new announcer says it answers, so a client asking every 10 ms is never left without an answer.
 // The client records every request and answer (arpRecorder.ts).
@@ -59,7 +59,7 @@ async function expectSeamless(recorder: ArpRecorder, from: MetalNode, to: MetalN
 }
 
 test(
-  "a restarted speaker takes its address back without a moment unanswered",
+  "a restarted speaker leaves its address with the successor, and takes it over without a moment unanswered once the successor is excluded",
   async ({ cluster }) => {
     const { metal, elected, successor, recorder } = await recordedCluster(cluster);
     await elected.kill();
@@ -71,9 +71,26 @@ test(
         .answers.some((a) => a.mac === successor.mac),
     );
 
-    const since = Date.now();
+    const restarted = Date.now();
     elected.live = [];
     elected.startSpeaker();
+    await metal.waitAllAlive();
+    await metal.createService("probe", ["192.0.2.131"]);
+    // The restarted speaker decides (it announces a new Service's address, whatever node it is elected for),
+    // and the address stays where the records say it is.
+    await waitFor("a node to announce the new Service's address", () =>
+      metal.announcersOf("192.0.2.131").length === 1 ? true : undefined,
+    );
+    const since = Date.now();
+    expect(recorder.exchanges(restarted).flatMap((e) => e.answers.map((a) => a.mac))).not.toContain(
+      elected.mac,
+    );
+    expect(metal.announcersOf(V4)).toEqual([successor]);
+
+    await cluster.core.patchNode(
+      { name: successor.name, body: { metadata: { labels: { [EXCLUDE]: "true" } } } },
+      mergePatch,
+    );
     await expectSeamless(recorder, successor, elected, since);
     // The successor let go because the restarted speaker said it answers, not because it gave up waiting.
     await waitFor("the successor to log the hand-over", () =>
@@ -105,7 +122,7 @@ test(
 );
 
 test(
-  "relabelling the announcing node moves the address away and back without a moment unanswered",
+  "relabelling the announcing node moves the address away without a moment unanswered, and back only when its successor is relabelled",
   async ({ cluster }) => {
     const { metal, elected, successor, recorder } = await recordedCluster(cluster);
     const label = (value: string | null) =>
@@ -121,6 +138,12 @@ test(
 
     since = Date.now();
     await label(null);
+    // The address stays with the successor: moving it back would cut the connections entering there. It goes
+    // back once the successor may not announce it either.
+    await cluster.core.patchNode(
+      { name: successor.name, body: { metadata: { labels: { [EXCLUDE]: "true" } } } },
+      mergePatch,
+    );
     await expectSeamless(recorder, successor, elected, since);
     await waitFor("the labelled node's hand-over to be logged", () =>
       successor.handedOver.some((h) => h.address === V4),

@@ -93,7 +93,17 @@ test(
       return announcers.length === 1 && announcers[0] === winner;
     });
     expect(await answers(metal, DARK_IP)).toEqual([winner.mac, winner.mac, winner.mac]);
-    // The edge pool is now selected by both: their node selectors are ORed, so the election is open again.
+    // The edge pool is now selected by both: their node selectors are ORed, so any node may announce it. The
+    // labelled node keeps it (a move would cut connections); excluded, it hands it to the node the open
+    // election picks, which is not labelled: only the second advertisement allows it.
+    expect(metal.announcersOf(EDGE_IP)).toEqual([labelled]);
+    await cluster.core.patchNode(
+      {
+        name: labelled.name,
+        body: { metadata: { labels: { "node.kubernetes.io/exclude-from-external-load-balancers": "" } } },
+      },
+      mergePatch,
+    );
     await waitFor("the edge pool's address to follow the open election", () => {
       const announcers = metal.announcersOf(EDGE_IP);
       return announcers.length === 1 && announcers[0] === unrestricted;

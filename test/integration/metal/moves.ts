@@ -80,7 +80,11 @@ export class MoveLog {
 
 const EXCLUDE = "node.kubernetes.io/exclude-from-external-load-balancers";
 
-/** Labels the announcing node out of the election and back `times` over, as `kubectl label node` would. */
+/**
+ * Moves the address away from the announcing node and back `times` over by relabelling, as `kubectl label node`
+ * would: the announcing node is labelled out of the election after the other is labelled back in (an address
+ * stays with a node while it may announce it, so taking the label off alone moves nothing).
+ */
 export async function relabelMoves(
   metal: MetalCluster,
   elected: MetalNode,
@@ -92,16 +96,20 @@ export async function relabelMoves(
     address,
     metal.nodes.filter((n) => n !== elected),
   );
-  const label = (value: string | null) => async () => {
-    await metal.cluster.core.patchNode(
-      { name: elected.name, body: { metadata: { labels: { [EXCLUDE]: value } } } },
+  const label = (node: MetalNode, value: string | null) =>
+    metal.cluster.core.patchNode(
+      { name: node.name, body: { metadata: { labels: { [EXCLUDE]: value } } } },
       mergePatch,
     );
+  const exclude = (from: MetalNode, to: MetalNode) => async () => {
+    await label(to, null);
+    await label(from, "true");
   };
   for (let i = 0; i < times; i++) {
-    await moves.move("awayOnRelabel", elected.mac, successor.mac, label("true"));
-    await moves.move("backOnRelabel", successor.mac, elected.mac, label(null));
+    await moves.move("awayOnRelabel", elected.mac, successor.mac, exclude(elected, successor));
+    await moves.move("backOnRelabel", successor.mac, elected.mac, exclude(successor, elected));
   }
+  await label(successor, null);
 }
 
 /**

@@ -15,6 +15,7 @@ import { electAnnouncer } from "../../../speaker/l2/election.ts";
 // From the modules themselves, not index.ts (which needs the vitest runner): bench/speaker.ts uses these too.
 import { mergePatch, type TestCluster } from "../../harness/kube.ts";
 import { waitFor } from "../../harness/wait.ts";
+import { installCrds, renderOverlay } from "../../harness/manifests.ts";
 import { TestLan, type LanHost, type LanProcess } from "../../harness/netns.ts";
 import { startResponder } from "./clients.ts";
 
@@ -162,7 +163,8 @@ export class MetalCluster {
 
   /**
    * The LAN, one Ready Node per node namespace (InternalIP = its LAN address), the apiserver forwarded
-   * into each namespace, the given LoadBalancer addresses bound on every node, and a responder per node.
+   * into each namespace, the given LoadBalancer addresses bound on every node, a responder per node, and the
+   * metal CRDs.
    * Speakers are not started yet. Everything is removed when the test ends, also when it fails.
    */
   static async create(
@@ -174,6 +176,9 @@ export class MetalCluster {
       mldSnooping?: boolean;
     },
   ): Promise<MetalCluster> {
+    // Installed as every deployment has them, and installed once they stay for the apiserver's other tests:
+    // the speakers record where they announce, and an address stays with the node that records it.
+    await installCrds(cluster.kubeConfig, await renderOverlay("metal"));
     const lan = await TestLan.create({ nodes: options.nodes, mldSnooping: options.mldSnooping ?? false });
     options.onCleanup(() => lan.destroy());
     const port = Number(new URL(cluster.kubeConfig.getCurrentCluster()!.server).port);
@@ -217,6 +222,11 @@ export class MetalCluster {
    */
   async startSpeakers(extraArgs: string[] = []): Promise<void> {
     for (const node of this.nodes) node.startSpeaker(extraArgs);
+    await this.waitAllAlive();
+  }
+
+  /** Waits until every node's speaker has started and sees all of them alive. */
+  async waitAllAlive(): Promise<void> {
     const all = this.nodes.map((n) => n.name).sort();
     await waitFor(
       "every speaker to see all speakers alive",
