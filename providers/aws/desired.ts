@@ -259,16 +259,23 @@ function nodePortOf(ports: PortIntent[]): number {
 /** The IDs (instances or pod IPs) the Service's target groups hold: what their own security groups are read for. */
 export function targetIds(intent: LoadBalancerIntent, settings: AwsServiceSettings): string[] {
   // Draining nodes count: their open connections still need the ingress their security groups allow.
-  if (settings.targetType === "instance") return instanceTargets(intent, 0, true).map((t) => t.id);
+  if (settings.targetType === "instance") return nodeTargets(intent.nodes, 0).map((t) => t.id);
   const ipv6 = intent.ipFamilies.includes("IPv6");
   const groups = checkSettings(intent, settings);
   return [...new Set(groups.flatMap((g) => ipTargets(intent, g.ports, ipv6).map((t) => t.id)))];
 }
 
-function instanceTargets(intent: LoadBalancerIntent, port: number, withDraining = false): Target[] {
-  const draining = withDraining ? new Set() : drainingNodes(intent);
-  return intent.nodes
-    .filter((n) => !draining.has(n.name))
+/** The nodes' instances, but those draining the Service's last connections (`drainingNodes`). */
+function instanceTargets(intent: LoadBalancerIntent, port: number): Target[] {
+  const draining = drainingNodes(intent);
+  return nodeTargets(
+    intent.nodes.filter((n) => !draining.has(n.name)),
+    port,
+  );
+}
+
+function nodeTargets(nodes: LoadBalancerIntent["nodes"], port: number): Target[] {
+  return nodes
     .map((n) => instanceIdFromProviderID(n.providerID))
     .filter((id): id is string => id !== undefined)
     .map((id) => ({ id, port }))

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { readAgentStatus, type AgentStatus } from "./sessions.ts";
 
 /** Written when the speaker stops (see release); the DaemonSet's preStop hooks name it too. */
-export const RELEASED = "released";
+const RELEASED = "released";
 
 export class FrrFiles {
   private readonly dir: string;
