@@ -1,6 +1,7 @@
 // Assembles a running controller: cache, provider, reconciler, work queue and leader election.
 import { CoordinationV1Api, CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
 import type { LoadBalancerProvider } from "../providers/provider.ts";
+import { wantsLoadBalancer } from "../providers/classes.ts";
 import { ClusterCache } from "./cache.ts";
 import { providerSettings, type ControllerConfig } from "./config.ts";
 import { controllerEvents } from "./events.ts";
@@ -104,6 +105,8 @@ export async function startController(
   synced = true;
   log.info({ class: config.loadBalancerClass, provider: provider.name }, "caches synced");
   metrics.queueDepthSource = () => manager.queue.length;
+  metrics.servicesSource = () => cache.services.list().filter((svc) => wantsLoadBalancer(svc, classes));
+  if (started.poolCounts) metrics.poolCountsSource = started.poolCounts;
 
   let leading = false;
   const lead = async (signal: AbortSignal) => {

@@ -1,6 +1,34 @@
 // The controller's Prometheus metrics (served by shared/metricsServer.ts with the health endpoints).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { V1Service } from "@kubernetes/client-node";
 import { liveRateLimiters } from "../providers/rateLimit.ts";
+import type { PoolCounts } from "../shared/allocationTypes.ts";
+import { READY_CONDITION, SERVING_CONDITION } from "../shared/conditions.ts";
+
+/** The conditions counted in portico_services, by the short name the metric's label gives them. */
+const COUNTED_CONDITIONS = { LoadBalancerReady: READY_CONDITION, Serving: SERVING_CONDITION } as const;
+
+/**
+ * How many Services stand at each status of each of Portico's conditions: "True", "False", "Unknown", or "absent"
+ * (not written yet). Every condition counts every Service, so each condition's counts add up to the total.
+ */
+export function countConditions(services: readonly V1Service[]): Map<string, Map<string, number>> {
+  const counts = new Map<string, Map<string, number>>();
+  for (const [label, type] of Object.entries(COUNTED_CONDITIONS)) {
+    const byStatus = new Map<string, number>([
+      ["True", 0],
+      ["False", 0],
+      ["Unknown", 0],
+      ["absent", 0],
+    ]);
+    for (const svc of services) {
+      const status = svc.status?.conditions?.find((c) => c.type === type)?.status ?? "absent";
+      byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+    }
+    counts.set(label, byStatus);
+  }
+  return counts;
+}
 
 export class ControllerMetrics {
   readonly registry = new Registry();
@@ -126,6 +154,39 @@ export class ControllerMetrics {
       for (const limiter of liveRateLimiters())
         for (const b of limiter.stats())
           this.cloudRateLimitBucketWaited.inc({ bucket: b.bucket }, b.waitedSeconds);
+    },
+  });
+  /** Read when scraped: the Services this controller serves. */
+  servicesSource: () => readonly V1Service[] = () => [];
+  readonly services: Gauge = new Gauge({
+    name: "portico_services",
+    help:
+      "LoadBalancer Services this controller serves, by condition (LoadBalancerReady: the load balancer is made " +
+      "as asked; Serving: traffic reaches a backend) and status (True, False, Unknown, absent: not written yet)",
+    labelNames: ["condition", "status"],
+    registers: [this.registry],
+    collect: (): void => {
+      for (const [condition, byStatus] of countConditions(this.servicesSource()))
+        for (const [status, n] of byStatus) this.services.set({ condition, status }, n);
+    },
+  });
+  /** Read when scraped: the address pools' counts (bare metal; none elsewhere). */
+  poolCountsSource: () => readonly PoolCounts[] = () => [];
+  readonly poolAddresses: Gauge = new Gauge({
+    name: "portico_pool_addresses",
+    help: "Addresses of each IPAddressPool by family (IPv4, IPv6) and state (assigned, available); bare metal",
+    labelNames: ["pool", "family", "state"],
+    registers: [this.registry],
+    collect: (): void => {
+      this.poolAddresses.reset();
+      for (const c of this.poolCountsSource()) {
+        const set = (family: string, state: string, n: bigint) =>
+          this.poolAddresses.set({ pool: c.pool, family, state }, Number(n));
+        set("IPv4", "assigned", c.assignedIPv4);
+        set("IPv4", "available", c.availableIPv4);
+        set("IPv6", "assigned", c.assignedIPv6);
+        set("IPv6", "available", c.availableIPv6);
+      }
     },
   });
   readonly leader = new Gauge({

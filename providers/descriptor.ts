@@ -7,6 +7,7 @@ import type { Logger } from "../shared/log.ts";
 import type { ClassConfig } from "./classes.ts";
 import type { ClusterView } from "./cluster.ts";
 import type { LoadBalancerProvider } from "./provider.ts";
+import type { PoolCounts } from "../shared/allocationTypes.ts";
 
 /** The flags a provider adds to the controller's command line, as node:util parseArgs takes them. */
 export type FlagTable = Record<string, { type: "string" | "boolean" }>;
@@ -55,6 +56,8 @@ export interface StartedProvider {
   provider: LoadBalancerProvider;
   /** Called after each reconcile: what depends on the allocations (pool status) is brought up to date. */
   afterReconcile?: () => void;
+  /** The address pools' counts, for the metrics (bare metal). */
+  poolCounts?: () => readonly PoolCounts[];
   stop?: () => void;
 }
 

@@ -54,7 +54,12 @@ export const METAL = {
       context.namespace,
       context.onStatusCheck,
     );
-    return { provider: metal, afterReconcile: () => status.schedule(), stop: () => status.stop() };
+    return {
+      provider: metal,
+      afterReconcile: () => status.schedule(),
+      poolCounts: () => metal.poolCounts(),
+      stop: () => status.stop(),
+    };
   },
 
   /** The provider on a one-off snapshot of the cluster (porticoctl plan, migrate). */

@@ -212,6 +212,11 @@ export class MetalProvider implements LoadBalancerProvider {
     return Promise.resolve([]);
   }
 
+  /** Assigned and available addresses per pool. */
+  poolCounts(): PoolCounts[] {
+    return this.current().allPoolCounts();
+  }
+
   /** Per-pool counts and invalid pools, for the pools' status. */
   poolState(): PoolState {
     const counts = this.current().allPoolCounts();

@@ -6,7 +6,8 @@
 # - the local cluster's node software: containerd and runc, the CNI reference plugins, iptables and
 #   conntrack for kube-proxy, curl for the clients; buildah and mmdebstrap, which build the images;
 # - HAProxy, whose health checkers judge the emulated cloud load balancers' targets, and dnsmasq, which answers
-#   for their DNS names (test/harness/cloudEdge/).
+#   for their DNS names (test/harness/cloudEdge/);
+# - Prometheus, whose promtool proves the alerting rules (test/integration/monitoring/).
 # The tests start these programs themselves, inside their own namespaces: nothing here may run as a service of the
 # machine. So the packages go in without their recommendations, no service is started while they install (a
 # policy-rc.d refuses every start, as in an image build), and the systemd units of the packages this run installed
@@ -30,6 +31,7 @@ need buildah buildah
 need mmdebstrap mmdebstrap
 need haproxy haproxy
 need dnsmasq dnsmasq-base
+need promtool prometheus
 [ ${#missing[@]} -eq 0 ] && exit 0
 command -v apt-get >/dev/null 2>&1 || { echo "portico: ${missing[*]} missing and no apt-get to install them: install them by hand" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || { echo "portico: ${missing[*]} missing: run 'sudo apt-get install --no-install-recommends ${missing[*]}' (the bare-metal and end-to-end tests need root anyway)" >&2; exit 1; }
