@@ -71,7 +71,9 @@ async function promtool(...args: string[]): Promise<string> {
     return stdout + stderr;
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`promtool ${args.join(" ")} failed:\n${e.stdout ?? ""}${e.stderr ?? e.message}`);
+    throw new Error(`promtool ${args.join(" ")} failed:\n${e.stdout ?? ""}${e.stderr ?? e.message}`, {
+      cause: err,
+    });
   }
 }
 
