@@ -1,8 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, onTestFinished } from "vitest";
-import { CustomObjectsApi } from "@kubernetes/client-node";
-import { L2STATUS_GROUP, L2STATUS_PLURAL, L2STATUS_VERSION } from "../../../shared/l2status.ts";
-import { expect, mergePatch, test, waitFor, type TestCluster } from "../../harness/index.ts";
+import { expect, mergePatch, test, waitFor } from "../../harness/index.ts";
 import { requireLanTools } from "../../harness/netns.ts";
 import { arping, measureFailover, metricSum, speakerMetrics, TcpProber } from "./clients.ts";
 import {
@@ -34,16 +32,10 @@ async function announcedCluster(cluster: Parameters<typeof MetalCluster.create>[
 }
 
 /** The nodes whose ServiceL2Status records say they announce an address of Service `name`, sorted. */
-async function recordedNodes(cluster: TestCluster, name: string): Promise<string[]> {
-  const list = (await cluster.kubeConfig.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
-    group: L2STATUS_GROUP,
-    version: L2STATUS_VERSION,
-    plural: L2STATUS_PLURAL,
-    namespace: cluster.namespace,
-  })) as { items: { status?: { node?: string; serviceName?: string; addresses?: string[] } }[] };
-  return list.items
-    .filter((r) => r.status?.serviceName === name && (r.status.addresses ?? []).length > 0)
-    .map((r) => r.status!.node!)
+async function recordedNodes(metal: MetalCluster, name: string): Promise<string[]> {
+  return (await metal.l2Records())
+    .filter((r) => r.status.serviceName === name && (r.status.addresses ?? []).length > 0)
+    .map((r) => r.status.node)
     .sort();
 }
 
@@ -143,12 +135,12 @@ test(
     await metal.createService("web", [V4]);
     const elected = metal.electedFor(V4);
     await waitFor("the elected node alone to announce", () => only(metal.announcersOf(V4), elected));
-    await waitFor("its record", async () => (await recordedNodes(cluster, "web")).join() === elected.name);
+    await waitFor("its record", async () => (await recordedNodes(metal, "web")).join() === elected.name);
     await elected.kill();
     const survivors = metal.nodes.filter((n) => n !== elected);
     const next = await expectSoleAnnouncer(metal, survivors);
     await waitFor("the record to name the new announcer alone", async () => {
-      return (await recordedNodes(cluster, "web")).join() === next.name;
+      return (await recordedNodes(metal, "web")).join() === next.name;
     });
 
     // The first announcer's speaker comes back. Its election would prefer it, but the address stays: moving
@@ -174,7 +166,7 @@ test(
     expect(elected.owned).not.toContain(V4);
     await sleep(TAKEOVER_BURST_MS);
     expect((await arping(metal.lan.client, V4, 3)).macs).toEqual([next.mac, next.mac, next.mac]);
-    expect(await recordedNodes(cluster, "web")).toEqual([next.name]);
+    expect(await recordedNodes(metal, "web")).toEqual([next.name]);
   },
   E2E_TIMEOUT_MS,
 );

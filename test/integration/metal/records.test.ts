@@ -2,11 +2,9 @@
 // came from, the real speakers on a LAN of namespaces read that record instead of guessing between overlapping
 // pools, the announcing speaker records where it answers (ServiceL2Status), and the controller's Serving
 // condition follows those records, through a failover and to a pool no node may announce.
-import { CustomObjectsApi } from "@kubernetes/client-node";
 import { beforeAll, onTestFinished } from "vitest";
 import { SERVING_CONDITION } from "../../../controller/status.ts";
 import { entryFor } from "../../../providers/annotationKeys/review.ts";
-import { L2STATUS_GROUP, L2STATUS_PLURAL, L2STATUS_VERSION } from "../../../shared/l2status.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { expect, mergePatch, test, waitFor, type TestCluster } from "../../harness/index.ts";
 import { installCrds, renderOverlay } from "../../harness/manifests.ts";
@@ -33,21 +31,6 @@ beforeAll(async () => {
 
 async function label(cluster: TestCluster, node: MetalNode, labels: Record<string, string | null>) {
   await cluster.core.patchNode({ name: node.name, body: { metadata: { labels } } }, mergePatch);
-}
-
-interface L2Record {
-  status: { node: string; serviceName: string; addresses?: string[]; interfaces?: { name: string }[] };
-  metadata: { ownerReferences?: { kind: string; name: string }[] };
-}
-
-async function records(cluster: TestCluster): Promise<L2Record[]> {
-  const list = (await cluster.kubeConfig.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
-    group: L2STATUS_GROUP,
-    version: L2STATUS_VERSION,
-    plural: L2STATUS_PLURAL,
-    namespace: cluster.namespace,
-  })) as { items: L2Record[] };
-  return list.items;
 }
 
 async function serving(cluster: TestCluster, name: string) {
@@ -150,7 +133,7 @@ test(
     expect(unlabelled.owned).toEqual([]);
     // The announcer's record: node, interface, address, owned by the Service.
     const [record, ...others] = await waitFor("the announcer's ServiceL2Status", async () => {
-      const all = await records(cluster);
+      const all = await metal.l2Records();
       return all.some((r) => r.status.node === announcer.name) && all;
     });
     expect(others).toEqual([]);
@@ -171,7 +154,7 @@ test(
     const killedAt = Date.now();
     await announcer.kill();
     await waitFor("the standby to record that it announces, alone", async () => {
-      const all = await records(cluster);
+      const all = await metal.l2Records();
       return all.length === 1 && all[0]!.status.node === standby.name;
     });
     const moved = await waitFor("Serving to name the new announcer", async () => {
@@ -204,7 +187,7 @@ test(
       return events.items.length > 0 && events.items;
     });
     expect(warnings.map((e) => e.type)).toContain("Warning");
-    expect((await records(cluster)).flatMap((r) => r.status.addresses ?? [])).toEqual([]);
+    expect((await metal.l2Records()).flatMap((r) => r.status.addresses ?? [])).toEqual([]);
   },
   E2E_TIMEOUT_MS,
 );

@@ -11,7 +11,9 @@
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { CustomObjectsApi } from "@kubernetes/client-node";
 import { electAnnouncer } from "../../../speaker/l2/election.ts";
+import { L2STATUS_GROUP, L2STATUS_PLURAL, L2STATUS_VERSION } from "../../../shared/l2status.ts";
 // From the modules themselves, not index.ts (which needs the vitest runner): bench/speaker.ts uses these too.
 import { mergePatch, type TestCluster } from "../../harness/kube.ts";
 import { waitFor } from "../../harness/wait.ts";
@@ -149,6 +151,12 @@ export class MetalNode {
   }
 }
 
+/** A ServiceL2Status record, the fields the tests read. */
+export interface L2Record {
+  status: { node: string; serviceName: string; addresses?: string[]; interfaces?: { name: string }[] };
+  metadata: { ownerReferences?: { kind: string; name: string }[] };
+}
+
 export class MetalCluster {
   readonly lan: TestLan;
   readonly cluster: TestCluster;
@@ -246,6 +254,17 @@ export class MetalCluster {
       nodes.map((n) => n.name),
     );
     return this.node(winner!);
+  }
+
+  /** The ServiceL2Status records in the test's namespace, as the apiserver holds them now. */
+  async l2Records(): Promise<L2Record[]> {
+    const list = (await this.cluster.kubeConfig.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+      group: L2STATUS_GROUP,
+      version: L2STATUS_VERSION,
+      plural: L2STATUS_PLURAL,
+      namespace: this.cluster.namespace,
+    })) as { items: L2Record[] };
+    return list.items;
   }
 
   /** The nodes whose speaker currently says it announces `address`. */
