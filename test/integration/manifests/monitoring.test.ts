@@ -10,13 +10,17 @@ import { load } from "js-yaml";
 import { expect, test } from "../../harness/index.ts";
 import { CHART, chartArgs, kustomizeBinary, MANIFESTS, renderChart } from "../../harness/manifests.ts";
 
-const KINDS = ["PodMonitor", "PrometheusRule"];
+const KINDS = ["PodMonitor", "PrometheusRule", "ConfigMap"];
 const HELM_LABELS = ["helm.sh/chart", "app.kubernetes.io/managed-by", "app.kubernetes.io/instance"];
 
 function monitoringObjects(objects: KubernetesObject[]): Map<string, KubernetesObject> {
   return new Map(
     objects
-      .filter((o) => KINDS.includes(o.kind ?? ""))
+      .filter(
+        (o) =>
+          KINDS.includes(o.kind ?? "") &&
+          (o.kind !== "ConfigMap" || o.metadata?.name?.endsWith("-dashboard")),
+      )
       .map((o) => {
         const copy = structuredClone(o);
         for (const label of HELM_LABELS) delete copy.metadata?.labels?.[label];
@@ -36,12 +40,13 @@ async function kustomized(): Promise<KubernetesObject[]> {
   return loadAllYaml(stdout) as KubernetesObject[];
 }
 
-test("monitoring.enabled makes what manifests/monitoring makes: PodMonitors and the alerts", async () => {
+test("monitoring.enabled makes what manifests/monitoring makes: PodMonitors, the alerts and the dashboard", async () => {
   const chart = monitoringObjects(
     await renderChart([...chartArgs("metal"), "--set", "monitoring.enabled=true"]),
   );
   const kustomize = monitoringObjects(await kustomized());
   expect([...chart.keys()].sort()).toEqual([
+    "ConfigMap/portico-system/portico-dashboard",
     "PodMonitor/portico-system/portico-controller",
     "PodMonitor/portico-system/portico-speaker",
     "PrometheusRule/portico-system/portico-alerts",
@@ -71,10 +76,23 @@ test("docs/monitoring.md lists every alert", () => {
   expect(alerts.filter((alert) => !doc.includes(`| \`${alert}\``))).toEqual([]);
 });
 
+test("docs/monitoring.md shows every panel of the dashboard with its queries", () => {
+  const dashboard = JSON.parse(readFileSync(join(MANIFESTS, "monitoring", "dashboard.json"), "utf8")) as {
+    panels: { title: string; targets: { expr: string }[] }[];
+  };
+  const doc = readFileSync(join(MANIFESTS, "..", "docs", "monitoring.md"), "utf8");
+  const missing = dashboard.panels.flatMap((p) => [
+    ...(new RegExp(`^\\| ${p.title} +\\|`, "m").test(doc) ? [] : [p.title]),
+    ...p.targets.map((t) => `\`${t.expr.replaceAll("|", "\\|")}\``).filter((q) => !doc.includes(q)),
+  ]);
+  expect(missing, "regenerate the table in docs/monitoring.md from the dashboard").toEqual([]);
+});
+
 test("without monitoring.enabled the chart makes no monitoring object; without a speaker, no speaker PodMonitor", async () => {
   expect(monitoringObjects(await renderChart(chartArgs("metal"))).size).toBe(0);
   const eks = monitoringObjects(await renderChart([...chartArgs("eks"), "--set", "monitoring.enabled=true"]));
   expect([...eks.keys()].sort()).toEqual([
+    "ConfigMap/portico-system/portico-dashboard",
     "PodMonitor/portico-system/portico-controller",
     "PrometheusRule/portico-system/portico-alerts",
   ]);
