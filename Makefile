@@ -69,6 +69,8 @@ check: deps
 docs: deps
 	node controller/cli/porticoctl.ts annotations -o markdown > docs/annotations.md
 	npx prettier --write docs/annotations.md >/dev/null
+	node test/docs/metricsReference.ts > docs/metrics.md
+	npx prettier --write docs/metrics.md >/dev/null
 
 demo: env
 	node test/env/demo.ts

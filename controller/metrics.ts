@@ -53,7 +53,9 @@ export class ControllerMetrics {
   });
   readonly reconciles = new Counter({
     name: "portico_reconciles_total",
-    help: "Service reconciles by outcome",
+    help:
+      "Service reconciles by outcome: ensured (the cloud changed), unchanged, deleted, invalid (settings refused), " +
+      "cloud_error (a cloud call failed)",
     labelNames: ["outcome"],
     registers: [this.registry],
   });
