@@ -46,7 +46,7 @@ test-e2e: env
 # Kubernetes' own sig-network [Feature:LoadBalancer] tests, unmodified, by e2e.test of the cluster's release
 # (built from the Go module proxy with agnhost and CoreDNS), in four set-ups: bare metal from a client on the LAN
 # (L2) and from behind a BGP router, the eks and aks overlays with their emulators and edges from the edges'
-# internet clients; results in bench/results/conformance.json and the README's table. About an hour a set-up,
+# internet clients; results in bench/results/conformance.json and docs/conformance.md's table. About an hour a set-up,
 # so not part of `make test`. K8S_E2E_SETUPS=eks,aks runs some set-ups, K8S_E2E_FOCUS=<regexp> some tests.
 test-conformance: env
 	node test/k8s-e2e/run.ts
@@ -71,6 +71,8 @@ docs: deps
 	npx prettier --write docs/annotations.md >/dev/null
 	node test/docs/metricsReference.ts > docs/metrics.md
 	npx prettier --write docs/metrics.md >/dev/null
+	node test/docs/configReference.ts > docs/configuration.md
+	npx prettier --write docs/configuration.md >/dev/null
 
 demo: env
 	node test/env/demo.ts

@@ -102,7 +102,8 @@ export const USAGE = `portico-speaker: announces bare-metal LoadBalancer address
                                    agent beside it (manifests/speaker/frr) and reading the sessions' state back
   --secret-namespace NS            where BGPPeers' passwordSecrets live (default: env POD_NAMESPACE, else
                                    portico-system)
-  --log-level LEVEL                (default info; env PORTICO_LOG_LEVEL)
+  --log-level LEVEL                how much to log: trace, debug, info, warn, error or fatal
+                                   (default info; env PORTICO_LOG_LEVEL)
   env POD_NAME, POD_NAMESPACE      this speaker's pod: on SIGTERM during a rolling update of its DaemonSet, its
                                    addresses wait for the new pod instead of moving (unset: they move)
   --kubeconfig FILE                outside a cluster (env KUBECONFIG): a token, token file or client

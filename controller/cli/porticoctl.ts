@@ -19,7 +19,7 @@ import type { CloudAccess } from "../../providers/descriptor.ts";
 import { PROVIDERS } from "../../providers/registry.ts";
 import { status } from "./status.ts";
 
-const USAGE = `porticoctl: look at Portico's load balancers
+export const USAGE = `porticoctl: look at Portico's load balancers
 
   porticoctl status [NAMESPACE/NAME | NAME]   Portico Services, their address, cloud resources and target health
   porticoctl plan -f service.yaml             what Portico would create or change for a Service, without doing it
@@ -32,6 +32,7 @@ const USAGE = `porticoctl: look at Portico's load balancers
   -n, --namespace NS        namespace (default: the kubeconfig's, or all for status)
   -A, --all-namespaces      status: every namespace
   -o, --output FORMAT       text (default), wide, json or yaml
+  -f, --filename FILE       plan: the Service's manifest
       --kubeconfig FILE     kubeconfig (default: KUBECONFIG, ~/.kube/config or in-cluster)
   status, plan and doctor read the cluster name, node selector and Azure location from the settings the leading
   controller publishes on its Lease; the flags below are needed only where that cannot be read, and win over it.
@@ -50,6 +51,26 @@ const USAGE = `porticoctl: look at Portico's load balancers
 Exit codes: 0 all is well, 1 something is wrong (doctor found a problem, a Service is not ready, migrate would
 refuse a Service), 2 usage.`;
 
+const OPTIONS = {
+  namespace: { type: "string", short: "n" },
+  "all-namespaces": { type: "boolean", short: "A" },
+  output: { type: "string", short: "o" },
+  filename: { type: "string", short: "f" },
+  kubeconfig: { type: "string" },
+  "cluster-name": { type: "string" },
+  "controller-namespace": { type: "string" },
+  "azure-config": { type: "string" },
+  "lbc-cluster": { type: "string" },
+  "lbc-lease": { type: "string" },
+  "allow-recreate": { type: "boolean" },
+  provider: { type: "string" },
+  "default-load-balancer": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** Every option the command line accepts, for the reference that lists them. */
+export const OPTION_NAMES: readonly string[] = Object.keys(OPTIONS);
+
 export async function main(
   argv: string[],
   write: (s: string) => void = (s) => process.stdout.write(s),
@@ -59,22 +80,7 @@ export async function main(
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: {
-        namespace: { type: "string", short: "n" },
-        "all-namespaces": { type: "boolean", short: "A" },
-        output: { type: "string", short: "o" },
-        filename: { type: "string", short: "f" },
-        kubeconfig: { type: "string" },
-        "cluster-name": { type: "string" },
-        "controller-namespace": { type: "string" },
-        "azure-config": { type: "string" },
-        "lbc-cluster": { type: "string" },
-        "lbc-lease": { type: "string" },
-        "allow-recreate": { type: "boolean" },
-        provider: { type: "string" },
-        "default-load-balancer": { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
+      options: OPTIONS,
     });
   } catch (err) {
     write(`${(err as Error).message}\n\n${USAGE}\n`);

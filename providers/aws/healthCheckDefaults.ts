@@ -1,4 +1,4 @@
-// Which health check a target group gets before the annotations' overrides, by the behaviour table in DESIGN.md:
+// Which health check a target group gets before the annotations' overrides, by the behaviour table in docs/architecture.md:
 // kube-proxy's HTTP answer where it must decide (a `Local` Service's healthCheckNodePort; its drain-aware
 // `:10256/healthz` when asked, or for a UDP node port, which cannot answer a TCP check), a TCP check on the traffic
 // port otherwise. Shared by the desired state and the check of settings that only apply to HTTP checks.

@@ -71,28 +71,132 @@ export interface AzureConfig {
   limits?: Partial<AzureLimits>;
 }
 
-const STRING_KEYS = [
-  "subscriptionId",
-  "tenantId",
-  "resourceGroup",
-  "location",
-  "vnetName",
-  "vnetResourceGroup",
-  "subnetName",
-  "securityGroupName",
-  "securityGroupResourceGroup",
-  "loadBalancerResourceGroup",
-  "loadBalancerName",
-  "cloudProviderAzureClusterName",
-  "resourceManagerEndpoint",
-  "activeDirectoryAuthorityHost",
-  "aadClientId",
-  "aadClientSecret",
-  "userAssignedIdentityID",
-] as const;
+/**
+ * Every key of the file Portico reads, with its type and meaning: the parser reads the plain string, boolean and
+ * integer keys from here, and docs/configuration.md lists them from here, so the two cannot part.
+ */
+export const AZURE_KEYS = {
+  subscriptionId: { type: "string", required: true, meaning: "The subscription of the cluster's resources." },
+  tenantId: { type: "string", meaning: "The Microsoft Entra tenant; needed with a client secret." },
+  resourceGroup: {
+    type: "string",
+    required: true,
+    meaning: "The cluster's resource group: default for load balancers, public IPs, the VNet and the NSG.",
+  },
+  location: { type: "string", required: true, meaning: "The Azure region, e.g. `westeurope`." },
+  vnetName: { type: "string", required: true, meaning: "The cluster's virtual network." },
+  vnetResourceGroup: { type: "string", meaning: "The VNet's resource group; default `resourceGroup`." },
+  subnetName: {
+    type: "string",
+    required: true,
+    meaning:
+      "Default subnet of internal frontends (the annotation azure-load-balancer-internal-subnet overrides it).",
+  },
+  securityGroupName: {
+    type: "string",
+    meaning: "The NSG that carries the Services' allow rules; without it source ranges cannot be enforced.",
+  },
+  securityGroupResourceGroup: {
+    type: "string",
+    meaning: "The NSG's resource group; default `resourceGroup`.",
+  },
+  loadBalancerResourceGroup: {
+    type: "string",
+    meaning: "The load balancers' resource group; default `resourceGroup`.",
+  },
+  loadBalancerName: {
+    type: "string",
+    meaning:
+      "The shared public load balancer's name (the internal one adds `-internal`); default the cluster name.",
+  },
+  cloudProviderAzureClusterName: {
+    type: "string",
+    meaning:
+      "The --cluster-name cloud-provider-azure ran with (default `kubernetes`, AKS's): a Service's public IP it " +
+      "made is taken over with its address instead of replaced.",
+  },
+  resourceManagerEndpoint: {
+    type: "string",
+    meaning: "The ARM endpoint; default https://management.azure.com.",
+  },
+  activeDirectoryAuthorityHost: {
+    type: "string",
+    meaning: "The Microsoft Entra authority; default AZURE_AUTHORITY_HOST, else the public cloud's.",
+  },
+  aadClientId: { type: "string", meaning: "A service principal's client ID." },
+  aadClientSecret: {
+    type: "string",
+    meaning: "That service principal's secret (needs aadClientId and tenantId).",
+  },
+  userAssignedIdentityID: {
+    type: "string",
+    meaning: "The client ID of the user-assigned managed identity to use.",
+  },
+  loadBalancerPerService: {
+    type: "boolean",
+    meaning: "One load balancer per Service instead of the shared cluster load balancers.",
+  },
+  useManagedIdentityExtension: { type: "boolean", meaning: "Sign in with the node's managed identity." },
+  floatingIPDefault: {
+    type: "boolean",
+    meaning:
+      "Floating IP for instance-target Services that ask for neither floating IP nor its absence; default false " +
+      "(true is cloud-provider-azure's default, for clusters that want their Services' rules unchanged).",
+  },
+  pollIntervalMs: {
+    type: "integer",
+    meaning: "How often long-running operations are polled when ARM gives no Retry-After (ms).",
+  },
+  maxRetries: {
+    type: "integer",
+    meaning:
+      "Retries of throttled or failed requests inside one ARM call, before the reconcile is retried later.",
+  },
+  multipleStandardLoadBalancerConfigurations: {
+    type: "array",
+    meaning:
+      "Several shared Standard load balancers instead of one, as cloud-provider-azure's option of this name: " +
+      "Services are placed by selectors and nodes by primary pool. Not with loadBalancerPerService.",
+  },
+  rateLimit: {
+    type: "boolean or object",
+    meaning:
+      'The client-side rate limiter under ARM\'s request limits: on by default; `false` turns it off; `{ "share": ' +
+      "0.5 }` starts it at half the documented figures. PORTICO_AZURE_RATE_LIMIT and PORTICO_AZURE_RATE_SHARE " +
+      "override it.",
+  },
+  limits: {
+    type: "object",
+    meaning:
+      "Azure's limits a Service is checked against before anything is written for it, by name (0: not checked); " +
+      "unset ones are the values Azure documents.",
+  },
+  loadBalancerSku: {
+    type: "string",
+    parsedApart: true,
+    meaning: "Only `Standard` (any case) is accepted: Portico makes Standard load balancers only.",
+  },
+} as const satisfies Record<
+  string,
+  { type: string; meaning: string; required?: boolean; parsedApart?: boolean }
+>;
+
+type AzureKey = keyof typeof AZURE_KEYS;
+type KeyOfType<T extends string> = {
+  [K in AzureKey]: (typeof AZURE_KEYS)[K] extends { type: T; parsedApart?: never } ? K : never;
+}[AzureKey];
+
+function keysOfType<T extends string>(type: T): KeyOfType<T>[] {
+  return (Object.keys(AZURE_KEYS) as AzureKey[]).filter(
+    (k) => AZURE_KEYS[k].type === type && !("parsedApart" in AZURE_KEYS[k]),
+  ) as KeyOfType<T>[];
+}
+
+const STRING_KEYS = keysOfType("string");
+const REQUIRED_KEYS = (Object.keys(AZURE_KEYS) as AzureKey[]).filter((k) => "required" in AZURE_KEYS[k]);
 
 /** Environment variables that override a key of the file. */
-export const AZURE_ENV_OVERRIDES: Record<string, (typeof STRING_KEYS)[number]> = {
+export const AZURE_ENV_OVERRIDES: Record<string, KeyOfType<"string">> = {
   AZURE_SUBSCRIPTION_ID: "subscriptionId",
   AZURE_TENANT_ID: "tenantId",
   AZURE_RESOURCE_MANAGER_ENDPOINT: "resourceManagerEndpoint",
@@ -127,13 +231,13 @@ export function parseAzureConfig(file: unknown, env: NodeJS.ProcessEnv = {}): Az
     const value = env[variable]?.trim();
     if (value) out[key] = value;
   }
-  for (const key of ["loadBalancerPerService", "useManagedIdentityExtension", "floatingIPDefault"] as const) {
+  for (const key of keysOfType("boolean")) {
     if (raw[key] === undefined) continue;
     if (typeof raw[key] !== "boolean")
       throw new AzureConfigError(`Azure config "${key}" must be true or false`);
     out[key] = raw[key];
   }
-  for (const key of ["pollIntervalMs", "maxRetries"] as const) {
+  for (const key of keysOfType("integer")) {
     if (raw[key] === undefined) continue;
     const n = raw[key];
     if (typeof n !== "number" || !Number.isInteger(n) || n < 0)
@@ -159,7 +263,7 @@ export function parseAzureConfig(file: unknown, env: NodeJS.ProcessEnv = {}): Az
     throw new AzureConfigError(
       `Azure config "loadBalancerSku" is ${JSON.stringify(sku)}: Portico makes Standard load balancers only`,
     );
-  for (const key of ["subscriptionId", "resourceGroup", "location", "vnetName", "subnetName"] as const) {
+  for (const key of REQUIRED_KEYS) {
     if (!out[key])
       throw new AzureConfigError(
         `Azure config "${key}" is required` + (key === "subscriptionId" ? " (or AZURE_SUBSCRIPTION_ID)" : ""),

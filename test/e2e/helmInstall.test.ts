@@ -22,7 +22,7 @@ import { waitForRollout } from "../harness/localCluster/install.ts";
 import { CHART, runHelm, statusOf } from "../harness/manifests.ts";
 
 const RELEASE = "helm-e2e";
-/** Where the release runs: a namespace Helm makes (--create-namespace), as the README says to install. */
+/** Where the release runs: a namespace Helm makes (--create-namespace), as docs/installation.md says to install. */
 const NAMESPACE = "portico-helm";
 const CLASS = "portico.io/metal-helm";
 /** On the LAN (192.0.2.0/24), away from the suite's pool (192.0.2.240/28) and the hosts' own addresses. */

@@ -1,6 +1,6 @@
 // Why a Kubernetes LoadBalancer test does not pass on a set-up, where the cause is not Portico's: what the
 // set-up's load balancer itself does (bare metal's one announcing node, a router's ECMP, a cloud's documented
-// behaviour) or a test that cannot apply to it. Each was found by reading the test and the run's log; the README's
+// behaviour) or a test that cannot apply to it. Each was found by reading the test and the run's log; docs/conformance.md's
 // table (table.ts) shows them beside the outcomes, and a test that fails without one says so.
 import type { Explanation } from "./table.ts";
 

@@ -2,7 +2,7 @@
 // `[Feature:LoadBalancer]`, the ExternalTrafficPolicy: Local ones included), unmodified, run by e2e.test of the
 // cluster's release against Portico on the local cluster, in each set-up of setups.ts in turn. Keeps each test's
 // outcome and duration, and the framework's reason for any that did not pass, in bench/results/conformance.json,
-// and writes the README's table from it (table.ts, with explanations.ts); e2e.test's whole output goes to
+// and writes docs/conformance.md's table from it (table.ts, with explanations.ts); e2e.test's whole output goes to
 // .run/k8s-e2e/<set-up>.log. Exits non-zero when a test did not pass.
 //   K8S_E2E_SETUPS=l2,bgp   which set-ups (default all four: l2, bgp, eks, aks)
 //   K8S_E2E_FOCUS=<regexp>  a subset of the tests: their outcomes replace theirs in the set-up's last full run,
@@ -23,7 +23,7 @@ const FOCUS = process.env.K8S_E2E_FOCUS ?? "\\[Feature:LoadBalancer\\]";
 const ROOT = join(import.meta.dirname, "..", "..");
 const LOGS = join(ROOT, ".run", "k8s-e2e");
 const RESULTS = join(ROOT, "bench", "results", "conformance.json");
-const README = join(ROOT, "README.md");
+const PAGE = join(ROOT, "docs/conformance.md");
 
 /** The commit the run is of, marked when tracked files differ from it. */
 function commitOfTree(): string {
@@ -116,10 +116,10 @@ async function main(): Promise<number> {
   };
   await mkdir(dirname(RESULTS), { recursive: true });
   await writeFile(RESULTS, JSON.stringify(result, null, 2) + "\n");
-  const readme = await readFile(README, "utf8");
+  const page = await readFile(PAGE, "utf8");
   // Formatted as `make check` wants it (prettier aligns a table's columns).
-  const table = withTable(readme, conformanceTable(result.setups, EXPLANATIONS));
-  await writeFile(README, await format(table, { ...(await resolveConfig(README)), filepath: README }));
+  const table = withTable(page, conformanceTable(result.setups, EXPLANATIONS));
+  await writeFile(PAGE, await format(table, { ...(await resolveConfig(PAGE)), filepath: PAGE }));
   for (const [name, s] of Object.entries(setups)) {
     console.log(
       `\n${name}: ${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped (${Math.round(Number(s.seconds))} s)`,

@@ -1,6 +1,6 @@
-// The README's conformance table, made from bench/results/conformance.json and the explanations kept beside the
+// The conformance table of docs/conformance.md, made from bench/results/conformance.json and the explanations kept beside the
 // tests (explanations.ts): per set-up its counts, then every test that did not pass there with why. Pure, so it
-// is unit-tested; `make test-conformance` writes it between the README's markers.
+// is unit-tested; `make test-conformance` writes it between the page's markers.
 import type { Rerun, SetupOutcome, TestOutcome } from "./results.ts";
 
 /** Why a test does not pass on some set-ups: `test` is matched against the test's short name. */
@@ -78,10 +78,10 @@ export function conformanceTable(
   return lines.join("\n");
 }
 
-/** `readme` with the text between the table's markers replaced by `table`. */
-export function withTable(readme: string, table: string): string {
-  const start = readme.indexOf(TABLE_START);
-  const end = readme.indexOf(TABLE_END);
-  if (start < 0 || end < start) throw new Error("the README has no conformance table markers");
-  return `${readme.slice(0, start + TABLE_START.length)}\n\n${table}\n\n${readme.slice(end)}`;
+/** `page` with the text between the table's markers replaced by `table`. */
+export function withTable(page: string, table: string): string {
+  const start = page.indexOf(TABLE_START);
+  const end = page.indexOf(TABLE_END);
+  if (start < 0 || end < start) throw new Error("docs/conformance.md has no conformance table markers");
+  return `${page.slice(0, start + TABLE_START.length)}\n\n${table}\n\n${page.slice(end)}`;
 }

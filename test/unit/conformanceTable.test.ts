@@ -1,6 +1,6 @@
-// The README's conformance table: counts per set-up in a fixed order, every test that did not pass with the
+// The conformance table of docs/conformance.md: counts per set-up in a fixed order, every test that did not pass with the
 // explanation kept for it on that set-up (or the framework's reason, marked as unexplained), written between the
-// README's markers and nowhere else.
+// page's markers and nowhere else.
 import { describe, expect, test } from "vitest";
 import {
   conformanceTable,

@@ -120,7 +120,7 @@ describe.each(OVERLAYS)("the chart with the %s overlay's values", (overlay) => {
   });
 
   test("renders the overlay's objects", async () => {
-    // The CRDs are the metal overlay's only (Helm installs crds/ with every provider: see the README's --skip-crds).
+    // The CRDs are the metal overlay's only (Helm installs crds/ with every provider: see docs/installation.md's --skip-crds).
     const chart = await renderChart(chartArgs(overlay), { includeCrds: overlay === "metal" });
     const kustomized = await renderOverlay(overlay);
 
