@@ -78,7 +78,7 @@ const OPTIONS = {
 
 export const USAGE = `portico-controller: reconciles LoadBalancer Services into cloud load balancers
 
-  --provider aws|azure|metal        the cloud, or metal for IP pools (env PORTICO_PROVIDER)
+  --provider aws|azure|metal        the cloud, or metal for IP pools (env PORTICO_PROVIDER, default aws)
   --cluster-name NAME               names this cluster in ownership tags (env PORTICO_CLUSTER_NAME, required)
   --load-balancer-class CLASS       the class served (default portico.io/aws-nlb, azure-lb or metal)
   --default-load-balancer           also serve LoadBalancer Services without a class

@@ -6,12 +6,9 @@
 // reaches the workload pods through the nodes' kube-proxy.
 import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
 import { Address4 } from "ip-address";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { onTestFinished } from "vitest";
 import { BEHIND, nextHops, ROUTER, ROUTER_ASN, startRouter } from "../harness/bgpRouter.ts";
-import { clientGet, describe, expect, test, waitFor, type EchoAnswer } from "../harness/e2e.ts";
+import { clientGet, describe, expect, test, testLogDir, waitFor, type EchoAnswer } from "../harness/e2e.ts";
 import { rollOut } from "../harness/localCluster/rollout.ts";
 import { IP, sh } from "../harness/netns.ts";
 
@@ -42,10 +39,7 @@ describe("the BGP mode on the local cluster", () => {
   test("a router peering with every node routes a Service's address over all of them, and HTTP from behind it reaches the pods", async ({
     ns,
   }) => {
-    const logDir = mkdtempSync(join(tmpdir(), "portico-e2e-bgp-"));
-    onTestFinished(() => {
-      if (process.env.PORTICO_KEEP_RUN !== "1") rmSync(logDir, { recursive: true, force: true });
-    });
+    const logDir = testLogDir("bgp");
     const router = await startRouter(
       ns.context.client.switchPort.namespace,
       ns.context.nodes.map((n) => n.host.ipv4),

@@ -2,12 +2,10 @@
 // replicas and speakers, as the chart's PodMonitors would have it: a pool with one address, taken by a Service,
 // raises PorticoPoolExhausted for real, and only then; and the Grafana dashboard's queries show series.
 import { CustomObjectsApi } from "@kubernetes/client-node";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { onTestFinished } from "vitest";
-import { describe, expect, test, waitFor } from "../harness/e2e.ts";
+import { describe, expect, test, testLogDir, waitFor } from "../harness/e2e.ts";
 import { TestPrometheus } from "../harness/prometheus.ts";
 
 const ALERTS = fileURLToPath(new URL("../../manifests/charts/portico/files/alerts.yaml", import.meta.url));
@@ -21,10 +19,7 @@ describe("monitoring", () => {
   test("a real Prometheus scrapes every replica and speaker, and fires PorticoPoolExhausted when a pool runs out; the dashboard's queries show series", async ({
     ns,
   }) => {
-    const dir = mkdtempSync(join(tmpdir(), "portico-e2e-prometheus-"));
-    onTestFinished(() => {
-      if (process.env.PORTICO_KEEP_RUN !== "1") rmSync(dir, { recursive: true, force: true });
-    });
+    const dir = testLogDir("prometheus");
     const pods = await ns.core.listNamespacedPod({
       namespace: SYSTEM,
       labelSelector: "app.kubernetes.io/component=controller",
@@ -35,8 +30,12 @@ describe("monitoring", () => {
       ns.context.nodes[0]!.host.namespace,
       dir,
       [
-        { job: `${SYSTEM}/portico-controller`, targets: controllers },
-        { job: `${SYSTEM}/portico-speaker`, targets: speakers },
+        {
+          job: `${SYSTEM}/portico-controller`,
+          targets: controllers,
+          labels: { portico_component: "controller" },
+        },
+        { job: `${SYSTEM}/portico-speaker`, targets: speakers, labels: { portico_component: "speaker" } },
       ],
       [ALERTS],
       onTestFinished,

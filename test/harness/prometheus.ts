@@ -16,6 +16,8 @@ export interface ScrapeJob {
   /** The job's name, as a PodMonitor would name it (<namespace>/<name>). */
   readonly job: string;
   readonly targets: readonly string[];
+  /** Labels the PodMonitor's relabelings put on every target (portico_component). */
+  readonly labels: Record<string, string>;
 }
 
 export interface PromSample {
@@ -46,7 +48,10 @@ export class TestPrometheus {
     const config = {
       global: { scrape_interval: "2s", evaluation_interval: "2s", scrape_timeout: "1s" },
       rule_files: ruleFiles,
-      scrape_configs: jobs.map((j) => ({ job_name: j.job, static_configs: [{ targets: j.targets }] })),
+      scrape_configs: jobs.map((j) => ({
+        job_name: j.job,
+        static_configs: [{ targets: j.targets, labels: j.labels }],
+      })),
     };
     const file = join(dir, "prometheus.yml");
     await writeFile(file, dump(config));

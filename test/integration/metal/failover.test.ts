@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, onTestFinished } from "vitest";
 import { expect, mergePatch, test, waitFor } from "../../harness/index.ts";
 import { requireLanTools } from "../../harness/netns.ts";
-import { arping, measureFailover, metricSum, speakerMetrics, TcpProber } from "./clients.ts";
+import { arping, measureFailover, TcpProber } from "./clients.ts";
 import {
   buildAddon,
   MetalCluster,
@@ -37,13 +37,6 @@ async function recordedNodes(metal: MetalCluster, name: string): Promise<string[
     .filter((r) => r.status.serviceName === name && (r.status.addresses ?? []).length > 0)
     .map((r) => r.status.node)
     .sort();
-}
-
-/** Each speaker's count of elections, in node order: a rise says it decided again. */
-function elections(metal: MetalCluster): Promise<number[]> {
-  return Promise.all(
-    metal.nodes.map(async (n) => metricSum(await speakerMetrics(n.host), "portico_speaker_elections_total")),
-  );
 }
 
 function only(announcers: MetalNode[], node: MetalNode): boolean {
@@ -107,14 +100,23 @@ test(
     await waitFor("the next elected node to announce", () => metal.announcersOf(V4).includes(next));
     expect(failover.to).toBe(next.name);
 
-    // Cut off, the node announced the address too (it saw itself alone) and recorded it: which of the two
-    // keeps it depends on whose record was last written, so only that there is one announcer is certain.
+    // Cut off, the node announced the address too (it saw itself alone) and recorded it, each side deleting
+    // the other's record: which of the two keeps it depends on whose record was last written, and the two may
+    // hand it over once more as the last writes land. So only that one node settles as the announcer, its
+    // record the only one, is certain.
     await metal.lan.setLink(elected.host, true);
     await metal.waitAllAlive();
-    const [kept] = await waitFor("one node alone to announce again", () => {
-      const now = metal.announcersOf(V4);
-      return now.length === 1 && now;
-    });
+    const [kept] = await waitFor(
+      "one node alone to announce again, and the records to name it alone",
+      async () => {
+        const now = metal.announcersOf(V4);
+        if (now.length !== 1) return false;
+        const recorded = await recordedNodes(metal, "web");
+        return (
+          recorded.length === 1 && recorded[0] === now[0]!.name && metal.announcersOf(V4)[0] === now[0] && now
+        );
+      },
+    );
     expect([elected, next]).toContain(kept);
     await sleep(TAKEOVER_BURST_MS);
     const answers = await arping(metal.lan.client, V4, 3);
@@ -196,10 +198,8 @@ test(
 
     // Cordoned, its node keeps announcing: its own pod is the only one Local traffic can reach. Checked once
     // every speaker has decided again after the cordon.
-    const before = await elections(metal);
-    await cluster.core.patchNode({ name: second.name, body: { spec: { unschedulable: true } } }, mergePatch);
-    await waitFor("every speaker to decide again", async () =>
-      (await elections(metal)).every((count, i) => count > before[i]!),
+    await metal.decidedAgainAfter(() =>
+      cluster.core.patchNode({ name: second.name, body: { spec: { unschedulable: true } } }, mergePatch),
     );
     expect(metal.announcersOf(V4)).toEqual([second]);
     expect(prober.lastAnswer(V4, Date.now() - 1000)?.answer).toBe(second.name);
@@ -222,10 +222,8 @@ test(
     const standby = await expectSoleAnnouncer(metal, others);
     // Ready again, the node does not take the address back: the standby keeps it (moving it would cut the
     // connections entering through the standby). Checked once every speaker has decided again.
-    const before = await elections(metal);
-    await cluster.setNodeStatus(elected.name, { ready: true, internalIP: elected.host.ipv4 });
-    await waitFor("every speaker to decide again", async () =>
-      (await elections(metal)).every((count, i) => count > before[i]!),
+    await metal.decidedAgainAfter(() =>
+      cluster.setNodeStatus(elected.name, { ready: true, internalIP: elected.host.ipv4 }),
     );
     expect(metal.announcersOf(V4)).toEqual([standby]);
 

@@ -86,15 +86,15 @@ test(
     );
 
     // An advertisement naming no pool selects every MetalLB pool: the dark pool is answered, by any node.
-    await createMetallbAdvertisement(cluster, "everything", {});
+    await metal.decidedAgainAfter(() => createMetallbAdvertisement(cluster, "everything", {}));
     const winner = metal.electedFor(DARK_IP);
     await waitFor("the dark pool's address to be announced", () => {
       const announcers = metal.announcersOf(DARK_IP);
       return announcers.length === 1 && announcers[0] === winner;
     });
     expect(await answers(metal, DARK_IP)).toEqual([winner.mac, winner.mac, winner.mac]);
-    // The edge pool is now selected by both: their node selectors are ORed, so any node may announce it. The
-    // labelled node keeps it (a move would cut connections); excluded, it hands it to the node the open
+    // The edge pool is now selected by both (and every speaker has decided since): their node selectors are
+    // ORed, so any node may announce it. The labelled node keeps it (a move would cut connections); excluded, it hands it to the node the open
     // election picks, which is not labelled: only the second advertisement allows it.
     expect(metal.announcersOf(EDGE_IP)).toEqual([labelled]);
     await cluster.core.patchNode(

@@ -74,17 +74,7 @@ test(
 
     // Two matching nodes: the election among them keeps the address where it is, once both speakers have
     // decided again after the label (a Node change makes every speaker recompute its announcements).
-    const elections = async () =>
-      Promise.all(
-        [first, second].map(async (n) =>
-          metricSum(await speakerMetrics(n.host), "portico_speaker_elections_total"),
-        ),
-      );
-    const before = await elections();
-    await label(cluster, second, "true");
-    await waitFor("both speakers to decide again", async () =>
-      (await elections()).every((count, i) => count > before[i]!),
-    );
+    await metal.decidedAgainAfter(() => label(cluster, second, "true"), [first, second]);
     expect(metal.announcersOf(V4)).toEqual([first]);
 
     const moved = await measureFailover(prober, V4, () => label(cluster, first, null));

@@ -19,7 +19,7 @@ import { mergePatch, type TestCluster } from "../../harness/kube.ts";
 import { waitFor } from "../../harness/wait.ts";
 import { installCrds, renderOverlay } from "../../harness/manifests.ts";
 import { TestLan, type LanHost, type LanProcess } from "../../harness/netns.ts";
-import { startResponder } from "./clients.ts";
+import { metricSum, speakerMetrics, startResponder } from "./clients.ts";
 
 export const METAL_CLASS = "portico.io/metal";
 export const SERVICE_PORT = 8080;
@@ -248,6 +248,22 @@ export class MetalCluster {
   }
 
   /** The node the shared election picks for `address` among `nodes` (default: all). */
+  /** Each speaker's count of elections, in the order of `nodes`: a rise says it decided again. */
+  elections(nodes: MetalNode[] = this.nodes): Promise<number[]> {
+    return Promise.all(
+      nodes.map(async (n) => metricSum(await speakerMetrics(n.host), "portico_speaker_elections_total")),
+    );
+  }
+
+  /** Runs `change` and waits until every speaker of `nodes` has decided again after it. */
+  async decidedAgainAfter(change: () => Promise<unknown>, nodes: MetalNode[] = this.nodes): Promise<void> {
+    const before = await this.elections(nodes);
+    await change();
+    await waitFor(`the speakers of ${nodes.map((n) => n.name).join(", ")} to decide again`, async () =>
+      (await this.elections(nodes)).every((count, i) => count > before[i]!),
+    );
+  }
+
   electedFor(address: string, nodes: MetalNode[] = this.nodes): MetalNode {
     const winner = electAnnouncer(
       address,

@@ -151,18 +151,34 @@ export const ALERT_CASES: readonly AlertCase[] = [
     name: "a speaker not scraped for 5 minutes",
     alert: "PorticoSpeakerDown",
     series: {
-      'up{job="portico-system/portico-speaker",instance="n1:7472"}': "1 1 0x10",
-      'up{job="portico-system/portico-speaker",instance="n2:7472"}': "1x12",
+      'up{job="portico-system/portico-speaker",portico_component="speaker",instance="n1:7472"}': "1 1 0x10",
+      'up{job="portico-system/portico-speaker",portico_component="speaker",instance="n2:7472"}': "1x12",
     },
-    fires: [{ at: "8m", labels: { job: "portico-system/portico-speaker", instance: "n1:7472" } }],
+    fires: [
+      {
+        at: "8m",
+        labels: { job: "portico-system/portico-speaker", portico_component: "speaker", instance: "n1:7472" },
+      },
+    ],
     quiet: ["5m"],
+  },
+  {
+    name: "a speaker of a release named otherwise (fullnameOverride) is still a speaker",
+    alert: "PorticoSpeakerDown",
+    series: {
+      'up{job="lb/edge-speaker",portico_component="speaker",instance="n1:7472"}': "0x12",
+    },
+    fires: [
+      { at: "6m", labels: { job: "lb/edge-speaker", portico_component: "speaker", instance: "n1:7472" } },
+    ],
+    quiet: ["4m"],
   },
   {
     name: "another job down is not a speaker down",
     alert: "PorticoSpeakerDown",
     series: {
-      'up{job="portico-system/portico-controller",instance="c1:8080"}': "0x12",
-      'up{job="portico-system/portico-speaker",instance="n1:7472"}': "1x12",
+      'up{job="portico-system/portico-controller",portico_component="controller",instance="c1:8080"}': "0x12",
+      'up{job="portico-system/portico-speaker",portico_component="speaker",instance="n1:7472"}': "1x12",
     },
     quiet: ["10m"],
   },
