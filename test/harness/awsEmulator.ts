@@ -1,4 +1,4 @@
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { EnvironmentError } from "./errors.ts";
 import { ManagedProcess } from "./processes.ts";
 import { freePort } from "./ports.ts";
@@ -12,17 +12,27 @@ export interface AwsEndpoint {
   kind: "moto" | "localstack";
 }
 
+// moto's server with its tag lookups indexed (see the file): per-call times that do not grow with the account.
+const MOTO_WRAPPER = join(import.meta.dirname, "..", "env", "moto_server.py");
+
+/**
+ * A moto server on a free port. `motoServer` is the moto_server of the virtualenv test/env/setup.sh made; the
+ * wrapper runs with the python beside it. `plain` (or PORTICO_MOTO_PLAIN=1 in the environment) runs it without the
+ * wrapper's patches, to compare with moto as it is.
+ */
 export async function startMoto(
   motoServer: string,
   logDir: string,
   index: number,
+  opts: { plain?: boolean } = {},
 ): Promise<{ endpoint: AwsEndpoint; process: ManagedProcess }> {
   const port = await freePort();
   const process = ManagedProcess.start(
     `moto #${index}`,
-    motoServer,
-    ["-H", "127.0.0.1", "-p", String(port)],
+    join(dirname(motoServer), "python"),
+    [MOTO_WRAPPER, "-H", "127.0.0.1", "-p", String(port)],
     join(logDir, `moto-${index}.log`),
+    opts.plain ? { ...globalThis.process.env, PORTICO_MOTO_PLAIN: "1" } : globalThis.process.env,
   );
   const url = `http://127.0.0.1:${port}`;
   await process.waitReady(async () => (await fetch(`${url}/moto-api/data.json`)).ok, 60_000);
