@@ -1,16 +1,18 @@
-# One image with both programs: portico-controller (node dist/controller/main.js) and portico-speaker
+# One image with both programs: portico-controller (node dist/controller/main.js, bundled) and portico-speaker
 # (node dist/speaker/main.js, with the packet-socket addon). Build from the repository root:
 #   docker build -t <registry>/portico:<tag> .
 # The manifests run it as user 65532 (the controller) or as root with CAP_NET_RAW only (the speaker).
 ARG NODE_VERSION=24
 
-# Compiles TypeScript to dist/ and the speaker's addon. The full node image carries python3, make and a C
-# compiler for node-gyp, and Node's headers, so nothing is downloaded but the npm packages.
+# Compiles TypeScript to dist/, bundles the controller (rolldown.config.ts: dist/controller/main.js and its
+# chunks, which take less memory than the modules they hold loaded one by one) and builds the speaker's addon.
+# The full node image carries python3, make and a C compiler for node-gyp, and Node's headers, so nothing is
+# downloaded but the npm packages.
 FROM node:${NODE_VERSION}-bookworm AS build
 WORKDIR /src
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json rolldown.config.ts ./
 COPY controller/ controller/
 COPY providers/ providers/
 COPY speaker/ speaker/

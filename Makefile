@@ -117,7 +117,7 @@ bench-aws-pass: env
 	node bench/awsPass.ts
 
 build: deps
-	npx tsc -p tsconfig.build.json
+	npm run build
 
 clean:
 	rm -rf dist .run

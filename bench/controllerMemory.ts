@@ -7,7 +7,7 @@
 // to JavaScript (the image's dist/), not from the TypeScript sources, whose type stripping costs Node.js about
 // 28 MiB more resident memory (BENCH_MEMORY_SOURCES=1 runs the sources instead).
 import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -29,10 +29,16 @@ const GOAL_MB = 250;
 const MIB = 2 ** 20;
 const ROOT = join(import.meta.dirname, "..");
 const FROM_SOURCES = process.env.BENCH_MEMORY_SOURCES === "1";
+const UNBUNDLED = process.env.BENCH_MEMORY_UNBUNDLED === "1";
 
-/** Compiles the controller as the image's build does (tsconfig.build.json), without type checking. */
+/**
+ * Builds the controller as the image's build does (npm run build: tsc with tsconfig.build.json, without type
+ * checking here, then the bundle of rolldown.config.ts over tsc's controller/main.js); BENCH_MEMORY_UNBUNDLED=1
+ * leaves tsc's output as it is, to compare.
+ */
 async function build(): Promise<string> {
   const out = join(ROOT, ".cache", "bench-memory", "dist");
+  await rm(out, { recursive: true, force: true });
   const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
   await promisify(execFile)(
     process.execPath,
@@ -41,6 +47,12 @@ async function build(): Promise<string> {
       cwd: ROOT,
     },
   );
+  if (!UNBUNDLED) {
+    const rolldown = join(ROOT, "node_modules", ".bin", "rolldown");
+    await promisify(execFile)(rolldown, ["-c", "rolldown.config.ts", "--dir", join(out, "controller")], {
+      cwd: ROOT,
+    });
+  }
   return join(out, "controller", "main.js");
 }
 
@@ -197,7 +209,11 @@ export async function benchControllerMemory(): Promise<Record<string, unknown>> 
       const settledMemory = await memoryOf(controller);
       return {
         provider: "metal",
-        controllerRunFrom: main ? "JavaScript, compiled as the image's" : "TypeScript sources",
+        controllerRunFrom: !main
+          ? "TypeScript sources"
+          : UNBUNDLED
+            ? "JavaScript, compiled by tsc, not bundled"
+            : "JavaScript, compiled and bundled as the image's",
         nodes: NODES,
         services: SERVICES,
         endpointSlices: SERVICES,

@@ -31,6 +31,7 @@ describe("Dockerfile", () => {
       "package.json",
       "package-lock.json",
       "tsconfig.build.json",
+      "rolldown.config.ts",
       "controller/main.ts",
       "providers/aws/provider.ts",
       "speaker/main.ts",
