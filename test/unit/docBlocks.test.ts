@@ -1,9 +1,16 @@
 // The documentation's blocks: how they are found and rewritten for the documentation test (test/e2e/
 // documentation.test.ts runs them on the local cluster), and that every shell and YAML block of the README and
 // docs/ says how it is tested, so a new one cannot go untested without a stated reason.
-import { join } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
-import { blocksOf, commandsOf, documentationBlocks, parseMarker } from "../docs/blocks.ts";
+import {
+  blocksOf,
+  commandsOf,
+  documentationBlocks,
+  documentationFiles,
+  parseMarker,
+} from "../docs/blocks.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 
@@ -113,4 +120,34 @@ test("every fenced block names its language, so none escapes the check above", (
     .filter((b) => b.lang === "")
     .map((b) => `${b.file}:${b.line}`);
   expect(bare, "give these blocks a language (text for output)").toEqual([]);
+});
+
+/** A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces to hyphens. */
+function anchorOf(heading: string): string {
+  return heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+    .trim()
+    .replace(/\s/g, "-");
+}
+
+test("every link of the README and docs/ to a file of the repository, and to a heading, leads somewhere", () => {
+  const broken: string[] = [];
+  for (const path of documentationFiles(ROOT)) {
+    const text = readFileSync(path, "utf8");
+    for (const [, target, anchor] of text.matchAll(/\]\(([^)#\s]*)(?:#([^)\s]+))?\)/g)) {
+      if (/^[a-z]+:/.test(target!)) continue;
+      const file = target ? resolve(dirname(path), target) : path;
+      const where = `${relative(ROOT, path)}: (${target}${anchor ? `#${anchor}` : ""})`;
+      if (!existsSync(file)) {
+        broken.push(where);
+        continue;
+      }
+      if (anchor && file.endsWith(".md")) {
+        const headings = [...readFileSync(file, "utf8").matchAll(/^#+ (.*)$/gm)].map((m) => anchorOf(m[1]!));
+        if (!headings.includes(anchor)) broken.push(`${where}: no such heading`);
+      }
+    }
+  }
+  expect(broken).toEqual([]);
 });
