@@ -12,6 +12,7 @@ import { TestAws } from "../test/harness/aws.ts";
 import { ControllerProcess, total, scopedTo } from "../test/harness/controllerProcess.ts";
 import { startEnvironment } from "../test/harness/environment.ts";
 import { throttledPhase } from "./awsThrottled.ts";
+import { buildController } from "./build.ts";
 import { startFaultProxy } from "../test/harness/faultProxy.ts";
 import { mergePatch, TestCluster } from "../test/harness/kube.ts";
 import { percentile, report, sleep } from "./report.ts";
@@ -51,6 +52,8 @@ export async function benchAws(): Promise<Record<string, unknown>> {
     const instances = await aws.createInstances(network.subnets[0]!.subnetId, NODES);
     for (const [i, inst] of instances.entries())
       await cluster.createNode(`n${i}`, { providerID: inst.providerID, internalIP: inst.privateIp });
+    // The controller as the image runs it (bundled), unless BENCH_FROM_SOURCES=1 runs the TypeScript sources.
+    const main = process.env.BENCH_FROM_SOURCES === "1" ? undefined : await buildController("bench-aws");
     const start = (
       log: string,
       extraArgs: string[] = [],
@@ -62,6 +65,7 @@ export async function benchAws(): Promise<Record<string, unknown>> {
         kubeconfig: env.controlPlane.kubeconfig,
         args: [...scopedTo(on), "--leader-elect=false", "--workers", String(WORKERS), ...extraArgs],
         logFile: join(env.dir, log),
+        ...(main ? { main } : {}),
         env: {
           PORTICO_LOG_LEVEL: "warn",
           AWS_ENDPOINT_URL: awsEndpointUrl,
@@ -333,6 +337,7 @@ export async function benchAws(): Promise<Record<string, unknown>> {
     const throttled = THROTTLE ? await throttledPhaseHere() : "not run (BENCH_THROTTLE=0)";
     return {
       emulator: env.awsEndpoints[0]!.kind,
+      controllerRunFrom: main ? "JavaScript, compiled and bundled as the image's" : "TypeScript sources",
       workers: WORKERS,
       rateLimiter: "off in the phases above, on in the throttled one",
       newService: { ...single, byAction: singleByAction, note: "the first the controller serves" },

@@ -6,15 +6,14 @@
 // mapped node binary) and the settings the controller ran with. The controller runs as it is deployed: compiled
 // to JavaScript (the image's dist/), not from the TypeScript sources, whose type stripping costs Node.js about
 // 28 MiB more resident memory (BENCH_MEMORY_SOURCES=1 runs the sources instead).
-import { execFile } from "node:child_process";
-import { readFile, rm } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { ControllerProcess, total } from "../test/harness/controllerProcess.ts";
 import { startEnvironment } from "../test/harness/environment.ts";
 import { mergePatch, TestCluster } from "../test/harness/kube.ts";
 import { createPool, installPoolCrd } from "../test/harness/pools.ts";
+import { buildController } from "./build.ts";
 import { report, sleep } from "./report.ts";
 import { sampleUsage, settled } from "./usage.ts";
 
@@ -27,34 +26,8 @@ const DEADLINE_MS = 30 * 60_000;
 /** The memory aimed at, in megabytes (10^6 bytes). */
 const GOAL_MB = 250;
 const MIB = 2 ** 20;
-const ROOT = join(import.meta.dirname, "..");
 const FROM_SOURCES = process.env.BENCH_MEMORY_SOURCES === "1";
 const UNBUNDLED = process.env.BENCH_MEMORY_UNBUNDLED === "1";
-
-/**
- * Builds the controller as the image's build does (npm run build: tsc with tsconfig.build.json, without type
- * checking here, then the bundle of rolldown.config.ts over tsc's controller/main.js); BENCH_MEMORY_UNBUNDLED=1
- * leaves tsc's output as it is, to compare.
- */
-async function build(): Promise<string> {
-  const out = join(ROOT, ".cache", "bench-memory", "dist");
-  await rm(out, { recursive: true, force: true });
-  const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
-  await promisify(execFile)(
-    process.execPath,
-    [tsc, "-p", "tsconfig.build.json", "--noCheck", "--outDir", out],
-    {
-      cwd: ROOT,
-    },
-  );
-  if (!UNBUNDLED) {
-    const rolldown = join(ROOT, "node_modules", ".bin", "rolldown");
-    await promisify(execFile)(rolldown, ["-c", "rolldown.config.ts", "--dir", join(out, "controller")], {
-      cwd: ROOT,
-    });
-  }
-  return join(out, "controller", "main.js");
-}
 
 /** What a kubelet reports of itself besides what Portico reads: most of a Node object's size. */
 function kubeletStatus(name: string, i: number) {
@@ -181,7 +154,7 @@ export async function benchControllerMemory(): Promise<Record<string, unknown>> 
       );
     }
     progress("the controller");
-    const main = FROM_SOURCES ? undefined : await build();
+    const main = FROM_SOURCES ? undefined : await buildController("bench-memory", { bundled: !UNBUNDLED });
     const loadAtStart = loadavg().map((l) => +l.toFixed(1));
     const controller = await ControllerProcess.start({
       kubeconfig: env.controlPlane.kubeconfig,
