@@ -36,6 +36,7 @@ import {
 import type { Announcement } from "../shared/bgpStatus.ts";
 import type { ClusterView, IPAddressPoolObject } from "../providers/cluster.ts";
 import { RecordWatch } from "./recordWatch.ts";
+import { SliceIndex, StableList } from "./cacheIndexes.ts";
 import type { Logger } from "../shared/log.ts";
 
 export type Kind = "service" | "node" | "endpointslice" | "ipaddresspool" | "namespace" | "pod";
@@ -98,6 +99,8 @@ export class ClusterCache implements ClusterView {
   private readonly log: Logger;
   private readonly handlers: ChangeHandler[] = [];
   private stopped = false;
+  private readonly nodeList: StableList<V1Node>;
+  private readonly slices = new SliceIndex();
 
   constructor(kc: KubeConfig, log: Logger, opts: CacheOptions = {}) {
     this.log = log;
@@ -146,6 +149,12 @@ export class ClusterCache implements ClusterView {
         ),
       false,
     );
+    // The indexes first: every other handler (and every reconcile it queues) then reads them current.
+    this.nodeList = new StableList(() => this.nodes.list());
+    for (const verb of ["add", "update", "delete"] as const)
+      this.nodes.on(verb, () => this.nodeList.changed());
+    for (const verb of ["add", "update"] as const) this.endpointSlices.on(verb, (s) => this.slices.put(s));
+    this.endpointSlices.on("delete", (s) => this.slices.remove(s));
     this.wire("service", this.services);
     this.wire("node", this.nodes);
     this.wire("endpointslice", this.endpointSlices);
@@ -339,13 +348,16 @@ export class ClusterCache implements ClusterView {
   }
 
   slicesFor(namespace: string, service: string): V1EndpointSlice[] {
-    return this.endpointSlices
-      .list(namespace)
-      .filter((s) => s.metadata?.labels?.["kubernetes.io/service-name"] === service);
+    return this.slices.slicesFor(namespace, service);
+  }
+
+  /** Every Node: the same array until one changes (what is derived from it is kept as long: intent.ts). */
+  allNodes(): readonly V1Node[] {
+    return this.nodeList.list();
   }
 
   private wire<T extends KubernetesObject>(kind: Kind, lw: ListWatch<T>): void {
-    // Before any other handler: the cache keeps the object its handlers get (trim.ts).
+    // Before the change handlers: the cache keeps the object its handlers get (trim.ts).
     const trim = TRIMMERS[kind] as ((obj: T) => void) | undefined;
     if (trim) for (const verb of ["add", "update"] as const) lw.on(verb, trim);
     for (const verb of ["add", "update", "delete"] as const) {

@@ -73,6 +73,53 @@ describe("nodes", () => {
   });
 });
 
+describe("nodes, worked out once per frozen node list", () => {
+  // The cache hands every reconcile the same frozen array until a Node changes (cacheIndexes.ts).
+  const SELECTOR = "service.beta.kubernetes.io/aws-load-balancer-target-node-labels";
+  const nodes = Object.freeze([
+    node("b", { labels: { zone: "b" } }),
+    node("a", { labels: { zone: "a" } }),
+    node("c", { ready: false }),
+  ]);
+  const names = (svc: ReturnType<typeof service>, list: readonly ReturnType<typeof node>[], policy = {}) =>
+    buildIntent(svc, list, [], CLASS, policy).nodes;
+
+  test("Services with the same selectors and policy get the same targets, and cannot change them", () => {
+    const first = names(service(), nodes);
+    expect(first.map((n) => n.name)).toEqual(["a", "b"]);
+    const other = service();
+    other.metadata!.name = "other";
+    expect(names(other, nodes)).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first[0])).toBe(true);
+  });
+
+  test("another selector, policy or controller-wide selector gets targets of its own", () => {
+    const all = names(service(), nodes);
+    const zoneA = names(service({}, { [SELECTOR]: "zone=a" }), nodes);
+    expect(zoneA.map((n) => n.name)).toEqual(["a"]);
+    expect(names(service({}, { [SELECTOR]: "zone=b" }), nodes).map((n) => n.name)).toEqual(["b"]);
+    const cordoned = Object.freeze([node("a", { cordoned: true }), node("b")]);
+    const local = service({ externalTrafficPolicy: "Local", healthCheckNodePort: 32000 });
+    expect(names(service(), cordoned).map((n) => n.name)).toEqual(["b"]);
+    expect(names(local, cordoned).map((n) => n.name)).toEqual(["a", "b"]);
+    const edge = { nodeSelector: parseLabelSelector("zone=b") };
+    expect(names(service(), nodes, edge).map((n) => n.name)).toEqual(["b"]);
+    expect(names(service(), nodes)).toBe(all);
+  });
+
+  test("a new list (a Node changed) is worked out again; a list that is not frozen, every time", () => {
+    const before = names(service(), nodes);
+    const after = Object.freeze([...nodes.slice(0, 2), node("c")]);
+    expect(names(service(), after).map((n) => n.name)).toEqual(["a", "b", "c"]);
+    const open = [node("a")];
+    const once = names(service(), open);
+    open.push(node("d"));
+    expect(names(service(), open).map((n) => n.name)).toEqual(["a", "d"]);
+    expect(once.map((n) => n.name)).toEqual(["a"]);
+    expect(names(service(), nodes)).toBe(before);
+  });
+});
+
 describe("endpoints", () => {
   test("ready endpoints are targets; serving-terminating ones drain; not-ready ones are neither", () => {
     const s = slice([

@@ -76,9 +76,12 @@ export function buildIntent(
     externalTrafficPolicy: spec.externalTrafficPolicy === "Local" ? "Local" : "Cluster",
     ...(spec.healthCheckNodePort ? { healthCheckNodePort: spec.healthCheckNodePort } : {}),
     allocateNodePorts: spec.allocateLoadBalancerNodePorts !== false,
-    nodes: eligibleNodes(nodes, selectors, spec.externalTrafficPolicy === "Local" ? "Local" : "Cluster")
-      .map(nodeTarget)
-      .sort(byName),
+    nodes: nodeTargets(
+      nodes,
+      selectors,
+      targetNodeSelectorKey(config.nodeSelector, annotations),
+      spec.externalTrafficPolicy === "Local" ? "Local" : "Cluster",
+    ),
     endpoints,
     drainingEndpoints,
     sourceRanges: sourceRanges(svc),
@@ -132,6 +135,49 @@ function targetNodeSelectors(annotations: Record<string, string>): LabelMatcher[
       );
     }
   });
+}
+
+/**
+ * The nodes a Service's traffic may go to, as targets sorted by name. Every Service with the same selectors and
+ * policy has the same ones: for a frozen Node list (the cache's, the same array until a Node changes) they are
+ * worked out once per list rather than once per Service, and each node's target once per node object.
+ */
+function nodeTargets(
+  nodes: readonly V1Node[],
+  selectors: readonly LabelMatcher[],
+  key: string,
+  policy: "Cluster" | "Local",
+): NodeTarget[] {
+  const compute = () => eligibleNodes(nodes, selectors, policy).map(targetOf).sort(byName);
+  if (!Object.isFrozen(nodes)) return compute();
+  let known = TARGETS.get(nodes);
+  if (!known) TARGETS.set(nodes, (known = new Map<string, readonly NodeTarget[]>()));
+  const memoKey = `${policy}\n${key}`;
+  let targets = known.get(memoKey);
+  if (!targets) known.set(memoKey, (targets = Object.freeze(compute())));
+  return targets as NodeTarget[];
+}
+
+const TARGETS = new WeakMap<readonly V1Node[], Map<string, readonly NodeTarget[]>>();
+const TARGET_OF = new WeakMap<V1Node, NodeTarget>();
+/** Stands for the controller-wide selector in the memo's key (there is one per process). */
+const SELECTOR_IDS = new WeakMap<LabelMatcher, number>();
+let nextSelectorId = 1;
+
+/** What decides a Service's target nodes besides the nodes: the selectors, the Service's by their text. */
+function targetNodeSelectorKey(
+  controllerWide: LabelMatcher | undefined,
+  annotations: Record<string, string>,
+): string {
+  let id = controllerWide ? SELECTOR_IDS.get(controllerWide) : 0;
+  if (id === undefined) SELECTOR_IDS.set(controllerWide!, (id = nextSelectorId++));
+  return JSON.stringify([id, TARGET_NODE_LABEL_ANNOTATIONS.map((a) => annotations[a] ?? null)]);
+}
+
+function targetOf(node: V1Node): NodeTarget {
+  let target = TARGET_OF.get(node);
+  if (!target) TARGET_OF.set(node, (target = Object.freeze(nodeTarget(node))));
+  return target;
 }
 
 function nodeTarget(node: V1Node): NodeTarget {

@@ -15,6 +15,8 @@ export interface ClusterView {
     get?(name: string, namespace?: string): V1Service | undefined;
   };
   readonly nodes: { list(): readonly V1Node[] };
+  /** Every Node, as the same array until one changes, where the view keeps one. */
+  allNodes?(): readonly V1Node[];
   /** Portico's IPAddressPools, where watched (bare metal). */
   readonly pools?: { list(): readonly IPAddressPoolObject[] } | undefined;
   /** MetalLB's IPAddressPools, none where its CRD is not installed or not read. */

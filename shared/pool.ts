@@ -215,11 +215,28 @@ export function poolCovers(pool: Pool, address: Pick<IPAddress, "family" | "valu
  * walked one address at a time and never materialized.
  */
 export function* poolValues(pool: Pool, family: IPFamily): Generator<bigint, void, undefined> {
-  for (const range of pool.ranges) {
+  for (const at of poolPositions(pool, family)) yield at.value;
+}
+
+/** A place in a pool's allocation order: a range (its index in `ranges`) and a value inside it. */
+export interface PoolPosition {
+  readonly range: number;
+  readonly value: bigint;
+}
+
+/** Like poolValues, with where each value is, from a place in the order on (or from the beginning). */
+export function* poolPositions(
+  pool: Pool,
+  family: IPFamily,
+  from?: PoolPosition,
+): Generator<PoolPosition, void, undefined> {
+  for (let r = from?.range ?? 0; r < pool.ranges.length; r++) {
+    const range = pool.ranges[r]!;
     if (range.family !== family) continue;
-    for (let value = range.first; value <= range.last; value++) {
+    const first = from && r === from.range && from.value > range.first ? from.value : range.first;
+    for (let value = first; value <= range.last; value++) {
       if (pool.avoidBuggyIPs && isBuggyIPv4(family, value)) continue;
-      yield value;
+      yield { range: r, value };
     }
   }
 }

@@ -30,7 +30,8 @@ import {
   poolContains,
   poolFamilies,
   poolSize,
-  poolValues,
+  poolPositions,
+  type PoolPosition,
   type Pool,
   type ServiceIdentity,
 } from "../../shared/pool.ts";
@@ -56,6 +57,12 @@ export class Allocator {
   private readonly book = new AddressBook();
   private readonly held = new Map<string, Held>();
   private readonly problems: RestoreProblem[] = [];
+  /**
+   * Per pool and family, where a search for a free address may start: every address before it is held. Without
+   * it each new Service walked the pool from its first address (at thousands of Services, most of what an
+   * allocation cost). Freeing an address sends every search back to the start.
+   */
+  private readonly firstMaybeFree = new Map<string, PoolPosition>();
 
   constructor(pools: readonly Pool[]) {
     const byName = new Map<string, Pool>();
@@ -209,11 +216,17 @@ export class Allocator {
 
   /** Frees everything the Service holds; returns the addresses it held. */
   release(serviceKey: string): string[] {
+    const released = this.unhold(serviceKey);
+    if (released.length) this.firstMaybeFree.clear();
+    return released.map((address) => address.text);
+  }
+
+  private unhold(serviceKey: string): readonly IPAddress[] {
     const current = this.held.get(serviceKey);
     if (!current) return [];
     for (const address of current.addresses) this.book.remove(address, serviceKey);
     this.held.delete(serviceKey);
-    return current.addresses.map((address) => address.text);
+    return current.addresses;
   }
 
   /** The Service's current addresses (canonical text, primary family first). */
@@ -269,7 +282,9 @@ export class Allocator {
   }
 
   private commit(holder: Holder, addresses: readonly IPAddress[]): void {
-    this.release(holder.serviceKey);
+    const before = this.unhold(holder.serviceKey);
+    const kept = (a: IPAddress) => addresses.some((b) => b.family === a.family && b.value === a.value);
+    if (!before.every(kept)) this.firstMaybeFree.clear();
     if (addresses.length === 0) return;
     for (const address of addresses) this.book.add(address, holder);
     this.held.set(holder.serviceKey, { holder, addresses: [...addresses] });
@@ -320,12 +335,19 @@ export class Allocator {
     const shared = this.findShareable(want.family, withFamily, attempt.holder);
     if (shared) return shared;
 
+    // A Service holding nothing takes the first address free in pool order, which is never before where the
+    // last such search found one: every address before that was held then, and still is unless one was freed.
+    const fresh = attempt.current === undefined;
     for (const pool of withFamily) {
-      for (const value of poolValues(pool, want.family)) {
-        if (this.book.isFreeFor(want.family, value, attempt.holder.serviceKey)) {
-          return { address: ipFromValue(want.family, value), pool };
+      const key = `${pool.name}\n${want.family}`;
+      const start = fresh ? this.firstMaybeFree.get(key) : undefined;
+      for (const at of poolPositions(pool, want.family, start)) {
+        if (this.book.isFreeFor(want.family, at.value, attempt.holder.serviceKey)) {
+          if (fresh) this.firstMaybeFree.set(key, at);
+          return { address: ipFromValue(want.family, at.value), pool };
         }
       }
+      if (fresh) this.firstMaybeFree.set(key, { range: pool.ranges.length, value: 0n });
     }
     return { error: poolExhausted(want.family, withFamily) };
   }

@@ -4,9 +4,10 @@
 // never hands an address out twice. Services it serves but has not addressed yet (moved over from MetalLB, or
 // given an address by hand) come after them: their addresses are kept where a pool has them free
 // (providers/metal/inherited.ts), and counted from the start, so no other Service takes them meanwhile.
-import type { V1Service } from "@kubernetes/client-node";
+import type { V1Node, V1Service } from "@kubernetes/client-node";
 import { sharingBackend, type Assignment } from "../../shared/allocationTypes.ts";
 import type { MetalInventory } from "./provider.ts";
+import type { NodeAddresses } from "./poolFindings.ts";
 import { INHERITED_REFUSALS } from "./inherited.ts";
 import { SHARING_ANNOTATIONS } from "../../shared/request.ts";
 import type { ClusterView } from "../cluster.ts";
@@ -40,14 +41,26 @@ export function metalInventory(cache: ClusterView, classes: ClassConfig): MetalI
       (serviceOf(cache, namespace, name)?.status?.loadBalancer?.ingress ?? []).flatMap((i) =>
         i.ip ? [i.ip] : [],
       ),
-    nodeAddresses: () =>
-      cache.nodes.list().map((n) => ({
-        name: n.metadata!.name!,
-        addresses: (n.status?.addresses ?? [])
-          .filter((a) => a.type === "InternalIP" || a.type === "ExternalIP")
-          .map((a) => a.address),
-      })),
+    nodeAddresses: () => {
+      // The cache's list is the same (frozen) array until a node changes: its addresses are read once for it.
+      const nodes = cache.allNodes?.() ?? cache.nodes.list();
+      if (!Object.isFrozen(nodes)) return nodes.map(addressesOf);
+      let addresses = NODE_ADDRESSES.get(nodes);
+      if (!addresses) NODE_ADDRESSES.set(nodes, (addresses = nodes.map(addressesOf)));
+      return addresses;
+    },
     announcements: (namespace, name) => cache.announcements?.(namespace, name),
+  };
+}
+
+const NODE_ADDRESSES = new WeakMap<readonly V1Node[], NodeAddresses[]>();
+
+function addressesOf(n: V1Node): NodeAddresses {
+  return {
+    name: n.metadata!.name!,
+    addresses: (n.status?.addresses ?? [])
+      .filter((a) => a.type === "InternalIP" || a.type === "ExternalIP")
+      .map((a) => a.address),
   };
 }
 

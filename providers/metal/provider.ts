@@ -94,6 +94,11 @@ export class MetalProvider implements LoadBalancerProvider {
   private readonly inventory: MetalInventory;
   private allocator: Allocator | undefined;
   private poolsSeen = "";
+  /** The nodes' addresses the allocator was made with, as text, and the last list compared with them. */
+  private allocatorNodes = "";
+  private nodesSeen: { nodes: NodeAddresses[] | undefined; text: string } = { nodes: undefined, text: "" };
+  /** Node addresses inside pools, found when the allocator was last made (from the same pools and nodes). */
+  private nodeFindings: PoolFinding[] = [];
   private invalid: PoolState["invalid"] = [];
   private duplicates: DuplicatePool[] = [];
   /** Addresses the speakers found in use by another host, from their records, kept for IN_USE_TTL_MS. */
@@ -226,7 +231,7 @@ export class MetalProvider implements LoadBalancerProvider {
       invalid: this.invalid,
       findings: [
         ...findOverlappingPools(pools),
-        ...findNodeAddressesInPools(pools, this.inventory.nodeAddresses()),
+        ...this.nodeFindings,
         ...findAddressesInUse(
           pools,
           [...this.inUse].map(([address, u]) => ({
@@ -244,11 +249,15 @@ export class MetalProvider implements LoadBalancerProvider {
     const nodes = this.inventory.nodeAddresses();
     for (const [address, u] of this.inUse)
       if (this.now() - u.since > IN_USE_TTL_MS) this.inUse.delete(address);
-    const seen = JSON.stringify([this.inventory.pools(), nodes, [...this.inUse.keys()].sort()]);
-    if (!this.allocator || seen !== this.poolsSeen) {
+    const seen = JSON.stringify([this.inventory.pools(), [...this.inUse.keys()].sort()]);
+    // The inventory hands out the same array until a node changes: then only is it compared by content.
+    const nodesSeen = nodes === this.nodesSeen.nodes ? this.nodesSeen.text : JSON.stringify(nodes);
+    this.nodesSeen = { nodes, text: nodesSeen };
+    if (!this.allocator || seen !== this.poolsSeen || nodesSeen !== this.allocatorNodes) {
       // A node's own address inside a pool is held by the node ("~" cannot begin a namespace, so the key is
       // never a Service's), and the allocator never gives it to a Service.
-      const reserved: Assignment[] = findNodeAddressesInPools(pools, nodes).flatMap((f) =>
+      this.nodeFindings = findNodeAddressesInPools(pools, nodes);
+      const reserved: Assignment[] = this.nodeFindings.flatMap((f) =>
         f.kind === "NodeAddressInPool"
           ? [{ serviceKey: `~node/${f.node}`, addresses: [f.address], ports: [] }]
           : [],
@@ -266,6 +275,7 @@ export class MetalProvider implements LoadBalancerProvider {
       this.allocator = Allocator.fromAssignments(pools, [...reserved, ...inUse, ...held]);
     }
     this.poolsSeen = seen;
+    this.allocatorNodes = nodesSeen;
     return this.allocator;
   }
 
