@@ -114,13 +114,14 @@ export class ServiceReconciler {
     const log = this.d.log.child({ service: key(svc) });
     const firstTime = !svc.status?.loadBalancer?.ingress?.length;
     try {
-      const nodes = this.d.cache.nodes.list();
+      const nodes = this.d.cache.allNodes();
       const slices = this.d.cache.slicesFor(svc.metadata!.namespace!, svc.metadata!.name!);
       const intent = buildIntent(svc, nodes, slices, classServedUnder(svc, this.d.classes), {
         ...this.d.intent,
         namespaceLabels: this.d.cache.namespaceLabels(svc.metadata!.namespace!),
         gatedPod: (namespace, name) => this.d.cache.gatedPod(namespace, name),
       });
+      if (!hasFinalizer(original)) intent.claimedNow = true;
       await this.tellNoops(svc, intent.acceptedNoops ?? []);
       if (firstTime)
         await this.d.events.record(

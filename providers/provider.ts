@@ -58,6 +58,11 @@ export interface LoadBalancerIntent {
   annotations: Record<string, string>;
   /** Annotations accepted because Portico already behaves as they ask: told to the user once, changing nothing. */
   acceptedNoops?: string[];
+  /**
+   * Portico claimed the Service in this pass (its finalizer was not there before): nothing can exist in the cloud
+   * for it yet, since the finalizer is written before anything is made. A provider may skip looking.
+   */
+  claimedNow?: true;
   ports: PortIntent[];
   externalTrafficPolicy: "Cluster" | "Local";
   /** Set by the apiserver for `externalTrafficPolicy: Local`. */

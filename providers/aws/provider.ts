@@ -77,6 +77,8 @@ interface Pass {
  * keeps and invalidates what it read) → plan (pure) → apply or describe. `ensure` and `plan` run the same pass;
  * only ensure writes.
  */
+const NOTHING: Observed = { loadBalancers: [], targetGroups: [], securityGroups: [], backendRules: [] };
+
 export class AwsProvider implements LoadBalancerProvider {
   readonly name = "aws";
   readonly reportsPodHealth = true;
@@ -181,7 +183,11 @@ export class AwsProvider implements LoadBalancerProvider {
       // The plan depends on more than the shape the observation was kept for: observe everything.
       this.state.forget(uid);
     }
-    const observed = await this.state.observe(intent, named);
+    // A Service claimed in this pass has nothing in the cloud yet (the finalizer comes first): nothing to read,
+    // unless what the AWS Load Balancer Controller made was just taken over as its own, or the user chose the
+    // load balancer's name (another's NLB may have it; names Portico derives include the Service's UID).
+    const nothingYet = intent.claimedNow && !taken.length && !dry && !named.nameFixed;
+    const observed = nothingYet ? NOTHING : await this.state.observe(intent, named);
     const pass = planned(this.lbc?.namedAfter(intent.service, wanted, observed) ?? named, observed);
     if (!dry) this.state.planned(uid, pass.planned!.desired, observed, pass.planned!.plan);
     return pass;

@@ -6,9 +6,13 @@ import { startPortico } from "../harness/controller.ts";
 
 class RecordingProvider implements LoadBalancerProvider {
   readonly name = "recording";
-  readonly passes: { service: string; background: boolean }[] = [];
+  readonly passes: { service: string; background: boolean; claimedNow: boolean }[] = [];
   ensure(intent: LoadBalancerIntent, context: { background?: boolean } = {}): Promise<EnsureResult> {
-    this.passes.push({ service: intent.service.name, background: context.background === true });
+    this.passes.push({
+      service: intent.service.name,
+      background: context.background === true,
+      claimedNow: intent.claimedNow === true,
+    });
     return Promise.resolve({ ingress: [{ hostname: "lb.example" }], changes: [], notices: [] });
   }
   plan() {
@@ -22,7 +26,9 @@ class RecordingProvider implements LoadBalancerProvider {
   }
 }
 
-test("resync passes are marked background, passes for changes are not", async ({ cluster }) => {
+test("resync passes are marked background, passes for changes are not, and only the first is told the Service is new", async ({
+  cluster,
+}) => {
   const provider = new RecordingProvider();
   await startPortico(cluster, { resyncPeriodMs: 1000 }, { provider });
   await cluster.createService("web", {
@@ -31,8 +37,10 @@ test("resync passes are marked background, passes for changes are not", async ({
     ports: [{ port: 80, targetPort: 8080 }],
   });
   await waitFor("a resync pass", () => provider.passes.some((p) => p.background));
-  // The first pass, for the new Service, was a user's.
-  expect(provider.passes[0]).toEqual({ service: "web", background: false });
+  // The first pass, for the new Service, was a user's, and the one that claimed it: the provider may skip looking
+  // for what it has made, since the finalizer is on before anything is. Every later pass finds the finalizer on.
+  expect(provider.passes[0]).toEqual({ service: "web", background: false, claimedNow: true });
+  expect(provider.passes.slice(1).filter((p) => p.claimedNow)).toEqual([]);
   const seen = provider.passes.length;
   await cluster.core.patchNamespacedService(
     {

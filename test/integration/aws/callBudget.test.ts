@@ -9,12 +9,13 @@ import { AwsProvider } from "../../../providers/aws/provider.ts";
 import { createAwsClients } from "../../../providers/aws/clients.ts";
 import { expect, test } from "../../harness/index.ts";
 import { awsWorld, callsDuring, intentFor } from "./fixtures.ts";
+import { inventory } from "./inventory.ts";
 
 test.for([
   ["", false],
   [", with take-over from LBC on (no read of LBC's of its own)", true],
 ] as const)(
-  "a new single-port Service on a warm controller costs seven calls: a name check and six writes%s",
+  "a new single-port Service on a warm controller costs six calls, the writes that make it%s",
   async ([, takeOver], { cluster, aws }) => {
     const world = await awsWorld(cluster, aws, 2);
     const provider = new AwsProvider({
@@ -27,12 +28,11 @@ test.for([
     await provider.ensure(intentFor(world, "first"));
     let ingress: unknown[] = [];
     const calls = await callsDuring(provider, async () => {
-      ingress = (await provider.ensure(intentFor(world, "second"))).ingress;
+      // Claimed in this pass, as the controller tells a Service it has just put its finalizer on.
+      ingress = (await provider.ensure(intentFor(world, "second", { claimedNow: true }))).ingress;
     });
     expect(ingress).toHaveLength(1);
     expect(calls).toEqual({
-      // The name is the strongly consistent check that no load balancer exists yet (it answers "not found").
-      "elbv2:DescribeLoadBalancers": 1,
       "ec2:CreateSecurityGroup": 1,
       "ec2:AuthorizeSecurityGroupIngress": 1,
       "elbv2:CreateLoadBalancer": 1,
@@ -42,6 +42,50 @@ test.for([
     });
   },
 );
+
+// A Service Portico has served before (its finalizer is on) is looked for first: the name is the strongly
+// consistent check that no load balancer exists yet (it answers "not found"), however the listings lag.
+test("a Service already claimed is looked for before anything is made: its name checked", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 2);
+  const provider = new AwsProvider({ clusterName: cluster.namespace, clients: createAwsClients() });
+  await provider.ensure(intentFor(world, "first"));
+  const calls = await callsDuring(
+    provider,
+    () => provider.ensure(intentFor(world, "second")),
+    /^(tagging|elbv2|ec2):(Get|Describe)/,
+  );
+  expect(calls).toEqual({ "elbv2:DescribeLoadBalancers": 1 });
+});
+
+// Nothing is read for a Service claimed in this pass; should its finalizer have been taken off by hand while its
+// load balancer stood, the pass that believes it new makes no second one (the names are taken, by the Service's
+// own resources), and the next pass, with the finalizer on, finds and keeps what exists.
+test("a Service claimed again after its finalizer was removed by hand keeps its one load balancer", async ({
+  cluster,
+  aws,
+}) => {
+  const world = await awsWorld(cluster, aws, 2);
+  const provider = new AwsProvider({ clusterName: cluster.namespace, clients: createAwsClients() });
+  const service = intentFor(world, "again");
+  const made = await provider.ensure(service);
+  const again = await provider.ensure({ ...service, claimedNow: true }).then(
+    (r) => r.ingress,
+    (err: Error) => err.message,
+  );
+  const next = await provider.ensure(service);
+  expect(next.ingress).toEqual(made.ingress);
+  expect(next.changes).toEqual([]);
+  const lbs = (await inventory(aws)).loadBalancers.filter(
+    (lb) => lb.tags["portico.io/service-uid"] === service.service.uid,
+  );
+  expect(lbs).toHaveLength(1);
+  // The pass that believed it new ended with the same address: ELBv2 answers a creation equal to what exists with
+  // what exists, and the Service's own security group, found taken by name, is its own by its tags.
+  expect(again).toEqual(made.ingress);
+});
 
 // What Portico has just made is known from its own writes: the passes that follow a creation (the controller looks
 // again until the targets pass their first health checks) read the targets alone, not the whole load balancer.
@@ -126,8 +170,8 @@ test("a new Service among many reads its own tags, not the cluster's pages, and 
 
 // Orphan collection reads the cluster's security groups and rules afresh as the controller starts; the shared backend
 // group, its range rules and the index of the Services' groups all take them from that read (providers/aws/state/clusterGroups.ts), so
-// the first Service reads none of them again. What a cold controller reads once is left: subnets, the nodes' groups,
-// the account's listings and the name.
+// the first Service reads none of them again. What a cold controller reads once is left: subnets and the nodes'
+// groups; being new, the Service itself has nothing to look for.
 test("the first Service after the start-up orphan collection reads none of the cluster's groups or rules again", async ({
   cluster,
   aws,
@@ -137,7 +181,7 @@ test("the first Service after the start-up orphan collection reads none of the c
   expect(await provider.ownedServices()).toEqual([]);
   let result: Awaited<ReturnType<AwsProvider["ensure"]>> | undefined;
   const calls = await callsDuring(provider, async () => {
-    result = await provider.ensure(intentFor(world, "first"));
+    result = await provider.ensure(intentFor(world, "first", { claimedNow: true }));
   });
   // It made the shared group, its rule and its own load balancer: it did look.
   expect(result?.ingress).toHaveLength(1);
@@ -145,9 +189,6 @@ test("the first Service after the start-up orphan collection reads none of the c
   expect(calls).toEqual({
     "ec2:DescribeSubnets": 1,
     "ec2:DescribeInstances": 1,
-    "elbv2:DescribeLoadBalancers": 2,
-    "elbv2:DescribeTargetGroups": 1,
-    "tagging:GetResources": 1,
     "ec2:CreateSecurityGroup": 2,
     "ec2:AuthorizeSecurityGroupIngress": 2,
     "elbv2:CreateLoadBalancer": 1,
