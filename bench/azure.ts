@@ -27,6 +27,7 @@ import { TestCluster } from "../test/harness/kube.ts";
 import { ManagedProcess } from "../test/harness/processes.ts";
 import { armCalls, errorsByCode, perService } from "./armCalls.ts";
 import { throttledPhase, throttledSummary } from "./azureThrottled.ts";
+import { buildController } from "./build.ts";
 import { percentile, report, sleep } from "./report.ts";
 import { processUsage, sampleUsage, settled } from "./usage.ts";
 
@@ -119,8 +120,11 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
     // The child reads NODE_EXTRA_CA_CERTS when it starts; this process's own trust does not carry over.
     const childEnv = { ...environment, NODE_EXTRA_CA_CERTS: caCertPath, PORTICO_LOG_LEVEL: "warn" };
     // Portico's rate limiter is off but in the throttled phase, so that these figures compare with earlier runs.
+    // The controller as the image runs it (bundled), unless BENCH_FROM_SOURCES=1 runs the TypeScript sources.
+    const main = process.env.BENCH_FROM_SOURCES === "1" ? undefined : await buildController("bench-azure");
     const start = (log: string, on = cluster, file = configFile, rateLimit = "off") =>
       ControllerProcess.start({
+        ...(main ? { main } : {}),
         kubeconfig: env.controlPlane.kubeconfig,
         args: ["--provider", "azure", "--azure-config", file, ...scopedTo(on), ...CONTROLLER_ARGS],
         logFile: join(env.dir, log),
@@ -271,6 +275,7 @@ export async function benchAzure(): Promise<Record<string, unknown>> {
     await resyncer.stop();
     const throttled = THROTTLE ? await throttledPhaseHere() : "not run (BENCH_THROTTLE=0)";
     return {
+      controllerRunFrom: main ? "JavaScript, compiled and bundled as the image's" : "TypeScript sources",
       summary: {
         services: SERVICES,
         nodes: NODES,

@@ -6,9 +6,9 @@
 // mapped node binary) and the settings the controller ran with. The controller runs as it is deployed: compiled
 // to JavaScript (the image's dist/), not from the TypeScript sources, whose type stripping costs Node.js about
 // 28 MiB more resident memory (BENCH_MEMORY_SOURCES=1 runs the sources instead).
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { loadavg } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { ControllerProcess, total } from "../test/harness/controllerProcess.ts";
 import { startEnvironment } from "../test/harness/environment.ts";
 import { mergePatch, TestCluster } from "../test/harness/kube.ts";
@@ -28,6 +28,7 @@ const GOAL_MB = 250;
 const MIB = 2 ** 20;
 const FROM_SOURCES = process.env.BENCH_MEMORY_SOURCES === "1";
 const UNBUNDLED = process.env.BENCH_MEMORY_UNBUNDLED === "1";
+const CONTROLLER_FLAGS = process.env.BENCH_CONTROLLER_FLAGS;
 
 /** What a kubelet reports of itself besides what Portico reads: most of a Node object's size. */
 function kubeletStatus(name: string, i: number) {
@@ -165,7 +166,7 @@ export async function benchControllerMemory(): Promise<Record<string, unknown>> 
       ],
       logFile: join(env.dir, "controller.log"),
       env: { PORTICO_LOG_LEVEL: "warn" },
-      ...(main ? { main } : {}),
+      ...(main ? { main: CONTROLLER_FLAGS ? await withFlags(main, CONTROLLER_FLAGS) : main } : {}),
     });
     try {
       const usage = sampleUsage(controller, true);
@@ -249,6 +250,20 @@ async function settingsOf(pid: number): Promise<Record<string, string>> {
     MALLOC_ARENA_MAX: env("MALLOC_ARENA_MAX"),
     MALLOC_MMAP_THRESHOLD_: env("MALLOC_MMAP_THRESHOLD_"),
   };
+}
+
+/**
+ * A script that starts the controller at `main` with Node.js flags to try (BENCH_CONTROLLER_FLAGS): V8's flags
+ * are refused in NODE_OPTIONS, and the controller is started as `node <main>`.
+ */
+async function withFlags(main: string, flags: string): Promise<string> {
+  const wrapper = join(dirname(main), "with-flags.mjs");
+  const argv = JSON.stringify(flags.split(/\s+/).filter(Boolean));
+  await writeFile(
+    wrapper,
+    `process.execve(process.execPath, [process.execPath, ...${argv}, ${JSON.stringify(main)}, ...process.argv.slice(2)], process.env);\n`,
+  );
+  return wrapper;
 }
 
 async function addressed(cluster: TestCluster): Promise<number> {

@@ -8,6 +8,7 @@ import { ControllerProcess, total } from "../test/harness/controllerProcess.ts";
 import { startEnvironment } from "../test/harness/environment.ts";
 import { TestCluster } from "../test/harness/kube.ts";
 import { createPool, installPoolCrd } from "../test/harness/pools.ts";
+import { buildController } from "./build.ts";
 import { percentile, report, sleep } from "./report.ts";
 import { sampleUsage, settled } from "./usage.ts";
 
@@ -38,8 +39,11 @@ export async function benchMetal(): Promise<Record<string, unknown>> {
       const last = ipv4(BASE + i * POOL_SPAN + poolSize);
       pools.push({ ...(await createPool(cluster, `p${i}`, { addresses: [`${first}-${last}`] })), first });
     }
+    // The controller as the image runs it (bundled), unless BENCH_FROM_SOURCES=1 runs the TypeScript sources.
+    const main = process.env.BENCH_FROM_SOURCES === "1" ? undefined : await buildController("bench-metal");
     const start = (log: string) =>
       ControllerProcess.start({
+        ...(main ? { main } : {}),
         kubeconfig: env.controlPlane.kubeconfig,
         args: [
           "--provider",
@@ -175,7 +179,12 @@ export async function benchMetal(): Promise<Record<string, unknown>> {
       controllerCpuSecondsSinceStart: +resyncPeak.cpuSeconds.toFixed(1),
     };
     await resyncer.stop();
-    return { workers: WORKERS, bulk, noChangeResync: resync };
+    return {
+      controllerRunFrom: main ? "JavaScript, compiled and bundled as the image's" : "TypeScript sources",
+      workers: WORKERS,
+      bulk,
+      noChangeResync: resync,
+    };
   } finally {
     await env.stop();
   }
