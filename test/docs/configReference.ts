@@ -137,7 +137,7 @@ const OTHER_ENV: readonly (readonly [name: string, readBy: string, meaning: stri
   [
     "MALLOC_MMAP_THRESHOLD_",
     "controller",
-    "glibc's threshold for mapping large blocks; when unset the controller restarts itself with 131072.",
+    "glibc's threshold for mapping large blocks; when unset the controller restarts itself with 32768.",
   ],
   [
     "PORTICO_PACKET_ADDON",

@@ -50,7 +50,7 @@ test("the controller restarts itself in place with its V8 flags and malloc setti
   expect(more).toEqual([]);
   expect(first).toMatchObject({ arenas: null, mmap: null });
   expect(first!.execArgv.filter((a) => OURS.includes(a))).toEqual([]);
-  expect(second).toMatchObject({ pid: first!.pid, arenas: "2", mmap: "131072" });
+  expect(second).toMatchObject({ pid: first!.pid, arenas: "2", mmap: "32768" });
   expect(second!.execArgv).toEqual(expect.arrayContaining(OURS));
 });
 
@@ -63,11 +63,11 @@ test("settings the operator chose are kept, and with all of them chosen there is
 
   const [, second, ...more] = await starts("--max-semi-space-size=16");
   expect(more).toEqual([]);
-  expect(second).toMatchObject({ arenas: "2", mmap: "131072" });
+  expect(second).toMatchObject({ arenas: "2", mmap: "32768" });
   expect(second!.execArgv).toContain("--heap-growing-percent=20");
   expect(second!.execArgv).not.toContain("--max-semi-space-size=4");
 
   const [, again] = await starts("", { MALLOC_ARENA_MAX: "8" });
-  expect(again).toMatchObject({ arenas: "8", mmap: "131072" });
+  expect(again).toMatchObject({ arenas: "8", mmap: "32768" });
   expect(again!.execArgv).toEqual(expect.arrayContaining(OURS));
 });
