@@ -3,10 +3,7 @@
 // the cluster keeps the target group in step with the pods. Health checks run against the real pods as the target
 // group describes them and steer the traffic: a registered target that fails them gets none.
 import { onTestFinished } from "vitest";
-import {
-  DescribeTargetGroupsCommand,
-  RegisterTargetsCommand,
-} from "@aws-sdk/client-elastic-load-balancing-v2";
+import { DescribeTargetGroupsCommand } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { eksOnEmulator, nlbAddress, porticoctlStatus } from "../harness/cloudEdge/eksOnEmulator.ts";
 import { onlyAdmittedClientsAnswered } from "../harness/cloudEdge/sourceRanges.ts";
 import { clientDatagram, clientGet, clientStatus, describe, expect, test, waitFor } from "../harness/e2e.ts";
@@ -50,8 +47,10 @@ describe("the NLB's data path on the local cluster", () => {
     );
     expect([...seen].sort()).toEqual(names);
 
-    // A target nothing answers on, registered beside the pods once they pass their checks: its own checks fail,
-    // so it is never sent a request (were the checks ignored, about one request in three would fail).
+    // A pod Kubernetes calls ready that answers nothing on the Service's port: Portico registers it like the others
+    // (it is an endpoint), the NLB's own checks fail it, so it is never sent a request (were the checks ignored,
+    // about one request in three would fail). A target registered by hand would not do: Portico owns the target
+    // group and takes off what no endpoint asks for.
     const [group] = (await aws.elbv2.send(new DescribeTargetGroupsCommand({}))).TargetGroups ?? [];
     const podTargets = pods.items.map((p) => ({ ip: p.status!.podIP!, port: 8080 }));
     await waitFor(
@@ -59,35 +58,26 @@ describe("the NLB's data path on the local cluster", () => {
       () => podTargets.every((t) => edge.stateOf(group!.TargetGroupArn!, t) === "healthy"),
       { timeoutMs: 60_000, intervalMs: 500 },
     );
-    const deaf = {
-      ip: `${ns.context.nodes[0]!.layout.podCidr.split(".").slice(0, 3).join(".")}.250`,
-      port: 8080,
-    };
-    await aws.elbv2.send(
-      new RegisterTargetsCommand({
-        TargetGroupArn: group!.TargetGroupArn,
-        Targets: [{ Id: deaf.ip, Port: deaf.port }],
-      }),
-    );
+    const deaf = { ip: await ns.runDeafPod("echo", "deaf"), port: 8080 };
     await waitFor(
-      "the deaf target to fail its checks",
+      "the deaf pod's target to fail its checks",
       () => {
         const state = edge.stateOf(group!.TargetGroupArn!, deaf);
         if (state === "unhealthy") return true;
-        // Said on timeout: how far its checks got.
-        throw new Error(`the deaf target is ${state}`);
+        // Said on timeout: how far its registration and checks got.
+        throw new Error(`the deaf pod's target is ${state ?? "not registered or not judged yet"}`);
       },
-      {
-        // Two failed checks of up to 10 s each, 5 s apart; a loaded machine stretches them.
-        timeoutMs: 120_000,
-        intervalMs: 500,
-      },
+      // Portico registers it within seconds; then two failed checks 5 s apart (refused at once, or a timeout of
+      // up to 10 s each); a loaded machine stretches them.
+      { timeoutMs: 120_000, intervalMs: 500 },
     );
     const failed: string[] = [];
     for (let i = 0; i < 30; i++)
       if (!(await clientGet(ns.context, url)))
         failed.push(`${i} at ${new Date().toISOString()}: ${await edge.describe()}`);
     expect(failed).toEqual([]);
+
+    await ns.core.deleteNamespacedPod({ name: "deaf", namespace: ns.name });
 
     // No pod: Portico deregisters the targets and the NLB has nowhere to send a connection; pods again: served.
     await ns.scale("echo", 0);

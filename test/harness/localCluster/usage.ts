@@ -108,6 +108,43 @@ export class E2eNamespace {
     });
   }
 
+  /**
+   * A pod of the workload `app` that Kubernetes calls ready (it has no readiness probe) but that answers nothing
+   * on the workload's port: it serves on other ports. It is an endpoint of the app's Services like the others,
+   * so a load balancer is told of it; only the load balancer's own health checks can find it deaf. Returns its
+   * address once it runs.
+   */
+  async runDeafPod(app: string, name: string, timeoutMs = 120_000): Promise<string> {
+    await this.core.createNamespacedPod({
+      namespace: this.name,
+      body: {
+        metadata: { name, labels: { app } },
+        spec: {
+          terminationGracePeriodSeconds: 1,
+          containers: [
+            {
+              name: "echo",
+              image: this.context.workloadImage,
+              env: [
+                { name: "PORT", value: String(WORKLOAD_PORT + 1000) },
+                { name: "PROXY_PORT", value: String(WORKLOAD_PORT + 1001) },
+              ],
+            },
+          ],
+        },
+      },
+    });
+    return waitFor(
+      `the pod ${name} to be ready`,
+      async () => {
+        const pod = await this.core.readNamespacedPod({ name, namespace: this.name });
+        const ready = pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+        return (ready && pod.status?.podIP) || undefined;
+      },
+      { timeoutMs, intervalMs: 500 },
+    );
+  }
+
   /** Sets a Deployment's replicas. */
   async scale(name: string, replicas: number): Promise<void> {
     await this.apps.replaceNamespacedDeploymentScale({
