@@ -5,7 +5,11 @@
 // MiB resident instead of 133, with the AWS provider 144 instead of about 200, with Azure's 92 instead of about
 // 170 (each imported and collected, on Node.js 24). The providers stay in chunks of their own, loaded only by
 // the controller that uses them, as `await import()` loads them unbundled. Class and function names are kept,
-// so errors and logs read as in the sources. porticoctl and the speaker are not bundled.
+// so errors and logs read as in the sources. Written in ASCII alone, other characters escaped: V8 keeps a script
+// holding a single other character (a comment's name, an arrow in a message) as two bytes per character, and the
+// chunks are megabytes of source kept for the process's life (loaded alone: bare metal 77 -> 74 MiB, AWS 110 ->
+// 105, Azure 87 -> 82). No comments either: the only ones left were licence notices, which the image carries with
+// each package in node_modules. porticoctl and the speaker are not bundled.
 import { defineConfig } from "rolldown";
 
 export default defineConfig({
@@ -18,6 +22,8 @@ export default defineConfig({
     chunkFileNames: "bundle/[name]-[hash].js",
     minify: true,
     keepNames: true,
+    charset: "ascii",
+    comments: false,
     sourcemap: true,
   },
 });

@@ -1,24 +1,46 @@
 // `make bench-memory-floor`: what the controller's memory is made of before it does any work. Each layer is bundled
 // as the image's controller is (rolldown.config.ts's settings) and loaded alone in a Node.js process with the flags
 // the controller gives itself (controller/main.ts), then collected, and its resident memory read from /proc: Node.js
-// alone, with the Kubernetes client (what the controller uses of @kubernetes/client-node, and what that brings),
-// the controller's own code with the bare-metal provider, and with the AWS or the Azure provider instead. What a
-// controller serving Services holds comes on top (make bench-memory, bench-aws, bench-azure).
+// alone, with TLS, with the Kubernetes client's configuration and HTTP stack, with what the controller uses of
+// @kubernetes/client-node (and what that brings), the controller's own code with the bare-metal provider, and with
+// the AWS or the Azure provider instead. What a controller serving Services holds comes on top (make bench-memory,
+// bench-aws, bench-azure).
 import { execFile } from "node:child_process";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { build } from "rolldown";
+import config from "../rolldown.config.ts";
 import { report } from "./report.ts";
 
 const ROOT = join(import.meta.dirname, "..");
 const OUT = join(ROOT, ".cache", "bench-memory-floor");
 const MIB = 2 ** 20;
 const RUNS = Number(process.env.BENCH_FLOOR_RUNS ?? 3);
+/** How the image's bundle is written (minified, names kept, ASCII only, no comments): each layer the same way. */
+const image = Array.isArray(config.output) ? config.output[0]! : config.output!;
+const imageOutput = {
+  format: image.format,
+  minify: image.minify,
+  keepNames: image.keepNames,
+  charset: image.charset,
+  comments: image.comments,
+};
 
 /** What each layer loads, as the lines of its entry module. */
 const LAYERS: Record<string, string[]> = {
   "Node.js alone": [],
+  // What any client of the apiserver needs: TLS, with a context made (OpenSSL's tables, the root certificates).
+  "Node.js with TLS": [
+    `import * as https from "node:https";`,
+    `import { createSecureContext } from "node:tls";`,
+    `globalThis.loaded = [https, createSecureContext({})];`,
+  ],
+  // The client's configuration and its HTTP stack (its own copy of undici, which every request goes through).
+  "@kubernetes/client-node's KubeConfig": [
+    `import { KubeConfig } from "@kubernetes/client-node";`,
+    `globalThis.loaded = [KubeConfig];`,
+  ],
   // What the controller uses of it (the bundle leaves the rest out, as the controller's does).
   "@kubernetes/client-node": [
     `import { ApiException, CoordinationV1Api, CoreV1Api, CustomObjectsApi, DiscoveryV1Api, KubeConfig,`,
@@ -88,7 +110,7 @@ export async function benchMemoryFloor(): Promise<Record<string, unknown>> {
         cwd: ROOT,
         platform: "node",
         logLevel: "silent",
-        output: { dir: join(dir, "out"), format: "esm", minify: true, keepNames: true },
+        output: { ...imageOutput, dir: join(dir, "out") },
       });
       bundle = join(dir, "out", "entry.js");
     }

@@ -3,7 +3,7 @@
 // stage's commands really build from that context alone (node_modules stands in for `npm ci`), and the
 // runtime layout they produce starts both programs at the paths the manifests run, addon included.
 import { execFile } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
@@ -137,6 +137,19 @@ describe("Dockerfile", () => {
       expect(result.code, script).toBe(2);
       expect(result.stderr).toMatch(/^portico-(controller|speaker): /);
     }
+
+    // The controller's bundle is ASCII only (rolldown.config.ts): V8 keeps a script with a single other character
+    // as two bytes per character, and the bundle's chunks are megabytes of source held for the process's life.
+    const bundle = join(image, "app", "dist", "controller");
+    const scripts = [
+      "main.js",
+      ...readdirSync(join(bundle, "bundle"))
+        .filter((f) => f.endsWith(".js"))
+        .map((f) => join("bundle", f)),
+    ];
+    expect(scripts.length).toBeGreaterThan(10);
+    const notAscii = scripts.filter((f) => readFileSync(join(bundle, f)).some((byte) => byte > 0x7f));
+    expect(notAscii).toEqual([]);
 
     // The speaker finds the addon where the image put it, and loads it.
     const { PORTICO_PACKET_ADDON: _unset, ...env } = process.env;
