@@ -1,15 +1,12 @@
 // The shared cache: list-watches of Services, Nodes and EndpointSlices that every reconcile reads from.
 // A watch that fails is restarted with backoff; the list-watch relists when its resourceVersion is too old,
 // and reports objects that vanished meanwhile as deletions, so no delete is missed across apiserver restarts.
-// Lists are read a page at a time and trimmed as they come (pagedList.ts, trim.ts).
-import { listPaged } from "./pagedList.ts";
+// What is listed and watched, and how, is cacheSources.ts's.
+import { cacheSources } from "./cacheSources.ts";
 import { trimEndpointSlice, trimNamespace, trimNode, trimPod, trimService } from "./trim.ts";
-import { GATED_POD_LABEL, gatedPod, waitsForGate, type GatedPod } from "./readinessGates/gates.ts";
+import { gatedPod, waitsForGate, type GatedPod } from "./readinessGates/gates.ts";
+import type { ListWatch } from "@kubernetes/client-node";
 import {
-  CoreV1Api,
-  CustomObjectsApi,
-  DiscoveryV1Api,
-  ListWatch,
   Watch,
   type KubeConfig,
   type KubernetesObject,
@@ -106,49 +103,16 @@ export class ClusterCache implements ClusterView {
     this.log = log;
     this.metallbRequired = opts.metallbRequired ?? false;
     const watch = new Watch(kc);
-    const core = kc.makeApiClient(CoreV1Api);
-    const discovery = kc.makeApiClient(DiscoveryV1Api);
     const ns = opts.namespace;
-    this.services = new ListWatch<V1Service>(
-      ns ? `/api/v1/namespaces/${ns}/services` : "/api/v1/services",
-      watch,
-      () =>
-        listPaged(
-          (page) =>
-            ns
-              ? core.listNamespacedService({ namespace: ns, ...page })
-              : core.listServiceForAllNamespaces(page),
-          trimService,
-        ),
-      false,
-    );
-    const nodeSelector = opts.nodeLabelSelector;
-    this.nodes = new ListWatch<V1Node>(
-      "/api/v1/nodes",
-      watch,
-      () =>
-        listPaged(
-          (page) => core.listNode({ ...page, ...(nodeSelector ? { labelSelector: nodeSelector } : {}) }),
-          trimNode,
-        ),
-      false,
-      nodeSelector,
-    );
-    this.endpointSlices = new ListWatch<V1EndpointSlice>(
-      ns
-        ? `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`
-        : "/apis/discovery.k8s.io/v1/endpointslices",
-      watch,
-      () =>
-        listPaged(
-          (page) =>
-            ns
-              ? discovery.listNamespacedEndpointSlice({ namespace: ns, ...page })
-              : discovery.listEndpointSliceForAllNamespaces(page),
-          trimEndpointSlice,
-        ),
-      false,
-    );
+    // Namespaces' labels select pools as well as Services.
+    const sources = cacheSources(kc, watch, { ...opts, namespaces: opts.pools || opts.namespaces });
+    this.services = sources.services;
+    this.nodes = sources.nodes;
+    this.endpointSlices = sources.endpointSlices;
+    this.pods = sources.pods;
+    this.namespaces = sources.namespaces;
+    this.pools = sources.pools;
+    this.metallbPools = sources.metallbPools;
     // The indexes first: every other handler (and every reconcile it queues) then reads them current.
     this.nodeList = new StableList(() => this.nodes.list());
     for (const verb of ["add", "update", "delete"] as const)
@@ -158,49 +122,11 @@ export class ClusterCache implements ClusterView {
     this.wire("service", this.services);
     this.wire("node", this.nodes);
     this.wire("endpointslice", this.endpointSlices);
-    if (opts.gatedPods) {
-      this.pods = new ListWatch<V1Pod>(
-        ns ? `/api/v1/namespaces/${ns}/pods` : "/api/v1/pods",
-        watch,
-        () =>
-          listPaged(
-            (page) =>
-              ns
-                ? core.listNamespacedPod({ namespace: ns, labelSelector: GATED_POD_LABEL, ...page })
-                : core.listPodForAllNamespaces({ labelSelector: GATED_POD_LABEL, ...page }),
-            trimPod,
-          ),
-        false,
-        GATED_POD_LABEL,
-      );
-      this.wire("pod", this.pods);
-    }
-    if (opts.pools || opts.namespaces) {
-      this.namespaces = new ListWatch<V1Namespace>(
-        "/api/v1/namespaces",
-        watch,
-        () => listPaged((page) => core.listNamespace(page), trimNamespace),
-        false,
-      );
-      this.wire("namespace", this.namespaces);
-    }
+    if (this.pods) this.wire("pod", this.pods);
+    if (this.namespaces) this.wire("namespace", this.namespaces);
+    if (this.pools) this.wire("ipaddresspool", this.pools);
+    if (this.metallbPools) this.wire("ipaddresspool", this.metallbPools);
     if (opts.pools) {
-      const custom = kc.makeApiClient(CustomObjectsApi);
-      this.pools = new ListWatch<IPAddressPoolObject>(
-        "/apis/portico.io/v1alpha1/ipaddresspools",
-        watch,
-        () =>
-          custom.listClusterCustomObject({
-            group: "portico.io",
-            version: "v1alpha1",
-            plural: "ipaddresspools",
-          }) as Promise<{
-            items: IPAddressPoolObject[];
-            metadata?: { resourceVersion?: string };
-          }>,
-        false,
-      );
-      this.wire("ipaddresspool", this.pools);
       const changed = (service: KubernetesObject, verb: "add" | "update" | "delete") =>
         this.handlers.forEach((h) => h("servicel2status", verb, service));
       this.l2Statuses = new RecordWatch(
@@ -236,21 +162,6 @@ export class ClusterCache implements ClusterView {
         log,
         changed,
       );
-      const metallbNs = opts.metallbNamespace;
-      if (metallbNs !== undefined) {
-        const group = { group: "metallb.io", version: "v1beta1", plural: "ipaddresspools" };
-        this.metallbPools = new ListWatch<IPAddressPoolObject>(
-          `/apis/metallb.io/v1beta1/namespaces/${metallbNs}/ipaddresspools`,
-          watch,
-          () =>
-            custom.listNamespacedCustomObject({ ...group, namespace: metallbNs }) as Promise<{
-              items: IPAddressPoolObject[];
-              metadata?: { resourceVersion?: string };
-            }>,
-          false,
-        );
-        this.wire("ipaddresspool", this.metallbPools);
-      }
     }
   }
 

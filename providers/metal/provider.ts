@@ -94,8 +94,7 @@ export class MetalProvider implements LoadBalancerProvider {
   private readonly inventory: MetalInventory;
   private allocator: Allocator | undefined;
   private poolsSeen = "";
-  /** The nodes' addresses the allocator was made with, as text, and the last list compared with them. */
-  private allocatorNodes = "";
+  /** The node list the allocator was made with (or found equal to it), and its addresses as text. */
   private nodesSeen: { nodes: NodeAddresses[] | undefined; text: string } = { nodes: undefined, text: "" };
   /** Node addresses inside pools, found when the allocator was last made (from the same pools and nodes). */
   private nodeFindings: PoolFinding[] = [];
@@ -251,9 +250,8 @@ export class MetalProvider implements LoadBalancerProvider {
       if (this.now() - u.since > IN_USE_TTL_MS) this.inUse.delete(address);
     const seen = JSON.stringify([this.inventory.pools(), [...this.inUse.keys()].sort()]);
     // The inventory hands out the same array until a node changes: then only is it compared by content.
-    const nodesSeen = nodes === this.nodesSeen.nodes ? this.nodesSeen.text : JSON.stringify(nodes);
-    this.nodesSeen = { nodes, text: nodesSeen };
-    if (!this.allocator || seen !== this.poolsSeen || nodesSeen !== this.allocatorNodes) {
+    const nodesText = nodes === this.nodesSeen.nodes ? this.nodesSeen.text : JSON.stringify(nodes);
+    if (!this.allocator || seen !== this.poolsSeen || nodesText !== this.nodesSeen.text) {
       // A node's own address inside a pool is held by the node ("~" cannot begin a namespace, so the key is
       // never a Service's), and the allocator never gives it to a Service.
       this.nodeFindings = findNodeAddressesInPools(pools, nodes);
@@ -275,7 +273,7 @@ export class MetalProvider implements LoadBalancerProvider {
       this.allocator = Allocator.fromAssignments(pools, [...reserved, ...inUse, ...held]);
     }
     this.poolsSeen = seen;
-    this.allocatorNodes = nodesSeen;
+    this.nodesSeen = { nodes, text: nodesText };
     return this.allocator;
   }
 
