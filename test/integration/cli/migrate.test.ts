@@ -145,4 +145,6 @@ test("migrate says per Service what will be adopted in place, recreated or refus
     `keep NLB ${webStack.loadBalancerArn} (Portico's): ${webStack.dnsName} stays`,
     expect.stringMatching(new RegExp(`^keep TargetGroupBinding ${ns}/k8s-web-binding as it is`)),
   ]);
-});
+  // Above the three waits' 20 s each, so a slow step fails naming itself: ten seconds alone, several times that in a
+  // full run on two cores (once over 60 s in CI with no wait timed out).
+}, 150_000);
