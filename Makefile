@@ -16,7 +16,7 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-.PHONY: help deps env test test-unit test-e2e test-conformance test-chaos check docs demo bench bench-aws bench-aws-pass bench-speaker bench-bgp bench-azure bench-metal bench-cluster bench-cluster-changes bench-cluster-clouds bench-memory bench-memory-floor build clean
+.PHONY: help deps env test test-unit test-e2e test-conformance test-chaos check docs demo bench bench-aws bench-aws-pass bench-moto bench-speaker bench-bgp bench-azure bench-metal bench-cluster bench-cluster-changes bench-cluster-clouds bench-memory bench-memory-floor build clean
 help:
 	@echo "make test   run every test (unit + integration on a real kube-apiserver and the AWS emulator)"
 	@echo "make demo   start the local environment and show Portico at work"
@@ -78,7 +78,7 @@ demo: env
 	node test/env/demo.ts
 
 # Each benchmark prints its figures with the command that reproduced them and keeps them in bench/results/.
-bench: bench-aws bench-azure bench-metal bench-speaker bench-bgp bench-cluster bench-memory bench-memory-floor
+bench: bench-aws bench-moto bench-azure bench-metal bench-speaker bench-bgp bench-cluster bench-memory bench-memory-floor
 
 # Portico on the local cluster: set-up times, what a client sees when the announcing node is lost, during
 # rollouts, a drain and Portico's own upgrade (new and long-lived connections), and the clouds' data path (first answered request, failures during a rolling update) through the emulated edge.
@@ -115,6 +115,10 @@ bench-bgp: env
 
 bench-aws: env
 	node bench/aws.ts
+
+# The AWS emulator's answer time per call at 10 to 1000 Services, with test/env/moto_server.py's indexes and without.
+bench-moto: env
+	node bench/moto.ts
 
 # The functions and files one AWS pass runs through (creation, resync, endpoint change).
 bench-aws-pass: env

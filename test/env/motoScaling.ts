@@ -4,6 +4,7 @@
 //
 //   node test/env/motoScaling.ts [--plain] [sizes...]     (default sizes 10 100 500 1000)
 //
+// `make bench-moto` runs it with and without the patches and keeps both in bench/results/moto.json.
 // --plain runs moto's own server instead of the wrapper with tag indexes (test/env/moto_server.py), to compare.
 // Each size is reached by adding Services to the same account: a security group, a target group and a network
 // load balancer each, tagged as Portico tags them. A row is the median milliseconds of one call at each size.
@@ -147,6 +148,10 @@ function calls(
     ],
     ["ec2 DescribeSecurityGroups group-id", sg([{ Name: "group-id", Values: [s.groupId] }])],
     [
+      "ec2 DescribeSecurityGroups group-name",
+      sg([{ Name: "group-name", Values: [`svc-${services.indexOf(s)}-backend`] }]),
+    ],
+    [
       "ec2 DescribeSubnets tag-key (role)",
       () =>
         aws.ec2.send(
@@ -184,7 +189,15 @@ function calls(
   ];
 }
 
-export async function motoScaling(sizes: number[], plain: boolean): Promise<string> {
+/** Median milliseconds per call at each size (`calls` by name, one value per size), and the load after each. */
+export interface MotoScaling {
+  server: string;
+  sizes: number[];
+  calls: Record<string, number[]>;
+  loadAfterEachSize: string[];
+}
+
+export async function motoScaling(sizes: number[], plain: boolean): Promise<MotoScaling> {
   const dir = await mkdtemp(join(tmpdir(), "portico-moto-scaling-"));
   const moto = await startMoto(await motoServerPath(), dir, 1, { plain });
   try {
@@ -193,7 +206,7 @@ export async function motoScaling(sizes: number[], plain: boolean): Promise<stri
     const network = await aws.createNetwork(CLUSTER, { internal: true });
     const subnets = network.subnets.map((s) => s.subnetId);
     const services: Service[] = [];
-    const columns: Map<string, number>[] = [];
+    const timed: Record<string, number[]> = {};
     const loads: string[] = [];
     for (const size of sizes) {
       const t = performance.now();
@@ -202,36 +215,46 @@ export async function motoScaling(sizes: number[], plain: boolean): Promise<stri
       process.stderr.write(
         `${size} Services (${((performance.now() - t) / 1000).toFixed(1)} s to add), timing...\n`,
       );
-      const column = new Map<string, number>();
       // The first size pays for moto's warm-up (imports, first responses, the SDK's connections) unless every
       // call has been made a few times before.
-      if (columns.length === 0) for (const [, call] of calls(aws, tagging, services)) await median(call);
-      for (const [name, call] of calls(aws, tagging, services)) column.set(name, await median(call));
-      columns.push(column);
+      if (loads.length === 0) for (const [, call] of calls(aws, tagging, services)) await median(call);
+      for (const [name, call] of calls(aws, tagging, services)) (timed[name] ??= []).push(await median(call));
       loads.push(await loadAverage());
     }
-    const names = [...columns[0]!.keys()];
-    const width = Math.max(...names.map((n) => n.length));
-    const head = `${"median ms per call".padEnd(width)} | ${sizes.map((n) => `N=${n}`.padStart(8)).join(" | ")}`;
-    const rows = names.map(
-      (n) => `${n.padEnd(width)} | ${columns.map((c) => c.get(n)!.toFixed(1).padStart(8)).join(" | ")}`,
-    );
-    const load = `load average (1/5/15 min) after each size: ${loads.join("; ")}`;
-    return [
-      `moto ${plain ? "(its own server, PORTICO_MOTO_PLAIN=1)" : "(test/env/moto_server.py, with its patches)"}`,
-      head,
-      "-".repeat(head.length),
-      ...rows,
-      load,
-    ].join("\n");
+    return {
+      server: plain
+        ? "moto's own server (PORTICO_MOTO_PLAIN=1)"
+        : "test/env/moto_server.py, with its patches",
+      sizes,
+      calls: timed,
+      loadAfterEachSize: loads,
+    };
   } finally {
     await moto.process.stop();
     await rm(dir, { recursive: true, force: true });
   }
 }
 
+export function scalingTable(result: MotoScaling): string {
+  const names = Object.keys(result.calls);
+  const width = Math.max(...names.map((n) => n.length));
+  const head = `${"median ms per call".padEnd(width)} | ${result.sizes.map((n) => `N=${n}`.padStart(8)).join(" | ")}`;
+  const rows = names.map(
+    (n) => `${n.padEnd(width)} | ${result.calls[n]!.map((ms) => ms.toFixed(1).padStart(8)).join(" | ")}`,
+  );
+  return [
+    `moto: ${result.server}`,
+    head,
+    "-".repeat(head.length),
+    ...rows,
+    `load average (1/5/15 min) after each size: ${result.loadAfterEachSize.join("; ")}`,
+  ].join("\n");
+}
+
 if (import.meta.main) {
   const args = process.argv.slice(2);
   const sizes = args.filter((a) => /^\d+$/.test(a)).map(Number);
-  console.log(await motoScaling(sizes.length ? sizes : [10, 100, 500, 1000], args.includes("--plain")));
+  console.log(
+    scalingTable(await motoScaling(sizes.length ? sizes : [10, 100, 500, 1000], args.includes("--plain"))),
+  );
 }

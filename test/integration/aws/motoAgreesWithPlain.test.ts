@@ -1,7 +1,8 @@
-// The emulator's ELBv2 tag index (test/env/moto_server.py) against moto itself: the same load balancers and target
-// groups created, retagged, deleted and made again on the patched server and on a plain one, and after every few
-// steps the same GetResources questions to both. The answers must be the same resources, with the same tags, in
-// the same order, and the patched server must say its index gave some of them (or this would compare two walks).
+// The emulator's indexes (test/env/moto_server.py) against moto itself: the same load balancers, target groups and
+// security groups created, retagged, deleted and made again on the patched server and on a plain one, and after every
+// few steps the same GetResources and DescribeSecurityGroups questions to both. The answers must be the same resources,
+// with the same tags, in the same order, and the patched server must say its indexes gave some of them (or this would
+// compare two scans).
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +19,13 @@ import {
   ResourceGroupsTaggingAPIClient,
   type TagFilter,
 } from "@aws-sdk/client-resource-groups-tagging-api";
+import {
+  CreateTagsCommand,
+  DeleteSecurityGroupCommand,
+  DeleteTagsCommand,
+  DescribeSecurityGroupsCommand,
+  type Filter,
+} from "@aws-sdk/client-ec2";
 import { afterAll, beforeAll } from "vitest";
 import { describe, expect, test } from "../../harness/index.ts";
 import { TestAws } from "../../harness/aws.ts";
@@ -37,8 +45,13 @@ interface Side {
   tagging: ResourceGroupsTaggingAPIClient;
   subnets: string[];
   vpcId: string;
+  /** A second VPC, for security groups of the same name in two VPCs. */
+  otherVpcId: string;
   arns: Map<string, string>;
   names: Map<string, string>;
+  /** Security groups: "<vpc>/<name>" to id and back (the default VPC's are "default/..."). */
+  groupIds: Map<string, string>;
+  groupLabels: Map<string, string>;
 }
 
 /** A small deterministic generator (mulberry32), so that a failure names a step that replays the same way. */
@@ -55,11 +68,11 @@ function random(seed: number): () => number {
 const tagList = (tags: Record<string, string>) =>
   Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
 
-async function counter(url: string): Promise<number> {
+async function counter(url: string, name: string): Promise<number> {
   const answer = (await (await fetch(`${url}/portico-moto/patches`)).json()) as {
     counters?: Record<string, number>;
   };
-  return answer.counters?.["elbv2-index-answers"] ?? 0;
+  return answer.counters?.[name] ?? 0;
 }
 
 /** Every page of an answer, as (name, tags) in the order given. */
@@ -85,7 +98,17 @@ async function ask(side: Side, TagFilters: TagFilter[], types: string[] | undefi
   return found;
 }
 
-describe.skipIf(process.env.PORTICO_AWS_EMULATOR !== "moto")("moto's ELBv2 tag index", () => {
+/** Every group an answer names, as "<vpc>/<name>" with its tags, in the order given. */
+async function groupsOf(side: Side, filters: Filter[]): Promise<[string, Record<string, string>][]> {
+  const out = await side.aws.ec2.send(new DescribeSecurityGroupsCommand({ Filters: filters }));
+  return (out.SecurityGroups ?? []).map((g) => [
+    side.groupLabels.get(g.GroupId!) ??
+      `${g.VpcId === side.vpcId ? "a" : g.VpcId === side.otherVpcId ? "b" : "default"}/${g.GroupName}`,
+    Object.fromEntries((g.Tags ?? []).map((t) => [t.Key!, t.Value!])),
+  ]);
+}
+
+describe.skipIf(process.env.PORTICO_AWS_EMULATOR !== "moto")("moto's indexes against moto's scans", () => {
   const started: { stop(): Promise<void> }[] = [];
   let dir: string;
   let patched: Side;
@@ -99,14 +122,18 @@ describe.skipIf(process.env.PORTICO_AWS_EMULATOR !== "moto")("moto's ELBv2 tag i
       started.push(moto.process);
       const aws = new TestAws(moto.endpoint.url);
       const network = await aws.createNetwork("c1", { internal: true });
+      const other = await aws.createNetwork("c2", { internal: true });
       return {
         url: moto.endpoint.url,
         aws,
         tagging: new ResourceGroupsTaggingAPIClient({ endpoint: moto.endpoint.url }),
         subnets: network.subnets.map((s) => s.subnetId),
         vpcId: network.vpcId,
+        otherVpcId: other.vpcId,
         arns: new Map(),
         names: new Map(),
+        groupIds: new Map(),
+        groupLabels: new Map(),
       };
     };
     [patched, plain] = await Promise.all([side(1, false), side(2, true)]);
@@ -158,7 +185,7 @@ describe.skipIf(process.env.PORTICO_AWS_EMULATOR !== "moto")("moto's ELBv2 tag i
     const onBoth = (f: (side: Side, arn: string) => Promise<unknown>, name: string) =>
       Promise.all([patched, plain].map((side) => f(side, side.arns.get(name)!)));
 
-    const indexAnswersBefore = await counter(patched.url);
+    const indexAnswersBefore = await counter(patched.url, "elbv2-index-answers");
     let compared = 0;
     for (let step = 1; step <= 150; step++) {
       const roll = next();
@@ -229,7 +256,119 @@ describe.skipIf(process.env.PORTICO_AWS_EMULATOR !== "moto")("moto's ELBv2 tag i
     }
     // The questions found something, and the index (not only the walk) gave answers.
     expect(compared).toBeGreaterThan(100);
-    expect(await counter(patched.url)).toBeGreaterThan(indexAnswersBefore + 50);
-    expect(await counter(plain.url)).toBe(0);
+    expect(await counter(patched.url, "elbv2-index-answers")).toBeGreaterThan(indexAnswersBefore + 50);
+    expect(await counter(plain.url, "elbv2-index-answers")).toBe(0);
   });
+
+  test(
+    "DescribeSecurityGroups answers as moto's own scan does, step by step",
+    { timeout: 180_000 },
+    async () => {
+      const next = random(45);
+      const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
+      const uid = () => `u${Math.floor(next() * UIDS)}`;
+      const live: string[] = [];
+      let made = 0;
+
+      const create = async (label: string, tags: Record<string, string>) => {
+        const [vpc, name] = label.split("/") as [string, string];
+        for (const side of [patched, plain]) {
+          const id = await side.aws.createSecurityGroup(
+            vpc === "a" ? side.vpcId : side.otherVpcId,
+            name,
+            tags,
+          );
+          side.groupIds.set(label, id);
+          side.groupLabels.set(id, label);
+        }
+        live.push(label);
+      };
+      const onBoth = (f: (side: Side, id: string) => Promise<unknown>, label: string) =>
+        Promise.all([patched, plain].map((side) => f(side, side.groupIds.get(label)!)));
+
+      const indexAnswersBefore = await counter(patched.url, "security-group-index-answers");
+      let compared = 0;
+      for (let step = 1; step <= 150; step++) {
+        const roll = next();
+        if (roll < 0.5 || live.length < 4) {
+          // Now and then the name of a group in the other VPC: names are unique per VPC only.
+          const twin = next() < 0.2 && live.length ? pick(live).split("/")[1]! : `sg-${++made}`;
+          const vpc = next() < 0.5 ? "a" : "b";
+          if (!live.includes(`${vpc}/${twin}`))
+            await create(`${vpc}/${twin}`, { [CLUSTER]: pick(["c1", "c2"]), [UID]: uid() });
+        } else if (roll < 0.68) {
+          const tags = pick<Record<string, string>>([
+            { [UID]: uid() },
+            { [CLUSTER]: pick(["c1", "c2"]) },
+            { [EXTRA]: "x" },
+          ]);
+          await onBoth(
+            (side, id) => side.aws.ec2.send(new CreateTagsCommand({ Resources: [id], Tags: tagList(tags) })),
+            pick(live),
+          );
+        } else if (roll < 0.8) {
+          // By key alone, or by key and a value (which deletes the tag only if it has that value).
+          const tag = pick([{ Key: UID }, { Key: CLUSTER, Value: "c1" }, { Key: EXTRA }]);
+          await onBoth(
+            (side, id) => side.aws.ec2.send(new DeleteTagsCommand({ Resources: [id], Tags: [tag] })),
+            pick(live),
+          );
+        } else if (roll < 0.9) {
+          const label = live.splice(Math.floor(next() * live.length), 1)[0]!;
+          await onBoth(
+            (side, id) => side.aws.ec2.send(new DeleteSecurityGroupCommand({ GroupId: id })),
+            label,
+          );
+        }
+        if (step % 10 !== 0) continue;
+
+        const one = pick(live);
+        const another = pick(live);
+        // Drawn here: each question is asked of both sides, with the same values.
+        const u = uid();
+        const u2 = uid();
+        const questions: [string, (side: Side) => Filter[]][] = [
+          ["one id", (side) => [{ Name: "group-id", Values: [side.groupIds.get(one)!] }]],
+          [
+            "two ids",
+            (side) => [{ Name: "group-id", Values: [side.groupIds.get(another)!, side.groupIds.get(one)!] }],
+          ],
+          ["a name", () => [{ Name: "group-name", Values: [one.split("/")[1]!] }]],
+          [
+            "a name in a VPC",
+            (side) => [
+              { Name: "vpc-id", Values: [side.otherVpcId] },
+              { Name: "group-name", Values: [one.split("/")[1]!] },
+            ],
+          ],
+          ["a uid", () => [{ Name: `tag:${UID}`, Values: [u] }]],
+          [
+            "cluster and uid",
+            () => [
+              { Name: `tag:${CLUSTER}`, Values: ["c1"] },
+              { Name: `tag:${UID}`, Values: [u, u2] },
+            ],
+          ],
+          ["a key few have", () => [{ Name: "tag-key", Values: [EXTRA] }]],
+          ["cluster (many)", () => [{ Name: `tag:${CLUSTER}`, Values: ["c1"] }]],
+          ["names by pattern", () => [{ Name: "group-name", Values: ["sg-1*"] }]],
+          ["uids by pattern", () => [{ Name: `tag:${UID}`, Values: ["u1?"] }]],
+          ["a VPC", (side) => [{ Name: "vpc-id", Values: [side.vpcId] }]],
+        ];
+        for (const [what, filters] of questions) {
+          const [fromPatched, fromPlain] = await Promise.all([
+            groupsOf(patched, filters(patched)),
+            groupsOf(plain, filters(plain)),
+          ]);
+          expect(fromPatched, `step ${step}, ${what}: ${JSON.stringify(filters(plain))}`).toEqual(fromPlain);
+          compared += fromPlain.length;
+        }
+      }
+      expect(compared).toBeGreaterThan(100);
+      expect(await counter(patched.url, "security-group-index-answers")).toBeGreaterThan(
+        indexAnswersBefore + 50,
+      );
+      expect(await counter(plain.url, "security-group-index-answers")).toBe(0);
+    },
+  );
 });

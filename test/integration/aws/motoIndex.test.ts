@@ -76,11 +76,12 @@ describe.skipIf(process.env.PORTICO_AWS_EMULATOR !== "moto")("moto's indexed tag
       patches: [
         "ec2-tags-by-resource-id",
         "security-group-tag-filters",
+        "security-groups-indexed",
         "tagging-skips-ec2-for-other-types",
         "elbv2-tags-indexed",
       ],
     });
-    expect(Object.keys(counters)).toEqual(["elbv2-index-answers"]);
+    expect(Object.keys(counters)).toEqual(["elbv2-index-answers", "security-group-index-answers"]);
   });
 
   test("DescribeSecurityGroups by tag finds the groups tagged so, as created, retagged and deleted", async ({
