@@ -1,5 +1,6 @@
 // The AWS emulator's answer time per call as the account grows, with test/env/moto_server.py's indexes and without
-// them (moto's own server), in one run: the calls Portico makes for one Service, and two pages of the cluster's tags.
+// them (moto's own server), in one run: the calls Portico makes for one Service, and first pages (of 10) of the
+// cluster's tags.
 //
 //   make bench-moto                      (BENCH_MOTO_SIZES="10 100 500 1000" by default)
 //
