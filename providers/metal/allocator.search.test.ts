@@ -5,20 +5,10 @@ import { Allocator } from "./allocator.ts";
 import type { AssignResult } from "../../shared/allocationTypes.ts";
 import { poolAddresses } from "../../shared/pool.ts";
 import { pool, service } from "../../test/unit/support/metal.ts";
+import { seededRandom } from "../../test/harness/random.ts";
 
 function addressOf(result: AssignResult): string | undefined {
   return result.ok ? result.addresses[0]?.address : undefined;
-}
-
-/** A small deterministic generator (mulberry32), so a failure can be replayed from its seed. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe("where a new Service's search starts", () => {
@@ -54,7 +44,7 @@ describe("where a new Service's search starts", () => {
     };
     const order = [...poolAddresses(pool("p", spec), "IPv4")].map((a) => a.text);
     for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
-      const next = random(seed);
+      const next = seededRandom(seed);
       const allocator = new Allocator([pool("p", spec)]);
       const held = new Map<string, string>();
       for (let step = 0; step < 300; step++) {

@@ -31,6 +31,7 @@ import { describe, expect, test } from "../../harness/index.ts";
 import { TestAws } from "../../harness/aws.ts";
 import { startMoto } from "../../harness/awsEmulator.ts";
 import { ensureTools } from "../../harness/tools.ts";
+import { seededRandom } from "../../harness/random.ts";
 
 const ELB_TYPES = ["elasticloadbalancing:loadbalancer", "elasticloadbalancing:targetgroup"];
 const CLUSTER = "portico.io/cluster";
@@ -52,17 +53,6 @@ interface Side {
   /** Security groups: "<vpc>/<name>" to id and back (the default VPC's are "default/..."). */
   groupIds: Map<string, string>;
   groupLabels: Map<string, string>;
-}
-
-/** A small deterministic generator (mulberry32), so that a failure names a step that replays the same way. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const tagList = (tags: Record<string, string>) =>
@@ -145,7 +135,7 @@ describe.skipIf(process.env.PORTICO_AWS_EMULATOR !== "moto")("moto's indexes aga
   });
 
   test("GetResources answers as moto's own walk does, step by step", { timeout: 180_000 }, async () => {
-    const next = random(32);
+    const next = seededRandom(32);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
     const uid = () => `u${Math.floor(next() * UIDS)}`;
     const live: string[] = [];
@@ -264,7 +254,7 @@ describe.skipIf(process.env.PORTICO_AWS_EMULATOR !== "moto")("moto's indexes aga
     "DescribeSecurityGroups answers as moto's own scan does, step by step",
     { timeout: 180_000 },
     async () => {
-      const next = random(45);
+      const next = seededRandom(45);
       const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
       const uid = () => `u${Math.floor(next() * UIDS)}`;
       const live: string[] = [];

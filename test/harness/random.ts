@@ -1,0 +1,13 @@
+/**
+ * A small deterministic generator of numbers in [0, 1) (mulberry32): tests that take random steps draw from it with
+ * a fixed seed, so a failure names a step that replays the same way.
+ */
+export function seededRandom(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
