@@ -3,6 +3,7 @@
 // only ever shared between Services that carry the same sharing key and use disjoint ports.
 import type { IPAddress, IPFamily } from "../../shared/address.ts";
 import { formatPort, type AllocationError, type ServicePort } from "../../shared/allocationTypes.ts";
+import { notAService } from "./holders.ts";
 
 export interface Holder {
   readonly serviceKey: string;
@@ -71,6 +72,24 @@ export class AddressBook {
     const usedBy = others.map((holder) => holder.serviceKey).sort();
     const users = usedBy.join(", ");
     const base = { address: address.text, usedBy, ...(field === undefined ? {} : { field }) };
+    // A node or another host is not a Service: no sharing key makes its address usable.
+    const notService = others.map((holder) => notAService(holder.serviceKey)).find((n) => n !== undefined);
+    if (notService?.kind === "node")
+      return {
+        reason: "AddressInUse",
+        ...base,
+        message:
+          `${address.text} is node ${notService.node}'s own address, which is never given to a Service; ` +
+          `request another address, and take this one out of the pool's spec.addresses`,
+      };
+    if (notService?.kind === "lanHost")
+      return {
+        reason: "AddressInUse",
+        ...base,
+        message:
+          `${address.text} is in use on the LAN by a host that is not a speaker, so it is not given to a Service; ` +
+          `request another address, or free it on that host (it is tried again an hour after it was found)`,
+      };
     if (first.sharingKey === undefined) {
       return {
         reason: "AddressInUse",

@@ -1,23 +1,33 @@
 // The sentences behind every allocation failure. Each names what is wrong, the field or object to look
 // at, and the change that fixes it, because these messages become Events and conditions users act on.
+// An error's `field` is put before its message in one place (refusalText, and ConfigurationError the same way),
+// so a message never names its own field: it would read twice.
 import { otherFamily, type IPAddress, type IPFamily } from "../../shared/address.ts";
 import type { AllocationError } from "../../shared/allocationTypes.ts";
 import { poolCovers, type Pool, type ServiceIdentity } from "../../shared/pool.ts";
 
 const withField = (field: string | undefined): { field?: string } => (field === undefined ? {} : { field });
 
+/** The whole sentence a user reads: the field to look at, once, then what is wrong and the fix. */
+export function refusalText(error: AllocationError): string {
+  return error.field === undefined ? error.message : `${error.field}: ${error.message}`;
+}
+
 export function poolNotFound(
   name: string,
   field: string | undefined,
   known: readonly string[],
 ): AllocationError {
-  const where = field ?? "the address-pool annotation";
   const pools = [...known].sort().join(", ") || "none";
+  const what = `IPAddressPool "${name}" does not exist (pools: ${pools})`;
   return {
     reason: "PoolNotFound",
     pool: name,
     ...withField(field),
-    message: `${where} names IPAddressPool "${name}", which does not exist (pools: ${pools}); fix the name or create the pool`,
+    message:
+      field === undefined
+        ? `the address-pool annotation names ${what}; fix the name or create the pool`
+        : `${what}; fix the name or create the pool`,
   };
 }
 
@@ -45,7 +55,7 @@ export function outsideNamedPool(
     address: address.text,
     field,
     message:
-      `${field} asks for ${address.text}, which is in IPAddressPool ${containing.map((p) => p.name).join(", ")}, ` +
+      `${address.text} is in IPAddressPool ${containing.map((p) => p.name).join(", ")}, ` +
       `but ${poolField ?? "the address-pool annotation"} names pool ${named.name}; ` +
       `make them agree or remove one of them`,
   };
@@ -56,12 +66,11 @@ export function notInAnyPool(
   field: string | undefined,
   pools: readonly Pool[],
 ): AllocationError {
-  const subject = field === undefined ? address.text : `${field} asks for ${address.text}, which`;
   const skippedBy = pools.find((pool) => poolCovers(pool, address));
   const message = skippedBy
-    ? `${subject} is skipped by IPAddressPool ${skippedBy.name} because its avoidBuggyIPs is on ` +
+    ? `${address.text} is skipped by IPAddressPool ${skippedBy.name} because its avoidBuggyIPs is on ` +
       `(addresses ending in .0 or .255 are never used); request another address or turn avoidBuggyIPs off`
-    : `${subject} is not in any IPAddressPool; request an address from a pool or add it to a pool's spec.addresses`;
+    : `${address.text} is not in any IPAddressPool; request an address from a pool or add it to a pool's spec.addresses`;
   return {
     reason: "AddressNotInAnyPool",
     address: address.text,

@@ -105,13 +105,13 @@ describe("dual-stack", () => {
       new Allocator(pools).assign(service("ns/a", dual()), { addresses: ["10.0.0.1", "10.0.0.2"] }),
     );
     expect(error.reason).toBe("InvalidRequestedAddress");
-    expect(error.message).toMatch(/lists two IPv4 addresses \(10.0.0.1, 10.0.0.2\)/);
+    expect(error.message).toMatch(/^two IPv4 addresses \(10.0.0.1, 10.0.0.2\)/);
   });
 
   it("rejects RequireDualStack with only one requested address", () => {
     const error = errorOf(new Allocator(pools).assign(service("ns/a", dual()), { addresses: ["10.0.0.1"] }));
     expect(error.reason).toBe("InvalidRequestedAddress");
-    expect(error.message).toMatch(/names no IPv6 address/);
+    expect(error.message).toMatch(/^no IPv6 address, but the Service requires dual-stack/);
   });
 
   it("gives PreferDualStack exactly the requested families", () => {

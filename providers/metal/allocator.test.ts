@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Allocator } from "./allocator.ts";
+import { refusalText } from "./allocationErrors.ts";
 import type { AllocationError, AssignResult } from "../../shared/allocationTypes.ts";
 import { pool, service, tcp } from "../../test/unit/support/metal.ts";
 
@@ -177,8 +178,9 @@ describe("pool choice: priority, selectors, autoAssign", () => {
       }),
     );
     expect(missing).toMatchObject({ reason: "PoolNotFound", pool: "gold" });
-    expect(missing.message).toBe(
-      'metadata.annotations["metallb.io/address-pool"] names IPAddressPool "gold", which does not exist ' +
+    // The field goes before the message once, where the refusal is told.
+    expect(refusalText(missing)).toBe(
+      'metadata.annotations["metallb.io/address-pool"]: IPAddressPool "gold" does not exist ' +
         "(pools: prod-only); fix the name or create the pool",
     );
     const excluded = errorOf(allocator.assign(service("dev/a"), { pool: "prod-only" }));
@@ -246,7 +248,7 @@ describe("requested addresses", () => {
       address: "192.168.1.1",
       field: "spec.loadBalancerIP",
       message:
-        "spec.loadBalancerIP asks for 192.168.1.1, which is not in any IPAddressPool; request an address " +
+        "192.168.1.1 is not in any IPAddressPool; request an address " +
         "from a pool or add it to a pool's spec.addresses",
     });
   });
@@ -281,7 +283,7 @@ describe("requested addresses", () => {
       }),
     );
     expect(error.reason).toBe("InvalidRequestedAddress");
-    expect(error.message).toMatch(
+    expect(refusalText(error)).toMatch(
       /^metadata.annotations\["portico.io\/loadBalancerIPs"\]: "10.0.0.0\/24" is a network/,
     );
   });
@@ -292,7 +294,7 @@ describe("requested addresses", () => {
     );
     expect(error.reason).toBe("InvalidRequestedAddress");
     expect(error.message).toMatch(
-      /which is in IPAddressPool p, but the address-pool annotation names pool buggy/,
+      /^10.0.0.1 is in IPAddressPool p, but the address-pool annotation names pool buggy/,
     );
   });
 

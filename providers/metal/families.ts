@@ -23,14 +23,14 @@ export function planFamilies(service: ServiceForAllocation, request: AllocationR
   const requested: IPAddress[] = [];
   for (const text of request.addresses ?? []) {
     const parsed = parseIP(text.trim());
-    if (!parsed.ok) return invalid(text, field, `${field}: ${parsed.problem}`);
+    if (!parsed.ok) return invalid(text, field, parsed.problem);
     const duplicate = requested.find((earlier) => earlier.family === parsed.value.family);
     if (duplicate) {
       return invalid(
         text,
         field,
-        `${field} lists two ${parsed.value.family} addresses (${duplicate.text}, ${parsed.value.text}); ` +
-          `a Service gets at most one address per family, keep one of them`,
+        `two ${parsed.value.family} addresses (${duplicate.text}, ${parsed.value.text}), but a Service gets ` +
+          `at most one address per family; keep one of them`,
       );
     }
     requested.push(parsed.value);
@@ -51,7 +51,7 @@ export function planFamilies(service: ServiceForAllocation, request: AllocationR
       return invalid(
         address.text,
         field,
-        `${field} asks for ${address.text}, an ${address.family} address, but the Service's families are ` +
+        `${address.text} is an ${address.family} address, but the Service's families are ` +
           `${allowed.join(", ")} (ipFamilyPolicy ${policy}); request an ${allowed.join(" or ")} address ` +
           `or change spec.ipFamilies`,
       );
@@ -64,7 +64,7 @@ export function planFamilies(service: ServiceForAllocation, request: AllocationR
       return invalid(
         requested[0]?.text ?? "",
         field,
-        `the Service requires dual-stack but ${field} names no ${missing} address; ` +
+        `no ${missing} address, but the Service requires dual-stack (ipFamilyPolicy RequireDualStack); ` +
           `add one ${missing} address (comma-separated) or remove the requested addresses`,
       );
     }
@@ -85,6 +85,7 @@ export function planFamilies(service: ServiceForAllocation, request: AllocationR
   };
 }
 
+/** `message` does not name `field`: it is put before the message where the error is told (refusalText). */
 function invalid(address: string, field: string, message: string): FamilyPlan {
   return { ok: false, error: { reason: "InvalidRequestedAddress", address, field, message } };
 }

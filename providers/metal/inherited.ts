@@ -10,6 +10,8 @@ import type {
   ServiceForAllocation,
 } from "../../shared/allocationTypes.ts";
 import type { Allocator } from "./allocator.ts";
+import { refusalText } from "./allocationErrors.ts";
+import { describeHolder } from "./holders.ts";
 
 /** Reasons of the refusals below; the inventory reads them back to know the Service's status is not Portico's. */
 export const INHERITED_REFUSALS = [
@@ -55,7 +57,9 @@ export function inherit(
   const given = check.ok ? check.addresses.map((a) => a.address) : [];
   if (check.ok && addresses.every((a) => given.includes(a))) return { kind: "kept", addresses };
   allocator.release(service.key);
-  const why = check.ok ? `Portico would give it ${given.join(", ") || "no address"}` : check.error.message;
+  const why = check.ok
+    ? `Portico would give it ${given.join(", ") || "no address"}`
+    : refusalText(check.error);
   return {
     kind: "refused",
     error: new ConfigurationError(
@@ -87,12 +91,6 @@ function refusal(problems: RestoreProblem[]): ConfigurationError {
 
 function heldBy(problem: RestoreProblem): string {
   const usedBy = "usedBy" in problem.error ? [problem.error.usedBy].flat() : [];
-  const users = usedBy.map((key: string) =>
-    key.startsWith("~node/")
-      ? `node ${key.slice("~node/".length)}'s own address`
-      : key.startsWith("~inuse/")
-        ? "in use on the LAN by a host that is not a speaker"
-        : `held by Service ${key}`,
-  );
+  const users = usedBy.map(describeHolder);
   return `${problem.address} is ${users.join(", ") || problem.error.message}`;
 }

@@ -19,6 +19,7 @@ import {
   type ServiceForAllocation,
 } from "../../shared/allocationTypes.ts";
 import { Allocator } from "./allocator.ts";
+import { refusalText } from "./allocationErrors.ts";
 import { parseIP } from "../../shared/address.ts";
 import { parsePool, type Pool, type PoolProblem } from "../../shared/pool.ts";
 import {
@@ -38,6 +39,7 @@ import {
 } from "./poolSources.ts";
 import { POOL_RECORD_ANNOTATION, requestFromService } from "../../shared/request.ts";
 import { inherit } from "./inherited.ts";
+import { isServiceHolder, lanHostHolder, nodeHolder } from "./holders.ts";
 import type { L2StatusFields } from "../../shared/l2status.ts";
 import { metalTraffic, poolRecord } from "./traffic.ts";
 
@@ -148,7 +150,7 @@ export class MetalProvider implements LoadBalancerProvider {
         ...result.skipped.map((s): Notice => ({
           type: "Warning",
           reason: "NoAddressOfFamily",
-          message: `no ${s.family} address: ${s.error.message}`,
+          message: `no ${s.family} address: ${refusalText(s.error)}`,
         })),
       ],
     });
@@ -194,7 +196,7 @@ export class MetalProvider implements LoadBalancerProvider {
       );
     return Promise.resolve({
       operations: !result.ok
-        ? [`cannot assign: ${result.error.message}`]
+        ? [`cannot assign: ${refusalText(result.error)}`]
         : keeping
           ? [
               `keep ${describeKept(result.addresses)}: the address the Service already has (MetalLB's or set by hand)`,
@@ -252,24 +254,24 @@ export class MetalProvider implements LoadBalancerProvider {
     // The inventory hands out the same array until a node changes: then only is it compared by content.
     const nodesText = nodes === this.nodesSeen.nodes ? this.nodesSeen.text : JSON.stringify(nodes);
     if (!this.allocator || seen !== this.poolsSeen || nodesText !== this.nodesSeen.text) {
-      // A node's own address inside a pool is held by the node ("~" cannot begin a namespace, so the key is
-      // never a Service's), and the allocator never gives it to a Service.
+      // A node's own address inside a pool is held by the node (holders.ts), and the allocator never gives it
+      // to a Service.
       this.nodeFindings = findNodeAddressesInPools(pools, nodes);
       const reserved: Assignment[] = this.nodeFindings.flatMap((f) =>
         f.kind === "NodeAddressInPool"
-          ? [{ serviceKey: `~node/${f.node}`, addresses: [f.address], ports: [] }]
+          ? [{ serviceKey: nodeHolder(f.node), addresses: [f.address], ports: [] }]
           : [],
       );
       const fromInventory = this.allocator ? [] : this.inventory.assignments();
       for (const a of fromInventory) if (a.inherited) this.inherited.add(a.serviceKey);
       const held = this.allocator
-        ? this.allocator.assignments().filter((a) => !a.serviceKey.startsWith("~"))
+        ? this.allocator.assignments().filter((a) => isServiceHolder(a.serviceKey))
         : fromInventory;
       // An address another host uses is held by that host, unless a Service announces it already.
       const taken = new Set(held.flatMap((a) => a.addresses));
       const inUse: Assignment[] = [...this.inUse.keys()]
         .filter((address) => !taken.has(address))
-        .map((address) => ({ serviceKey: `~inuse/${address}`, addresses: [address], ports: [] }));
+        .map((address) => ({ serviceKey: lanHostHolder(address), addresses: [address], ports: [] }));
       this.allocator = Allocator.fromAssignments(pools, [...reserved, ...inUse, ...held]);
     }
     this.poolsSeen = seen;
@@ -365,6 +367,7 @@ function request(intent: LoadBalancerIntent) {
   return parsed.request;
 }
 
+/** The refusal as the controller tells it: the field first (ConfigurationError puts it there), once. */
 function allocationError(error: AllocationError): ConfigurationError {
   const field = error.field ?? "spec";
   return new ConfigurationError(error.reason, field, error.message, "");
