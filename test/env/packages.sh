@@ -12,7 +12,8 @@
 # machine. So the packages go in without their recommendations, no service is started while they install (a
 # policy-rc.d refuses every start, as in an image build), and the systemd units of the packages this run installed
 # are disabled afterwards (containerd.service, frr.service and logrotate.timer, which FRR depends on), so none
-# starts at the machine's next boot. Units of packages that were there before are left as they were.
+# starts at the machine's next boot. Units of packages that were there before are left as they were. Another apt or
+# dpkg at work is waited for (test/env/apt.sh). One line on the terminal; apt's output goes to the log.
 set -euo pipefail
 missing=()
 need() { command -v "$1" >/dev/null 2>&1 || [ -e "$1" ] || missing+=("$2"); }
@@ -40,7 +41,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${PORTICO_CACHE:-$root/.cache}
 log=$cache/apt.log record=$cache/host-packages
 mkdir -p "$cache"
-echo "portico: installing ${missing[*]} from Debian's packages (no service enabled or started; log in $log)..." >&2
+echo "portico: installing ${missing[*]} from Debian's packages (no service enabled or started; what it installs is listed in $record, apt's output in $log)..." >&2
 
 # A policy-rc.d of our own only when the machine has none, removed however this script ends.
 policy=/usr/sbin/policy-rc.d
@@ -51,7 +52,9 @@ if [ ! -e "$policy" ]; then
 fi
 
 before=$(dpkg-query -W -f '${Package} ${db:Status-Status}\n' | awk '$2=="installed" {print $1}' | sort)
-{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"; } > "$log" 2>&1 ||
+: >"$log"
+{ "$root/test/env/apt.sh" "$log" update -qq &&
+  DEBIAN_FRONTEND=noninteractive "$root/test/env/apt.sh" "$log" install -y -qq --no-install-recommends "${missing[@]}"; } ||
   { tail -n 20 "$log" >&2; echo "portico: apt-get install ${missing[*]} failed (above, the end of $log)" >&2; exit 1; }
 after=$(dpkg-query -W -f '${Package} ${db:Status-Status}\n' | awk '$2=="installed" {print $1}' | sort)
 
@@ -73,4 +76,3 @@ done
   for pkg in $(comm -13 <(echo "$before") <(echo "$after")); do echo "package ${pkg%%:*}"; done
   for unit in "${disabled[@]}"; do echo "unit $unit"; done
 } >> "$record"
-echo "portico: installed ${missing[*]}${disabled:+; disabled ${disabled[*]} (the tests start what they need themselves)}" >&2
