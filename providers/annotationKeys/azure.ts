@@ -87,6 +87,9 @@ const PORT_READ = {
 
 export const AZURE_PORT_SETTINGS = Object.keys(PORT_READ);
 
+/** Where every per-port key starts: `service.beta.kubernetes.io/port_`, then the Service port's number and `_`. */
+export const AZURE_PORT_KEY_PREFIX = `${P}${PORT_KEY.split("<")[0]}`;
+
 const privateLink = (suffix: string): KeyEntry =>
   refused(
     `azure-pls-${suffix}`,

@@ -33,6 +33,8 @@ import {
 } from "./names.ts";
 import { probeFor } from "./probes.ts";
 import { assertAccessCoherent } from "./annotations/access.ts";
+import { assertPortKeysNamePorts } from "./annotations/portKeys.ts";
+import { floatingIPField, serviceFields, sourceRangesField } from "./annotations/fields.ts";
 import { inPrefix, securityRules } from "./security/rules.ts";
 import { isOfFamily } from "./annotations/ipFamilies.ts";
 
@@ -73,7 +75,7 @@ export function desiredService(
   // annotation makes an ip-target Service refuse it.
   const floatingIP =
     settings.floatingIP ?? (targetType === "instance" && (config.floatingIPDefault ?? false));
-  assertAccessCoherent(settings, intent.sourceRanges);
+  assertAccessCoherent(settings, intent.sourceRanges, sourceRangesField(intent));
   const fe = frontendName(svc.uid, family);
   const perService = config.loadBalancerPerService ?? false;
   const lbName = perService
@@ -82,6 +84,7 @@ export function desiredService(
   const groups = resourceGroups(config);
   const lbId = resourceId(config.subscriptionId, groups.loadBalancers, "loadBalancers", lbName);
 
+  assertPortKeysNamePorts(intent.annotations, intent.ports);
   const ports = intent.ports.filter((p) => !settings.ports[p.port]?.noRule);
   ports.forEach((p) => {
     if (p.protocol === "SCTP")
@@ -142,6 +145,7 @@ export function desiredService(
   });
   assertDistinctBackendPorts(rules);
   const frontend = frontendSpec(settings, ctx, family);
+  const recorded = !perService && ctx.publicIp?.kind !== "managed";
   const desired: DesiredService = {
     service: svc,
     family,
@@ -163,8 +167,9 @@ export function desiredService(
     pool,
     probes,
     rules,
-    recordOnLoadBalancer: !perService && ctx.publicIp?.kind !== "managed",
+    recordOnLoadBalancer: recorded,
     securityRuleDescription: description(cluster, svc),
+    fields: serviceFields(intent, settings, family, recorded),
   };
   if (ctx.publicIp) desired.publicIp = ctx.publicIp;
   const restricted = intent.sourceRanges.length || settings.allowedIpRanges.length;
@@ -174,7 +179,7 @@ export function desiredService(
     throw new ConfigurationError(
       "SourceRangesUnsupported",
       intent.sourceRanges.length
-        ? "spec.loadBalancerSourceRanges"
+        ? sourceRangesField(intent)
         : `metadata.annotations[${settings.allowedIpRanges.length ? AZURE_ANNOTATIONS.allowedIpRanges : AZURE_ANNOTATIONS.allowedServiceTags}]`,
       "the controller has no network security group to enforce source restrictions in",
       "set securityGroupName in the controller's Azure config, or remove the restriction",
@@ -201,7 +206,7 @@ export function chooseTargetType(
   if (targetType === "ip" && settings.floatingIP)
     throw new ConfigurationError(
       "FloatingIPNeedsNodes",
-      `metadata.annotations[${AZURE_ANNOTATIONS.floatingIP}]`,
+      floatingIPField(intent) ?? `metadata.annotations[${AZURE_ANNOTATIONS.floatingIP}]`,
       "with floating IP the backend must own the frontend address, which pods do not",
       `use instance targets (${AZURE_ANNOTATIONS.targetType}: instance) or turn floating IP off`,
     );
@@ -318,7 +323,10 @@ function podAddresses(intent: LoadBalancerIntent, network: Network, family: IpFa
   if (byIp.size === 0 && endpoints.length > 0)
     throw new ConfigurationError(
       "PodsOutsideVirtualNetwork",
-      `metadata.annotations[${AZURE_ANNOTATIONS.targetType}]`,
+      // Pods are targets by the annotation, or by default when the Service has no node ports.
+      intent.annotations[AZURE_ANNOTATIONS.targetType]?.trim()
+        ? `metadata.annotations[${AZURE_ANNOTATIONS.targetType}]`
+        : "spec.allocateLoadBalancerNodePorts",
       `no endpoint address (${endpoints[0]!.ip}, ...) is in the virtual network, so pods cannot be targets`,
       "use instance targets, or a network plugin that gives pods VNet addresses (Azure CNI)",
     );

@@ -21,7 +21,12 @@ const uid = (n: number) => `0a1b2c3d-0000-4000-8000-${String(n).padStart(12, "0"
 /** Service `n`: one TCP port per entry of `ports` (80 + n by default), on the two nodes. */
 function service(
   n: number,
-  opts: { ports?: number[]; annotations?: Record<string, string>; endpoints?: string[] } = {},
+  opts: {
+    ports?: number[];
+    annotations?: Record<string, string>;
+    endpoints?: string[];
+    sourceRanges?: string[];
+  } = {},
 ): DesiredService {
   const ports = (opts.ports ?? [80 + n]).map((port) => ({
     name: `p${port}`,
@@ -34,6 +39,7 @@ function service(
       {
         ports,
         annotations: opts.annotations ?? {},
+        sourceRanges: opts.sourceRanges ?? [],
         endpoints: (opts.endpoints ?? []).map((ip) => ({
           ip,
           nodeName: "node-a",
@@ -183,15 +189,20 @@ describe("assertWithinLimits", () => {
   describe("rules per backend address", () => {
     const two = () => world([service(1), service(2)]);
 
-    it("counts every instance-target rule as reaching every node, and names target type and ip targets", () => {
+    it("counts every instance-target rule as reaching every node, and names ip targets as the fix", () => {
       expect(() => assertWithinLimits(service(3), two(), { rulesPerBackendAddress: 3 })).not.toThrow();
       const err = refusal(service(3), two(), { rulesPerBackendAddress: 2 });
       expect(err.reason).toBe("TooManyRulesPerBackend");
-      expect(err.field).toBe(`metadata.annotations[${TARGET}]`);
+      // Instance targets by default: the Service carries no target-type annotation, its ports are what it adds.
+      expect(err.field).toBe("spec.ports");
       expect(err.message).toMatch(
         /backend address 10\.0\.1\.1[01] would be reached by 3 load-balancing rules/,
       );
       expect(err.fix).toContain(`${TARGET}: ip`);
+      const asked = refusal(service(3, { annotations: { [TARGET]: "instance" } }), two(), {
+        rulesPerBackendAddress: 2,
+      });
+      expect(asked.field).toBe(`metadata.annotations[${TARGET}]`);
     });
 
     it("counts the rules of every load balancer, internal and public", () => {
@@ -311,9 +322,18 @@ describe("assertWithinLimits", () => {
         addressPrefixesPerSecurityGroup: 5,
       });
       expect(err.reason).toBe("TooManySecurityRuleAddresses");
-      expect(err.field).toBe("metadata.annotations[portico.io/floating-ip]");
+      // Floating IP off by default: no annotation of the Service says so, its ports are what it adds.
+      expect(err.field).toBe("spec.ports");
       expect(err.message).toContain("6 destination addresses");
       expect(err.fix).toContain("floating IP");
+      for (const key of ["portico.io/floating-ip", `${A}azure-disable-load-balancer-floating-ip`]) {
+        const off = withRules(service(3, { annotations: { [key]: key.startsWith(A) ? "true" : "false" } }), {
+          destination: ["10.0.1.0/24", "10.0.2.0/24", "10.0.9.9"],
+        });
+        expect(refusal(off, observed(), { addressPrefixesPerSecurityGroup: 5 }).field).toBe(
+          `metadata.annotations[${key}]`,
+        );
+      }
     });
 
     it("counts every rule's destinations, one rule per port", () => {
@@ -332,8 +352,9 @@ describe("assertWithinLimits", () => {
       expect(err.message).toContain("5 destination addresses");
     });
 
-    it("counts source ranges on their own, and not service tags", () => {
-      const ranges = withRules(service(3), {
+    it("counts source ranges on their own, and not service tags, naming where the Service lists them", () => {
+      const listed = ["203.0.113.0/24", "198.51.100.7/32"];
+      const ranges = withRules(service(3, { sourceRanges: listed }), {
         sources: ["203.0.113.0/24", "198.51.100.7", "Internet"],
         destination: ["10.0.1.0/24"],
       });
@@ -344,6 +365,23 @@ describe("assertWithinLimits", () => {
       const err = refusal(ranges, observed(), { addressPrefixesPerSecurityGroup: 2 });
       expect(err.field).toBe("spec.loadBalancerSourceRanges");
       expect(err.message).toContain("3 source addresses");
+      const elsewhere: [Record<string, string>, string[], string][] = [
+        [{ [`${A}azure-allowed-ip-ranges`]: listed.join(",") }, [], `${A}azure-allowed-ip-ranges`],
+        [
+          { [`${A}load-balancer-source-ranges`]: listed.join(",") },
+          listed,
+          `${A}load-balancer-source-ranges`,
+        ],
+      ];
+      for (const [annotations, sourceRanges, key] of elsewhere) {
+        const d = withRules(service(3, { annotations, sourceRanges }), {
+          sources: ["203.0.113.0/24", "198.51.100.7"],
+          destination: ["10.0.1.0/24"],
+        });
+        expect(refusal(d, observed(), { addressPrefixesPerSecurityGroup: 2 }).field).toBe(
+          `metadata.annotations[${key}]`,
+        );
+      }
     });
 
     it("replaces a Service's own addresses, so re-applying or narrowing passes", () => {

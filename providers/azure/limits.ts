@@ -121,8 +121,9 @@ function checkLoadBalancers(d: DesiredService, before: LoadBalancer[], l: AzureL
   if (worst)
     throw new ConfigurationError(
       "TooManyRulesPerBackend",
-      // With the cluster's node pool, every instance-target rule of every Service reaches every node.
-      d.pool.shared ? `metadata.annotations[${AZURE_ANNOTATIONS.targetType}]` : "spec.ports",
+      // With the cluster's node pool, every instance-target rule of every Service reaches every node: the target
+      // type is what put the Service there when it asked for it; by default its ports are what it adds.
+      (d.pool.shared && d.fields.targetType) || "spec.ports",
       `backend address ${worst.ip} would be reached by ${worst.rules} load-balancing rules and Azure allows ` +
         `${l.rulesPerBackendAddress} per backend address, over all load balancers`,
       `use ip targets (${AZURE_ANNOTATIONS.targetType}: ip), so the rules reach pods instead of every node, ` +
@@ -211,7 +212,8 @@ function checkSecurityGroup(d: DesiredService, nsg: NetworkSecurityGroup, l: Azu
   if (over(limit, count(existing, "source"), sourcesAfter))
     throw new ConfigurationError(
       "TooManySecurityRuleAddresses",
-      "spec.loadBalancerSourceRanges",
+      // Only a Service adding addresses goes over: those it lists.
+      d.fields.sources ?? "spec.ports",
       `the rules of network security group ${group} would name ${sourcesAfter} source addresses and ranges, ` +
         `and Azure allows ${limit}`,
       "use fewer, wider source ranges, or fewer ports",
@@ -221,7 +223,8 @@ function checkSecurityGroup(d: DesiredService, nsg: NetworkSecurityGroup, l: Azu
   if (over(limit, count(existing, "destination"), destinationsAfter))
     throw new ConfigurationError(
       "TooManySecurityRuleAddresses",
-      floating ? "spec.ports" : `metadata.annotations[${AZURE_ANNOTATIONS.floatingIP}]`,
+      // Floating IP turned off by the Service's annotation, or off by default (then its ports are what it adds).
+      (!floating && d.fields.floatingIP) || "spec.ports",
       `the rules of network security group ${group} would name ${destinationsAfter} destination addresses and ` +
         `ranges, and Azure allows ${limit}`,
       floating

@@ -13,6 +13,7 @@ import {
   sharedFrontend,
 } from "./publicIps/sharedFrontends.ts";
 import { takenOver, withLegacyRenamed } from "./adoption.ts";
+import { configField } from "./annotations/fields.ts";
 
 type Frontend = NonNullable<LoadBalancer["frontendIPConfigurations"]>[number];
 type Pool = NonNullable<LoadBalancer["backendAddressPools"]>[number];
@@ -55,13 +56,7 @@ function editedWith(read: LoadBalancer | undefined, d: DesiredService): LoadBala
   const tags = { ...base.tags };
   if (d.recordOnLoadBalancer) tags[recordTag(fe)] = `${d.service.namespace}/${d.service.name}`;
   else delete tags[recordTag(fe)];
-  if (Object.keys(tags).length > MAX_TAGS)
-    throw new ConfigurationError(
-      "LoadBalancerFull",
-      "metadata.annotations[service.beta.kubernetes.io/azure-load-balancer-internal]",
-      `load balancer ${d.loadBalancer.name} already records ${MAX_TAGS - 2} Services in its tags, all ARM allows`,
-      "configure the controller with loadBalancerPerService, or give the Service a public IP Portico makes",
-    );
+  if (Object.keys(tags).length > MAX_TAGS) throw loadBalancerFull(d);
   // The Service's own rules go first, so that what remains on its frontend is other Services' (publicIps/sharedFrontends.ts).
   let rest: LoadBalancer = {
     ...base,
@@ -98,6 +93,26 @@ function editedWith(read: LoadBalancer | undefined, d: DesiredService): LoadBala
   assertPortsFree(next, fe, shared?.name ?? fe, address);
   const pruned = withoutUnusedNodePool(next);
   return read && canonical(read) === canonical(pruned) ? read : pruned;
+}
+
+/**
+ * A Service recorded on the load balancer (recordTag) because no public IP Portico made for it records it: an
+ * internal one, or one on a public IP it names. The refusal names that field, and the fix that fits it.
+ */
+function loadBalancerFull(d: DesiredService): ConfigurationError {
+  const field = d.fields.record ?? configField("loadBalancerPerService");
+  const internal = d.loadBalancer.internal;
+  return new ConfigurationError(
+    "LoadBalancerFull",
+    field,
+    `load balancer ${d.loadBalancer.name} already records ${MAX_TAGS - 2} Services in its tags, all ARM allows: ` +
+      (internal
+        ? "each internal Service is recorded there"
+        : "each Service on a public IP Portico did not make for it is recorded there"),
+    internal
+      ? "configure the controller with loadBalancerPerService, or spread Services over several load balancers (multipleStandardLoadBalancerConfigurations)"
+      : `configure the controller with loadBalancerPerService, or remove ${field.replace(/^metadata\.annotations\[(.*)\]$/, "$1")} so that Portico makes the Service a public IP of its own`,
+  );
 }
 
 /**

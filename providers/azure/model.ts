@@ -3,6 +3,7 @@ import type { LoadBalancer, NetworkSecurityGroup, PublicIPAddress } from "@azure
 import type { ServiceRef } from "../provider.ts";
 import type { IpFamily } from "./names.ts";
 import type { IpTag } from "./annotations/publicIp.ts";
+import type { ServiceFields } from "./annotations/fields.ts";
 
 export type { LoadBalancer, NetworkSecurityGroup, PublicIPAddress };
 
@@ -123,6 +124,8 @@ export interface DesiredService {
   securityRules?: DesiredSecurityRule[];
   /** Marks the Service's security rules as Portico's and names their Service (≤140 characters). */
   securityRuleDescription: string;
+  /** The Service's fields that decided these parts, for refusals about what it shares to name. */
+  fields: ServiceFields;
 }
 
 /** What exists in ARM that may concern a Service; ownership is decided by the pure functions reading it. */

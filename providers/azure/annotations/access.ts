@@ -57,7 +57,12 @@ export function parseAccessSettings(get: (key: string) => string | undefined): A
  * load-balancer-source-ranges annotation) and against each other, as cloud-provider-azure's access control
  * does where it refuses, and where it would silently drop a setting.
  */
-export function assertAccessCoherent(settings: AccessSettings, sourceRanges: string[]): void {
+export function assertAccessCoherent(
+  settings: AccessSettings,
+  sourceRanges: string[],
+  /** Where the source ranges are written: the spec, or Kubernetes' annotation. */
+  sourceRangesField = "spec.loadBalancerSourceRanges",
+): void {
   const a = AZURE_ANNOTATION_KEYS;
   // cloud-provider-azure refuses both at once ("cannot set both spec.LoadBalancerSourceRanges and service
   // annotation azure-allowed-ip-ranges"); which one wins would be a guess.
@@ -80,7 +85,7 @@ export function assertAccessCoherent(settings: AccessSettings, sourceRanges: str
       : settings.allowedIpRanges.length
         ? a.allowedIpRanges
         : sourceRanges.length
-          ? "spec.loadBalancerSourceRanges"
+          ? sourceRangesField
           : settings.denyAllExceptSourceRanges
             ? a.denyAllExceptSourceRanges
             : undefined;

@@ -127,7 +127,8 @@ describe("placeService: allowServicePlacement", () => {
   it("a Service no load balancer is open to is refused, naming each one's reason", () => {
     const err = refusal(() => place([CLOSED]));
     expect(err.reason).toBe("NoEligibleLoadBalancer");
-    expect(err.field).toBe("metadata.labels");
+    // The Service names no load balancer and has no labels: the configurations' rules left it nowhere.
+    expect(err.field).toBe("multipleStandardLoadBalancerConfigurations (controller Azure config)");
     expect(err.message).toContain("closed (allowServicePlacement is false)");
   });
 });

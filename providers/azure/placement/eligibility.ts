@@ -6,6 +6,7 @@
 // case by case; the provider tries the candidates in order against Azure's limits (limits.ts).
 import { AZURE_ANNOTATION_KEYS } from "../../annotationKeys/azure.ts";
 import { ConfigurationError } from "../../errors.ts";
+import { configField } from "../annotations/fields.ts";
 import { matchesLabelSelector, type Labels } from "../../../shared/labelSelector.ts";
 import type { LoadBalancerConfiguration } from "./lbConfigurations.ts";
 
@@ -67,7 +68,8 @@ export function placeService(input: PlacementInput): Placement {
   if (!chosen.length)
     throw new ConfigurationError(
       "NoEligibleLoadBalancer",
-      named ? FIELD : "metadata.labels",
+      // Not named by the Service: the configurations' own rules and selectors left it nowhere.
+      named ? FIELD : configField("multipleStandardLoadBalancerConfigurations"),
       `no configured load balancer may hold the Service: ${excluded.join(", ")}`,
       named
         ? `name a load balancer whose selectors match the Service in ${CONFIGURATIONS_ANNOTATION}, or change its labels`

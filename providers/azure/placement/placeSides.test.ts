@@ -25,6 +25,7 @@ const NODES = [
 const K: LoadBalancerConfiguration = { name: CLUSTER, primaryVMSet: "pool-a" };
 const B: LoadBalancerConfiguration = { name: "lb-b", primaryVMSet: "pool-b" };
 const NO_LIMITS: Partial<AzureLimits> = {};
+const CONFIG = "multipleStandardLoadBalancerConfigurations (controller Azure config)";
 
 const uid = (n: number) => `0a1b2c3d-0000-4000-8000-${String(n).padStart(12, "0")}`;
 
@@ -155,12 +156,17 @@ describe("placedSides within Azure's limits, per load balancer", () => {
     const observed = world([svc(1), svc(2)], cfg);
     const err = refusal(() => place(svc(3), observed, cfg));
     expect(err.reason).toBe("NoLoadBalancerWithRoom");
-    expect(err.field).toBe(`metadata.annotations[${CONFIGURATIONS_ANNOTATION}]`);
+    // Placed by the configurations, not by an annotation it does not carry.
+    expect(err.field).toBe(CONFIG);
     expect(err.message).toContain(`${CLUSTER}: load balancer ${CLUSTER} would have 2 load-balancing rules`);
     expect(err.message).toContain("lb-b: load balancer lb-b would have 2 load-balancing rules");
     // The fixes of a single load balancer (loadBalancerPerService) are not offered.
     expect(err.message).not.toContain("loadBalancerPerService");
     expect(err.fix).toContain("add a load balancer to multipleStandardLoadBalancerConfigurations");
+    const named = svc(3, { annotations: { [CONFIGURATIONS_ANNOTATION]: `${CLUSTER},lb-b` } });
+    expect(refusal(() => place(named, observed, cfg)).field).toBe(
+      `metadata.annotations[${CONFIGURATIONS_ANNOTATION}]`,
+    );
   });
 
   it("rules per backend address count only the nodes of the Service's load balancer", () => {
@@ -184,7 +190,7 @@ describe("placedSides within Azure's limits, per load balancer", () => {
     });
     const err = refusal(() => place(more, observed, cfg));
     expect(err.reason).toBe("TooManyRules");
-    expect(err.field).toBe(`metadata.annotations[${CONFIGURATIONS_ANNOTATION}]`);
+    expect(err.field).toBe(CONFIG);
     expect(err.message).toContain(`load balancer ${CLUSTER} would have 2 load-balancing rules`);
     expect(err.message).toContain(`the Service stays on ${CLUSTER}, where it is`);
     expect(err.fix).toContain(CONFIGURATIONS_ANNOTATION);

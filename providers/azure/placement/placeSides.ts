@@ -19,6 +19,7 @@ import { CONFIGURATIONS_ANNOTATION, placeService } from "./eligibility.ts";
 import { ownedLoadBalancer } from "../plan.ts";
 import { sharedFrontend } from "../publicIps/sharedFrontends.ts";
 import { desiredSides } from "../sides.ts";
+import { annotationField, configField } from "../annotations/fields.ts";
 
 /** Limits of one load balancer (or of the nodes behind it): another load balancer may have room. */
 const PER_LOAD_BALANCER = new Set([
@@ -28,7 +29,15 @@ const PER_LOAD_BALANCER = new Set([
   "LoadBalancerFull",
 ]);
 
-const FIELD = `metadata.annotations[${CONFIGURATIONS_ANNOTATION}]`;
+/**
+ * What placed the Service among the configured load balancers: its annotation naming them, when it carries one;
+ * otherwise the controller's configurations and their selectors.
+ */
+export function placementField(intent: LoadBalancerIntent): string {
+  return intent.annotations[CONFIGURATIONS_ANNOTATION]?.trim()
+    ? annotationField(CONFIGURATIONS_ANNOTATION)
+    : configField("multipleStandardLoadBalancerConfigurations");
+}
 
 /** What a ConfigurationError says is wrong, without the field before it and the fix after it. */
 function problemOf(err: ConfigurationError): string {
@@ -98,7 +107,7 @@ export function placedSides(
       if (placement.staying)
         throw new ConfigurationError(
           err.reason,
-          FIELD,
+          placementField(intent),
           `${problem}; the Service stays on ${name}, ${where}: Services move between load balancers only when asked`,
           `name another load balancer with room in ${CONFIGURATIONS_ANNOTATION} to move it, or use fewer ports`,
         );
@@ -107,10 +116,10 @@ export function placedSides(
   }
   throw new ConfigurationError(
     "NoLoadBalancerWithRoom",
-    FIELD,
+    placementField(intent),
     `the Service fits on none of the load balancers it may use, within Azure's limits: ${reasons.join(" | ")}`,
     "add a load balancer to multipleStandardLoadBalancerConfigurations that the Service may use (by its " +
-      "selectors, or by naming it in this annotation), or free room on one of these",
+      `selectors, or by naming it in ${CONFIGURATIONS_ANNOTATION}), or free room on one of these`,
   );
 }
 
