@@ -6,6 +6,8 @@ SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
+# When make started: `make test` prints its whole time from here, set-up included (a cold run's too).
+TEST_STARTED := $(shell date +%s)
 NODE_DIR := $(shell test/env/node.sh)
 ifeq ($(NODE_DIR),)
 $(error could not find or install Node.js 24 (see the message above))
@@ -37,8 +39,8 @@ env: deps
 # Unit and integration tests first, then the end-to-end suite on the local cluster (its own control plane,
 # three kubelet nodes and Portico's image; root only), so the two never compete for the machine.
 test: env
-	npx vitest run --project unit --project integration
-	npx vitest run --project e2e
+	@trap 'echo "make test: $$(( ($$(date +%s) - $(TEST_STARTED)) / 60 )) min $$(( ($$(date +%s) - $(TEST_STARTED)) % 60 )) s in all, set-up included"' EXIT; \
+	  npx vitest run --project unit --project integration && npx vitest run --project e2e
 
 test-e2e: env
 	npx vitest run --project e2e

@@ -1,7 +1,8 @@
-// Kubernetes' own LoadBalancer tests, a fast subset (one per area: test/k8s-e2e/fastSubset.ts), unmodified, on the
-// four set-ups `make test-conformance` runs in full: bare metal from the LAN (L2) and from behind a BGP router,
-// and the eks and aks overlays with their emulators and edges. Each set-up is a local cluster of its own, with
-// cluster DNS, Portico installed from its overlay; two run at a time, as each spends most of its time waiting.
+// Kubernetes' own LoadBalancer tests, a fast subset (one per area, on the set-ups where Portico does it its own
+// way: test/k8s-e2e/fastSubset.ts), unmodified, on the four set-ups `make test-conformance` runs in full: bare
+// metal from the LAN (L2) and from behind a BGP router, and the eks and aks overlays with their emulators and
+// edges. Each set-up is a local cluster of its own, with cluster DNS, Portico installed from its overlay; two run
+// at a time, as each spends most of its time waiting.
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -3,7 +3,7 @@
 // subset that silently runs nothing.
 import { readFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
-import { subsetFocus, subsetNames } from "../k8s-e2e/fastSubset.ts";
+import { FAST_SUBSET, subsetFocus, subsetNames } from "../k8s-e2e/fastSubset.ts";
 import { SETUPS } from "../k8s-e2e/setups.ts";
 
 const results = JSON.parse(
@@ -21,4 +21,13 @@ describe.each(SETUPS)("the fast subset on %s", (setup) => {
     const focus = new RegExp(subsetFocus(setup));
     expect(ran.filter((name) => focus.test(name)).sort()).toEqual([...subsetNames(setup)].sort());
   });
+});
+
+test("every area runs on some set-up, and every set-up runs Local's health check node port", () => {
+  for (const t of FAST_SUBSET) expect(t.only ?? SETUPS, t.area).not.toHaveLength(0);
+  for (const setup of SETUPS)
+    expect(
+      subsetNames(setup).some((name) => name.includes("should target all nodes with endpoints")),
+      setup,
+    ).toBe(true);
 });
