@@ -126,8 +126,11 @@ bench-moto: env
 bench-aws-pass: env
 	node bench/awsPass.ts
 
+# The image's programs in dist/ (the Dockerfile runs the same), and porticoctl as one executable a user copies onto
+# their PATH: dist/bin/kubectl-portico (`kubectl portico …`) and dist/bin/porticoctl (build/porticoctl.ts).
 build: deps
 	npm run build
+	node build/porticoctl.ts
 
 clean:
 	rm -rf dist .run

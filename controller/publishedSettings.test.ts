@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ControllerConfig } from "./config.ts";
 import { readSettings, SETTINGS_ANNOTATION, settingsAnnotation } from "./publishedSettings.ts";
+import { VERSION } from "./version.ts";
 
 const config = {
   provider: "azure",
@@ -29,6 +30,7 @@ describe("published settings", () => {
     expect(annotation).not.toContain('"mi"');
     const read = readSettings({ metadata: { annotations: settingsAnnotation(config) } });
     expect(read).toEqual({
+      version: VERSION,
       provider: "azure",
       loadBalancerClass: "portico.io/azure-lb",
       defaultForUnclassed: true,

@@ -5,6 +5,7 @@
 import type { V1Lease } from "@kubernetes/client-node";
 import type { AzureConfig } from "../providers/registry.ts";
 import type { ControllerConfig } from "./config.ts";
+import { VERSION } from "./version.ts";
 
 export const SETTINGS_ANNOTATION = "portico.io/controller-settings";
 
@@ -30,6 +31,8 @@ const AZURE_PUBLIC_KEYS = [
 export type PublishedAzure = Pick<AzureConfig, (typeof AZURE_PUBLIC_KEYS)[number]>;
 
 export interface PublishedSettings {
+  /** The controller's own version, which `porticoctl version` sets beside its own. */
+  version?: string;
   provider: ControllerConfig["provider"];
   loadBalancerClass: string;
   /** Classes served beside its own. */
@@ -50,6 +53,7 @@ export function settingsOf(config: ControllerConfig): PublishedSettings {
   return {
     provider: config.provider,
     loadBalancerClass: config.loadBalancerClass,
+    version: VERSION,
     ...(config.alsoServes ? { alsoServes: config.alsoServes } : {}),
     defaultForUnclassed: config.defaultForUnclassed,
     clusterName: config.clusterName,

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// porticoctl: look at Portico's work. `status`, `plan`, `doctor` and `migrate`, with kubectl's conventions.
+// porticoctl: look at Portico's work. `status`, `plan`, `doctor` and `migrate`, with kubectl's conventions. Users
+// run it as one executable (build/porticoctl.ts), named porticoctl or kubectl-portico: kubectl runs the latter as
+// its plugin `kubectl portico`, and the help then names the command so.
 import {
   CoordinationV1Api,
   CoreV1Api,
@@ -7,6 +9,7 @@ import {
   DiscoveryV1Api,
   KubeConfig,
 } from "@kubernetes/client-node";
+import { basename } from "node:path";
 import { parseArgs } from "node:util";
 import type { ProviderName } from "../../providers/annotationKeys/types.ts";
 import { annotations, annotationsMarkdown } from "./annotations.ts";
@@ -18,16 +21,31 @@ import { Printer, type OutputFormat } from "./render.ts";
 import type { CloudAccess } from "../../providers/descriptor.ts";
 import { PROVIDERS } from "../../providers/registry.ts";
 import { status } from "./status.ts";
+import { version } from "./version.ts";
 
-export const USAGE = `porticoctl: look at Portico's load balancers
+const COMMANDS: [string, string][] = [
+  ["status [NAMESPACE/NAME | NAME]", "Portico Services, their address, cloud resources and target health"],
+  ["plan -f service.yaml", "what Portico would create or change for a Service, without doing it"],
+  ["doctor NAMESPACE/NAME | NAME", "why a Service has no address, or why traffic does not reach it"],
+  ["annotations [aws|azure|metal]", "every annotation key Portico reads or refuses (-o markdown too)"],
+  ["version", "porticoctl's version and the running controllers'"],
+  [
+    "migrate [-n NS]",
+    "before moving over, what Portico will adopt, keep, recreate or refuse\n" +
+      "for each Service it would serve (every namespace unless -n), and why;\nnothing is changed",
+  ],
+];
 
-  porticoctl status [NAMESPACE/NAME | NAME]   Portico Services, their address, cloud resources and target health
-  porticoctl plan -f service.yaml             what Portico would create or change for a Service, without doing it
-  porticoctl doctor NAMESPACE/NAME | NAME     why a Service has no address, or why traffic does not reach it
-  porticoctl annotations [aws|azure|metal]    every annotation key Portico reads or refuses (-o markdown too)
-  porticoctl migrate [-n NS]                  before moving over, what Portico will adopt, keep, recreate or refuse
-                                              for each Service it would serve (every namespace unless -n), and why;
-                                              nothing is changed
+/** The help, naming the command as it was run: `porticoctl`, or `kubectl portico` as kubectl's plugin. */
+export function usage(name = "porticoctl"): string {
+  const column = 2 + name.length + 34;
+  const commands = COMMANDS.map(
+    ([command, what]) =>
+      `  ${name} ${command}`.padEnd(column) + what.replaceAll("\n", "\n" + " ".repeat(column)),
+  );
+  return `porticoctl: look at Portico's load balancers
+
+${commands.join("\n")}
 
   -n, --namespace NS        namespace (default: the kubeconfig's, or all for status)
   -A, --all-namespaces      status: every namespace
@@ -50,6 +68,9 @@ export const USAGE = `porticoctl: look at Portico's load balancers
 
 Exit codes: 0 all is well, 1 something is wrong (doctor found a problem, a Service is not ready, migrate would
 refuse a Service), 2 usage.`;
+}
+
+export const USAGE = usage();
 
 const OPTIONS = {
   namespace: { type: "string", short: "n" },
@@ -74,7 +95,9 @@ export const OPTION_NAMES: readonly string[] = Object.keys(OPTIONS);
 export async function main(
   argv: string[],
   write: (s: string) => void = (s) => process.stdout.write(s),
+  name = "porticoctl",
 ): Promise<number> {
+  const help = usage(name);
   let parsed;
   try {
     parsed = parseArgs({
@@ -83,13 +106,13 @@ export async function main(
       options: OPTIONS,
     });
   } catch (err) {
-    write(`${(err as Error).message}\n\n${USAGE}\n`);
+    write(`${(err as Error).message}\n\n${help}\n`);
     return 2;
   }
   const { values, positionals } = parsed;
   const [command, target] = positionals;
   if (values.help || !command) {
-    write(USAGE + "\n");
+    write(help + "\n");
     return values.help ? 0 : 2;
   }
   if (command === "annotations") {
@@ -109,6 +132,10 @@ export async function main(
   }
   if (command === "annotations")
     return annotations(new Printer(format, { write }), target as ProviderName | undefined);
+  if (command === "version" && target) {
+    write(`version takes no argument\n`);
+    return 2;
+  }
   const azureFile = values["azure-config"] ?? process.env.PORTICO_AZURE_CONFIG;
   const access: CloudAccess = {};
   if (azureFile) {
@@ -147,6 +174,11 @@ export async function main(
         controllers: await runningControllers(kc.makeApiClient(CoordinationV1Api), controllerNamespace),
       });
     }
+    case "version":
+      return version(
+        printer,
+        await runningControllers(kc.makeApiClient(CoordinationV1Api), controllerNamespace),
+      );
     case "plan":
       if (!values.filename) {
         write("plan needs -f FILE (a Service manifest; - for standard input)\n");
@@ -206,13 +238,23 @@ export async function main(
       });
     }
     default:
-      write(`unknown command ${command}\n\n${USAGE}\n`);
+      write(`unknown command ${command}\n\n${help}\n`);
       return 2;
   }
 }
 
-if (import.meta.main) {
-  main(process.argv.slice(2)).then(
+/**
+ * Runs the command line and exits with its code. Output to a pipe closed early (`| head`) ends the command
+ * quietly, as kubectl's does.
+ */
+export function run(argv: string[]): void {
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(0);
+    throw err;
+  });
+  // Run as kubectl's plugin (the executable named kubectl-portico), the help says `kubectl portico`.
+  const name = basename(process.argv0) === "kubectl-portico" ? "kubectl portico" : "porticoctl";
+  main(argv, undefined, name).then(
     (code) => process.exit(code),
     (err: unknown) => {
       const body = (err as { body?: unknown }).body;
@@ -223,3 +265,5 @@ if (import.meta.main) {
     },
   );
 }
+
+if (import.meta.main) run(process.argv.slice(2));
