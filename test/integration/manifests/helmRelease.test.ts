@@ -1,7 +1,8 @@
 // `helm install`, `helm upgrade` and `helm uninstall` of the chart against the real apiserver: the release
 // creates every object `helm template` shows (each owned by the release), an upgrade keeps the speakers'
 // membership secret the chart made, and uninstalling removes every object of the release and Helm's own record
-// of it; only the CRDs stay, as Helm keeps crds/ by design (so no custom resource is lost with a release).
+// of it; only the CRDs stay, as Helm keeps crds/ by design (so no custom resource is lost with a release). A
+// namespace whose Pod Security label would refuse the speakers refuses the release instead.
 import {
   ApiextensionsV1Api,
   KubernetesObjectApi,
@@ -11,6 +12,7 @@ import {
 import { randomBytes } from "node:crypto";
 import { inject } from "vitest";
 import { expect, test } from "../../harness/index.ts";
+import { mergePatch } from "../../harness/kube.ts";
 import { CHART, chartArgs, runHelm, statusOf } from "../../harness/manifests.ts";
 
 test("a release installs the rendered objects, keeps its memberlist secret on upgrade, and uninstalls to nothing but the CRDs", async ({
@@ -30,8 +32,11 @@ test("a release installs the rendered objects, keeps its memberlist secret on up
   const install = await helm("install", release, CHART, ...args);
   expect(install.stderr).not.toMatch(/Error/);
   expect(install.code).toBe(0);
-  // NOTES.txt, with this release's names.
+  // NOTES.txt, with this release's names, and how to label the namespace, which has no Pod Security label.
   expect(install.stdout).toContain(`rollout status daemonset/${release}-portico-speaker`);
+  expect(install.stdout).toContain(
+    `kubectl label namespace ${ns} pod-security.kubernetes.io/enforce=privileged --overwrite`,
+  );
 
   const manifest = await helm("get", "manifest", release);
   const objects = (loadAllYaml(manifest.stdout) as (KubernetesObject | null)[]).filter((o) => o !== null);
@@ -109,4 +114,51 @@ test("with namespace.create, the namespace Helm 4 makes (--create-namespace) get
   // Deleted (no namespace controller runs beside this apiserver to finish emptying it).
   const gone = await cluster.core.readNamespace({ name: ns });
   expect(gone.metadata?.deletionTimestamp).toBeDefined();
+});
+
+test("a release with the speaker is refused, before anything is made, in a namespace whose Pod Security label refuses the speaker's pods", async ({
+  cluster,
+}) => {
+  const kubeconfig = inject("kubeconfig");
+  const release = `r${randomBytes(3).toString("hex")}`;
+  const ns = cluster.namespace;
+  const helm = (...a: string[]) => runHelm([...a, "--namespace", ns], { kubeconfig });
+  const label = (level: string) =>
+    cluster.core.patchNamespace(
+      { name: ns, body: { metadata: { labels: { "pod-security.kubernetes.io/enforce": level } } } },
+      mergePatch,
+    );
+  const metal = [
+    ...chartArgs("metal"),
+    ...["--set", "namespace.create=false", "--set", "speaker.memberlist.createSecret=true"],
+  ];
+
+  for (const level of ["baseline", "restricted"]) {
+    await label(level);
+    const install = await helm("install", release, CHART, ...metal);
+    expect(install.code).not.toBe(0);
+    expect(install.stderr).toContain(
+      `namespace ${ns} enforces Pod Security level ${level} (its label pod-security.kubernetes.io/enforce), which refuses the speaker's pods`,
+    );
+    expect(install.stderr).toContain(
+      `kubectl label namespace ${ns} pod-security.kubernetes.io/enforce=privileged --overwrite`,
+    );
+    // Refused while rendering: no record of the release, nothing of it in the namespace.
+    expect((await helm("list", "--all", "-q")).stdout.trim()).toBe("");
+    expect((await cluster.apps.listNamespacedDaemonSet({ namespace: ns })).items).toEqual([]);
+    expect((await cluster.core.listNamespacedSecret({ namespace: ns })).items).toEqual([]);
+  }
+
+  // Without the speaker the controller alone meets restricted; a namespace labelled privileged takes both.
+  const controllerOnly = await helm(
+    ...["install", release, CHART, "--dry-run=server", ...chartArgs("metal")],
+    ...["--set", "namespace.create=false", "--set", "speaker.enabled=false"],
+  );
+  expect(controllerOnly.code, controllerOnly.stderr).toBe(0);
+  await label("privileged");
+  const privileged = await helm("install", release, CHART, "--dry-run=server", ...metal);
+  expect(privileged.code, privileged.stderr).toBe(0);
+  // Labelled so, the namespace needs no word in NOTES.txt.
+  expect(privileged.stdout).toContain(`rollout status daemonset/${release}-portico-speaker`);
+  expect(privileged.stdout).not.toContain("pod-security.kubernetes.io/enforce");
 });

@@ -152,4 +152,22 @@ Settings that cannot work together, refused with the value to change, before any
 {{- fail (printf "speaker.extraArgs: %s is set by the chart: set the value %s instead" $flag $value) -}}
 {{- end -}}
 {{- end -}}
+{{- include "portico.validateNamespace" . -}}
+{{- end -}}
+
+{{/*
+The speaker needs Pod Security's privileged level (the host network and CAP_NET_RAW; FRR's NET_ADMIN and
+SYS_ADMIN). In a release namespace whose enforce label names another level its pods would be refused, and the
+DaemonSet would stand with none and say why only in its events: refused here instead, naming the label and the
+fix, before anything is made. A namespace without the label gets the cluster's default level, which no API
+shows (NOTES.txt says to label it); `lookup` reads nothing under `helm template`, whose output goes elsewhere.
+*/}}
+{{- define "portico.validateNamespace" -}}
+{{- if and (include "portico.speakerEnabled" .) (not .Values.namespace.create) -}}
+{{- $ns := lookup "v1" "Namespace" "" .Release.Namespace -}}
+{{- $level := dig "metadata" "labels" "pod-security.kubernetes.io/enforce" "" $ns -}}
+{{- if and $level (ne $level "privileged") -}}
+{{- fail (printf "namespace %s enforces Pod Security level %s (its label pod-security.kubernetes.io/enforce), which refuses the speaker's pods (host network, CAP_NET_RAW): label it privileged (kubectl label namespace %s pod-security.kubernetes.io/enforce=privileged --overwrite) or install into a namespace labelled so" .Release.Namespace $level .Release.Namespace) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
