@@ -130,6 +130,12 @@ test.for([
     "UnsupportedAnnotation",
     "port_80_health-probe_colour",
   ],
+  [
+    "a per-port setting for a port the Service does not have",
+    { [`${A}port_8443_health-probe_protocol`]: "Http" },
+    "InvalidAnnotation",
+    "port_8443_health-probe_protocol",
+  ],
 ] as const)(
   "%s is reported on the Service, naming the field, and nothing is made",
   async ([, annotations, reason, field], { cluster, azure }) => {
@@ -241,7 +247,8 @@ test.for([
     { rulesPerBackendAddress: 2 },
     {},
     "TooManyRulesPerBackend",
-    `metadata.annotations[${TARGET_TYPE}]`,
+    // Instance targets by default: the Service carries no target-type annotation, its ports are what it adds.
+    "spec.ports",
     `${TARGET_TYPE}: ip`,
   ],
   [
