@@ -110,6 +110,19 @@ export interface SkippedFamily {
   readonly error: AllocationError;
 }
 
+/**
+ * An address the Service held and could not keep, though it asked for no other (its pool was edited, or no longer
+ * serves it): the address its clients use changes, which the user is warned of.
+ */
+export interface ReplacedAddress {
+  readonly address: string;
+  readonly family: IPFamily;
+  /** Why it could not be kept, to follow the address: "is no longer in any IPAddressPool". */
+  readonly why: string;
+  /** The address the Service has instead; absent when it has none of this family now. */
+  readonly by?: string;
+}
+
 export type AssignResult =
   | {
       readonly ok: true;
@@ -117,6 +130,7 @@ export type AssignResult =
       /** False when the Service already held exactly these addresses. */
       readonly changed: boolean;
       readonly skipped: readonly SkippedFamily[];
+      readonly replaced: readonly ReplacedAddress[];
     }
   | { readonly ok: false; readonly error: AllocationError };
 

@@ -3,8 +3,9 @@
 // An error's `field` is put before its message in one place (refusalText, and ConfigurationError the same way),
 // so a message never names its own field: it would read twice.
 import { otherFamily, type IPAddress, type IPFamily } from "../../shared/address.ts";
-import type { AllocationError } from "../../shared/allocationTypes.ts";
-import { poolCovers, type Pool, type ServiceIdentity } from "../../shared/pool.ts";
+import type { AllocationError, ReplacedAddress } from "../../shared/allocationTypes.ts";
+import { poolAllowsService, poolCovers, type Pool, type ServiceIdentity } from "../../shared/pool.ts";
+import { describeHolder } from "./holders.ts";
 
 const withField = (field: string | undefined): { field?: string } => (field === undefined ? {} : { field });
 
@@ -107,4 +108,38 @@ export function familyUnavailable(family: IPFamily, namedPool: Pool | undefined)
       `to a pool, name a pool with autoAssign off in the address-pool annotation, ` +
       `or change spec.ipFamilies/ipFamilyPolicy`;
   return { reason: "FamilyUnavailable", family, message };
+}
+
+/**
+ * Why a Service cannot keep an address it holds, to follow the address ("192.0.2.5 is no longer in any
+ * IPAddressPool"): the pools containing it (most preferred first), what the Service asks of them, and the clash
+ * with the address's other holders, if any.
+ */
+export function notKept(
+  containing: readonly Pool[],
+  asked: { identity: ServiceIdentity; namedPool: Pool | undefined; request: { poolField?: string } },
+  conflict: AllocationError | undefined,
+): string {
+  const named = asked.namedPool;
+  if (containing.length === 0) return "is no longer in any IPAddressPool";
+  if (named && !containing.includes(named))
+    return `is not in IPAddressPool ${named.name}, which ${asked.request.poolField ?? "the address-pool annotation"} names`;
+  if (!containing.some((pool) => poolAllowsService(pool, asked.identity)))
+    return (
+      `is in IPAddressPool ${containing.map((pool) => pool.name).join(", ")}, which does not serve this ` +
+      `Service (its spec.serviceAllocation)`
+    );
+  const users = conflict && "usedBy" in conflict ? [conflict.usedBy].flat().map(describeHolder) : [];
+  return `can no longer be shared: it is ${users.join(", ") || "held by another"} (${conflict?.reason ?? "conflict"})`;
+}
+
+/** The Warning for an address the Service lost without asking: whoever reaches the Service by it must change. */
+export function addressChanged(replaced: ReplacedAddress): string {
+  const { address, why, by, family } = replaced;
+  return by
+    ? `${address} ${why}, so the Service's address is now ${by}; point clients and DNS records at ${by} ` +
+        `(a Service that asks for its address, with spec.loadBalancerIP or the metallb.io/loadBalancerIPs ` +
+        `annotation, is refused instead of moved)`
+    : `${address} ${why}, and no other ${family} address is free for the Service (see NoAddressOfFamily): ` +
+        `clients that use ${address} must use its other address`;
 }

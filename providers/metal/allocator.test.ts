@@ -24,6 +24,7 @@ describe("automatic assignment", () => {
       addresses: [{ address: "10.0.0.10", family: "IPv4", pool: "p" }],
       changed: true,
       skipped: [],
+      replaced: [],
     });
     expect(addressesOf(allocator.assign(service("ns/b")))).toEqual(["10.0.0.11"]);
     expect(addressesOf(allocator.assign(service("ns/c")))).toEqual(["10.0.0.12"]);

@@ -6,6 +6,7 @@ import {
   familyUnavailable,
   notAllowed,
   notInAnyPool,
+  notKept,
   outsideNamedPool,
   poolExhausted,
   poolNotFound,
@@ -19,6 +20,7 @@ import {
   type Assignment,
   type AssignResult,
   type PoolCounts,
+  type ReplacedAddress,
   type RestoreProblem,
   type ServiceForAllocation,
   type SkippedFamily,
@@ -194,8 +196,11 @@ export class Allocator {
     const chosen: AssignedAddress[] = [];
     const addresses: IPAddress[] = [];
     const skipped: SkippedFamily[] = [];
+    const replaced: ReplacedAddress[] = [];
     for (const want of plan.wants) {
       const picked = this.pickForFamily(want, attempt);
+      const lost = this.givenUp(want, attempt, picked);
+      if (lost) replaced.push(lost);
       if ("error" in picked) {
         if (want.required) return { ok: false, error: picked.error };
         skipped.push({ family: want.family, error: picked.error });
@@ -211,7 +216,7 @@ export class Allocator {
       addresses.some((address, index) => address.text !== before[index]) ||
       !sameHolder(attempt.current?.holder, attempt.holder);
     this.commit(attempt.holder, addresses);
-    return { ok: true, addresses: chosen, changed, skipped };
+    return { ok: true, addresses: chosen, changed, skipped, replaced };
   }
 
   /** Frees everything the Service holds; returns the addresses it held. */
@@ -372,6 +377,22 @@ export class Allocator {
       }
     }
     return undefined;
+  }
+
+  /** The address held for the family and given up, though the Service asked for no other: its clients' changes. */
+  private givenUp(
+    want: FamilyWant,
+    attempt: Attempt,
+    picked: { address: IPAddress } | { error: AllocationError },
+  ): ReplacedAddress | undefined {
+    const held = want.requested
+      ? undefined
+      : attempt.current?.addresses.find((a) => a.family === want.family);
+    const by = "address" in picked ? picked.address : undefined;
+    if (!held || held.value === by?.value) return undefined;
+    const containing = this.pools.filter((pool) => poolContains(pool, held));
+    const why = notKept(containing, attempt, this.book.conflictFor(held, attempt.holder));
+    return { address: held.text, family: want.family, why, ...(by ? { by: by.text } : {}) };
   }
 
   /** The most preferred pool containing the address that this Service may use (and that the request allows). */

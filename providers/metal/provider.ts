@@ -19,7 +19,7 @@ import {
   type ServiceForAllocation,
 } from "../../shared/allocationTypes.ts";
 import { Allocator } from "./allocator.ts";
-import { refusalText } from "./allocationErrors.ts";
+import { addressChanged, refusalText } from "./allocationErrors.ts";
 import { parseIP } from "../../shared/address.ts";
 import { parsePool, type Pool, type PoolProblem } from "../../shared/pool.ts";
 import {
@@ -152,6 +152,12 @@ export class MetalProvider implements LoadBalancerProvider {
           reason: "NoAddressOfFamily",
           message: `no ${s.family} address: ${refusalText(s.error)}`,
         })),
+        // Clients reach the Service by its address: losing it unasked is a Warning, not just an update.
+        ...result.replaced.map((r): Notice => ({
+          type: "Warning",
+          reason: "AddressChanged",
+          message: addressChanged(r),
+        })),
       ],
     });
   }
@@ -202,7 +208,10 @@ export class MetalProvider implements LoadBalancerProvider {
               `keep ${describeKept(result.addresses)}: the address the Service already has (MetalLB's or set by hand)`,
             ]
           : result.changed
-            ? [`assign ${result.addresses.map((a) => `${a.address} from pool ${a.pool}`).join(", ")}`]
+            ? [
+                `assign ${result.addresses.map((a) => `${a.address} from pool ${a.pool}`).join(", ")}`,
+                ...result.replaced.map((r) => `change address: ${addressChanged(r)}`),
+              ]
             : [],
     });
   }
