@@ -125,6 +125,8 @@ export const USAGE = `portico-controller: reconciles LoadBalancer Services into 
                                     and past that, while the account's load balancer and target group listings show
                                     it unchanged, this long: the longest listener or attribute drift goes unseen
                                     (default 3600)
+  --aws-rules-per-security-group N  the inbound rules a security group may hold per address family: the account's
+                                    EC2 quota (default 60); a Service whose NLB would need more is refused
   --azure-config FILE               cloud-provider-azure's cloud-config JSON (azure.json) (env PORTICO_AZURE_CONFIG);
                                     AZURE_SUBSCRIPTION_ID, AZURE_RESOURCE_MANAGER_ENDPOINT, PORTICO_AZURE_RESOURCE_GROUP,
                                     PORTICO_AZURE_LOCATION, PORTICO_AZURE_VNET_NAME, PORTICO_AZURE_SUBNET_NAME and

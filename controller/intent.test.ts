@@ -265,6 +265,16 @@ describe("the Service", () => {
       { "service.beta.kubernetes.io/load-balancer-source-ranges": "203.0.113.0/24, 2001:db8::/32" },
     );
     expect(buildIntent(annotated, [], [], CLASS).sourceRanges).toEqual(["203.0.113.0/24", "2001:db8::/32"]);
+    // Which field gave them, for the refusals that name it.
+    expect(buildIntent(annotated, [], [], CLASS).sourceRangesField).toBe(
+      "metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]",
+    );
+    const both = service(
+      { loadBalancerSourceRanges: ["10.0.0.0/8"] },
+      { "service.beta.kubernetes.io/load-balancer-source-ranges": "203.0.113.0/24" },
+    );
+    expect(buildIntent(both, [], [], CLASS)).toMatchObject({ sourceRanges: ["10.0.0.0/8"] });
+    expect(buildIntent(both, [], [], CLASS).sourceRangesField).toBeUndefined();
     for (const bad of ["10.0.0.1", "10.0.0.0/33", "nonsense"]) {
       expect(() => buildIntent(service({ loadBalancerSourceRanges: [bad] }), [], [], CLASS)).toThrow(
         ConfigurationError,

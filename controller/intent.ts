@@ -85,6 +85,7 @@ export function buildIntent(
     endpoints,
     drainingEndpoints,
     sourceRanges: sourceRanges(svc),
+    ...(sourceRangesFromAnnotation(svc) ? { sourceRangesField: SOURCE_RANGES_FIELD_ANNOTATION } : {}),
     ipFamilies: (spec.ipFamilies ?? ["IPv4"]).filter(
       (f): f is "IPv4" | "IPv6" => f === "IPv4" || f === "IPv6",
     ),
@@ -255,13 +256,21 @@ function endpointTargets(
   return { endpoints: sorted(ready, gated), drainingEndpoints: sorted(terminating) };
 }
 
+const SOURCE_RANGES_FIELD_ANNOTATION = `metadata.annotations[${SOURCE_RANGES_ANNOTATION}]`;
+
+/** The annotation gives the ranges only when the spec gives none (as Kubernetes' service controller reads them). */
+function sourceRangesFromAnnotation(svc: V1Service): boolean {
+  return (
+    !svc.spec?.loadBalancerSourceRanges?.length && !!svc.metadata?.annotations?.[SOURCE_RANGES_ANNOTATION]
+  );
+}
+
 function sourceRanges(svc: V1Service): string[] {
   const fromSpec = svc.spec?.loadBalancerSourceRanges ?? [];
   const annotation = svc.metadata?.annotations?.[SOURCE_RANGES_ANNOTATION];
-  const [field, ranges] =
-    fromSpec.length > 0
-      ? ["spec.loadBalancerSourceRanges", fromSpec]
-      : [`metadata.annotations[${SOURCE_RANGES_ANNOTATION}]`, annotation ? annotation.split(",") : []];
+  const [field, ranges] = sourceRangesFromAnnotation(svc)
+    ? [SOURCE_RANGES_FIELD_ANNOTATION, annotation!.split(",")]
+    : ["spec.loadBalancerSourceRanges", fromSpec];
   return ranges
     .map((r) => r.trim())
     .filter(Boolean)

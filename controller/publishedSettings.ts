@@ -45,6 +45,8 @@ export interface PublishedSettings {
   awsRegion?: string;
   /** The scheme of NLBs whose Service names none: tools judge such Services as the controller does. */
   awsDefaultScheme?: "internal" | "internet-facing";
+  /** --aws-rules-per-security-group: tools refuse the Services the controller refuses for their rule count. */
+  awsRulesPerSecurityGroup?: number;
   azure?: PublishedAzure;
 }
 
@@ -60,7 +62,14 @@ export function settingsOf(config: ControllerConfig): PublishedSettings {
     ...(config.namespace ? { namespace: config.namespace } : {}),
     ...(config.nodeSelector ? { nodeSelector: config.nodeSelector } : {}),
     ...(config.aws.region ? { awsRegion: config.aws.region } : {}),
-    ...(config.provider === "aws" ? { awsDefaultScheme: config.aws.defaultScheme } : {}),
+    ...(config.provider === "aws"
+      ? {
+          awsDefaultScheme: config.aws.defaultScheme,
+          ...(config.aws.rulesPerSecurityGroup
+            ? { awsRulesPerSecurityGroup: config.aws.rulesPerSecurityGroup }
+            : {}),
+        }
+      : {}),
     ...(azure
       ? {
           azure: Object.fromEntries(

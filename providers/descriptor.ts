@@ -67,6 +67,8 @@ export interface CloudAccess<AzureSettings = unknown> {
   azure?: AzureSettings;
   /** The scheme the controller gives NLBs whose Service names none (its published settings). */
   awsDefaultScheme?: "internal" | "internet-facing";
+  /** The inbound rules per security group the controller's account allows (its published settings). */
+  awsRulesPerSecurityGroup?: number;
 }
 
 export interface ProviderDescriptor<Settings> {

@@ -77,6 +77,11 @@ export interface LoadBalancerIntent {
   drainingEndpoints: EndpointTarget[];
   /** Validated CIDRs allowed to reach the load balancer (empty: everyone). */
   sourceRanges: string[];
+  /**
+   * The field that gave them, for refusals to name: spec.loadBalancerSourceRanges, or the
+   * service.beta.kubernetes.io/load-balancer-source-ranges annotation when the spec gives none. Absent: the spec.
+   */
+  sourceRangesField?: string;
   ipFamilies: ("IPv4" | "IPv6")[];
   ipFamilyPolicy: "SingleStack" | "PreferDualStack" | "RequireDualStack";
   /** `spec.sessionAffinity: ClientIP`: a client's connections should reach the same backend. */

@@ -115,6 +115,9 @@ export async function diagnose(
   const access: CloudAccess = {
     ...(opts.access?.azure ? { azure: opts.access.azure } : settings?.azure ? { azure: settings.azure } : {}),
     ...(settings?.awsDefaultScheme ? { awsDefaultScheme: settings.awsDefaultScheme } : {}),
+    ...(settings?.awsRulesPerSecurityGroup
+      ? { awsRulesPerSecurityGroup: settings.awsRulesPerSecurityGroup }
+      : {}),
   };
   findings.push(
     ...(await providerCheck(svc, nodes.items, slices.items, {

@@ -54,10 +54,17 @@ export async function plan(
       });
       continue;
     }
+    // The serving controller's own defaults and limits: plan refuses and plans as it does.
+    const access = {
+      ...(settings?.awsDefaultScheme ? { awsDefaultScheme: settings.awsDefaultScheme } : {}),
+      ...(settings?.awsRulesPerSecurityGroup
+        ? { awsRulesPerSecurityGroup: settings.awsRulesPerSecurityGroup }
+        : {}),
+    };
     const provider =
       cls === METAL_LOAD_BALANCER_CLASS
         ? await PROVIDERS.metal.snapshotPlanner(kc, api.core)
-        : await inspectorFor(cls, clusterName ?? "");
+        : await inspectorFor(cls, clusterName ?? "", access);
     if (!provider || !cls) {
       results.push({
         service: name,

@@ -5,6 +5,7 @@
 import type { LoadBalancerIntent } from "../provider.ts";
 import type { BackendRule, DesiredLoadBalancer, Network } from "./model.ts";
 import { backendNeeds, cidrBackendRules } from "./securityGroups/backendRules.ts";
+import { checkBackendGroupRules } from "./securityGroups/ruleLimit.ts";
 import { desiredLoadBalancer } from "./desired.ts";
 import type { Resolved } from "./resolve.ts";
 import type { SharedUse } from "./securityGroups/sharedBackend.ts";
@@ -27,6 +28,7 @@ export function build(intent: LoadBalancerIntent, resolved: Resolved, cluster: s
       vpcCidrs: backend.vpcCidrs ?? { ipv4: [], ipv6: [] },
       sourceRanges: intent.sourceRanges,
     });
+    checkBackendGroupRules(intent, backendRules, settings.rulesPerSecurityGroup);
     return { desired: { ...lb, backendRules }, shared: null };
   }
   return {

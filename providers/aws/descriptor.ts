@@ -23,6 +23,7 @@ export const AWS = {
       clusterName: context.clusterName,
       defaultScheme: settings.defaultScheme,
       observationTtlMs: settings.observationTtlMs,
+      ...(settings.rulesPerSecurityGroup ? { rulesPerSecurityGroup: settings.rulesPerSecurityGroup } : {}),
       ...(settings.fullObservationPeriodMs !== undefined
         ? { fullObservationPeriodMs: settings.fullObservationPeriodMs }
         : {}),
@@ -51,6 +52,7 @@ export const AWS = {
       clusterName,
       maxAttempts: 3,
       ...(access.awsDefaultScheme ? { defaultScheme: access.awsDefaultScheme } : {}),
+      ...(access.awsRulesPerSecurityGroup ? { rulesPerSecurityGroup: access.awsRulesPerSecurityGroup } : {}),
     });
   },
 

@@ -8,7 +8,6 @@ import type {
   DesiredListener,
   DesiredLoadBalancer,
   DesiredTargetGroup,
-  HealthCheck,
   ListenerProtocol,
   Network,
   Target,
@@ -19,11 +18,15 @@ import {
   listenerExtras,
   targetGroupAttributes,
 } from "./listeners/portSettings.ts";
-import { securityGroupChoice } from "./securityGroups/choice.ts";
-import { defaultHttpCheckPort, type GroupProtocol } from "./healthCheckDefaults.ts";
+import { checkAttributesByProtocol } from "./listeners/attributesByProtocol.ts";
+import { ownGroupIngress, securityGroupChoice } from "./securityGroups/choice.ts";
+import { checkOwnGroupRules } from "./securityGroups/ruleLimit.ts";
+import type { GroupProtocol } from "./healthCheckDefaults.ts";
+import { healthCheck } from "./targetGroupHealthCheck.ts";
 import { AWS_COMBINATIONS } from "../annotationKeys/combinations/aws.ts";
 import { assertNoCombination } from "../annotationKeys/combinations/types.ts";
 import { desiredSubnetMappings, immutableVariant } from "./network/subnetMappings.ts";
+import { checkDualstackSubnets } from "./network/dualstackSubnets.ts";
 import {
   instanceIdFromProviderID,
   loadBalancerName,
@@ -63,6 +66,7 @@ export function desiredLoadBalancer(
 ): DesiredLoadBalancer {
   const svc = intent.service;
   const groups = checkIntent(intent, settings);
+  checkDualstackSubnets(settings, network);
   const subnetMappings = desiredSubnetMappings(settings, network);
   const name =
     settings.name ??
@@ -75,10 +79,7 @@ export function desiredLoadBalancer(
   const listeners: DesiredListener[] = [];
   const targetGroups: DesiredTargetGroup[] = [];
   for (const group of groups) {
-    const tls =
-      settings.certificateArns.length > 0 && group.protocol === "TCP" && tlsPort(settings, group.ports[0]!);
-    const listenerProtocol: ListenerProtocol = tls ? "TLS" : group.protocol;
-    const tgProtocol: ListenerProtocol = tls && settings.backendTls ? "TLS" : group.protocol;
+    const { tls, listenerProtocol, tgProtocol } = protocolsOf(settings, group);
     const port = group.ports[0]!;
     const tgPort = settings.targetType === "instance" ? nodePortOf(group.ports) : port.port;
     const tgName = targetGroupName(svc, {
@@ -178,6 +179,16 @@ export function checkIntent(intent: LoadBalancerIntent, settings: AwsServiceSett
     groups.map((g) => g.ports[0]!.port),
   );
   checkTlsPorts(settings, intent.ports);
+  checkAttributesByProtocol(
+    settings,
+    groups.map((g) => ({ port: g.ports[0]!.port, protocol: protocolsOf(settings, g).tgProtocol })),
+  );
+  const ingress = ownGroupIngress(
+    settings,
+    intent,
+    groups.map((g) => ({ port: g.ports[0]!.port, protocol: g.protocol })),
+  );
+  if (ingress) checkOwnGroupRules(intent, ingress, settings.rulesPerSecurityGroup);
   return groups;
 }
 
@@ -224,6 +235,15 @@ function groupPorts(ports: PortIntent[]): PortGroup[] {
       protocol: group.length > 1 ? "TCP_UDP" : (group[0]!.protocol as "TCP" | "UDP"),
       ports: group,
     }));
+}
+
+/** A listener's protocol and its target group's: TLS where a certificate ends it, and to the targets with backend-protocol ssl. */
+function protocolsOf(settings: AwsServiceSettings, group: PortGroup) {
+  const tls =
+    settings.certificateArns.length > 0 && group.protocol === "TCP" && tlsPort(settings, group.ports[0]!);
+  const listenerProtocol: ListenerProtocol = tls ? "TLS" : group.protocol;
+  const tgProtocol: ListenerProtocol = tls && settings.backendTls ? "TLS" : group.protocol;
+  return { tls, listenerProtocol, tgProtocol };
 }
 
 function tlsPort(settings: AwsServiceSettings, port: PortIntent): boolean {
@@ -294,105 +314,6 @@ function ipTargets(intent: LoadBalancerIntent, ports: PortIntent[], ipv6: boolea
     targets.push({ id: ep.ip, port });
   }
   return targets.sort(byTarget);
-}
-
-/** The health check the behaviour table asks for, with the annotations' overrides on top. */
-function healthCheck(
-  intent: LoadBalancerIntent,
-  settings: AwsServiceSettings,
-  protocol: PortGroup["protocol"],
-): HealthCheck {
-  const http = (port: number): HealthCheck => ({
-    protocol: "HTTP",
-    port: String(port),
-    path: "/healthz",
-    intervalSeconds: 10,
-    timeoutSeconds: 6,
-    healthyThreshold: 2,
-    unhealthyThreshold: 2,
-    matcher: "200-399",
-  });
-  const tcp: HealthCheck = {
-    protocol: "TCP",
-    port: "traffic-port",
-    intervalSeconds: 10,
-    timeoutSeconds: 10,
-    healthyThreshold: 3,
-    unhealthyThreshold: 3,
-  };
-  const httpPort = defaultHttpCheckPort(intent, settings, protocol);
-  const base = httpPort === undefined ? tcp : http(httpPort);
-  const o = settings.healthCheck;
-  const merged: HealthCheck = {
-    ...base,
-    ...(o.protocol ? { protocol: o.protocol } : {}),
-    ...(o.port !== undefined ? { port: healthCheckPort(intent, settings, o.port) } : {}),
-    ...(o.intervalSeconds ? { intervalSeconds: o.intervalSeconds } : {}),
-    ...(o.timeoutSeconds ? { timeoutSeconds: o.timeoutSeconds } : {}),
-    ...(o.healthyThreshold ? { healthyThreshold: o.healthyThreshold } : {}),
-    ...(o.unhealthyThreshold ? { unhealthyThreshold: o.unhealthyThreshold } : {}),
-  };
-  if (merged.protocol === "TCP") {
-    delete merged.path;
-    delete merged.matcher;
-  } else {
-    merged.path = o.path ?? merged.path ?? "/";
-    merged.matcher = o.successCodes ?? merged.matcher ?? "200-399";
-  }
-  if (merged.timeoutSeconds > merged.intervalSeconds) {
-    if (o.timeoutSeconds) {
-      throw new ConfigurationError(
-        "InvalidHealthCheck",
-        `metadata.annotations[${AWS_ANNOTATIONS.healthCheckTimeout}]`,
-        `a ${merged.timeoutSeconds}s timeout is longer than the ${merged.intervalSeconds}s interval (${AWS_ANNOTATIONS.healthCheckInterval}${o.intervalSeconds ? "" : ", default"})`,
-        "make the timeout no longer than the interval",
-      );
-    }
-    // Only the interval was chosen: the default timeout follows it down.
-    merged.timeoutSeconds = merged.intervalSeconds;
-  }
-  return merged;
-}
-
-/**
- * A named health-check port is the Service port's node port (instance targets) or its target port (ip targets),
- * as the AWS Load Balancer Controller resolves it. The intent carries target ports as the endpoints resolved them.
- */
-function healthCheckPort(
-  intent: LoadBalancerIntent,
-  settings: AwsServiceSettings,
-  port: number | string,
-): string {
-  if (typeof port === "number" || port === "traffic-port") return String(port);
-  const field = `metadata.annotations[${AWS_ANNOTATIONS.healthCheckPort}]`;
-  const servicePort = intent.ports.find((p) => p.name === port);
-  if (!servicePort)
-    throw new ConfigurationError(
-      "InvalidHealthCheck",
-      field,
-      `the Service has no port named "${port}"`,
-      "name one of spec.ports, or give a number",
-    );
-  if (settings.targetType === "instance") {
-    if (!servicePort.nodePort)
-      throw new ConfigurationError(
-        "InvalidHealthCheck",
-        field,
-        `port "${port}" has no node port`,
-        "give a number",
-      );
-    return String(servicePort.nodePort);
-  }
-  const targetPorts = new Set(intent.endpoints.map((e) => e.ports[port]).filter((p) => p !== undefined));
-  if (targetPorts.size > 1)
-    throw new ConfigurationError(
-      "InvalidHealthCheck",
-      field,
-      `port "${port}" reaches different target ports on different pods (a named targetPort)`,
-      "give the health-check port as a number",
-    );
-  // No endpoint yet says which port it is: probe the traffic port until one does.
-  return targetPorts.size ? String([...targetPorts][0]) : "traffic-port";
 }
 
 const byTarget = (a: Target, b: Target) => a.id.localeCompare(b.id) || a.port - b.port;

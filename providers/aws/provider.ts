@@ -48,6 +48,8 @@ export interface AwsProviderOptions extends AwsClientOptions {
    */
   fullObservationPeriodMs?: number;
   clients?: AwsClients;
+  /** The account's quota of inbound rules per security group and address family (default EC2's, 60). */
+  rulesPerSecurityGroup?: number;
   /** Take over the AWS Load Balancer Controller's NLBs in place (lbc/takeOver.ts); absent: never look for them. */
   takeOverLbc?: LbcTakeOverOptions;
 }
@@ -85,6 +87,7 @@ export class AwsProvider implements LoadBalancerProvider {
   readonly clients: AwsClients;
   private readonly cluster: string;
   private readonly defaultScheme: "internal" | "internet-facing";
+  private readonly rulesPerSecurityGroup: number | undefined;
   private readonly resolver: AwsResolver;
   private readonly state: AwsState;
   private readonly shared: SharedBackend;
@@ -93,6 +96,7 @@ export class AwsProvider implements LoadBalancerProvider {
   constructor(opts: AwsProviderOptions) {
     this.cluster = opts.clusterName;
     this.defaultScheme = opts.defaultScheme ?? "internal";
+    this.rulesPerSecurityGroup = opts.rulesPerSecurityGroup;
     this.clients = opts.clients ?? createAwsClients(opts);
     this.resolver = new AwsResolver(this.clients, this.cluster);
     this.state = new AwsState(this.clients, this.cluster, {
@@ -257,6 +261,7 @@ export class AwsProvider implements LoadBalancerProvider {
     return parseAwsSettings(intent.annotations, {
       scheme: this.defaultScheme,
       targetType: defaultTargetType(intent.allocateNodePorts),
+      ...(this.rulesPerSecurityGroup ? { rulesPerSecurityGroup: this.rulesPerSecurityGroup } : {}),
     });
   }
 

@@ -1,14 +1,21 @@
 // The AWS provider's settings on the controller's command line: the default scheme, the region, how long an
-// observation stands, and taking over from the AWS Load Balancer Controller.
+// observation stands, the account's security-group rule quota, and taking over from the AWS Load Balancer
+// Controller.
 import { UsageError } from "../../shared/usageError.ts";
 import { LBC_NLB_CLASS } from "../classes.ts";
 import type { CommonSettings, FlagTable, FlagValues } from "../descriptor.ts";
+import {
+  DEFAULT_RULES_PER_SECURITY_GROUP,
+  MAX_RULES_PER_SECURITY_GROUP,
+} from "./securityGroups/ruleLimit.ts";
 
 export interface AwsSettings {
   defaultScheme: "internal" | "internet-facing";
   region?: string;
   observationTtlMs: number;
   fullObservationPeriodMs?: number;
+  /** The account's quota of inbound rules per security group and address family (absent: EC2's default). */
+  rulesPerSecurityGroup?: number;
   /**
    * Take over the AWS Load Balancer Controller's NLBs in place: the cluster name it tagged them with, whether a
    * Service its NLB cannot serve in place may get a new one (a new DNS name), and its leader Lease.
@@ -28,6 +35,7 @@ export const AWS_FLAGS = {
   "aws-region": { type: "string" },
   "aws-observation-ttl": { type: "string" },
   "aws-full-observation-period": { type: "string" },
+  "aws-rules-per-security-group": { type: "string" },
 } as const satisfies FlagTable;
 
 /** Read whatever the provider: the flags are checked alike, and the region is published by any controller. */
@@ -47,6 +55,11 @@ export function awsSettings(
   const fullPeriod = Number(str("aws-full-observation-period") ?? 3600);
   if (!Number.isFinite(fullPeriod) || fullPeriod <= 0)
     throw new UsageError("--aws-full-observation-period must be a positive number of seconds");
+  const rules = Number(str("aws-rules-per-security-group") ?? DEFAULT_RULES_PER_SECURITY_GROUP);
+  if (!Number.isInteger(rules) || rules < 1 || rules > MAX_RULES_PER_SECURITY_GROUP)
+    throw new UsageError(
+      `--aws-rules-per-security-group must be a whole number from 1 to ${MAX_RULES_PER_SECURITY_GROUP} (the account's quota of inbound rules per security group)`,
+    );
   const takeOver = (bool("aws-take-over-lbc") ?? false) || str("aws-take-over-lbc-cluster") !== undefined;
   const lease = (
     str("aws-lbc-leader-lease") ?? `${LBC_LEADER_LEASE.namespace}/${LBC_LEADER_LEASE.name}`
@@ -63,6 +76,7 @@ export function awsSettings(
     defaultScheme: scheme,
     observationTtlMs: observationTtl * 1000,
     fullObservationPeriodMs: fullPeriod * 1000,
+    rulesPerSecurityGroup: rules,
     ...(region ? { region } : {}),
     ...(takeOver
       ? {

@@ -1,7 +1,13 @@
 // The AWS settings that cannot work together. Each check reads the provider's own parsed settings, so what it
 // judges is what the NLB would get; the first combination found refuses the Service, naming every field.
 import type { AwsServiceSettings } from "../../aws/annotations/settings.ts";
-import { checksOverHttp, type GroupProtocol } from "../../aws/healthCheckDefaults.ts";
+import {
+  checksOverHttp,
+  defaultHttpCheckPort,
+  KUBE_PROXY_HEALTH_PORT,
+  type GroupProtocol,
+} from "../../aws/healthCheckDefaults.ts";
+import { udpOnlyHealthChecks } from "../../aws/healthCheckReach.ts";
 import type { LoadBalancerIntent } from "../../provider.ts";
 import { annotationField as field, type CombinationTable } from "./types.ts";
 
@@ -166,6 +172,28 @@ export const AWS_COMBINATIONS: CombinationTable<AwsCombinationInput> = {
           [`${A}healthcheck-protocol`]: "TCP",
           [`${A}healthcheck-success-codes`]: "200",
         },
+      },
+    },
+    {
+      fields: [field(`${A}healthcheck-port`), "spec.ports"],
+      check: ({ intent, settings, listeners }) => {
+        const found = udpOnlyHealthChecks(intent, settings, listeners);
+        if (!found.length) return undefined;
+        const chosen = settings.healthCheck.protocol;
+        const protocol = (l: number) => {
+          const group = listeners.find((x) => x.port === l)!.protocol;
+          return chosen ?? (defaultHttpCheckPort(intent, settings, group) === undefined ? "TCP" : "HTTP");
+        };
+        const checks = found.map(
+          (c) => `listener ${c.listener}'s ${protocol(c.listener)} health check connects to ${c.where}`,
+        );
+        return `${checks.join("; ")}. Every health check (${A}healthcheck-protocol${chosen ? `: ${chosen}` : " unset"}) opens a TCP connection, which nothing there answers: every target would be unhealthy`;
+      },
+      fix: `aim ${A}healthcheck-port at a port the targets answer over TCP: a TCP port of the Service by name, or a number (the pods' own health port, kube-proxy's ${KUBE_PROXY_HEALTH_PORT} on the nodes)`,
+      reason: "InvalidHealthCheck",
+      example: {
+        annotations: { [`${A}healthcheck-protocol`]: "HTTP", [`${A}healthcheck-port`]: "dns" },
+        spec: UDP_ONLY,
       },
     },
     {

@@ -19,6 +19,8 @@ test("defaults match what users of the AWS Load Balancer Controller expect", () 
     healthCheck: {},
     kubeProxyHealthCheck: false,
     proxyProtocolAll: false,
+    // EC2's default quota, unless the controller says the account has another.
+    rulesPerSecurityGroup: 60,
     securityGroups: [],
     disableNlbSg: false,
     eipAllocations: [],

@@ -17,6 +17,7 @@ import { parseHealthCheck, type HealthCheckOverrides } from "./healthCheck.ts";
 import { parseListenerSettings, type ListenerSettings } from "./listeners.ts";
 import { parseNetworkSettings, type NetworkSettings } from "./network.ts";
 import { AWS_ANNOTATION_KEYS } from "../../annotationKeys/aws.ts";
+import { DEFAULT_RULES_PER_SECURITY_GROUP } from "../securityGroups/ruleLimit.ts";
 import { PORTICO_ANNOTATIONS } from "../../annotationKeys/portico.ts";
 
 /** Every key the AWS parsers read: the catalog's (where each is spelled once), and Portico's own. */
@@ -45,6 +46,8 @@ export interface AwsServiceSettings extends NetworkSettings, ListenerSettings {
   kubeProxyHealthCheck: boolean;
   /** `proxy-protocol: "*"`: proxy protocol v2 on every target group, over any per-port setting. */
   proxyProtocolAll: boolean;
+  /** Not an annotation: the account's quota of inbound rules per security group and family, from the controller. */
+  rulesPerSecurityGroup: number;
 }
 
 /**
@@ -61,6 +64,8 @@ export function parseAwsSettings(
     scheme: "internal" | "internet-facing";
     /** The target type when no annotation names one (defaultTargetType); instance when not given. */
     targetType?: "instance" | "ip";
+    /** --aws-rules-per-security-group; EC2's default quota when not given. */
+    rulesPerSecurityGroup?: number;
   },
 ): AwsServiceSettings {
   const a = AWS_ANNOTATIONS;
@@ -112,6 +117,7 @@ export function parseAwsSettings(
     kubeProxyHealthCheck:
       get(a.kubeProxyHealthCheck) !== undefined && bool(a.kubeProxyHealthCheck, get(a.kubeProxyHealthCheck)),
     proxyProtocolAll: get(a.proxyProtocol) === "*",
+    rulesPerSecurityGroup: defaults.rulesPerSecurityGroup ?? DEFAULT_RULES_PER_SECURITY_GROUP,
   };
   if (get(a.backendProtocol) && !["ssl", "tcp"].includes(get(a.backendProtocol)!)) {
     fail(

@@ -1,5 +1,6 @@
 import type { V1Service } from "@kubernetes/client-node";
 import { randomUUID } from "node:crypto";
+import { AssociateSubnetCidrBlockCommand, AssociateVpcCidrBlockCommand } from "@aws-sdk/client-ec2";
 import { createAwsClients } from "../../../providers/aws/clients.ts";
 import { AwsProvider } from "../../../providers/aws/provider.ts";
 import type { LoadBalancerIntent } from "../../../providers/provider.ts";
@@ -42,6 +43,22 @@ export async function awsWorld(
     nodes.push(node.metadata!.name!);
   }
   return { network, instances, nodes };
+}
+
+/**
+ * Gives `vpcId` an Amazon-provided IPv6 block and each of `subnetIds` a /64 of it, as a dualstack NLB's subnets
+ * need (awsWorld's subnets have IPv4 alone).
+ */
+export async function withIpv6(aws: TestAws, vpcId: string, subnetIds: readonly string[]): Promise<void> {
+  const vpc = await aws.ec2.send(
+    new AssociateVpcCidrBlockCommand({ VpcId: vpcId, AmazonProvidedIpv6CidrBlock: true }),
+  );
+  // The block is a /56 (a:b:c:dd00::/56): its first /64s, one per subnet.
+  const [a, b, c, d] = vpc.Ipv6CidrBlockAssociation!.Ipv6CidrBlock!.split("::")[0]!.split(":");
+  for (const [i, subnetId] of subnetIds.entries()) {
+    const block = `${a}:${b}:${c}:${(parseInt(d!, 16) + i).toString(16)}::/64`;
+    await aws.ec2.send(new AssociateSubnetCidrBlockCommand({ SubnetId: subnetId, Ipv6CidrBlock: block }));
+  }
 }
 
 export function lbService(

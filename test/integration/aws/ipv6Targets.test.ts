@@ -2,7 +2,7 @@
 // IPv6 family.
 import { DescribeTargetGroupsCommand } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { expect, test } from "../../harness/index.ts";
-import { awsWorld, directProvider, intentFor, writesDuring } from "./fixtures.ts";
+import { awsWorld, directProvider, intentFor, withIpv6, writesDuring } from "./fixtures.ts";
 import { inventory } from "./inventory.ts";
 
 const A = "service.beta.kubernetes.io/aws-load-balancer-";
@@ -12,6 +12,12 @@ test("a dual-stack Service with ip targets gets an ipv6 target group of its IPv6
   aws,
 }) => {
   const world = await awsWorld(cluster, aws, 1);
+  // A dualstack NLB's subnets need IPv6 blocks.
+  await withIpv6(
+    aws,
+    world.network.vpcId,
+    world.network.subnets.map((s) => s.subnetId),
+  );
   const provider = directProvider(cluster);
   const web = intentFor(world, "web", {
     ipFamilies: ["IPv4", "IPv6"],
@@ -44,6 +50,11 @@ test("an IPv6 Service with instance targets gets an ipv6 target group of its nod
   aws,
 }) => {
   const world = await awsWorld(cluster, aws, 2);
+  await withIpv6(
+    aws,
+    world.network.vpcId,
+    world.network.subnets.map((s) => s.subnetId),
+  );
   const provider = directProvider(cluster);
   const web = intentFor(world, "web", {
     ipFamilies: ["IPv6"],

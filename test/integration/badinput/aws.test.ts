@@ -256,6 +256,52 @@ const CASES: Case[] = [
     reason: "InvalidSourceRange",
     mentions: ["spec.loadBalancerSourceRanges", "10.0.0.0/8", "10.0.0.1/32"],
   },
+  {
+    name: "client IP preservation turned off on a UDP target group",
+    annotations: { [`${A}target-group-attributes`]: "preserve_client_ip.enabled=false" },
+    spec: { ports: [{ name: "dns", port: 53, protocol: "UDP" }] },
+    reason: "InvalidAnnotation",
+    mentions: [`${A}target-group-attributes`, "preserve_client_ip.enabled=false", "port 53 is UDP"],
+  },
+  {
+    name: "client IP preservation turned off, for its port, on a TCP_UDP target group",
+    annotations: { [`${A}target-group-attributes.53`]: "preserve_client_ip.enabled=false" },
+    spec: {
+      ports: [
+        { name: "dns-tcp", port: 53, protocol: "TCP" },
+        { name: "dns-udp", port: 53, protocol: "UDP" },
+      ],
+    },
+    reason: "InvalidAnnotation",
+    mentions: [`${A}target-group-attributes.53`, "TCP_UDP target groups"],
+  },
+  {
+    name: "unhealthy-target connection settings on a UDP target group",
+    annotations: {
+      [`${A}target-group-attributes`]: "target_health_state.unhealthy.connection_termination.enabled=false",
+    },
+    spec: { ports: [{ name: "dns", port: 53, protocol: "UDP" }] },
+    reason: "InvalidAnnotation",
+    mentions: [`${A}target-group-attributes`, "no unhealthy-target connection settings"],
+  },
+  {
+    name: "an unhealthy draining interval with connection termination on",
+    annotations: {
+      [`${A}target-group-attributes`]: "target_health_state.unhealthy.draining_interval_seconds=60",
+    },
+    reason: "InvalidAnnotation",
+    mentions: [`${A}target-group-attributes`, "connection_termination.enabled=false"],
+  },
+  {
+    name: "stickiness on a TLS target group",
+    annotations: {
+      [`${A}ssl-cert`]: "arn:aws:acm:us-east-1:123456789012:certificate/abc",
+      [`${A}backend-protocol`]: "ssl",
+      [`${A}target-group-attributes`]: "stickiness.enabled=true,stickiness.type=source_ip",
+    },
+    reason: "InvalidAnnotation",
+    mentions: [`${A}target-group-attributes`, "no stickiness on TLS target groups", "backend-protocol"],
+  },
   // Every pair of settings that cannot work together, from the table the provider checks them with.
   ...combinationCases(AWS_COMBINATIONS),
 ];
