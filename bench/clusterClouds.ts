@@ -6,12 +6,15 @@
 // pods is drained (`kubectl drain`: the node leaves instance target groups and backend pools, its pod is evicted;
 // BENCH_DRAINS, default 1), and while Portico's controller rolls (its two replicas replaced, leadership handed
 // over; BENCH_CONTROLLER_ROLLOUTS, default 1). The rollout is the baseline that readiness gates and
-// make-before-break target changes must bring to zero; nlb-ip-gates is the same rollout with the namespace labelled for Portico's readiness gates
-// (each new pod Ready only once the NLB finds it healthy), and azure-pods-gates the same behind an Azure IP-based
-// pool (each new pod Ready once every rule reports it Up); nlb-instance-local and azure-nodes-local are the node
-// targets behind `externalTrafficPolicy: Local` (a node healthy only while it has a ready endpoint). The NLB's
-// registration delay is AWS's "a few minutes" taken as REGISTRATION_DELAY_S (the tests' edge waits 3 s), so that a
-// rollout onto new ip targets loses what it would on AWS.
+// make-before-break target changes must bring to zero. Pod targets are measured in the three states a namespace
+// can be in for Portico's readiness gates (each new pod Ready only once the NLB finds it healthy, or once every
+// rule of an Azure IP-based pool reports it Up): nlb-ip and azure-pods without any label (gates by default, the
+// webhook never holding a pod back), nlb-ip-gates and azure-pods-gates labelled `enabled` (gates guaranteed),
+// nlb-ip-opted-out and azure-pods-opted-out labelled `disabled` (no gates: what a rollout loses without them).
+// nlb-instance-local and azure-nodes-local are the node targets behind `externalTrafficPolicy: Local` (a node
+// healthy only while it has a ready endpoint). The NLB's registration delay is AWS's "a few minutes" taken as
+// REGISTRATION_DELAY_S (the tests' edge waits 3 s), so that a rollout onto new ip targets loses what it would on
+// AWS.
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,7 +28,7 @@ import { describeCluster, startClusterWithPortico } from "../test/harness/localC
 import { ClientLoad, clientGet, E2eNamespace, outages } from "../test/harness/localCluster/usage.ts";
 import { waitFor } from "../test/harness/wait.ts";
 import { report } from "./report.ts";
-import { INJECT_LABELS } from "../controller/readinessGates/gates.ts";
+import { INJECT_LABELS, INJECT_VALUE, OPT_OUT_VALUE } from "../controller/readinessGates/gates.ts";
 
 const POOL = "192.0.2.240/28";
 const ROLLOUTS = Number(process.env.BENCH_ROLLOUTS ?? 3);
@@ -41,8 +44,11 @@ interface Variant {
   name: string;
   spec: Record<string, unknown>;
   annotations: Record<string, string>;
-  /** Done before the Service is made (labelling the namespace for readiness gates). */
-  before?: () => Promise<void>;
+  /**
+   * The namespace's readiness-gate label while the variant is measured (`enabled`, `disabled`); none: the label
+   * is taken off. Every pod made while it is measured (each rollout's) gets the gates it says.
+   */
+  gatesLabel?: string;
 }
 
 /** How long the echo pods keep serving after SIGTERM (a preStop-like drain, as AWS advises behind an NLB). */
@@ -88,7 +94,8 @@ async function drainUnderLoad(ns: E2eNamespace, url: string) {
   } finally {
     await load.stop();
     await kubectl(ns.context, "uncordon", node);
-    await ns.waitAvailable("echo", 180_000);
+    // With readiness gates the pod made again waits for the NLB's registration delay and first checks.
+    await ns.waitAvailable("echo", 180_000 + REGISTRATION_DELAY_S * 1000);
   }
   return outages(load.results);
 }
@@ -133,7 +140,7 @@ async function measure(
       };
   }
   for (const v of variants.filter((v) => !VARIANTS || VARIANTS.includes(v.name))) {
-    await v.before?.();
+    await labelForGates(ns, v.gatesLabel);
     const first = await firstAnswer(ns, v, address);
     const rolls = [];
     for (let i = 0; i < ROLLOUTS; i++) {
@@ -215,8 +222,6 @@ async function benchClouds(): Promise<Record<string, unknown>> {
       await aws.waitAvailable("echo");
       const nlb = { loadBalancerClass: "portico.io/aws-nlb" };
       const targetType = "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type";
-      // Last, since the label stays: every pod made after it (each rollout's) gets the Service's gate.
-      const gates = labelForGates(aws);
       figures.aws = await measure(
         aws,
         ["eks-portico-controller", "portico-eks"],
@@ -229,7 +234,13 @@ async function benchClouds(): Promise<Record<string, unknown>> {
             spec: { ...nlb, externalTrafficPolicy: "Local" },
             annotations: { [targetType]: "instance" },
           },
-          { name: "nlb-ip-gates", spec: nlb, annotations: { [targetType]: "ip" }, before: gates },
+          { name: "nlb-ip-gates", spec: nlb, annotations: { [targetType]: "ip" }, gatesLabel: INJECT_VALUE },
+          {
+            name: "nlb-ip-opted-out",
+            spec: nlb,
+            annotations: { [targetType]: "ip" },
+            gatesLabel: OPT_OUT_VALUE,
+          },
         ],
         (name) => nlbAddress(aws, edge!, name),
         {
@@ -253,8 +264,8 @@ async function benchClouds(): Promise<Record<string, unknown>> {
           { name: "azure-nodes", spec: lb, annotations: {} },
           { name: "azure-nodes-local", spec: { ...lb, externalTrafficPolicy: "Local" }, annotations: {} },
           { name: "azure-pods", spec: lb, annotations: pods },
-          // Last, as on AWS: the label stays.
-          { name: "azure-pods-gates", spec: lb, annotations: pods, before: labelForGates(azure) },
+          { name: "azure-pods-gates", spec: lb, annotations: pods, gatesLabel: INJECT_VALUE },
+          { name: "azure-pods-opted-out", spec: lb, annotations: pods, gatesLabel: OPT_OUT_VALUE },
         ],
         (name) => azure.waitForAddress(name, 120_000),
         {
@@ -271,14 +282,12 @@ async function benchClouds(): Promise<Record<string, unknown>> {
   }
 }
 
-/** Labels the namespace for Portico's readiness gates: every pod made after it gets its Service's gate. */
-function labelForGates(ns: E2eNamespace): () => Promise<void> {
-  return async () => {
-    await ns.core.patchNamespace(
-      { name: ns.name, body: { metadata: { labels: { [INJECT_LABELS[0]]: "enabled" } } } },
-      mergePatch,
-    );
-  };
+/** Sets the namespace's label for Portico's readiness gates (`value`), or takes it off. */
+async function labelForGates(ns: E2eNamespace, value: string | undefined): Promise<void> {
+  await ns.core.patchNamespace(
+    { name: ns.name, body: { metadata: { labels: { [INJECT_LABELS[0]]: value ?? null } } } },
+    mergePatch,
+  );
 }
 
 await report("cluster-clouds", benchClouds);

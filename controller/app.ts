@@ -98,7 +98,14 @@ export async function startController(
     ...(config.namespace ? { namespace: config.namespace } : {}),
   });
   const webhook = config.webhook
-    ? startReadinessGateWebhook(config.webhook, { kc, core, provider, classes, log })
+    ? startReadinessGateWebhook(config.webhook, {
+        kc,
+        core,
+        provider,
+        classes,
+        log,
+        ...(config.namespace ? { servedNamespace: config.namespace } : {}),
+      })
     : undefined;
   let synced = false;
   await cache.start();

@@ -10,14 +10,18 @@ import { matchesLabelSelector } from "../../shared/labelSelector.ts";
 export const GATE_PREFIX = "target-health.portico.io/";
 
 /**
- * Namespaces labelled `<key>: enabled` get gates in their new pods: Portico's own key, and the AWS Load Balancer
- * Controller's, so that namespaces moving over keep their rollouts waiting.
+ * Every namespace's new pods get gates (but kube-system's and Portico's own), at best: where the webhook cannot
+ * answer, the pod is made without them. A namespace labelled `<key>: enabled` opts in to the guarantee (no pod
+ * made without its gates: the webhook configuration's failure policy Fail), one labelled `<key>: disabled` opts
+ * out. The keys: Portico's own, and the AWS Load Balancer Controller's, so that namespaces moving over keep what
+ * they asked for; where both are set, Portico's decides.
  */
 export const INJECT_LABELS = [
   "portico.io/pod-readiness-gate-inject",
   "elbv2.k8s.aws/pod-readiness-gate-inject",
 ] as const;
 export const INJECT_VALUE = "enabled";
+export const OPT_OUT_VALUE = "disabled";
 
 /**
  * Set on every pod that was given a gate, so that the controller watches those pods alone (a label selector is

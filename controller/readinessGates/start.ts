@@ -7,7 +7,13 @@ import type { Logger } from "../../shared/log.ts";
 import { buildIntent } from "../intent.ts";
 import { serviceNames } from "./certificate.ts";
 import { keptCertificate, mountedCertificate, trustAuthority } from "./certificateStore.ts";
-import { MUTATE_PATH, serveWebhook, type PodAdmission, type WebhookServer } from "./webhook.ts";
+import {
+  MUTATE_PATH,
+  serveWebhook,
+  WEBHOOK_PATHS,
+  type PodAdmission,
+  type WebhookServer,
+} from "./webhook.ts";
 
 export interface WebhookConfig {
   /** Where the webhook listens (HOST:PORT). */
@@ -43,7 +49,7 @@ async function webhookNames(api: AdmissionregistrationV1Api, config: WebhookConf
   const ours = (await api.listMutatingWebhookConfiguration()).items.flatMap((c) =>
     (c.webhooks ?? [])
       .map((w) => w.clientConfig.service)
-      .filter((s) => s?.namespace === config.namespace && s.path === MUTATE_PATH)
+      .filter((s) => s?.namespace === config.namespace && WEBHOOK_PATHS.includes(s.path ?? ""))
       .filter(() => !config.configuration || c.metadata?.name === config.configuration)
       .map((s) => named(c.metadata!.name!, config.service ?? s!.name)),
   );
@@ -73,6 +79,8 @@ export function startReadinessGateWebhook(
     provider: LoadBalancerProvider;
     classes: ClassConfig;
     log: Logger;
+    /** The one namespace the controller serves (--namespace); absent: all. */
+    servedNamespace?: string;
   },
 ): ReadinessGateWebhook {
   const log = deps.log.child({ component: "webhook" });
@@ -86,7 +94,15 @@ export function startReadinessGateWebhook(
     return kept;
   };
   const admission: PodAdmission = {
-    services: async (namespace) => (await deps.core.listNamespacedService({ namespace })).items,
+    // Nearly every new pod of the cluster is asked about, so the read is kept small: the namespace's LoadBalancer
+    // Services alone (the apiserver filters them by spec.type), and none at all where no load balancer
+    // says how pods fare (bare metal: nothing would ever gate a pod) or in a namespace this controller does not
+    // serve (it would never open the gate).
+    services: async (namespace) =>
+      deps.provider.reportsPodHealth && (!deps.servedNamespace || deps.servedNamespace === namespace)
+        ? (await deps.core.listNamespacedService({ namespace, fieldSelector: "spec.type=LoadBalancer" }))
+            .items
+        : [],
     sendsToPods: (svc) => {
       if (!deps.provider.reportsPodHealth || !wantsLoadBalancer(svc, deps.classes)) return false;
       try {

@@ -1,6 +1,7 @@
 import type { V1Pod, V1Service } from "@kubernetes/client-node";
+import { pino } from "pino";
 import { describe, expect, test } from "vitest";
-import { silentLogger } from "../../shared/log.ts";
+import { silentLogger, type Logger } from "../../shared/log.ts";
 import { gateType } from "./gates.ts";
 import { admitPod, type PodAdmission } from "./webhook.ts";
 
@@ -22,6 +23,10 @@ function admission(services: V1Service[] | Error, sendsToPods = true): PodAdmiss
     log: silentLogger(),
   };
 }
+
+/** A logger whose lines (their messages) go to `lines`. */
+const recordingLogger = (lines: string[]): Logger =>
+  pino({ level: "info" }, { write: (line: string) => lines.push((JSON.parse(line) as { msg: string }).msg) });
 
 const request = (over: Record<string, unknown> = {}) => ({
   uid: "u1",
@@ -59,7 +64,26 @@ describe("the webhook's answer", () => {
     }
   });
 
-  test("Services that cannot be read: refused with why, so the pod's owner tries again", async () => {
+  test("Services that cannot be read in a namespace that did not opt in: made without gates, with a warning", async () => {
+    const logged: string[] = [];
+    const a = { ...admission(new Error("connection refused")), log: recordingLogger(logged) };
+    const answer = await admitPod(request(), a, true);
+    expect(answer).toEqual({
+      uid: "u1",
+      allowed: true,
+      warnings: ["made without Portico's readiness gates: the Services of namespace shop could not be read"],
+    });
+    // The log says why, and how to have such pods refused instead.
+    expect(logged.join("\n")).toMatch(
+      /could not read the Services of namespace shop.*connection refused; the pod is made without them \(label the namespace portico\.io\/pod-readiness-gate-inject=enabled/,
+    );
+    // When they can be read, the same gates as in a namespace that opted in.
+    expect(await admitPod(request(), admission([web]), true)).toEqual(
+      await admitPod(request(), admission([web])),
+    );
+  });
+
+  test("Services that cannot be read in a namespace that opted in: refused with why, so the pod's owner tries again", async () => {
     const answer = await admitPod(request(), admission(new Error("connection refused")));
     expect(answer.allowed).toBe(false);
     expect(answer.status?.code).toBe(503);

@@ -6,7 +6,9 @@ import { onTestFinished } from "vitest";
 import { DescribeTargetGroupsCommand } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { eksOnEmulator, nlbAddress, porticoctlStatus } from "../harness/cloudEdge/eksOnEmulator.ts";
 import { onlyAdmittedClientsAnswered } from "../harness/cloudEdge/sourceRanges.ts";
+import { INJECT_LABELS, OPT_OUT_VALUE } from "../../controller/readinessGates/gates.ts";
 import { clientDatagram, clientGet, clientStatus, describe, expect, test, waitFor } from "../harness/e2e.ts";
+import { mergePatch } from "../harness/kube.ts";
 
 const A = "service.beta.kubernetes.io/aws-load-balancer-";
 
@@ -57,6 +59,12 @@ describe("the NLB's data path on the local cluster", () => {
       "the pods' targets to pass their checks",
       () => podTargets.every((t) => edge.stateOf(group!.TargetGroupArn!, t) === "healthy"),
       { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    // The namespace opts out of readiness gates, which would keep such a pod unready (its gate never opens): here
+    // it is one Kubernetes calls ready.
+    await ns.core.patchNamespace(
+      { name: ns.name, body: { metadata: { labels: { [INJECT_LABELS[0]]: OPT_OUT_VALUE } } } },
+      mergePatch,
     );
     const deaf = { ip: await ns.runDeafPod("echo", "deaf"), port: 8080 };
     await waitFor(

@@ -1,11 +1,12 @@
-// Readiness gates on the local cluster with the cloud's load balancer carrying packets: in a namespace labelled
-// for them, the webhook of the overlay's controller gives each pod of a Service sending to pods a gate, and the
+// Readiness gates on the local cluster with the cloud's load balancer carrying packets: the webhook of the
+// overlay's controller gives each pod of a Service sending to pods a gate — in a namespace without any label (eks:
+// the default, where the webhook never holds a pod back) and in one labelled for the guarantee (aks) — and the
 // controller opens it once the load balancer's health checks pass on the pod — the NLB's target health (eks), the
 // rule's backend health (aks). A rolling update then waits for the load balancer at every step, and a client
 // sending 20 requests a second through it sees none fail.
 import { onTestFinished } from "vitest";
 import { AdmissionregistrationV1Api, AppsV1Api, type V1Pod } from "@kubernetes/client-node";
-import { gateType, INJECT_LABELS } from "../../controller/readinessGates/gates.ts";
+import { gateType, INJECT_LABELS, INJECT_VALUE } from "../../controller/readinessGates/gates.ts";
 import { aksOnEmulator, AKS_CLASS } from "../harness/cloudEdge/aksOnEmulator.ts";
 import { eksOnEmulator, nlbAddress } from "../harness/cloudEdge/eksOnEmulator.ts";
 import { mergePatch } from "../harness/kube.ts";
@@ -20,6 +21,8 @@ interface GatedService {
   class: string;
   annotations: Record<string, string>;
   address: () => Promise<string>;
+  /** The namespace labelled to opt in to the guarantee; otherwise left as made (no label: gates by default). */
+  optIn?: boolean;
 }
 
 /** A 3-replica rollout behind `service` with readiness gates, under 20 requests a second: none may fail. */
@@ -34,10 +37,15 @@ async function rollsOutBehindGates(ns: E2eNamespace, service: GatedService): Pro
     },
     { timeoutMs: 120_000, intervalMs: 1000 },
   );
-  await ns.core.patchNamespace(
-    { name: ns.name, body: { metadata: { labels: { [INJECT_LABELS[0]]: "enabled" } } } },
-    mergePatch,
-  );
+  if (service.optIn)
+    await ns.core.patchNamespace(
+      { name: ns.name, body: { metadata: { labels: { [INJECT_LABELS[0]]: INJECT_VALUE } } } },
+      mergePatch,
+    );
+  else {
+    const labels = (await ns.core.readNamespace({ name: ns.name })).metadata?.labels ?? {};
+    for (const key of INJECT_LABELS) expect(labels[key], key).toBeUndefined();
+  }
   // The Service first: pods get their gates when they are made.
   await ns.createLoadBalancer("web", "echo", { loadBalancerClass: service.class }, service.annotations);
   await ns.deployEcho("echo", 3, { drainSeconds: 15, spread: true });
@@ -87,14 +95,16 @@ async function rollsOutBehindGates(ns: E2eNamespace, service: GatedService): Pro
   }
   const o = outages(results);
   console.log(
-    `${service.class}: rolling update with readiness gates: ${o.failed} of ${o.total} requests failed, longest gap ${o.longestMs} ms`,
+    `${service.class}: rolling update with readiness gates (${service.optIn ? "namespace labelled" : "no label"}): ${o.failed} of ${o.total} requests failed, longest gap ${o.longestMs} ms`,
   );
   expect(o.total).toBeGreaterThan(200);
   expect(o.failed).toBe(0);
 }
 
 describe("readiness gates with NLB ip targets", () => {
-  test("a rolling update waits for the NLB at every pod and loses no request", async ({ ns }) => {
+  test("in a namespace without the label, a rolling update waits for the NLB at every pod and loses no request", async ({
+    ns,
+  }) => {
     const { edge } = await eksOnEmulator(ns, { dataPlane: true, defer: onTestFinished });
     await rollsOutBehindGates(ns, {
       class: "portico.io/aws-nlb",
@@ -109,12 +119,15 @@ describe("readiness gates with NLB ip targets", () => {
 });
 
 describe("readiness gates with Azure IP-based pools", () => {
-  test("a rolling update waits for the rule's probe at every pod and loses no request", async ({ ns }) => {
+  test("in a namespace labelled for them, a rolling update waits for the rule's probe at every pod and loses no request", async ({
+    ns,
+  }) => {
     await aksOnEmulator(ns, { dataPlane: true, defer: onTestFinished });
     await rollsOutBehindGates(ns, {
       class: AKS_CLASS,
       annotations: { "portico.io/target-type": "ip" },
       address: () => ns.waitForAddress("web", 120_000),
+      optIn: true,
     });
   });
 });

@@ -285,20 +285,43 @@ describe("values that reach the objects", () => {
     ).toEqual(["portico-webhook-cert"]);
   });
 
-  test("readiness gates: the webhook's failure policy, cert-manager's certificate instead of the controller's, or none", async () => {
+  test("readiness gates: the webhook's failure policy, every namespace or the labelled ones, cert-manager's certificate instead of the controller's, or none", async () => {
     const eks = chartArgs("eks");
     const webhookObjects = (objects: KubernetesObject[]) =>
       objects
         .filter((o) => /webhook|readiness-gates/.test(o.metadata!.name!))
         .map((o) => `${o.kind}/${o.metadata!.name}`)
         .sort();
-    const ignore = await renderChart([...eks, ...set({ "readinessGates.failurePolicy": "Ignore" })]);
-    const configuration = find<KubernetesObject & { webhooks: { failurePolicy: string }[] }>(
-      ignore,
-      "MutatingWebhookConfiguration",
-      "portico-readiness-gates",
+    const policies = (objects: KubernetesObject[]) =>
+      Object.fromEntries(
+        find<KubernetesObject & { webhooks: { name: string; failurePolicy: string }[] }>(
+          objects,
+          "MutatingWebhookConfiguration",
+          "portico-readiness-gates",
+        ).webhooks.map((w) => [w.name, w.failurePolicy]),
+      );
+    // The policy is the labelled namespaces'; the others' entry never holds a pod back.
+    expect(
+      policies(await renderChart([...eks, ...set({ "readinessGates.failurePolicy": "Ignore" })])),
+    ).toEqual({
+      "pods.readiness-gates.portico.io": "Ignore",
+      "pods.lbc-readiness-gates.portico.io": "Ignore",
+      "pods.default-readiness-gates.portico.io": "Ignore",
+    });
+    expect(policies(await renderChart(eks))).toEqual({
+      "pods.readiness-gates.portico.io": "Fail",
+      "pods.lbc-readiness-gates.portico.io": "Fail",
+      "pods.default-readiness-gates.portico.io": "Ignore",
+    });
+    // Only the labelled namespaces, when asked; and on bare metal, where no pod waits for a load balancer.
+    const labelledOnly = {
+      "pods.readiness-gates.portico.io": "Fail",
+      "pods.lbc-readiness-gates.portico.io": "Fail",
+    };
+    expect(policies(await renderChart([...eks, ...set({ "readinessGates.everyNamespace": false })]))).toEqual(
+      labelledOnly,
     );
-    expect(configuration.webhooks.map((w) => w.failurePolicy)).toEqual(["Ignore", "Ignore"]);
+    expect(policies(await renderChart(metal))).toEqual(labelledOnly);
 
     const certManager = await renderChart([...eks, ...set({ "readinessGates.certManager.enabled": true })]);
     expect(webhookObjects(certManager)).toEqual([
