@@ -18,7 +18,7 @@ import type { EventSink } from "../shared/events.ts";
 import { buildIntent, type IntentConfig } from "./intent.ts";
 import type { Logger } from "../shared/log.ts";
 import { mergePatch, strategicMergePatch } from "../shared/patch.ts";
-import { SERVING_CONDITION, statusPatch, type ConditionState } from "./status.ts";
+import { releasePatch, SERVING_CONDITION, statusPatch, type ConditionState } from "./status.ts";
 import { servingCondition, servingEvent, trafficPollDelay } from "./traffic.ts";
 import { DrainWarnings } from "./drainWarning.ts";
 import { GATE_POLL_MS, openGates, releaseGates, type GateListener } from "./readinessGates/openGates.ts";
@@ -72,7 +72,9 @@ export class ServiceReconciler {
       this.uidOf.set(key, svc.metadata!.uid!);
       return this.ensure(svc, opts.background === true);
     }
-    if (tookOn(svc, this.d.classes) && hasFinalizer(svc)) return this.cleanup(svc);
+    // Taken on once and not to be served now: let go, also when the finalizer was taken off by hand meanwhile
+    // (the load balancer and the status are Portico's to take back all the same).
+    if (tookOn(svc, this.d.classes)) return this.cleanup(svc);
     return this.forgetAndRelease(key);
   }
 
@@ -270,16 +272,14 @@ export class ServiceReconciler {
       if (err instanceof CloudError && err.retryable) throw err;
       return this.failed(svc, err, log);
     }
-    if (!svc.metadata?.deletionTimestamp) {
-      await this.writeStatus(svc, svc.status?.loadBalancer?.ingress?.length ? [] : undefined, undefined);
-    }
+    const resourceVersion = await this.releaseStatus(svc);
     await this.d.core.patchNamespacedService(
       {
         name: ref.name,
         namespace: ref.namespace,
         body: {
           metadata: {
-            resourceVersion: svc.metadata!.resourceVersion,
+            resourceVersion,
             finalizers: (svc.metadata!.finalizers ?? []).filter((f) => f !== FINALIZER),
             annotations: {
               [MANAGED_BY_ANNOTATION]: null,
@@ -297,6 +297,29 @@ export class ServiceReconciler {
     this.d.onOutcome?.("deleted");
     await this.d.events.record(svc, "Normal", "DeletedLoadBalancer", "Deleted load balancer");
     return { released: true };
+  }
+
+  /**
+   * Takes back what Portico wrote into the status of a Service it lets go: the ingress and every condition of its
+   * own. Guarded by the resourceVersion the decision was made on, as the finalizer's removal is: a Service changed
+   * meanwhile (a LoadBalancer again, or taken on by another class's controller, which writes the same conditions)
+   * is looked at afresh. Returns the resourceVersion that removal is then guarded by.
+   */
+  private async releaseStatus(svc: V1Service): Promise<string | undefined> {
+    const meta = svc.metadata!;
+    // Deleted, and held only by Portico's finalizer: the Service is gone the moment it comes off.
+    const vanishes = meta.deletionTimestamp && (meta.finalizers ?? []).every((f) => f === FINALIZER);
+    const body = vanishes ? undefined : releasePatch(svc);
+    if (!body) return meta.resourceVersion;
+    const patched = await this.d.core.patchNamespacedServiceStatus(
+      {
+        name: meta.name!,
+        namespace: meta.namespace!,
+        body: { metadata: { resourceVersion: meta.resourceVersion }, ...body },
+      },
+      strategicMergePatch,
+    );
+    return patched.metadata?.resourceVersion;
   }
 
   /** Finalizer and marker first, in one write guarded by resourceVersion, before anything is made in the cloud. */

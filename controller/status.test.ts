@@ -1,8 +1,17 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { expect, test } from "vitest";
-import { READY_CONDITION, statusPatch } from "./status.ts";
+import {
+  PORTICO_CONDITIONS,
+  READY_CONDITION,
+  releasePatch,
+  SERVING_CONDITION,
+  statusPatch,
+} from "./status.ts";
 import { service } from "../test/unit/support/controllerObjects.ts";
 
 const ready = { status: "True" as const, reason: "Provisioned", message: "ok" };
+const ROOT = join(import.meta.dirname, "..");
 
 test("a new Service gets its ingress and the condition", () => {
   const now = new Date("2026-01-01T00:00:00Z");
@@ -92,4 +101,49 @@ test("ingress order does not matter; ipMode does", () => {
       undefined,
     ),
   ).toBeDefined();
+});
+
+test("letting a Service go takes back its ingress and every condition type Portico owns, and only those", () => {
+  const svc = service();
+  const written = (type: string) => ({
+    type,
+    status: "True",
+    reason: "r",
+    message: "m",
+    lastTransitionTime: new Date(),
+  });
+  svc.status = {
+    loadBalancer: { ingress: [{ ip: "1.2.3.4" }] },
+    conditions: [...PORTICO_CONDITIONS.map(written), written("example.com/Theirs")],
+  };
+  expect(releasePatch(svc)).toEqual({
+    status: {
+      loadBalancer: { ingress: [] },
+      conditions: PORTICO_CONDITIONS.map((type) => ({ type, $patch: "delete" })),
+    },
+  });
+  // Serving alone (LoadBalancerReady gone already, as a let-go that stopped half-way leaves it) goes as well.
+  svc.status = { conditions: [written(SERVING_CONDITION), written("example.com/Theirs")] };
+  expect(releasePatch(svc)).toEqual({
+    status: { conditions: [{ type: SERVING_CONDITION, $patch: "delete" }] },
+  });
+  // Nothing of Portico's left: nothing to write.
+  svc.status = { conditions: [written("example.com/Theirs")] };
+  expect(releasePatch(svc)).toBeUndefined();
+});
+
+test("every portico.io condition type the code spells out is one the let-go path removes", () => {
+  // A condition type is a string literal, CamelCase after the prefix (annotation keys and API groups are not).
+  const named = new Set<string>();
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts"))
+        for (const m of readFileSync(join(ROOT, path), "utf8").matchAll(/["'`](portico\.io\/[A-Z]\w*)["'`]/g))
+          named.add(m[1]!);
+    }
+  };
+  for (const dir of ["controller", "providers", "shared", "speaker"]) walk(dir);
+  expect([...named].sort()).toEqual([...PORTICO_CONDITIONS].sort());
 });

@@ -1,12 +1,18 @@
 // What Portico writes into a Service's status: the ingress points and two conditions — LoadBalancerReady (the
-// load balancer is made as asked) and Serving (traffic can reach a backend through it). Pure: it computes the
-// patch, or nothing when the status already says it, so a no-change resync writes nothing.
+// load balancer is made as asked) and Serving (traffic can reach a backend through it) — and how all of it is
+// taken back when Portico lets the Service go. Pure: it computes the patch, or nothing when the status already
+// says it, so a no-change resync writes nothing.
 import type { V1Condition, V1LoadBalancerIngress, V1Service } from "@kubernetes/client-node";
 import type { IngressPoint } from "../providers/provider.ts";
 
-import { READY_CONDITION, SERVING_CONDITION } from "../shared/conditions.ts";
+import {
+  PORTICO_CONDITIONS,
+  READY_CONDITION,
+  SERVING_CONDITION,
+  type PorticoCondition,
+} from "../shared/conditions.ts";
 
-export { READY_CONDITION, SERVING_CONDITION };
+export { PORTICO_CONDITIONS, READY_CONDITION, SERVING_CONDITION };
 
 export interface ConditionState {
   status: "True" | "False" | "Unknown";
@@ -44,10 +50,24 @@ export function statusPatch(
   return Object.keys(patch.status).length ? patch : undefined;
 }
 
+/**
+ * The patch that takes back everything Portico wrote into the Service's status, for a Service it lets go: the
+ * ingress points and every condition type of its own (PORTICO_CONDITIONS), or undefined when none is there.
+ */
+export function releasePatch(svc: V1Service): StatusPatch | undefined {
+  const patch: StatusPatch = { status: {} };
+  if (svc.status?.loadBalancer?.ingress?.length) patch.status.loadBalancer = { ingress: [] };
+  const conditions = PORTICO_CONDITIONS.map((type) => conditionChange(svc, type, null, new Date())).filter(
+    (c): c is V1Condition => c !== undefined,
+  );
+  if (conditions.length) patch.status.conditions = conditions;
+  return Object.keys(patch.status).length ? patch : undefined;
+}
+
 /** The entry that sets (or with null deletes) one condition, or undefined when it already says that. */
 function conditionChange(
   svc: V1Service,
-  type: string,
+  type: PorticoCondition,
   state: ConditionState | null,
   now: Date,
 ): V1Condition | undefined {
