@@ -3,7 +3,7 @@
 // the work. Shared resources are changed only through the etag writer, by re-running the plan's pure edits.
 import { putThenRead } from "./lro.ts";
 import { CloudError } from "../errors.ts";
-import { call, isNotFound, type AzureClients } from "./clients.ts";
+import { isNotFound, type AzureClients } from "./clients.ts";
 import { sameId } from "./ids.ts";
 import { withoutService, withService } from "./loadBalancerEdit.ts";
 import { pinnedTo, withoutLegacy } from "./adoption.ts";
@@ -17,8 +17,8 @@ import type {
   PublicIPAddress,
 } from "./model.ts";
 import { observedAddress, type Operation } from "./plan.ts";
-import { createPublicIp, editPublicIpTags, setPublicIpDnsLabel } from "./publicIps/writes.ts";
-import { tagsAfter } from "./publicIps/shared.ts";
+import { createPublicIp, editPublicIpTags, leavePublicIp, setPublicIpDnsLabel } from "./publicIps/writes.ts";
+import { settleLeave, tagsAfterJoining, type Holders } from "./publicIps/shared.ts";
 import { withoutServiceRules, withServiceRules } from "./security/rulesEdit.ts";
 import type { EtagWriter, ResourceAccess } from "./writer.ts";
 
@@ -32,6 +32,8 @@ export interface ApplyContext {
   location: string;
   /** The desired state the plan was made for; absent when deleting. */
   desired?: DesiredService;
+  /** Who the Services on a shared public IP are, as the controller knows them now (publicIps/shared.ts). */
+  holders: Holders;
 }
 
 /** Runs the operations and returns the Service's frontend address afterwards, when it has one. */
@@ -49,8 +51,11 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<string
         break;
       }
       case "sharePublicIp":
-      case "handOverPublicIp":
-        await editPublicIpTags(clients, op, (tags) => tagsAfter(op, tags));
+        await editPublicIpTags(clients, op, (tags) => tagsAfterJoining(tags, op.uid));
+        break;
+      case "leavePublicIp":
+        // Decided again on each read: the Services deleted together leave it one at a time, in any order.
+        await leavePublicIp(clients, op, (tags) => settleLeave(op, tags, ctx.holders));
         break;
       case "setPublicIpDnsLabel": {
         const { kind: _kind, ...where } = op;
@@ -136,17 +141,6 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<string
         );
         break;
       }
-      case "deletePublicIp":
-        try {
-          await call("publicIPAddresses:delete", () =>
-            clients.network.publicIPAddresses.delete(op.resourceGroup, op.name, {
-              updateIntervalInMs: clients.pollIntervalMs,
-            }),
-          );
-        } catch (err) {
-          if (!isNotFound(err)) throw err;
-        }
-        break;
     }
   };
   for (let i = 0; i < ops.length; i++) {

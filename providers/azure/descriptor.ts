@@ -51,7 +51,9 @@ export const AZURE = {
   async start(config, context) {
     if (!config) throw new Error("provider azure needs the azure section of the configuration");
     const { AzureProvider } = await import("./provider.ts");
-    const azure = new AzureProvider({ clusterName: context.clusterName, ...config });
+    // The cache's Services tell who may take over a public IP its Services share when its owner goes.
+    const { clusterName, cluster } = context;
+    const azure = new AzureProvider({ clusterName, services: cluster.services, ...config });
     azure.clients.onCall((...call) => context.onCloudCall(...call));
     return { provider: azure };
   },

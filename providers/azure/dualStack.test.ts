@@ -7,7 +7,7 @@ import { assertSidesWithinLimits } from "./limits.ts";
 import type { DesiredService, Observed, PublicIPAddress } from "./model.ts";
 import { frontendName, ownershipTags } from "./names.ts";
 import { plan, planDeletion } from "./plan.ts";
-import { leaving } from "./publicIps/shared.ts";
+import { leaveOutcome, observedHolders } from "./publicIps/shared.ts";
 import { droppedFamilies, sideNotices } from "./sides.ts";
 import { azureTraffic, trafficOfSides } from "./traffic.ts";
 import {
@@ -246,7 +246,7 @@ describe("dual-stack and IPv6 sides", () => {
       ],
     };
     const ops = planDeletion(svc, FE6, CLUSTER, observed, "IPv6");
-    expect(ops.map((o) => o.kind)).toEqual(["removeFromLoadBalancer", "deletePublicIp"]);
+    expect(ops.map((o) => o.kind)).toEqual(["removeFromLoadBalancer", "leavePublicIp"]);
     expect(ops[1]).toMatchObject({ name: `${CLUSTER}-${FE6}` });
     const after = withoutService(lb, FE6)!;
     expect(after.frontendIPConfigurations!.map((f) => f.name)).toEqual([FE]);
@@ -336,8 +336,9 @@ describe("dual-stack Serving and sharing", () => {
       tags: { ...ownershipTags(CLUSTER, svc, "publicip"), "portico.io-shared-with": heir },
     });
     const lb = { name: "lb", tags: { [`portico.io-frontend-${frontendName(heir, "IPv6")}`]: "shop/other" } };
-    expect(leaving(pip, UID, { loadBalancers: [lb], publicIps: [pip] })).toMatchObject({
-      kind: "handOverPublicIp",
+    const observed = { loadBalancers: [lb], publicIps: [pip] };
+    expect(leaveOutcome(pip.tags!, UID, observedHolders(observed))).toMatchObject({
+      kind: "handOver",
       to: heir,
       toService: "shop/other",
     });

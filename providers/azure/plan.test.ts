@@ -102,7 +102,7 @@ describe("plan", () => {
       "updateLoadBalancer",
       "removeFromLoadBalancer",
       "updateSecurityRules",
-      "deletePublicIp",
+      "leavePublicIp",
     ]);
     expect(p.operations[0]).toMatchObject({ loadBalancer: `${CLUSTER}-internal`, create: true });
     expect(p.operations[1]).toMatchObject({ loadBalancer: CLUSTER, deletesIt: true });
@@ -130,7 +130,7 @@ describe("plan", () => {
     });
     const ops = plan(d, observed).operations;
     // The allow rules go to the nodes, which did not change.
-    expect(kinds(ops)).toEqual(["updateLoadBalancer", "deletePublicIp"]);
+    expect(kinds(ops)).toEqual(["updateLoadBalancer", "leavePublicIp"]);
     expect(ops[1]).toMatchObject({ name: `${CLUSTER}-${FE}` });
   });
 
@@ -160,7 +160,13 @@ describe("planDeletion", () => {
         deletesIt: true,
         reason: "the Service no longer needs it",
       },
-      { kind: "deletePublicIp", name: `${CLUSTER}-${FE}`, resourceGroup: RG },
+      {
+        kind: "leavePublicIp",
+        name: `${CLUSTER}-${FE}`,
+        resourceGroup: RG,
+        uid: UID,
+        expected: { kind: "delete" },
+      },
     ]);
   });
 
@@ -208,7 +214,7 @@ describe("descriptions", () => {
         { kind: "removeFromLoadBalancer", loadBalancer: "lb", deletesIt: true, reason: "gone" },
         { kind: "updateSecurityRules", securityGroup: "nsg", count: 2 },
         { kind: "removeSecurityRules", securityGroup: "nsg" },
-        { kind: "deletePublicIp", name: "ip", resourceGroup: "rg" },
+        { kind: "leavePublicIp", name: "ip", resourceGroup: "rg", uid: "u", expected: { kind: "delete" } },
       ].map((op) => describeOperation(op as Operation)),
     ).toEqual([
       "create public IP ip in rg",

@@ -7,9 +7,17 @@ import { nameOf, sameId } from "./ids.ts";
 import { canonical, holdsService, withoutService, withService } from "./loadBalancerEdit.ts";
 import type { DesiredService, LoadBalancer, Observed, PublicIPAddress } from "./model.ts";
 import { belongsTo, isNodePool, TAG, type IpFamily } from "./names.ts";
-import { dnsLabelOf, familyOf, ownedBy } from "./publicIps/choice.ts";
+import { dnsLabelOf, familyOf } from "./publicIps/choice.ts";
 import type { IpTag } from "./annotations/publicIp.ts";
-import { leaving, sharersOf, type SharingOperation } from "./publicIps/shared.ts";
+import {
+  holds,
+  leaveOutcome,
+  observedHolders,
+  sharersOf,
+  type Holders,
+  type LeaveOutcome,
+  type SharingOperation,
+} from "./publicIps/shared.ts";
 import { withoutServiceRules, withServiceRules } from "./security/rulesEdit.ts";
 import { legacyElsewhere, legacyFrontend, pinnedTo } from "./adoption.ts";
 import { CLOUD_PROVIDER_AZURE } from "./cloudProviderAzure.ts";
@@ -54,7 +62,6 @@ export type Operation =
   | { kind: "removeFromLoadBalancer"; loadBalancer: string; deletesIt: boolean; reason: string }
   | { kind: "updateSecurityRules"; securityGroup: string; count: number }
   | { kind: "removeSecurityRules"; securityGroup: string }
-  | { kind: "deletePublicIp"; name: string; resourceGroup: string }
   | SharingOperation;
 
 export interface Plan {
@@ -73,7 +80,12 @@ export function observedAddress(d: DesiredService, observed: Observed): string |
   return lb?.frontendIPConfigurations?.find((f) => f.name === d.frontendName)?.privateIPAddress;
 }
 
-export function plan(d: DesiredService, observed: Observed): Plan {
+/** `holders`: who the Services on shared public IPs are (publicIps/shared.ts), for what leaving one does. */
+export function plan(
+  d: DesiredService,
+  observed: Observed,
+  holders: Holders = observedHolders(observed),
+): Plan {
   const ops: Operation[] = [];
   const notices: Notice[] = [];
   const fe = d.frontendName;
@@ -122,7 +134,6 @@ export function plan(d: DesiredService, observed: Observed): Plan {
         name: pip.name,
         resourceGroup: pip.resourceGroup,
         uid: d.service.uid,
-        join: true,
       });
   }
 
@@ -208,8 +219,7 @@ export function plan(d: DesiredService, observed: Observed): Plan {
 
   // Only this side's family: the other family's public IP is the other side's to keep or let go.
   for (const old of heldPublicIps(observed.publicIps, d.cluster, d.service.uid))
-    if (!sameId(old.id, pip?.id) && familyOf(old) === d.family)
-      ops.push(...leave(old, d.service.uid, observed));
+    if (!sameId(old.id, pip?.id) && familyOf(old) === d.family) ops.push(leave(old, d.service.uid, holders));
   return { operations: ops, notices };
 }
 
@@ -223,6 +233,7 @@ export function planDeletion(
   cluster: string,
   observed: Observed,
   family?: IpFamily,
+  holders: Holders = observedHolders(observed),
 ): Operation[] {
   const ops: Operation[] = [];
   const nsg = observed.securityGroup;
@@ -238,7 +249,7 @@ export function planDeletion(
         ),
       );
   for (const pip of heldPublicIps(observed.publicIps, cluster, service.uid))
-    if (!family || familyOf(pip) === family) ops.push(...leave(pip, service.uid, observed));
+    if (!family || familyOf(pip) === family) ops.push(leave(pip, service.uid, holders));
   return ops;
 }
 
@@ -248,16 +259,22 @@ export function ownedLoadBalancer(lb: LoadBalancer, cluster: string): boolean {
 
 /** This cluster's public IPs that the Service owns or shares. */
 function heldPublicIps(pips: PublicIPAddress[], cluster: string, uid: string): PublicIPAddress[] {
-  return pips.filter(
-    (p) => ownedBy(p, cluster, { uid }) || (p.tags?.[TAG.cluster] === cluster && sharersOf(p).includes(uid)),
-  );
+  return pips.filter((p) => p.tags?.[TAG.cluster] === cluster && holds(p.tags, uid));
 }
 
-/** A Service letting go of a public IP it holds: off its list, handed to a sharer, or deleted with nobody left. */
-function leave(pip: PublicIPAddress, uid: string, observed: Observed): Operation[] {
-  const op = leaving(pip, uid, observed);
-  if (op === "delete") return [deletePublicIp(pip)];
-  return op ? [op] : [];
+/**
+ * A Service letting go of a public IP it holds: off its list, handed to a sharer, or deleted with nobody left.
+ * What the observation shows; the write decides again from the public IP as it is then (publicIps/shared.ts).
+ */
+function leave(pip: PublicIPAddress, uid: string, holders: Holders): Operation {
+  const resourceGroup = pip.id?.match(/\/resourceGroups\/([^/]+)/i)?.[1] ?? "";
+  return {
+    kind: "leavePublicIp",
+    name: pip.name ?? "",
+    resourceGroup,
+    uid,
+    expected: leaveOutcome(pip.tags ?? {}, uid, holders) ?? { kind: "offList" },
+  };
 }
 
 function removal(lb: LoadBalancer, fe: string, reason: string): Operation {
@@ -267,11 +284,6 @@ function removal(lb: LoadBalancer, fe: string, reason: string): Operation {
     deletesIt: withoutService(lb, fe) === undefined,
     reason,
   };
-}
-
-function deletePublicIp(pip: PublicIPAddress): Operation {
-  const resourceGroup = pip.id?.match(/\/resourceGroups\/([^/]+)/i)?.[1] ?? "";
-  return { kind: "deletePublicIp", name: pip.name ?? "", resourceGroup };
 }
 
 /** What the edit changes in the Service's own parts, one entry per child added (+), changed (~) or removed (-). */
@@ -337,13 +349,22 @@ export function describeOperation(op: Operation): string {
       return `set the Service's ${op.count} security rule(s) in network security group ${op.securityGroup}`;
     case "removeSecurityRules":
       return `remove the Service's rules from network security group ${op.securityGroup}`;
-    case "deletePublicIp":
-      return `delete public IP ${op.name}`;
     case "sharePublicIp":
-      return op.join
-        ? `record the Service as sharing public IP ${op.name}`
-        : `take the Service off public IP ${op.name}'s list of sharing Services`;
-    case "handOverPublicIp":
-      return `hand public IP ${op.name} over to Service ${op.toService ?? op.to}, which still uses it`;
+      return `record the Service as sharing public IP ${op.name}`;
+    case "leavePublicIp":
+      return describeLeave(op.name, op.expected);
+  }
+}
+
+function describeLeave(name: string, expected: LeaveOutcome): string {
+  switch (expected.kind) {
+    case "delete":
+      return `delete public IP ${name}`;
+    case "offList":
+      return `take the Service off public IP ${name}'s list of sharing Services`;
+    case "handOver":
+      return `hand public IP ${name} over to Service ${expected.toService ?? expected.to}, which still uses it`;
+    case "unowned":
+      return `leave public IP ${name} to the Services still on its list, all being deleted; the last deletes it`;
   }
 }

@@ -30,6 +30,7 @@ import { listPublicIps, SharedObservations, type Where } from "./observe.ts";
 import { ownedServiceRefs } from "./owned.ts";
 import { describeOperation, plan, planDeletion, type Operation, type Plan } from "./plan.ts";
 import { EtagWriter } from "./writer.ts";
+import { clusterHolders, type ServiceList } from "./publicIps/holders.ts";
 
 export { AZURE_LOAD_BALANCER_CLASS } from "../classes.ts";
 /** How soon to look again when the frontend has no address yet. */
@@ -40,6 +41,8 @@ export interface AzureProviderOptions extends AzureConfig {
   clusterName: string;
   credential?: TokenCredential;
   clients?: AzureClients;
+  /** The cluster's Services (the controller's cache): who may take over a shared public IP (publicIps/holders.ts). */
+  services?: ServiceList;
 }
 
 /** One family's side of the Service: what it should be and the plan that makes it so. */
@@ -62,13 +65,15 @@ export class AzureProvider implements LoadBalancerProvider {
   readonly writer = new EtagWriter();
   private readonly config: AzureConfig;
   private readonly cluster: string;
+  private readonly services: ServiceList | undefined;
   private readonly network: NetworkCache;
   /** Reads shared by the reconciles running at once (observe.ts). */
   private readonly observations: SharedObservations;
 
   constructor(opts: AzureProviderOptions) {
-    const { clusterName, credential, clients, ...config } = opts;
+    const { clusterName, credential, clients, services, ...config } = opts;
     this.cluster = clusterName;
+    this.services = services;
     this.config = config;
     const multiple = config.multipleStandardLoadBalancerConfigurations;
     if (multiple?.length) {
@@ -163,7 +168,8 @@ export class AzureProvider implements LoadBalancerProvider {
     );
     for (const family of FAMILIES) {
       const fe = frontendName(service.uid, family);
-      const ops = planDeletion(service, fe, this.cluster, observed, family);
+      const holders = clusterHolders(this.services, observed);
+      const ops = planDeletion(service, fe, this.cluster, observed, family, holders);
       await apply(ops, this.context(fe, observed));
     }
   }
@@ -213,12 +219,14 @@ export class AzureProvider implements LoadBalancerProvider {
     // resource past one is refused while nothing of it exists, rather than half-made when ARM refuses a later write.
     const desired = placedSides(intent, settings, { ...ctx, network }, observed);
     const targetType = chooseTargetType(intent, settings, this.config.floatingIPDefault ?? false);
+    const holders = clusterHolders(this.services, observed);
     const removals = droppedFamilies(desired).map((family) => {
       const frontend = frontendName(uid, family);
-      return { frontend, operations: planDeletion(intent.service, frontend, this.cluster, observed, family) };
+      const operations = planDeletion(intent.service, frontend, this.cluster, observed, family, holders);
+      return { frontend, operations };
     });
     return {
-      sides: desired.map((d) => ({ desired: d, plan: plan(d, observed) })),
+      sides: desired.map((d) => ({ desired: d, plan: plan(d, observed, holders) })),
       removals: removals.filter((r) => r.operations.length),
       observed,
       targetType,
@@ -268,6 +276,7 @@ export class AzureProvider implements LoadBalancerProvider {
       ...(where.securityGroup ? { securityGroup: where.securityGroup } : {}),
       location: this.config.location,
       ...(desired ? { desired } : {}),
+      holders: clusterHolders(this.services, observed),
     };
   }
 }

@@ -250,10 +250,15 @@ function shareableOn(ctx: { cluster: string; config: AzureConfig }): string | un
   return sharedLoadBalancerName(ctx.config.loadBalancerName ?? ctx.cluster, false);
 }
 
-/** Portico's public IP of another Service of this cluster, which this Service may share (shared.ts). */
+/**
+ * Portico's public IP of another Service of this cluster, which this Service may share (shared.ts); or one whose
+ * owner left while the Services still on it are being deleted (nobody's until the last of them deletes it): a
+ * Service joining it then is on the list, and takes it over when the next of them leaves.
+ */
 function isSharedPorticoIp(pip: PublicIPAddress, cluster: string, service: ServiceRef): boolean {
   const owner = pip.tags?.[TAG.serviceUid];
-  return pip.tags?.[TAG.cluster] === cluster && owner !== undefined && owner !== service.uid;
+  if (pip.tags?.[TAG.cluster] !== cluster || owner === service.uid) return false;
+  return owner !== undefined || pip.tags[TAG.resource] === "publicip";
 }
 
 function assertUsable(

@@ -4,7 +4,15 @@ import { recordTag } from "../loadBalancerEdit.ts";
 import type { Observed, PublicIPAddress } from "../model.ts";
 import { frontendName, ownershipTags, TAG } from "../names.ts";
 import { plan, planDeletion } from "../plan.ts";
-import { assertRoomToShare, MAX_SHARERS, tagsAfter } from "./shared.ts";
+import {
+  assertRoomToShare,
+  leaveOutcome,
+  MAX_SHARERS,
+  observedHolders,
+  tagsAfterJoining,
+  tagsAfterLeaving,
+  type Holders,
+} from "./shared.ts";
 import {
   CLUSTER,
   config,
@@ -63,7 +71,6 @@ describe("a Service sharing Portico's public IP of another Service", () => {
       name: "shared-ip",
       resourceGroup: "cluster-rg",
       uid: OTHER_UID,
-      join: true,
     });
     // Once recorded and in place, nothing more.
     const shared = made([OTHER_UID]);
@@ -73,13 +80,22 @@ describe("a Service sharing Portico's public IP of another Service", () => {
     ).toEqual([]);
   });
 
+  it("joins a public IP nobody owns (its owner left while those on its list are being deleted)", () => {
+    const { [TAG.serviceUid]: _uid, [TAG.service]: _name, ...tags } = made([UID]).tags!;
+    const unowned = publicIp("shared-ip", { tags });
+    const d = apiDesired(unowned);
+    expect(d.publicIp).toMatchObject({ kind: "shared" });
+    const ops = plan(d, { loadBalancers: [written(webDesired(made()))], publicIps: [unowned] }).operations;
+    expect(ops[0]).toMatchObject({ kind: "sharePublicIp", uid: OTHER_UID });
+  });
+
   it("takes itself off the list when it goes, and the public IP stays", () => {
     const pip = made([OTHER_UID]);
     const lb = written(apiDesired(pip), written(webDesired(pip)));
     const observed: Observed = { loadBalancers: [lb], publicIps: [pip] };
     const ops = planDeletion(api, OTHER_FE, CLUSTER, observed);
-    expect(ops.map((o) => o.kind)).toEqual(["removeFromLoadBalancer", "sharePublicIp"]);
-    expect(ops[1]).toMatchObject({ uid: OTHER_UID, join: false });
+    expect(ops.map((o) => o.kind)).toEqual(["removeFromLoadBalancer", "leavePublicIp"]);
+    expect(ops[1]).toMatchObject({ uid: OTHER_UID, expected: { kind: "offList" } });
   });
 
   it("is handed the public IP when its owner goes, named as its load balancer record has it; never deleted meanwhile", () => {
@@ -87,14 +103,13 @@ describe("a Service sharing Portico's public IP of another Service", () => {
     const lb = written(apiDesired(pip), written(webDesired(pip)));
     expect(lb.tags?.[recordTag(OTHER_FE)]).toBe("shop/api");
     const ops = planDeletion(web, FE, CLUSTER, { loadBalancers: [lb], publicIps: [pip] });
-    expect(ops.map((o) => o.kind)).toEqual(["removeFromLoadBalancer", "handOverPublicIp"]);
+    expect(ops.map((o) => o.kind)).toEqual(["removeFromLoadBalancer", "leavePublicIp"]);
     expect(ops[1]).toEqual({
-      kind: "handOverPublicIp",
+      kind: "leavePublicIp",
       name: "shared-ip",
       resourceGroup: "cluster-rg",
-      from: UID,
-      to: OTHER_UID,
-      toService: "shop/api",
+      uid: UID,
+      expected: { kind: "handOver", to: OTHER_UID, toService: "shop/api" },
     });
   });
 
@@ -104,40 +119,77 @@ describe("a Service sharing Portico's public IP of another Service", () => {
       loadBalancers: [written(webDesired(pip))],
       publicIps: [pip],
     });
-    expect(ops.map((o) => o.kind)).toEqual(["removeFromLoadBalancer", "deletePublicIp"]);
+    expect(ops.map((o) => o.kind)).toEqual(["removeFromLoadBalancer", "leavePublicIp"]);
+    expect(ops[1]).toMatchObject({ expected: { kind: "delete" } });
   });
 });
 
-describe("tagsAfter", () => {
-  const where = { name: "shared-ip", resourceGroup: "rg" };
+describe("joining and leaving, on the tags as read", () => {
   const tags = made([OTHER_UID]).tags!;
+  const third = "0c1b2c3d-0000-4000-8000-00000000000c";
+  const holders = (states: Record<string, "live" | "deleting" | "gone"> = {}): Holders => ({
+    state: (uid) => states[uid] ?? "live",
+    name: (uid) => (uid === OTHER_UID ? "shop/api" : uid === third ? "shop/third" : undefined),
+  });
 
-  it("adds and removes a sharer from the list as read, once", () => {
-    const third = "0c1b2c3d-0000-4000-8000-00000000000c";
-    const joined = tagsAfter({ kind: "sharePublicIp", ...where, uid: third, join: true }, tags);
+  it("adds a sharer to the list once, and takes a sharer off it, the owner keeping it", () => {
+    const joined = tagsAfterJoining(tags, third);
     expect(joined[TAG.sharedWith]).toBe(`${OTHER_UID},${third}`);
-    expect(tagsAfter({ kind: "sharePublicIp", ...where, uid: third, join: true }, joined)).toEqual(joined);
-    const left = tagsAfter({ kind: "sharePublicIp", ...where, uid: OTHER_UID, join: false }, tags);
+    expect(tagsAfterJoining(joined, third)).toBe(joined);
+    expect(leaveOutcome(tags, OTHER_UID, holders())).toEqual({ kind: "offList" });
+    const left = tagsAfterLeaving(tags, OTHER_UID, { kind: "offList" }, holders());
     expect(left[TAG.sharedWith]).toBeUndefined();
     expect(left[TAG.serviceUid]).toBe(UID);
   });
 
-  it("hands over to the heir, who leaves the list; not when the public IP changed hands meanwhile", () => {
-    const op = {
-      kind: "handOverPublicIp" as const,
-      ...where,
-      from: UID,
-      to: OTHER_UID,
-      toService: "shop/api",
-    };
-    const after = tagsAfter(op, tags);
+  it("hands over to a sharer that stays, who leaves the list; nothing for a Service no longer on the tags", () => {
+    const outcome = leaveOutcome(tags, UID, holders());
+    expect(outcome).toEqual({ kind: "handOver", to: OTHER_UID, toService: "shop/api" });
+    const after = tagsAfterLeaving(tags, UID, outcome as { kind: "handOver"; to: string }, holders());
     expect(after).toMatchObject({
       [TAG.serviceUid]: OTHER_UID,
       [TAG.service]: "shop/api",
       [TAG.cluster]: CLUSTER,
     });
     expect(after[TAG.sharedWith]).toBeUndefined();
-    expect(tagsAfter(op, after)).toBe(after);
+    expect(leaveOutcome(after, UID, holders())).toBeUndefined();
+  });
+
+  it("never hands over to a Service being deleted or gone: the first live sharer, else nobody owns it", () => {
+    const three = made([OTHER_UID, third]).tags!;
+    expect(leaveOutcome(three, UID, holders({ [OTHER_UID]: "deleting" }))).toEqual({
+      kind: "handOver",
+      to: third,
+      toService: "shop/third",
+    });
+    expect(leaveOutcome(three, UID, holders({ [OTHER_UID]: "gone" }))).toMatchObject({ to: third });
+    const unowned = leaveOutcome(three, UID, holders({ [OTHER_UID]: "deleting", [third]: "deleting" }));
+    expect(unowned).toEqual({ kind: "unowned" });
+    const after = tagsAfterLeaving(three, UID, { kind: "unowned" }, holders());
+    expect(after[TAG.serviceUid]).toBeUndefined();
+    expect(after[TAG.service]).toBeUndefined();
+    expect(after[TAG.sharedWith]).toBe(`${OTHER_UID},${third}`);
+    // The last of them out deletes it; one that is gone without leaving counts as left.
+    const one = tagsAfterLeaving(after, OTHER_UID, { kind: "unowned" }, holders());
+    expect(leaveOutcome(one, third, holders())).toEqual({ kind: "delete" });
+    expect(leaveOutcome(after, third, holders({ [OTHER_UID]: "gone" }))).toEqual({ kind: "delete" });
+  });
+
+  it("a sharer leaving a public IP whose owner is gone hands it to a live sharer, or deletes it as the last", () => {
+    const three = made([OTHER_UID, third]).tags!;
+    expect(leaveOutcome(three, OTHER_UID, holders({ [UID]: "gone" }))).toMatchObject({
+      kind: "handOver",
+      to: third,
+    });
+    expect(leaveOutcome(made([OTHER_UID]).tags!, OTHER_UID, holders({ [UID]: "gone" }))).toEqual({
+      kind: "delete",
+    });
+  });
+
+  it("names the heir from the load balancers' record tags when nothing else knows it", () => {
+    const pip = made([OTHER_UID]);
+    const lb = written(apiDesired(pip), written(webDesired(pip)));
+    expect(observedHolders({ loadBalancers: [lb], publicIps: [pip] }).name(OTHER_UID)).toBe("shop/api");
   });
 
   it("refuses a sharer past what one tag can list", () => {

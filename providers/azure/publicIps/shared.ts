@@ -1,8 +1,15 @@
 // Portico's own public IP shared by several Services, reference-counted in its tags. The Service it was made for
 // owns it (portico.io-service-uid); the others that name it (azure-pip-name, or its address) are listed in
 // portico.io-shared-with, as cloud-provider-azure lists a public IP's Services in its k8s-azure-service tag.
-// A Service that leaves takes itself off the list; the owner leaving hands the public IP to a Service still on
-// the list; it is deleted only when nobody is left. Pure: decides the operations from the observation.
+//
+// Leaving is decided from the public IP as read at the moment of the write (apply.ts, publicIps/writes.ts), never
+// from the observation the plan was made from: Services deleted together leave in any order, each from its own
+// stale observation, and a decision taken from one (hand the public IP to a sharer that has itself left since)
+// left the public IP owned by a Service already gone. From a fresh read, under If-Match, the leaves are
+// serialized: each sees who is still on the tags. A Service that leaves takes itself off; the owner leaving hands
+// the public IP to a Service still on the list that is not being deleted; with none, the public IP is nobody's
+// and the Services still on the list (each being deleted, each still to leave) hold it; the last one out deletes
+// it. A Service on the tags that no longer exists will never leave, and counts as gone. Pure.
 import { ConfigurationError } from "../../errors.ts";
 import type { Observed, PublicIPAddress } from "../model.ts";
 import { frontendName, TAG } from "../names.ts";
@@ -11,19 +18,50 @@ import { recordTag } from "../loadBalancerEdit.ts";
 /** UIDs are 36 characters, and a tag value holds at most 256: six sharers besides the owner. */
 export const MAX_SHARERS = 6;
 
-export type SharingOperation =
-  | { kind: "sharePublicIp"; name: string; resourceGroup: string; uid: string; join: boolean }
-  | {
-      kind: "handOverPublicIp";
-      name: string;
-      resourceGroup: string;
-      from: string;
-      to: string;
-      /** `namespace/name` of the new owner, as its load balancer record tag has it. */
-      toService?: string;
-    };
+/** What a Service leaving a public IP does to it, as decided from its tags. */
+export type LeaveOutcome =
+  /** Taken off the list of sharers; the owner keeps it. */
+  | { kind: "offList" }
+  /** The owner goes; a sharer that stays takes it over. */
+  | { kind: "handOver"; to: string; toService?: string }
+  /** The owner goes and every Service left on the list is being deleted: nobody owns it, they hold it. */
+  | { kind: "unowned" }
+  /** Nobody is left: the public IP goes. */
+  | { kind: "delete" };
 
-export function sharersOf(pip: PublicIPAddress): string[] {
+export type SharingOperation =
+  | { kind: "sharePublicIp"; name: string; resourceGroup: string; uid: string }
+  /** `expected`: the outcome the observation gives; the write decides again from the public IP as it is then. */
+  | { kind: "leavePublicIp"; name: string; resourceGroup: string; uid: string; expected: LeaveOutcome };
+
+/**
+ * Whom the Services on a public IP's tags are, as far as the controller knows: a Service that exists and is not
+ * being deleted may own it; one being deleted still has to leave; one that no longer exists never will.
+ */
+export interface Holders {
+  state(uid: string): "live" | "deleting" | "gone";
+  /** `namespace/name`, when known. */
+  name(uid: string): string | undefined;
+}
+
+/**
+ * What an observation alone tells of the holders: nothing of their state (each counts as live, as the
+ * controller's cache would have it), their names from the load balancers' record tags.
+ */
+export function observedHolders(observed: Observed): Holders {
+  return {
+    state: () => "live",
+    name: (uid) => {
+      // A sharer's frontend of either family records its name (names.ts).
+      const tags = [recordTag(frontendName(uid)), recordTag(frontendName(uid, "IPv6"))];
+      for (const lb of observed.loadBalancers)
+        for (const tag of tags) if (lb.tags?.[tag] !== undefined) return lb.tags[tag];
+      return undefined;
+    },
+  };
+}
+
+export function sharersOf(pip: { tags?: Record<string, string> }): string[] {
   return (pip.tags?.[TAG.sharedWith] ?? "")
     .split(",")
     .map((s) => s.trim())
@@ -42,54 +80,79 @@ export function assertRoomToShare(pip: PublicIPAddress, uid: string, field: stri
     );
 }
 
-const where = (pip: PublicIPAddress) => ({
-  name: pip.name ?? "",
-  resourceGroup: pip.id?.match(/\/resourceGroups\/([^/]+)/i)?.[1] ?? "",
-});
-
-/**
- * What the Service `uid` leaving public IP `pip` (one of this cluster's, owned or shared) takes: off the list,
- * the public IP handed over, or deleted (undefined: the caller deletes it).
- */
-export function leaving(
-  pip: PublicIPAddress,
-  uid: string,
-  observed: Observed,
-): SharingOperation | "delete" | undefined {
-  const sharers = sharersOf(pip);
-  if (pip.tags?.[TAG.serviceUid] !== uid)
-    return sharers.includes(uid) ? { kind: "sharePublicIp", ...where(pip), uid, join: false } : undefined;
-  const heir = sharers[0];
-  if (!heir) return "delete";
-  // The heir's frontend of the public IP's family records its name (names.ts).
-  const tag = recordTag(frontendName(heir, pip.publicIPAddressVersion === "IPv6" ? "IPv6" : "IPv4"));
-  const toService = observed.loadBalancers.map((lb) => lb.tags?.[tag]).find((v) => v !== undefined);
-  return {
-    kind: "handOverPublicIp",
-    ...where(pip),
-    from: uid,
-    to: heir,
-    ...(toService ? { toService } : {}),
-  };
+/** Whether the Service `uid` is on the public IP's tags, as owner or sharer. */
+export function holds(tags: Record<string, string>, uid: string): boolean {
+  return tags[TAG.serviceUid] === uid || sharersOf({ tags }).includes(uid);
 }
 
-/** The tags after a sharing operation, from the tags as read now (so a concurrent change is not lost). */
-export function tagsAfter(op: SharingOperation, tags: Record<string, string>): Record<string, string> {
+/** What the Service `uid` leaving a public IP with these tags does; undefined when it is not on them. */
+export function leaveOutcome(
+  tags: Record<string, string>,
+  uid: string,
+  holders: Holders,
+): LeaveOutcome | undefined {
+  if (!holds(tags, uid)) return undefined;
+  const owner = tags[TAG.serviceUid];
+  const staying = (u: string) => u !== uid && holders.state(u) !== "gone";
+  const sharers = sharersOf({ tags }).filter(staying);
+  const ownerStays = owner !== undefined && staying(owner);
+  if (!ownerStays && !sharers.length) return { kind: "delete" };
+  if (ownerStays) return { kind: "offList" };
+  const heir = sharers.find((u) => holders.state(u) === "live");
+  if (!heir) return { kind: "unowned" };
+  const toService = holders.name(heir);
+  return { kind: "handOver", to: heir, ...(toService ? { toService } : {}) };
+}
+
+/** The tags after `uid` left with `outcome` (not "delete"), from the tags it was decided on. */
+export function tagsAfterLeaving(
+  tags: Record<string, string>,
+  uid: string,
+  outcome: Exclude<LeaveOutcome, { kind: "delete" }>,
+  holders: Holders,
+): Record<string, string> {
   const next = { ...tags };
-  const list = sharersOf({ tags });
-  const setList = (uids: string[]) => {
-    if (uids.length) next[TAG.sharedWith] = uids.join(",");
-    else delete next[TAG.sharedWith];
-  };
-  if (op.kind === "sharePublicIp") {
-    setList(op.join ? [...new Set([...list, op.uid])] : list.filter((u) => u !== op.uid));
-    return next;
+  // Who never leaves (gone) is dropped with the leaver.
+  const list = sharersOf({ tags }).filter((u) => u !== uid && holders.state(u) !== "gone");
+  if (outcome.kind === "handOver") {
+    next[TAG.serviceUid] = outcome.to;
+    if (outcome.toService) next[TAG.service] = outcome.toService;
+    else delete next[TAG.service];
+    return withList(
+      next,
+      list.filter((u) => u !== outcome.to),
+    );
   }
-  // Handed over only if it is still the leaving Service's and the heir is still on the list.
-  if (next[TAG.serviceUid] !== op.from || !list.includes(op.to)) return tags;
-  next[TAG.serviceUid] = op.to;
-  if (op.toService) next[TAG.service] = op.toService;
-  else delete next[TAG.service];
-  setList(list.filter((u) => u !== op.to));
-  return next;
+  if (outcome.kind === "unowned") {
+    delete next[TAG.serviceUid];
+    delete next[TAG.service];
+  }
+  return withList(next, list);
+}
+
+/** The tags after `uid` joined the list, from the tags as read now (so a concurrent change is not lost). */
+export function tagsAfterJoining(tags: Record<string, string>, uid: string): Record<string, string> {
+  if (holds(tags, uid)) return tags;
+  return withList({ ...tags }, [...sharersOf({ tags }), uid]);
+}
+
+function withList(tags: Record<string, string>, uids: string[]): Record<string, string> {
+  if (uids.length) tags[TAG.sharedWith] = uids.join(",");
+  else delete tags[TAG.sharedWith];
+  return tags;
+}
+
+/**
+ * What a leave operation does on the public IP's tags as read when it is written: decided again from them (its
+ * `expected` was decided from an observation that other Services' leaves may have overtaken).
+ */
+export function settleLeave(
+  op: Extract<SharingOperation, { kind: "leavePublicIp" }>,
+  tags: Record<string, string>,
+  holders: Holders,
+): { delete: true } | { tags: Record<string, string> } | undefined {
+  const outcome = leaveOutcome(tags, op.uid, holders);
+  if (!outcome) return undefined;
+  if (outcome.kind === "delete") return { delete: true };
+  return { tags: tagsAfterLeaving(tags, op.uid, outcome, holders) };
 }

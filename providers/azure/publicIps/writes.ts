@@ -1,8 +1,8 @@
 // Writes of the public IPs Portico makes: creating one with everything that is fixed at creation (SKU, version,
-// IP tags, prefix) and its DNS label, changing the label later, and editing the tags that record who shares it.
-// Each is safe to repeat.
+// IP tags, prefix) and its DNS label, changing the label later, editing the tags that record who shares it, and a
+// Service leaving it (the last one deleting it). Each is safe to repeat.
 import { CloudError } from "../../errors.ts";
-import { call, type AzureClients } from "../clients.ts";
+import { armError, call, classify, isNotFound, type AzureClients } from "../clients.ts";
 import { putThenRead } from "../lro.ts";
 import type { PublicIPAddress } from "../model.ts";
 import type { IpTag } from "../annotations/publicIp.ts";
@@ -109,6 +109,61 @@ export async function editPublicIpTags(
       return;
     } catch (err) {
       if (attempt >= 3 || !(err instanceof CloudError) || err.code !== "PreconditionFailed") throw err;
+    }
+  }
+}
+
+/** Rounds of read and conditional write before a leave gives up (the reconcile is then retried). */
+const LEAVE_ATTEMPTS = 10;
+
+/**
+ * A Service leaving Portico's public IP: `decide` is asked, on each fresh read, what its leaving does there —
+ * nothing (it is not on the tags any more), new tags, or the public IP deleted (nobody is left) — and that is
+ * written only if nobody changed the public IP in between (If-Match, on the tags' write and on the delete alike).
+ * Services deleted together thus leave one at a time, each on what the others left, whatever the order, and the
+ * last one out deletes it. A lost race, or ARM still busy with another Service's write, reads again.
+ */
+export async function leavePublicIp(
+  clients: AzureClients,
+  where: PublicIpTarget,
+  decide: (tags: Record<string, string>) => { delete: true } | { tags: Record<string, string> } | undefined,
+): Promise<void> {
+  const pips = clients.network.publicIPAddresses;
+  const poll = { updateIntervalInMs: clients.pollIntervalMs };
+  for (let attempt = 1; ; attempt++) {
+    let current: PublicIPAddress;
+    try {
+      current = await call("publicIPAddresses:get", () => pips.get(where.resourceGroup, where.name));
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw err;
+    }
+    const decision = decide(current.tags ?? {});
+    if (!decision) return;
+    const ifMatch = { requestOptions: { headers: { "If-Match": current.etag ?? "" } } };
+    try {
+      if ("delete" in decision) await pips.delete(where.resourceGroup, where.name, { ...poll, ...ifMatch });
+      else
+        await pips.createOrUpdate(
+          where.resourceGroup,
+          where.name,
+          { ...current, tags: decision.tags },
+          {
+            ...poll,
+            ...ifMatch,
+          },
+        );
+      return;
+    } catch (err) {
+      const info = armError(err);
+      // Gone meanwhile (deleted by the Service that left last): nothing is left to leave.
+      if (isNotFound(err)) return;
+      const raced = info.status === 412 || info.code === "PreconditionFailed";
+      const busy = info.code === "AnotherOperationInProgress" || info.status === 409;
+      const operation =
+        "delete" in decision ? "publicIPAddresses:delete" : "publicIPAddresses:createOrUpdate";
+      if (attempt >= LEAVE_ATTEMPTS || !(raced || busy)) throw classify(operation, err);
+      if (busy) await new Promise((r) => setTimeout(r, clients.pollIntervalMs));
     }
   }
 }

@@ -1,8 +1,15 @@
 // One address shared by several Services, as cloud-provider-azure allows: Services naming the same public IP
 // (azure-pip-name, or its address) serve different ports of it through one frontend, which stays while any of
 // them uses it. A user's public IP is never changed or deleted; one Portico made for the name records who
-// shares it and goes with the last of them.
-import { expect, expectRefused, test, waitFor } from "../../harness/index.ts";
+// shares it and goes with the last of them, also when several of them are deleted at once.
+import {
+  expect,
+  expectRefused,
+  test,
+  waitFor,
+  type TestAzure,
+  type TestCluster,
+} from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { azureWorld, lbService, patchService, waitForIP } from "./fixtures.ts";
 import { inventory } from "./inventory.ts";
@@ -144,4 +151,103 @@ test("a public IP Portico makes for a name is shared by the Services naming it, 
     const inv = await inventory(azure);
     return inv.publicIps.length === 0 && inv.loadBalancers.length === 0;
   });
+});
+
+const IPV4 = "service.beta.kubernetes.io/azure-load-balancer-ipv4";
+const SHARERS = ["s1", "s2", "s3"];
+
+/**
+ * An owner with Portico's public IP and three Services sharing its address (azure-load-balancer-ipv4), as
+ * cloud-provider-azure users write them. Orphan collection is off for the test (an hour apart, after the one at
+ * start): only deletion itself may clean up.
+ */
+async function ownerAndSharers(cluster: TestCluster, azure: TestAzure) {
+  await azureWorld(cluster, azure, 1);
+  await startPortico(cluster, { provider: "azure", orphanCollectionPeriodMs: 3_600_000 });
+  const owner = await cluster.createService("owner", lbService(port(80)));
+  const ip = await waitForIP(cluster, "owner");
+  const uids: Record<string, string> = { owner: owner.metadata!.uid! };
+  for (const [i, name] of SHARERS.entries()) {
+    const svc = await cluster.createService(name, lbService(port(81 + i)), { [IPV4]: ip });
+    uids[name] = svc.metadata!.uid!;
+  }
+  for (const name of SHARERS) expect(await waitForIP(cluster, name)).toBe(ip);
+  await waitFor("every sharer on the public IP's list", async () => {
+    const tags = (await inventory(azure)).publicIps[0]?.tags ?? {};
+    return SHARERS.every((s) => tags["portico.io-shared-with"]?.includes(uids[s]!));
+  });
+  const tags = (await inventory(azure)).publicIps[0]!.tags;
+  expect(tags["portico.io-service-uid"]).toBe(uids.owner);
+  // The sharers in the order the list has them, which is the order they joined.
+  const listed = tags["portico.io-shared-with"]!.split(",").map((u) => SHARERS.find((s) => uids[s] === u)!);
+  return { ip, uids, listed };
+}
+
+/** Waits until ARM holds nothing of the Services; fails naming what is left, and whose tags it carries. */
+async function nothingLeft(azure: TestAzure, uids: Record<string, string>): Promise<void> {
+  const who = (uid: string | undefined) => Object.keys(uids).find((n) => uids[n] === uid) ?? uid;
+  await waitFor(
+    "no public IP and no load balancer left",
+    async () => {
+      const inv = await inventory(azure);
+      if (!inv.publicIps.length && !inv.loadBalancers.length) return true;
+      const ips = inv.publicIps.map(
+        (p) =>
+          `public IP ${p.name} owned by ${who(p.tags["portico.io-service-uid"])}, shared with ` +
+          `${(p.tags["portico.io-shared-with"] ?? "").split(",").filter(Boolean).map(who).join(",") || "nobody"}`,
+      );
+      throw new Error([...ips, ...inv.loadBalancers.map((l) => `load balancer ${l.name}`)].join("; "));
+    },
+    { timeoutMs: 15_000 },
+  );
+}
+
+/** Deletes the Services at once, as `kubectl delete svc --all` or deleting their namespace does. */
+async function deleteAtOnce(cluster: TestCluster, names: string[]): Promise<void> {
+  await Promise.all(
+    names.map((name) => cluster.core.deleteNamespacedService({ name, namespace: cluster.namespace })),
+  );
+  await waitFor(`${names.join(", ")} gone (finalizers released)`, async () => {
+    const left = (await cluster.core.listNamespacedService({ namespace: cluster.namespace })).items;
+    return !left.some((s) => names.includes(s.metadata!.name!));
+  });
+}
+
+test("an owner and the three Services sharing its public IP, deleted at once, leave nothing behind", async ({
+  cluster,
+  azure,
+}) => {
+  const { uids } = await ownerAndSharers(cluster, azure);
+  await deleteAtOnce(cluster, ["owner", ...SHARERS]);
+  // Their reconciles ran side by side, each from its own observation; the last one out deleted the public IP.
+  await nothingLeft(azure, uids);
+});
+
+test("an owner deleted at once with two of its sharers hands its public IP to the one that stays", async ({
+  cluster,
+  azure,
+}) => {
+  const { ip, uids, listed } = await ownerAndSharers(cluster, azure);
+  // The first two on the list go with the owner: the first sharer listed is no heir, being deleted.
+  const [first, second, stays] = listed as [string, string, string];
+  await deleteAtOnce(cluster, ["owner", first, second]);
+  const pip = await waitFor(
+    `the public IP owned by ${stays} alone`,
+    async () => {
+      const p = (await inventory(azure)).publicIps[0];
+      if (p && p.tags["portico.io-service-uid"] === uids[stays] && !p.tags["portico.io-shared-with"])
+        return p;
+      throw new Error(`public IP tagged ${JSON.stringify(p?.tags)}`);
+    },
+    { timeoutMs: 15_000 },
+  );
+  expect(pip).toMatchObject({ address: ip, usedBy: feOf(uids[stays]!) });
+  expect(pip.tags["portico.io-service"]).toBe(`${cluster.namespace}/${stays}`);
+  const lb = (await inventory(azure)).loadBalancers[0]!;
+  expect(lb.frontends.map((f) => f.name)).toEqual([feOf(uids[stays]!)]);
+  expect(lb.rules.map((r) => r.frontend)).toEqual([feOf(uids[stays]!)]);
+  expect((await cluster.getService(stays)).status?.loadBalancer?.ingress?.[0]?.ip).toBe(ip);
+
+  await deleteAtOnce(cluster, [stays]);
+  await nothingLeft(azure, uids);
 });
