@@ -70,11 +70,12 @@ export async function startController(
         onStatusCheck: (kind, name, outcome) => metrics.statusChecks.inc({ kind, name, outcome }),
       });
   const { provider } = started;
+  const events = controllerEvents(core, log);
   const reconciler = new ServiceReconciler({
     cache,
     provider,
     core,
-    events: controllerEvents(core, log),
+    events,
     classes,
     log,
     onOutcome: (outcome) => metrics.reconciles.inc({ outcome }),
@@ -86,6 +87,13 @@ export async function startController(
       metrics.orphanCollections.inc({ outcome });
       metrics.orphansDeleted.inc(deleted);
     },
+    afterSecurityRuleCheck: (outcome, drifted) => {
+      metrics.securityRuleChecks.inc({ outcome });
+      for (const d of drifted)
+        metrics.securityRuleRepairs.inc({ how: d.restored ? "restored" : "reconciled" });
+    },
+    events,
+    securityRuleCheckPeriodMs: config.securityRuleCheckPeriodMs,
     cache,
     reconciler,
     provider,

@@ -25,6 +25,8 @@ export interface ControllerConfig {
   workers: number;
   resyncPeriodMs: number;
   orphanCollectionPeriodMs: number;
+  /** How often the security rules Portico made are compared with the cloud (and restored). */
+  securityRuleCheckPeriodMs: number;
   leaderElection: {
     enabled: boolean;
     namespace: string;
@@ -58,6 +60,7 @@ const OPTIONS = {
   workers: { type: "string" },
   "resync-period": { type: "string" },
   "orphan-collection-period": { type: "string" },
+  "security-rule-check-period": { type: "string" },
   "leader-elect": { type: "string" },
   "leader-election-namespace": { type: "string" },
   "leader-election-name": { type: "string" },
@@ -100,6 +103,10 @@ export const USAGE = `portico-controller: reconciles LoadBalancer Services into 
   --orphan-collection-period SECONDS
                                     look for cloud resources of Services that no longer exist this often
                                     (default 600)
+  --security-rule-check-period SECONDS
+                                    aws, azure: compare the security rules Portico made (NLB security groups and
+                                    backend rules, NSG rules) with the cloud this often, for the whole cluster in
+                                    a read or two, and restore those changed by hand (default 60)
   --leader-elect=false              run without leader election (one replica only)
   --leader-election-namespace NS    where the Lease lives (env POD_NAMESPACE, default portico-system)
   --leader-election-name NAME       the Lease's name (default portico-controller-<class, as a name>)
@@ -186,6 +193,11 @@ export function parseConfig(
     workers,
     resyncPeriodMs: seconds("--resync-period", values["resync-period"], 600),
     orphanCollectionPeriodMs: seconds("--orphan-collection-period", values["orphan-collection-period"], 600),
+    securityRuleCheckPeriodMs: seconds(
+      "--security-rule-check-period",
+      values["security-rule-check-period"],
+      60,
+    ),
     leaderElection: {
       enabled: values["leader-elect"] !== "false",
       namespace: values["leader-election-namespace"] ?? env.POD_NAMESPACE ?? "portico-system",

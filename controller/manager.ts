@@ -1,10 +1,11 @@
 // Wires the shared cache to the work queue and the reconciler: every change that can affect a Service's load
-// balancer enqueues that Service; a periodic resync and orphan collection catch whatever was missed.
+// balancer enqueues that Service; a periodic resync and orphan collection catch whatever was missed, and a more
+// frequent security-rule check restores the rules that decide who reaches a Service.
 import type { CoreV1Api, KubernetesObject, V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import { gatedPod, waitsForGate } from "./readinessGates/gates.ts";
 import { createHash } from "node:crypto";
 import { withPriority } from "../providers/priority.ts";
-import type { LoadBalancerProvider, ServiceRef } from "../providers/provider.ts";
+import type { LoadBalancerProvider, SecurityRuleDrift, ServiceRef } from "../providers/provider.ts";
 import { serviceKey, type ClusterCache } from "./cache.ts";
 import {
   FINALIZER,
@@ -15,6 +16,8 @@ import {
 } from "../providers/classes.ts";
 import { nodeFingerprint } from "./nodeFingerprint.ts";
 import { collectOrphans } from "./garbage.ts";
+import { checkSecurityRules } from "./securityRuleCheck.ts";
+import type { EventSink } from "../shared/events.ts";
 import type { Logger } from "../shared/log.ts";
 import { startWorkers, WorkQueue, type Workers } from "./queue.ts";
 import type { ServiceReconciler } from "./reconciler.ts";
@@ -36,6 +39,14 @@ export interface ManagerOptions {
   afterReconcile?: () => void;
   /** Called after every orphan collection, with how it ended and how many Services' resources it deleted. */
   afterOrphanCollection?: (outcome: "done" | "failed", deleted: number) => void;
+  /**
+   * How often the provider's security rules are compared with the cloud (checkSecurityRules); absent, or a
+   * provider without the check: never. The Events it records go to `events`.
+   */
+  securityRuleCheckPeriodMs?: number;
+  events?: EventSink;
+  /** Called after every security-rule check, with how it ended and the Services it found changed. */
+  afterSecurityRuleCheck?: (outcome: "done" | "failed", drifted: readonly SecurityRuleDrift[]) => void;
 }
 
 export class Manager {
@@ -100,6 +111,33 @@ export class Manager {
       setTimeout(() => void collect(), 0),
       setInterval(() => void collect(), this.o.orphanCollectionPeriodMs),
     );
+    const period = this.o.securityRuleCheckPeriodMs;
+    if (period && this.o.provider.checkSecurityRules && this.o.events) {
+      const events = this.o.events;
+      let running = false;
+      const check = async () => {
+        // A check slower than its period (a throttled cloud) is not joined by another.
+        if (running) return;
+        running = true;
+        try {
+          const { drifted, reconcile } = await checkSecurityRules({
+            provider: this.o.provider,
+            service: (key) => this.o.cache.service(key),
+            events,
+            log,
+          });
+          // Clients may be cut off: the Services go before background work, as a change users wait for.
+          for (const key of reconcile) this.enqueue(key);
+          this.o.afterSecurityRuleCheck?.("done", drifted);
+        } catch (err) {
+          log.warn({ err: (err as Error).message }, "security rule check failed; will try again");
+          this.o.afterSecurityRuleCheck?.("failed", []);
+        } finally {
+          running = false;
+        }
+      };
+      this.timers.push(setInterval(() => void check(), period));
+    }
   }
 
   /** Stops reconciling (leadership lost or shutting down); the queue keeps collecting keys for a next term. */

@@ -43,6 +43,22 @@ export class ControllerMetrics {
     help: "Services whose orphaned cloud resources an orphan collection deleted",
     registers: [this.registry],
   });
+  readonly securityRuleChecks = new Counter({
+    name: "portico_security_rule_checks_total",
+    help:
+      "Comparisons of the security rules Portico made (AWS security groups and backend rules, Azure NSG rules) " +
+      "with the cloud, for the whole cluster at once, by outcome (done, failed)",
+    labelNames: ["outcome"],
+    registers: [this.registry],
+  });
+  readonly securityRuleRepairs = new Counter({
+    name: "portico_security_rule_repairs_total",
+    help:
+      "Services whose security rules a check found changed outside Portico, and restored, by how: restored (by " +
+      "the check itself: rules Services share) or reconciled (the Service reconciled at once)",
+    labelNames: ["how"],
+    registers: [this.registry],
+  });
   readonly statusChecks = new Counter({
     name: "portico_status_checks_total",
     help:

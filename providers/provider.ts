@@ -161,6 +161,18 @@ export interface PodDrain {
   setting: string;
 }
 
+/**
+ * A Service whose security rules, as Portico last made them, differ from what the cloud holds now: someone outside
+ * Portico revoked, added or changed one (a rule Portico wrote is never changed by Portico alone).
+ */
+export interface SecurityRuleDrift {
+  service: ServiceRef;
+  /** One line per difference, naming the rule and where it is (for the Service's Events and the log). */
+  differences: string[];
+  /** Restored by the check itself (rules Services share); false: restored by reconciling the Service. */
+  restored: boolean;
+}
+
 /** A human-readable dry run: what `ensure` would do, without doing it. */
 export interface PlanDescription {
   operations: string[];
@@ -204,6 +216,14 @@ export interface LoadBalancerProvider {
    * each has been ensured, and what none uses goes.
    */
   settle?(inView: ServiceRef[], owning?: ServiceRef[]): Promise<void>;
+  /**
+   * Compares the security rules Portico made for the Services it has ensured (their own and those they share) with
+   * what the cloud holds now, in a read or two for the whole cluster whatever the number of Services, and restores
+   * what the Services share; the controller reconciles the other Services returned, which restores theirs. Security
+   * rules decide who reaches a Service, so the controller runs this often (about once a minute), not only at the
+   * periodic resync. Absent where the provider makes no security rules.
+   */
+  checkSecurityRules?(): Promise<SecurityRuleDrift[]>;
   /**
    * A leadership term begins: what the provider cached in an earlier term may be stale, another leader having
    * acted since (its caches may be trusted for minutes by passes users wait for), so it starts afresh, as after a

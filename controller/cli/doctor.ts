@@ -271,7 +271,12 @@ async function providerCheck(
           ? `the cloud differs from what the Service asks: ${plan.operations.join("; ")}`
           : "credentials work and the cloud matches the Service",
         ...(plan.operations.length
-          ? { fix: "the controller will converge; if it does not, see the last reconcile above" }
+          ? {
+              fix:
+                "the controller restores security rules within its --security-rule-check-period (60 s by default) " +
+                "and converges on the rest at its next resync (--resync-period; on AWS, listeners and attributes " +
+                "within --aws-full-observation-period); if it does not, see the last reconcile above",
+            }
           : {}),
       });
     } else {

@@ -6,6 +6,7 @@ import type {
   LoadBalancerProvider,
   Notice,
   PlanDescription,
+  SecurityRuleDrift,
   ServiceRef,
 } from "../provider.ts";
 import { defaultTargetType, parseAwsSettings, type AwsServiceSettings } from "./annotations/settings.ts";
@@ -28,6 +29,7 @@ import { LbcTakeOver, type LbcTakeOverOptions, type TakeOverView } from "./lbc/t
 import { AwsResolver } from "./resolve.ts";
 import { build, withSharedGroup } from "./build.ts";
 import { AwsState } from "./state/store.ts";
+import { heldBy } from "./state/securityRules.ts";
 
 export { AWS_LOAD_BALANCER_CLASS } from "../classes.ts";
 /** Stands for the shared backend group in a dry run, before it is made. */
@@ -121,6 +123,8 @@ export class AwsProvider implements LoadBalancerProvider {
       return pass.takeOver ? this.lbc!.after(intent.service, pass.takeOver, pass.taken, result) : result;
     } catch (err) {
       this.state.forget(uid);
+      // What failed may have left the rules anywhere: the next pass that goes through says what they are.
+      this.state.rules.forget(uid);
       throw err;
     }
   }
@@ -227,6 +231,8 @@ export class AwsProvider implements LoadBalancerProvider {
         written,
       }),
     );
+    // The rules are as the pass asked: the security-rule check compares the cloud with them from now on.
+    this.state.rules.held(service, heldBy(desired));
     // What Portico just made or changed is known from its own writes: the passes that follow read targets alone.
     // (A plan of targets alone came from an observation already kept, whose age a write must not reset.)
     if (operations.length && !waitForActive && !onlyTargets(p)) {
@@ -283,6 +289,25 @@ export class AwsProvider implements LoadBalancerProvider {
       }),
     );
     await this.shared.release(service.uid);
+    this.state.rules.forget(service.uid);
+  }
+
+  /**
+   * One read of the cluster's security groups and rules (shared with a read just begun) against what every
+   * Service's last pass left: the shared backend rules are restored here, the Services whose own rules differ are
+   * returned for their reconcile (which observes them in full and restores them). Nothing ensured yet: no call.
+   */
+  checkSecurityRules(): Promise<SecurityRuleDrift[]> {
+    return withPriority("background", async () => {
+      if (!this.state.rules.size) return [];
+      const { read, drifted } = await this.state.ruleDrift();
+      const out: SecurityRuleDrift[] = drifted.map((d) => ({ ...d, restored: false }));
+      for (const [uid, differences] of await this.shared.repair(read)) {
+        const service = this.state.rules.serviceOf(uid);
+        if (service) out.push({ service, differences, restored: true });
+      }
+      return out;
+    });
   }
 
   /** A new leadership term: everything cached or kept may be stale (another leader acted since): start afresh. */

@@ -78,6 +78,7 @@ async function main(): Promise<void> {
     workers: 4,
     resyncPeriodMs: 300_000,
     orphanCollectionPeriodMs: 300_000,
+    securityRuleCheckPeriodMs: 60_000,
     leaderElection: {
       enabled: true,
       namespace: ns,

@@ -30,6 +30,7 @@ export async function startPortico(
     workers: 4,
     resyncPeriodMs: 60_000,
     orphanCollectionPeriodMs: 60_000,
+    securityRuleCheckPeriodMs: 60_000,
     leaderElection: {
       enabled: false,
       namespace: cluster.namespace,

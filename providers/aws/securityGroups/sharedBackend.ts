@@ -13,6 +13,7 @@ import {
 import { createHash } from "node:crypto";
 import { CloudError } from "../../errors.ts";
 import {
+  covers,
   describeRange,
   planRanges,
   wantedRanges,
@@ -24,7 +25,7 @@ import { securityGroupRulesWhere } from "./backendGroups.ts";
 import { call, type AwsClients } from "../clients.ts";
 import { TAG } from "../names.ts";
 import { clusterCacheMs } from "../state/cacheAge.ts";
-import { tagOf, type ClusterGroups } from "../state/clusterGroups.ts";
+import { tagOf, type ClusterGroups, type ClusterGroupsRead } from "../state/clusterGroups.ts";
 
 export const SHARED_GROUP_RESOURCE = "shared-backend-group";
 export const RANGE_RULE_RESOURCE = "backend-range";
@@ -145,6 +146,44 @@ export class SharedBackend {
           changes.push(...(await this.deleteGroup(vpcId, groupId)));
       }
       return changes;
+    });
+  }
+
+  /**
+   * The security-rule check's read of the cluster's rules: a port some Service needs that no shared rule admits any
+   * more (revoked or narrowed by hand) is admitted again at once, as `use` would admit it. Returns, per Service
+   * that needed it, what it lost. A read begun before Portico's own last change of the groups or rules judges
+   * nothing (it may not show that change).
+   */
+  repair(read: ClusterGroupsRead): Promise<Map<string, string[]>> {
+    return this.serially(async () => {
+      const lost = new Map<string, string[]>();
+      if (read.seq <= this.afterRules || read.seq <= this.afterGroups) return lost;
+      const list = rangesFrom(read.rules);
+      const shared = new Map<string, string>();
+      for (const g of read.groups)
+        if (tagOf(g, TAG.resource) === SHARED_GROUP_RESOURCE) shared.set(g.VpcId!, g.GroupId!);
+      const vpcs = new Set<string>();
+      for (const [uid, use] of this.uses) {
+        const groupId = use && shared.get(use.vpcId);
+        if (!groupId) continue;
+        const admitting = list.filter((r) => r.source === groupId);
+        const gone = use.needs.filter((n) => !covers(admitting, [n]));
+        if (!gone.length) continue;
+        vpcs.add(use.vpcId);
+        lost.set(
+          uid,
+          gone.map(
+            (n) =>
+              `${n.groupId} no longer admits the NLBs' shared group ${groupId} on ${n.protocol}/${n.port}`,
+          ),
+        );
+      }
+      if (!vpcs.size) return lost;
+      // Newer than Portico's last change of the rules, the read stands for them unless a later one was taken.
+      if (!this.rules || this.rules.at <= read.at) this.rules = { at: read.at, list };
+      for (const vpcId of vpcs) await this.reconcile(vpcId, false);
+      return lost;
     });
   }
 

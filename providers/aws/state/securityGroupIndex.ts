@@ -89,6 +89,11 @@ export class SecurityGroupIndex implements GroupSource {
       if (change > read.seq) return undefined;
       this.changed.delete(uid);
     }
+    return this.indexOf(read);
+  }
+
+  /** Each Service's own groups and rules in a read of the cluster's (derived once per read). */
+  indexOf(read: ClusterGroupsRead): Indexed {
     let index = this.derived.get(read);
     if (!index) {
       index = indexed(read, this.cluster);
@@ -98,7 +103,7 @@ export class SecurityGroupIndex implements GroupSource {
   }
 }
 
-interface Indexed {
+export interface Indexed {
   groups: Map<string, ObservedSecurityGroup[]>;
   rules: Map<string, ObservedBackendRule[]>;
 }

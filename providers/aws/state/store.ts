@@ -1,13 +1,13 @@
 // What Portico knows of the account between passes, in one place, with its invalidation: the recent full
 // observations (recentObservations.ts), the account's load balancer and target group listings (elbIndex.ts), the
-// cluster's security groups and rules (securityGroupIndex.ts over clusterGroups.ts) and listeners read in batches
-// (listenerBatch.ts). A pass reads the account through it and tells it what it writes; it alone decides what that
+// cluster's security groups and rules (securityGroupIndex.ts over clusterGroups.ts), listeners read in batches
+// (listenerBatch.ts) and the security rules each Service's last pass left in place (securityRules.ts). A pass reads the account through it and tells it what it writes; it alone decides what that
 // makes stale, so no other part of the provider forgets or marks anything.
 import type { LoadBalancerIntent, ServiceRef } from "../../provider.ts";
 import { currentPriority } from "../../priority.ts";
 import type { AwsClients } from "../clients.ts";
 import { CLUSTER_CACHE_FOR_USERS_MS } from "./cacheAge.ts";
-import { ClusterGroups } from "./clusterGroups.ts";
+import { ClusterGroups, type ClusterGroupsRead } from "./clusterGroups.ts";
 import { ElbIndex } from "./elbIndex.ts";
 import { ListenerBatch, listenersFrom } from "./listenerBatch.ts";
 import type { DesiredLoadBalancer, Observed } from "../model.ts";
@@ -16,6 +16,11 @@ import type { Operation, Plan } from "../plan.ts";
 import { onlyTargets } from "../passSteps.ts";
 import { RecentObservations } from "./recentObservations.ts";
 import { SecurityGroupIndex } from "./securityGroupIndex.ts";
+import { backendRuleKey, ruleDifferences, type HeldRules } from "./securityRules.ts";
+import { SecurityRuleRecords } from "../../securityRuleRecords.ts";
+
+/** A read of the cluster's groups begun this recently is the security-rule check's too (a burst's, a resync's). */
+const CHECK_SHARES_READ_MS = 2_000;
 
 /** What changes a Service's own security group or its per-Service backend rules. */
 const GROUP_OPERATIONS = new Set<Operation["kind"]>([
@@ -37,6 +42,8 @@ export interface AwsStateOptions {
 export class AwsState {
   /** The cluster's security groups and rules, read for every Service at once (the shared backend reads them too). */
   readonly groupReads: ClusterGroups;
+  /** The security rules each Service's last pass left in place, for the security-rule check. */
+  readonly rules = new SecurityRuleRecords<HeldRules>(Date.now);
   private readonly clients: AwsClients;
   private readonly cluster: string;
   private readonly recent: RecentObservations;
@@ -127,11 +134,33 @@ export class AwsState {
       if (any) this.elbIndex.touched(uid);
     };
     touch();
+    // While Portico writes them, the Service's rules are not compared: the check would take its writes for drift.
+    const written = groups ? this.rules.writing(uid) : undefined;
     try {
       return await work();
     } finally {
       touch();
+      written?.();
     }
+  }
+
+  /**
+   * The security-rule check: a read of the cluster's groups and rules (shared with one just begun), and the
+   * Services whose own rules in it differ from those their last pass left. Their kept observations predate the
+   * change, so they are dropped: the Services' next passes observe in full, and restore the rules.
+   */
+  async ruleDrift(): Promise<{
+    read: ClusterGroupsRead;
+    drifted: { service: ServiceRef; differences: string[] }[];
+  }> {
+    const read = await this.groupReads.read(CHECK_SHARES_READ_MS);
+    const index = this.groupIndex.indexOf(read);
+    const anyService = new Set([...index.rules.values()].flat().map(backendRuleKey));
+    const drifted = this.rules.drifted(read.at, (held, { uid }) =>
+      ruleDifferences(held, index.groups.get(uid) ?? [], index.rules.get(uid) ?? [], anyService),
+    );
+    for (const d of drifted) this.recent.forget(d.service.uid);
+    return { read, drifted };
   }
 
   /** Resources Portico retagged as the Service's (taken over): the listings and the kept observation predate it. */
@@ -146,5 +175,6 @@ export class AwsState {
     this.groupIndex.forget();
     this.elbIndex.forget();
     this.recent.clear();
+    this.rules.clear();
   }
 }

@@ -99,7 +99,8 @@ function freePriority(taken: Set<number | undefined>, fromTop: boolean): number 
   );
 }
 
-function canonicalRules(rules: SecurityRule[]): string {
+/** The rules as compared: what decides traffic, in a fixed order (the name's case and order aside). */
+export function canonicalRules(rules: SecurityRule[]): string {
   const prefixes = (one: string | undefined, many: string[] | undefined) =>
     [...(many?.length ? many : one ? [one] : [])].sort();
   return JSON.stringify(
