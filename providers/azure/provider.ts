@@ -7,6 +7,7 @@ import type {
   LoadBalancerIntent,
   LoadBalancerProvider,
   PlanDescription,
+  SecurityRuleDrift,
   ServiceRef,
 } from "../provider.ts";
 import { parseAzureSettings, type AzureServiceSettings } from "./annotations/settings.ts";
@@ -26,13 +27,22 @@ import { frontendName } from "./names.ts";
 import { droppedFamilies, FAMILIES, sideNotices } from "./sides.ts";
 import { placedSides, placementNotices } from "./placement/placeSides.ts";
 import { NetworkCache } from "./network.ts";
-import { listPublicIps, SharedObservations, type Where } from "./observe.ts";
+import { getSecurityGroup, listPublicIps, SharedObservations, type Where } from "./observe.ts";
 import { ownedServiceRefs } from "./owned.ts";
 import { describeOperation, plan, planDeletion, type Operation, type Plan } from "./plan.ts";
 import { EtagWriter } from "./writer.ts";
 import { clusterHolders, type ServiceList } from "./publicIps/holders.ts";
+import { SecurityRuleRecords } from "../securityRuleRecords.ts";
+import { ruleDifferences } from "./security/ruleDrift.ts";
+import type { ResolvedRules } from "./security/rulesEdit.ts";
 
 export { AZURE_LOAD_BALANCER_CLASS } from "../classes.ts";
+/** Operations that write a Service's security rules. */
+const SECURITY_OPERATIONS = new Set<Operation["kind"]>([
+  "updateSecurityRules",
+  "removeSecurityRules",
+  "removeLegacySecurityRules",
+]);
 /** How soon to look again when the frontend has no address yet. */
 const ADDRESS_PENDING_RETRY_MS = 5_000;
 
@@ -69,6 +79,8 @@ export class AzureProvider implements LoadBalancerProvider {
   private readonly network: NetworkCache;
   /** Reads shared by the reconciles running at once (observe.ts). */
   private readonly observations: SharedObservations;
+  /** The security rules each Service's last pass put in the security group, per side (security/ruleDrift.ts). */
+  private readonly securityRules = new SecurityRuleRecords<ResolvedRules[]>(() => performance.now());
 
   constructor(opts: AzureProviderOptions) {
     const { clusterName, credential, clients, services, ...config } = opts;
@@ -104,20 +116,48 @@ export class AzureProvider implements LoadBalancerProvider {
   ensure(intent: LoadBalancerIntent, context: { background?: boolean } = {}): Promise<EnsureResult> {
     // Every ARM request made for this pass waits behind users' changes on the shared rate limit.
     return withPriority(context.background ? "background" : "user", () =>
-      this.counted(() => this.ensureNow(intent)),
+      this.counted(() =>
+        this.ensureNow(intent).catch((err: unknown) => {
+          // What failed may have left the rules anywhere: the next pass that goes through says what they are.
+          this.securityRules.forget(intent.service.uid);
+          throw err;
+        }),
+      ),
     );
   }
 
   private async ensureNow(intent: LoadBalancerIntent): Promise<EnsureResult> {
     const { sides, removals, observed, targetType } = await this.prepare(intent);
+    // While Portico writes them, the Service's rules are not compared (the check would take its writes for drift).
+    const rulesWritten = [
+      ...sides.flatMap((s) => s.plan.operations),
+      ...removals.flatMap((r) => r.operations),
+    ].some((op) => SECURITY_OPERATIONS.has(op.kind))
+      ? this.securityRules.writing(intent.service.uid)
+      : undefined;
     // The sides one after the other, in the Service's family order: each edits the load balancer from a fresh
     // read (the writer), so the second sees the first's frontend. The family the Service dropped goes last.
     const addresses: string[] = [];
-    for (const { desired, plan: p } of sides) {
-      const address = await apply(p.operations, this.context(desired.frontendName, observed, desired));
-      if (address) addresses.push(address);
+    const held: ResolvedRules[] = [];
+    try {
+      for (const { desired, plan: p } of sides) {
+        const address = await apply(p.operations, this.context(desired.frontendName, observed, desired));
+        if (address) addresses.push(address);
+        if (desired.securityRules)
+          held.push({
+            frontend: desired.frontendName,
+            description: desired.securityRuleDescription,
+            rules: desired.securityRules,
+            ...(address ? { frontendAddress: address } : {}),
+          });
+      }
+      for (const r of removals) await apply(r.operations, this.context(r.frontend, observed));
+    } finally {
+      rulesWritten?.();
     }
-    for (const r of removals) await apply(r.operations, this.context(r.frontend, observed));
+    // The security-rule check compares the group with these from now on.
+    if (held.length) this.securityRules.held(intent.service, held);
+    else this.securityRules.forget(intent.service.uid);
     const complete = addresses.length === sides.length;
     // IP-based pools send to pods: their gates open on what the rules' probes say, read while some pod waits.
     const pods =
@@ -160,7 +200,31 @@ export class AzureProvider implements LoadBalancerProvider {
     return this.counted(() => this.deleteNow(service));
   }
 
+  /**
+   * One GET of the cluster's network security group against the rules every Service's last pass put in it; the
+   * Services whose rules differ are returned, for their reconcile to restore them. Nothing ensured: no call.
+   */
+  checkSecurityRules(): Promise<SecurityRuleDrift[]> {
+    const where = this.where().securityGroup;
+    if (!where || !this.securityRules.size) return Promise.resolve([]);
+    return withPriority("background", async () => {
+      const readAt = performance.now();
+      const nsg = await getSecurityGroup(this.clients, where);
+      // No group at all: every pass fails naming it (apply.ts), which a check cannot mend.
+      if (!nsg) return [];
+      return this.securityRules
+        .drifted(readAt, (sides) => sides.flatMap((want) => ruleDifferences(nsg, want)))
+        .map((d) => ({ ...d, restored: false }));
+    });
+  }
+
+  /** A new leadership term: another leader may have changed the Services' rules since this one last wrote them. */
+  startTerm(): void {
+    this.securityRules.clear();
+  }
+
   private async deleteNow(service: ServiceRef): Promise<void> {
+    this.securityRules.forget(service.uid);
     const observed = await this.observe(
       undefined,
       frontendName(service.uid),
