@@ -2,7 +2,7 @@
 # Builds what running Kubernetes' own end-to-end tests against the local cluster takes, from the Go module proxy
 # and Debian, each cached under $PORTICO_CACHE (default .cache/) by a hash of its inputs, and prints one JSON
 # object on stdout:
-#   e2eTest  e2e.test, `go test -c` of k8s.io/kubernetes/test/e2e at the cluster's release (test/k8s-e2e)
+#   e2eTest  e2e.test at the cluster's release with Kubernetes' sig-network tests alone (test/k8s-e2e/lbsuite)
 #   agnhost  registry.k8s.io/e2e-test-images/agnhost:<the tag the release's framework asks for>: agnhost built from
 #            the same module, on a Debian root with the tools upstream's Alpine-based image installs
 #   coredns  registry.k8s.io/coredns/coredns:<release>, the cluster DNS (test/images/coredns), FROM scratch
@@ -51,11 +51,11 @@ key_of() { sha256sum | cut -c1-12; }
 e2e_seconds=0
 e2e_test() {
   local key out tmp start=$SECONDS minor ldflags
-  key=$({ cat "$mod/go.mod" "$mod/go.sum"; declare -f e2e_test; } | key_of)
+  key=$({ cat "$mod/go.mod" "$mod/go.sum" "$mod/lbsuite/lb_test.go"; declare -f e2e_test; } | key_of)
   out=$cache/k8s-e2e-$version-$key
   e2e_path=$out/e2e.test
   [ -x "$e2e_path" ] && return
-  say "building Kubernetes $version's e2e.test from the Go module proxy (first time only, tens of minutes on two cores)..."
+  say "building Kubernetes $version's e2e.test from the Go module proxy (first time only, minutes on two cores after the cluster's build)..."
   minor=$(echo "$version" | cut -d. -f2)
   ldflags="-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1"
   ldflags="$ldflags -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
@@ -63,7 +63,7 @@ e2e_test() {
   ldflags="$ldflags -X k8s.io/client-go/pkg/version.gitMinor=$minor"
   tmp=$out.tmp.$$
   rm -rf "$tmp" && mkdir -p "$tmp"
-  (cd "$mod" && GOTOOLCHAIN=local go test -c -vet=off -trimpath -ldflags "$ldflags" -o "$tmp/e2e.test" k8s.io/kubernetes/test/e2e) \
+  (cd "$mod" && GOTOOLCHAIN=local go test -c -vet=off -trimpath -ldflags "$ldflags" -o "$tmp/e2e.test" ./lbsuite) \
     >"$cache/build-k8s-e2e.log" 2>&1 ||
     { rm -rf "$tmp"; tail -n 20 "$cache/build-k8s-e2e.log" >&2; fail "building e2e.test failed (see the Go errors above); check that the Go module proxy is reachable (go env GOPROXY)"; }
   mv -T "$tmp" "$out" 2>/dev/null || rm -rf "$tmp"
