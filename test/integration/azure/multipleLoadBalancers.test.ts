@@ -200,6 +200,8 @@ test("Azure's limits are checked per load balancer: a Service goes where there i
   await expectRefused(cluster, "e", {
     reason: "NoLoadBalancerWithRoom",
     mentions: [
+      // Placed by the configurations' selectors: e names no load balancer itself.
+      "multipleStandardLoadBalancerConfigurations (controller Azure config): the Service fits on none",
       `${ns}-b: load balancer ${ns}-b would have 3 frontends, one per Service, and Azure allows 2`,
       `${ns}: load balancer ${ns} would have 3 frontends, one per Service, and Azure allows 2`,
       "add a load balancer to multipleStandardLoadBalancerConfigurations",
