@@ -55,6 +55,12 @@ e2e_test() {
   out=$cache/k8s-e2e-$version-$key
   e2e_path=$out/e2e.test
   [ -x "$e2e_path" ] && return
+  # One build at a time: `make test` starts this script in the background while the tests run, and a later call
+  # (the conformance test's) waits here for that build instead of making e2e.test a second time.
+  mkdir -p "$cache"
+  exec 8>"$cache/.k8s-e2e-test.lock"
+  flock 8
+  [ -x "$e2e_path" ] && return
   say "building Kubernetes $version's e2e.test from the Go module proxy (first time only, minutes on two cores after the cluster's build)..."
   minor=$(echo "$version" | cut -d. -f2)
   ldflags="-X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=1"
