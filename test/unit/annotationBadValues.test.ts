@@ -8,6 +8,7 @@ import { CONFIGURATIONS_ANNOTATION, placeService } from "../../providers/azure/p
 import { desiredLoadBalancer } from "../../providers/aws/desired.ts";
 import { ConfigurationError } from "../../providers/errors.ts";
 import { Allocator } from "../../providers/metal/allocator.ts";
+import { refusalText } from "../../providers/metal/allocationErrors.ts";
 import { requestFromService } from "../../shared/request.ts";
 import { intent as awsIntent, NETWORK } from "./support/awsIntent.ts";
 import { desired as azureDesired, intent as azureIntent } from "./support/azure.ts";
@@ -63,7 +64,8 @@ const metal: Refusal = (annotations) => {
     metalService("ns/a"),
     request.request,
   );
-  return result.ok ? undefined : result.error.message;
+  // The sentence users read: the field, once, before the allocator's message.
+  return result.ok ? undefined : refusalText(result.error);
 };
 
 type Case = { check: Refusal; bad: Record<string, string>; key?: string } | { anyValue: string };
