@@ -34,7 +34,7 @@ env: deps
 	@test/env/setup.sh all >/dev/null
 	@test/env/kustomize.sh >/dev/null
 	@test/env/packages.sh
-	@speaker/native/build.sh
+	@PORTICO_BUILD_LOG=$${PORTICO_CACHE:-.cache}/build-speaker-addon.log speaker/native/build.sh
 
 # Unit and integration tests first, then the end-to-end suite on the local cluster (its own control plane,
 # three kubelet nodes and Portico's image; root only), so the two never compete for the machine.

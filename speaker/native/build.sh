@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the packet-socket addon into speaker/native/build/Release/portico_packet.node with node-gyp, which
 # ships inside npm. Node's headers come from the running Node.js installation (or NODE_DIR, a directory with
-# include/node), so nothing is downloaded. Usage: speaker/native/build.sh [--force]
+# include/node), so nothing is downloaded. With PORTICO_BUILD_LOG set (the set-up's), node-gyp's and the compiler's
+# lines go to that file and one line to stderr, the log's end too when the build fails; otherwise all to stderr.
+# Usage: speaker/native/build.sh [--force]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$here/build/Release/portico_packet.node
@@ -36,5 +38,14 @@ if [ -z "$gyp" ]; then
   exit 1
 fi
 cd "$here"
-node "$gyp" rebuild --nodedir="$nodedir" --loglevel=warn >&2
+if [ -n "${PORTICO_BUILD_LOG:-}" ]; then
+  echo "portico: building the speaker's packet-socket addon with node-gyp (log in $PORTICO_BUILD_LOG)..." >&2
+  node "$gyp" rebuild --nodedir="$nodedir" --loglevel=warn >"$PORTICO_BUILD_LOG" 2>&1 || {
+    tail -n 20 "$PORTICO_BUILD_LOG" >&2
+    echo "portico: node-gyp could not build the speaker's addon (above, the end of $PORTICO_BUILD_LOG)" >&2
+    exit 1
+  }
+else
+  node "$gyp" rebuild --nodedir="$nodedir" --loglevel=warn >&2
+fi
 test -f "$out"

@@ -9,14 +9,27 @@
 #             sidecar and its agent): Debian's frr 8.4 packages, with upstream's entry point (test/images/frr)
 # Everything is cached by a hash of its inputs under $PORTICO_CACHE (default .cache/) in images/; a run with
 # unchanged inputs builds nothing. Prints one JSON object on stdout (references, archives, and the seconds
-# each part took to build in this run, 0 when cached). Progress goes to stderr; every failure is one line
-# saying what failed and how to fix it. Must run as root. Usage: test/env/images.sh
+# each part took to build in this run, 0 when cached). Progress goes to stderr, one line per step; the builds' own
+# output goes to $PORTICO_CACHE/build-images.log, whose end is printed before the line that says what failed and
+# how to fix it. Must run as root. Usage: test/env/images.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${PORTICO_CACHE:-$root/.cache}
 dir=$cache/images
-fail() { echo "portico: $*" >&2; exit 1; }
-say() { echo "portico: $*" >&2; }
+# The terminal's stderr stays on fd 3 for the steps' lines; once the lock is held, everything else this script and
+# the programs it runs write to stderr (mmdebstrap, buildah, and npm and node-gyp in the Dockerfile's steps) goes to
+# the log, a few hundred lines for a build of every image.
+exec 3>&2
+log=
+say() {
+  echo "portico: $*" >&3
+  [ -z "$log" ] || echo "portico: $*" >&2
+}
+fail() {
+  [ -z "$log" ] || { echo "portico: $*" >&2; tail -n 20 "$log" >&3; }
+  echo "portico: $*${log:+ (above, the end of $log)}" >&3
+  exit 1
+}
 
 [ $# -eq 0 ] || fail "test/env/images.sh takes no arguments (it builds every image, or takes them from the cache)"
 [ "$(id -u)" -eq 0 ] ||
@@ -61,6 +74,9 @@ if ! flock -n 9; then
   say "waiting for another test/env/images.sh to finish with $dir..."
   flock 9
 fi
+log=$cache/build-images.log
+echo "== test/env/images.sh, $(date -u +%FT%TZ)" >>"$log"
+exec 2>>"$log"
 # Temporary directories of a run that was killed.
 rm -rf "$dir"/tmp.*
 
@@ -227,8 +243,8 @@ verify_clean() {
   containers+=("$c")
   mnt=$(bah mount "$c")
   new_scratch
-  for file in /etc/ssl/certs/ca-certificates.crt /etc/npmrc /root/.npmrc; do
-    [ -f "$file" ] || continue
+  for file in /etc/ssl/certs/ca-certificates.crt /etc/npmrc /root/.npmrc "${npmrc_mounted[@]}"; do
+    [ -f "$file" ] && [ -s "$file" ] || continue
     found=$(find "$mnt" -xdev -type f -size "$(stat -c %s "$file")c" -exec cmp -s "$file" {} \; -print | sed "s|^$mnt||" | head -n1 || true)
     [ -z "$found" ] || fail "the image $ref contains a copy of the host's $file at $found: it must only be mounted into the build, never copied"
   done
@@ -272,6 +288,7 @@ export_image() {
 }
 
 portico_seconds=0
+npmrc_mounted=()
 portico_image() {
   local hash start mounts=() file
   hash=$({
@@ -290,9 +307,17 @@ portico_image() {
   # npm ci in the build's RUN steps reaches the registry with the host's settings and CA bundle (outgoing TLS
   # is re-signed here). They are mounted read-only for those steps only; nothing of them is committed.
   # /etc/npmrc goes where the image's npm (prefix /usr/local) reads its global settings.
+  # A `nodedir` setting names a directory of the host's Node.js headers, which the image's build has at its own
+  # place (and the image's npm warns of it as unknown, once per npm command): it is left out of the copies mounted.
   mounts+=(--volume /etc/ssl/certs/ca-certificates.crt:/etc/ssl/certs/ca-certificates.crt:ro)
-  [ -f /etc/npmrc ] && mounts+=(--volume /etc/npmrc:/usr/local/etc/npmrc:ro)
-  [ -f /root/.npmrc ] && mounts+=(--volume /root/.npmrc:/root/.npmrc:ro)
+  new_scratch
+  for file in /etc/npmrc /root/.npmrc; do
+    [ -f "$file" ] || continue
+    grep -v -i -E '^[[:space:]]*nodedir[[:space:]]*=' "$file" >"$scratch_dir/${file##*/}" || true
+    npmrc_mounted+=("$scratch_dir/${file##*/}")
+  done
+  [ -f /etc/npmrc ] && mounts+=(--volume "$scratch_dir/npmrc:/usr/local/etc/npmrc:ro")
+  [ -f /root/.npmrc ] && mounts+=(--volume "$scratch_dir/.npmrc:/root/.npmrc:ro")
   say "building $portico_ref from the Dockerfile with buildah (vfs storage; several minutes)..."
   bah bud --isolation chroot --pull=never --file "$root/Dockerfile" --tag "$portico_ref" "${mounts[@]}" "$root" >&2 ||
     fail "buildah bud of the Dockerfile failed (see above); npm ci needs the npm registry, and the base images are made by this script"

@@ -7,14 +7,26 @@
 #            the same module, on a Debian root with the tools upstream's Alpine-based image installs
 #   coredns  registry.k8s.io/coredns/coredns:<release>, the cluster DNS (test/images/coredns), FROM scratch
 # The images are docker-archives that `ctr -n k8s.io images import` names by their reference. Progress goes to
-# stderr; every failure is one line saying what failed and how to fix it. The images need root (mmdebstrap,
-# buildah). Usage: test/env/k8s-e2e.sh
+# stderr, one line per step; the builds' own output goes to $PORTICO_CACHE/build-k8s-e2e.log (e2e.test) and
+# build-k8s-e2e-images.log (the images), whose end is printed before the line that says what failed and how to fix
+# it. The images need root (mmdebstrap, buildah). Usage: test/env/k8s-e2e.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${PORTICO_CACHE:-$root/.cache}
 dir=$cache/images
-fail() { echo "portico: $*" >&2; exit 1; }
-say() { echo "portico: $*" >&2; }
+# The terminal's stderr stays on fd 3 for the steps' lines; once the images' lock is held, everything else written
+# to stderr (go, mmdebstrap, buildah) goes to the log.
+exec 3>&2
+log=
+say() {
+  echo "portico: $*" >&3
+  [ -z "$log" ] || echo "portico: $*" >&2
+}
+fail() {
+  [ -z "$log" ] || { echo "portico: $*" >&2; tail -n 20 "$log" >&3; }
+  echo "portico: $*${log:+ (above, the end of $log)}" >&3
+  exit 1
+}
 
 [ "$(id -u)" -eq 0 ] || fail "test/env/k8s-e2e.sh must run as root (mmdebstrap and buildah need it): run it with sudo"
 need() { command -v "$1" >/dev/null 2>&1 || fail "$1 is not installed: $2"; }
@@ -104,6 +116,9 @@ lock_images() {
     flock 9
   fi
   locked=1
+  log=$cache/build-k8s-e2e-images.log
+  echo "== test/env/k8s-e2e.sh, $(date -u +%FT%TZ)" >>"$log"
+  exec 2>>"$log"
 }
 # Saves an image as a docker-archive (ctr names an import by its RepoTags) and drops it from the storage.
 export_image() {
