@@ -5,12 +5,18 @@
 //   <!-- doc-test: dry-run: <why> -->  commands that would change what the cluster runs (installing Portico again, a
 //                                      cloud's install): run with the apiserver checking but not persisting them
 //   <!-- doc-test: skip: <why> -->     not run (a real cloud account, a container engine, the test suite itself)
+//   <!-- doc-test: file: <path> -->    a file the reader writes (their own kustomization.yaml), written at <path>
+//                                      in the test's work directory for the page's commands to use
 // A block with no marker, or a skip or dry-run with no reason, fails the unit test, so none is left out silently.
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 
 export type Mode =
-  { kind: "run" } | { kind: "apply" } | { kind: "dry-run"; why: string } | { kind: "skip"; why: string };
+  | { kind: "run" }
+  | { kind: "apply" }
+  | { kind: "dry-run"; why: string }
+  | { kind: "skip"; why: string }
+  | { kind: "file"; path: string };
 
 export interface DocBlock {
   /** The file, relative to the repository. */
@@ -45,8 +51,20 @@ export function parseMarker(text: string): { mode?: Mode; problem?: string } {
       return why
         ? { mode: { kind: kind!.trim() as "dry-run" | "skip", why } }
         : { problem: `"${kind!.trim()}" needs a reason: <!-- doc-test: ${kind!.trim()}: why -->` };
+    case "file":
+      // Inside the work directory, where the commands that use it run; never one of Portico's own files, which
+      // a reader would have to edit in place and merge again at every update.
+      if (!/^(?!\/)(?!.*(^|\/)\.\.(\/|$))[\w./-]+$/.test(why))
+        return {
+          problem: `"file" needs a relative path in the work directory: <!-- doc-test: file: dir/name -->`,
+        };
+      if (/^(\.\/)?manifests\//.test(why))
+        return { problem: `"file: ${why}" edits Portico's manifests: write a file of the reader's own` };
+      return { mode: { kind: "file", path: why } };
     default:
-      return { problem: `unknown doc-test marker "${text}" (run, apply, dry-run: why, skip: why)` };
+      return {
+        problem: `unknown doc-test marker "${text}" (run, apply, dry-run: why, skip: why, file: path)`,
+      };
   }
 }
 
@@ -104,13 +122,26 @@ export function commandsOf(body: string, values: Record<string, string>, dryRun:
     .map((l) => withoutComment(l).trim())
     .filter((l) => l !== "")
     .map((l) => {
-      const replaced = l.replace(/<[^<>\n]+>/g, (p) => {
-        const value = values[p];
-        if (value === undefined) throw new Error(`no value for the placeholder ${p} in "${l}"`);
-        return value;
-      });
+      const replaced = withValues(l, values);
       return dryRun ? dryRunOf(replaced) : replaced;
     });
+}
+
+/** A `file:` block's text as the test writes it: the placeholders given the local cluster's values. */
+export function fileOf(body: string, values: Record<string, string>): string {
+  return body
+    .split("\n")
+    .map((l) => withValues(l, values))
+    .join("\n")
+    .concat("\n");
+}
+
+function withValues(line: string, values: Record<string, string>): string {
+  return line.replace(/<[^<>\n]+>/g, (p) => {
+    const value = values[p];
+    if (value === undefined) throw new Error(`no value for the placeholder ${p} in "${line}"`);
+    return value;
+  });
 }
 
 /** The program and its subcommand, past global flags such as `kubectl -n <namespace> create`. */
@@ -143,7 +174,8 @@ function dryRunOf(command: string): string {
     .map((part) => {
       const [tool, verb] = toolAndVerb(part);
       if (tool === "kubectl" && verb === "create") return `${part} --dry-run=client`;
-      if (tool === "kubectl" && (verb === "apply" || verb === "delete")) return `${part} --dry-run=server`;
+      if (tool === "kubectl" && ["apply", "delete", "label", "annotate"].includes(verb))
+        return `${part} --dry-run=server`;
       // The local cluster's own installation holds objects of the same names, which helm would refuse to take
       // over; in a dry run it takes nothing, so the check is skipped.
       if (tool === "helm" && (verb === "install" || verb === "upgrade"))

@@ -1,16 +1,20 @@
 // The documentation, followed as a user follows it: every shell and YAML block of the README and docs/ is run or
 // applied on the local cluster as its marker says (test/docs/blocks.ts), so a documented command that no longer
-// works fails here. The commands run from a copy of the repository's manifests/ (some edit an overlay in place),
-// with the cluster's kubectl, helm, kustomize and porticoctl on the PATH. The examples' own cluster is made first:
-// the namespace `shop` with a Deployment and a LoadBalancer Service `web` that has its address, so `porticoctl
-// doctor shop/web` and the like examine a real Service. Blocks whose marker says skip are listed with their reason.
+// works fails here. The commands run in a work directory holding a copy of the repository's manifests/ and the
+// files the pages have the reader write (their own kustomizations, `file:` blocks), with the cluster's kubectl,
+// helm, kustomize and porticoctl on the PATH; once all have run, the copy of manifests/ must be as it was: no
+// documented step edits Portico's own files, which a reader would have to merge again at every update. The
+// examples' own cluster is made first: the namespace `shop` with a Deployment and a LoadBalancer Service `web`
+// that has its address, so `porticoctl doctor shop/web` and the like examine a real Service. Blocks whose marker
+// says skip are listed with their reason.
 import { execFile } from "node:child_process";
 import { chmod, cp, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
+import { loadAllYaml } from "@kubernetes/client-node";
 import { afterAll, beforeAll, inject } from "vitest";
-import { commandsOf, documentationBlocks, SHELL, type DocBlock } from "../docs/blocks.ts";
+import { commandsOf, documentationBlocks, fileOf, SHELL, type DocBlock } from "../docs/blocks.ts";
 import { describe, E2eNamespace, expect, test } from "../harness/e2e.ts";
 import { helmBinary, kustomizeBinary } from "../harness/manifests.ts";
 import { ensureTools } from "../harness/tools.ts";
@@ -76,6 +80,13 @@ describe("the documentation's commands and manifests, on the local cluster", () 
 
     shop = await E2eNamespace.create(context, "shop");
     await shop.deployEcho("web", 2);
+    // The reader's own files, in place before any command of the page that uses them runs.
+    for (const block of blocks) {
+      if (block.mode?.kind !== "file") continue;
+      const path = join(work, block.mode.path);
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, fileOf(block.body, values));
+    }
     await shop.createLoadBalancer("web", "web");
     await shop.waitAvailable("web");
     await shop.waitForAddress("web");
@@ -97,6 +108,21 @@ describe("the documentation's commands and manifests, on the local cluster", () 
     if (YAML.has(block.lang)) {
       expect(block.mode!.kind, "a manifest is applied").toMatch(/^(apply|dry-run)$/);
       const dry = block.mode!.kind === "dry-run" ? ["--dry-run=server"] : [];
+    if (block.mode!.kind === "file") {
+      const path = block.mode!.path;
+      if (YAML.has(block.lang)) expect(loadAllYaml(fileOf(block.body, values)).length).toBeGreaterThan(0);
+      else if (block.lang === "json") JSON.parse(fileOf(block.body, values));
+      // Used: a command the same page runs (or dry-runs) after it names the file or its directory.
+      const after = tested.filter(
+        (b) => b.file === block.file && b.line > block.line && SHELL.has(b.lang) && b.mode!.kind !== "file",
+      );
+      const names = [path, dirname(path)].filter((n) => n !== ".");
+      expect(
+        after.some((b) => names.some((n) => b.body.includes(n))),
+        `${where(block)}: no command after it on the page uses ${path}`,
+      ).toBe(true);
+      return;
+    }
       await shell(`kubectl create namespace ${ns}`);
       try {
         const applied = await shell(`kubectl apply -n ${ns} ${dry.join(" ")} -f -`, block.body);
@@ -116,6 +142,12 @@ describe("the documentation's commands and manifests, on the local cluster", () 
   /** Runs a script with bash in the work directory; exit code and output, never throwing on a failure. */
   async function shell(
     script: string,
+  test("no documented command changed Portico's own files", async () => {
+    const diff = await shell(`diff -r ${JSON.stringify(join(ROOT, "manifests"))} manifests`);
+    expect(diff.stdout + diff.stderr).toBe("");
+    expect(diff.code).toBe(0);
+  });
+
     stdin?: string,
   ): Promise<{ code: number; stdout: string; stderr: string }> {
     const child = run("bash", ["-euo", "pipefail", "-c", script], {

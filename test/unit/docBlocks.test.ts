@@ -9,6 +9,7 @@ import {
   commandsOf,
   documentationBlocks,
   documentationFiles,
+  fileOf,
   parseMarker,
 } from "../docs/blocks.ts";
 
@@ -67,6 +68,33 @@ describe("parseMarker", () => {
     expect(parseMarker("apply")).toEqual({ mode: { kind: "apply" } });
     expect(parseMarker("maybe").problem).toMatch(/unknown/);
   });
+
+  test("file takes a path in the work directory, never one of Portico's manifests", () => {
+    expect(parseMarker("file: my-portico/kustomization.yaml")).toEqual({
+      mode: { kind: "file", path: "my-portico/kustomization.yaml" },
+    });
+    expect(parseMarker("file:").problem).toMatch(/relative path/);
+    expect(parseMarker("file: /etc/passwd").problem).toMatch(/relative path/);
+    expect(parseMarker("file: ../outside.yaml").problem).toMatch(/relative path/);
+    expect(parseMarker("file: a/../../outside.yaml").problem).toMatch(/relative path/);
+    expect(parseMarker("file: manifests/overlays/metal/kustomization.yaml").problem).toMatch(
+      /edits Portico's manifests/,
+    );
+    expect(parseMarker("file: ./manifests/overlays/eks/controller.yaml").problem).toMatch(
+      /edits Portico's manifests/,
+    );
+  });
+});
+
+describe("fileOf", () => {
+  test("keeps the text as written, indentation and comments included, with the placeholders' values", () => {
+    const body =
+      "images:\n  - name: portico # every container\n    newName: <registry>/portico\n    newTag: <tag>";
+    expect(fileOf(body, { "<registry>": "localhost", "<tag>": "abc" })).toBe(
+      "images:\n  - name: portico # every container\n    newName: localhost/portico\n    newTag: abc\n",
+    );
+    expect(() => fileOf("x: <unknown>", {})).toThrow(/<unknown>/);
+  });
 });
 
 describe("commandsOf", () => {
@@ -92,12 +120,13 @@ describe("commandsOf", () => {
   test("dry-run asks the apiserver to check changes without keeping them, and kubectl alone for creates", () => {
     expect(
       commandsOf(
-        "kubectl create namespace x\nkubectl -n ns create secret generic s\ncd d && kustomize edit set image portico=<registry>/portico:<tag> && cd -\nkubectl apply -k d\nhelm install p c\nhelm upgrade p c\nkubectl get pods",
+        "kubectl create namespace x\nkubectl label namespace x a=b --overwrite\nkubectl -n ns create secret generic s\ncd d && kustomize edit set image portico=<registry>/portico:<tag> && cd -\nkubectl apply -k d\nhelm install p c\nhelm upgrade p c\nkubectl get pods",
         values,
         true,
       ),
     ).toEqual([
       "kubectl create namespace x --dry-run=client",
+      "kubectl label namespace x a=b --overwrite --dry-run=server",
       "kubectl -n ns create secret generic s --dry-run=client",
       "cd d && kustomize edit set image portico=localhost/portico:abc && cd -",
       "kubectl apply -k d --dry-run=server",
