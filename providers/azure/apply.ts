@@ -4,7 +4,7 @@
 import { putThenRead } from "./lro.ts";
 import { CloudError } from "../errors.ts";
 import { isNotFound, type AzureClients } from "./clients.ts";
-import { sameId } from "./ids.ts";
+import { resourceGroupOf, sameId } from "./ids.ts";
 import { withoutService, withService } from "./loadBalancerEdit.ts";
 import { pinnedTo, withoutLegacy } from "./adoption.ts";
 import { CPA_OWNERSHIP_TAGS } from "./cloudProviderAzure.ts";
@@ -55,7 +55,15 @@ export async function apply(ops: Operation[], ctx: ApplyContext): Promise<string
         break;
       case "leavePublicIp":
         // Decided again on each read: the Services deleted together leave it one at a time, in any order.
-        await leavePublicIp(clients, op, (tags) => settleLeave(op, tags, ctx.holders));
+        await leavePublicIp(
+          clients,
+          op,
+          (tags) => settleLeave(op, tags, ctx.holders),
+          observed.publicIps.find(
+            (p) =>
+              p.name === op.name && resourceGroupOf(p.id)?.toLowerCase() === op.resourceGroup.toLowerCase(),
+          ),
+        );
         break;
       case "setPublicIpDnsLabel": {
         const { kind: _kind, ...where } = op;

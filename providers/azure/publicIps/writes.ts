@@ -121,23 +121,28 @@ const LEAVE_ATTEMPTS = 10;
  * nothing (it is not on the tags any more), new tags, or the public IP deleted (nobody is left) — and that is
  * written only if nobody changed the public IP in between (If-Match, on the tags' write and on the delete alike).
  * Services deleted together thus leave one at a time, each on what the others left, whatever the order, and the
- * last one out deletes it. A lost race, or ARM still busy with another Service's write, reads again.
+ * last one out deletes it. A lost race, or ARM still busy with another Service's write, reads again. The first
+ * round goes from `seen`, the public IP as the pass observed it, when it has its etag: a Service deleted alone
+ * deletes its public IP in one call, as before, and a stale one costs the 412 a read would have cost.
  */
 export async function leavePublicIp(
   clients: AzureClients,
   where: PublicIpTarget,
   decide: (tags: Record<string, string>) => { delete: true } | { tags: Record<string, string> } | undefined,
+  seen?: PublicIPAddress,
 ): Promise<void> {
   const pips = clients.network.publicIPAddresses;
   const poll = { updateIntervalInMs: clients.pollIntervalMs };
   for (let attempt = 1; ; attempt++) {
     let current: PublicIPAddress;
-    try {
-      current = await call("publicIPAddresses:get", () => pips.get(where.resourceGroup, where.name));
-    } catch (err) {
-      if (isNotFound(err)) return;
-      throw err;
-    }
+    if (attempt === 1 && seen?.etag) current = seen;
+    else
+      try {
+        current = await call("publicIPAddresses:get", () => pips.get(where.resourceGroup, where.name));
+      } catch (err) {
+        if (isNotFound(err)) return;
+        throw err;
+      }
     const decision = decide(current.tags ?? {});
     if (!decision) return;
     const ifMatch = { requestOptions: { headers: { "If-Match": current.etag ?? "" } } };

@@ -101,8 +101,13 @@ test("deleting the Service removes its rules, frontend, public IP and the then e
   await waitForIP(cluster, "web");
   expect((await inventory(azure)).loadBalancers[0]!.frontends).toHaveLength(2);
 
+  await azure.clearRequests();
   await cluster.core.deleteNamespacedService({ name: "web", namespace: cluster.namespace });
   await waitFor("web to be gone", () => gone(() => cluster.getService("web")));
+  // Its public IP, shared by nobody in the observation, goes in one conditional delete, with no read of its own.
+  const counts = await azure.requestCounts();
+  expect(counts["DELETE publicIPAddresses"]).toBe(1);
+  expect(counts["GET publicIPAddresses"]).toBeUndefined();
   let inv = await inventory(azure);
   expect(inv.loadBalancers[0]!.frontends.map((f) => f.publicIp)).toEqual(["users-own-ip"]);
   expect(inv.publicIps.map((p) => p.name)).toEqual(["users-own-ip"]);
