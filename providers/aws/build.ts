@@ -5,7 +5,7 @@
 import type { LoadBalancerIntent } from "../provider.ts";
 import type { BackendRule, DesiredLoadBalancer, Network } from "./model.ts";
 import { backendNeeds, cidrBackendRules } from "./securityGroups/backendRules.ts";
-import { checkBackendGroupRules } from "./securityGroups/ruleLimit.ts";
+import { checkBackendGroupRules, checkOwnGroupRules } from "./securityGroups/ruleLimit.ts";
 import { desiredLoadBalancer } from "./desired.ts";
 import type { Resolved } from "./resolve.ts";
 import type { SharedUse } from "./securityGroups/sharedBackend.ts";
@@ -19,6 +19,14 @@ export interface Built {
 export function build(intent: LoadBalancerIntent, resolved: Resolved, cluster: string): Built {
   const { settings, network, backend } = resolved;
   const lb = desiredLoadBalancer(intent, settings, network, cluster);
+  // The rule count again, now that the prefix lists' weights are known.
+  if (lb.securityGroup && resolved.prefixLists)
+    checkOwnGroupRules(
+      intent,
+      lb.securityGroup.ingress,
+      settings.rulesPerSecurityGroup,
+      resolved.prefixLists,
+    );
   if (!backend) return { desired: lb, shared: null };
   if (settings.disableNlbSg) {
     // No group to name: the rules name the NLB's subnets and the clients' addresses instead.

@@ -1,7 +1,8 @@
 // The first stage of an AWS pass: every read the Service's desired NLB depends on, made before anything is built —
-// its subnets, the security groups it names, its certificates, and its targets' own security groups (with the
-// VPC's CIDRs where the rules name them). Each answer is cached across Services (network/subnets.ts, securityGroups/backendGroups.ts);
-// the build that follows (build.ts) reads nothing.
+// its subnets, the security groups and managed prefix lists it names, its certificates, and its targets' own
+// security groups (with the VPC's CIDRs where the rules name them). Each answer is cached across Services
+// (network/subnets.ts, securityGroups/backendGroups.ts, securityGroups/prefixLists.ts); the build that follows
+// (build.ts) reads nothing.
 import type { LoadBalancerIntent } from "../provider.ts";
 import type { AwsServiceSettings } from "./annotations/settings.ts";
 import { BackendGroupResolver, type Unresolved } from "./securityGroups/backendGroups.ts";
@@ -10,6 +11,8 @@ import type { AwsClients } from "./clients.ts";
 import { targetIds } from "./desired.ts";
 import type { Network } from "./model.ts";
 import { SubnetResolver } from "./network/subnets.ts";
+import { PrefixListReader } from "./securityGroups/prefixLists.ts";
+import type { PrefixListWeight } from "./securityGroups/ruleLimit.ts";
 import { UserSecurityGroups } from "./securityGroups/userGroups.ts";
 
 /** What the account says the Service's NLB is built from. */
@@ -17,6 +20,8 @@ export interface Resolved {
   /** The settings, with the security groups a user named by name resolved to IDs. */
   settings: AwsServiceSettings;
   network: Network;
+  /** The managed prefix lists the NLB's own group admits, with what each weighs in its rule quota. */
+  prefixLists?: ReadonlyMap<string, PrefixListWeight>;
   /** Present when Portico manages the rules that admit the NLB to its targets. */
   backend?: {
     /** Each target's own security group. */
@@ -33,12 +38,14 @@ export class AwsResolver {
   private readonly userGroups: UserSecurityGroups;
   private readonly certificates: CertificateChecker;
   private readonly backendGroups: BackendGroupResolver;
+  private readonly prefixLists: PrefixListReader;
 
   constructor(clients: AwsClients, cluster: string) {
     this.subnets = new SubnetResolver(clients, cluster);
     this.userGroups = new UserSecurityGroups(clients);
     this.certificates = new CertificateChecker(clients.acm);
     this.backendGroups = new BackendGroupResolver(clients, cluster);
+    this.prefixLists = new PrefixListReader(clients);
   }
 
   async resolve(intent: LoadBalancerIntent, given: AwsServiceSettings): Promise<Resolved> {
@@ -47,7 +54,11 @@ export class AwsResolver {
       ? { ...given, securityGroups: await this.userGroups.resolve(given.securityGroups, network.vpcId) }
       : given;
     await this.certificates.check(settings.certificateArns);
-    if (!managesBackendRules(settings)) return { settings, network };
+    // (Prefix lists go on Portico's own group alone: with the user's groups or none they are refused as combinations.)
+    const prefixLists = settings.prefixLists.length
+      ? { prefixLists: await this.prefixLists.weights(settings.prefixLists) }
+      : {};
+    if (!managesBackendRules(settings)) return { settings, network, ...prefixLists };
     const { groups, unresolved } = await this.backendGroups.resolve(
       settings.targetType,
       targetIds(intent, settings),
@@ -56,13 +67,19 @@ export class AwsResolver {
     // Without a group of the NLB's to name, an internal NLB open to all is reached from anywhere in the VPC.
     const needsVpc = settings.disableNlbSg && settings.scheme === "internal" && !intent.sourceRanges.length;
     const vpcCidrs = needsVpc ? await this.backendGroups.vpcCidrs(network.vpcId) : undefined;
-    return { settings, network, backend: { groups, unresolved, ...(vpcCidrs ? { vpcCidrs } : {}) } };
+    return {
+      settings,
+      network,
+      ...prefixLists,
+      backend: { groups, unresolved, ...(vpcCidrs ? { vpcCidrs } : {}) },
+    };
   }
 
   /** Nothing cached is trusted any more (a new leadership term). */
   forget(): void {
     this.subnets.forget();
     this.backendGroups.forget();
+    this.prefixLists.forget();
   }
 }
 

@@ -9,6 +9,7 @@ import { build } from "../build.ts";
 import { checkIntent } from "../desired.ts";
 import type { Network } from "../model.ts";
 import { awsSettings } from "../settings.ts";
+import type { PrefixListWeight } from "./ruleLimit.ts";
 import { intent, NETWORK } from "../../../test/unit/support/awsIntent.ts";
 
 const A = "service.beta.kubernetes.io/aws-load-balancer-";
@@ -101,6 +102,43 @@ describe("the NLB's own group", () => {
     expect(
       refusal(intent({ sourceRanges: ranges(70) }), { [`${A}security-groups`]: "sg-1" }),
     ).toBeUndefined();
+  });
+});
+
+describe("managed prefix lists weigh their maximum entries, in their family", () => {
+  const P = `${A}security-group-prefix-lists`;
+  const TWO = intent({ ports: [HTTP, HTTPS] });
+  const built = (i: LoadBalancerIntent, weights: Record<string, PrefixListWeight>) =>
+    build(
+      i,
+      {
+        settings: parseAwsSettings(
+          { [P]: Object.keys(weights).join(","), [`${A}manage-backend-security-group-rules`]: "false" },
+          { scheme: "internal" },
+        ),
+        network: NETWORK,
+        prefixLists: new Map(Object.entries(weights)),
+      },
+      "prod",
+    );
+
+  test("a list of 40 on two ports is 80 rules, though Portico writes two: the annotation is named", () => {
+    expect(refusal(TWO, { [P]: "pl-1" })).toBeUndefined(); // unread, it is not counted
+    expect(() => built(TWO, { "pl-1": { family: "IPv4", maxEntries: 40 } })).toThrow(
+      `metadata.annotations[${P}]: the NLB's security group would need 80 inbound IPv4 rules (40 a listener, prefix lists counted at their maximum entries, × 2 listener ports and protocols)`,
+    );
+  });
+
+  test("beside source ranges, in the lists' own family", () => {
+    const ranged = intent({ ports: [HTTP, HTTPS], sourceRanges: ranges(20) });
+    expect(
+      built(ranged, { "pl-1": { family: "IPv4", maxEntries: 10 } }).desired.securityGroup!.ingress,
+    ).toHaveLength(42);
+    expect(() => built(ranged, { "pl-1": { family: "IPv4", maxEntries: 11 } })).toThrow(
+      /^spec\.loadBalancerSourceRanges: the NLB's security group would need 62 inbound IPv4 rules/,
+    );
+    // An IPv6 list counts toward the IPv6 rules, of which there are none else.
+    expect(() => built(ranged, { "pl-1": { family: "IPv6", maxEntries: 30 } })).not.toThrow();
   });
 });
 

@@ -55,3 +55,44 @@ test("source ranges past a security group's rule quota are refused before anythi
   expect(inv.securityGroups).toHaveLength(1);
   expect(inv.securityGroups[0]!.ingress).toHaveLength(60);
 });
+
+test("a managed prefix list weighs its maximum entries; one that does not exist is named", async ({
+  cluster,
+  aws,
+}) => {
+  await awsWorld(cluster, aws, 1);
+  const { CreateManagedPrefixListCommand } = await import("@aws-sdk/client-ec2");
+  const list = async (name: string, max: number) =>
+    (
+      await aws.ec2.send(
+        new CreateManagedPrefixListCommand({ PrefixListName: name, MaxEntries: max, AddressFamily: "IPv4" }),
+      )
+    ).PrefixList!.PrefixListId!;
+  const [offices, partners] = [await list("offices", 40), await list("partners", 10)];
+  await startPortico(cluster);
+  const P = "service.beta.kubernetes.io/aws-load-balancer-security-group-prefix-lists";
+
+  // 40 entries on two ports are 80 of the group's 60 IPv4 rules, though Portico writes two.
+  await cluster.createService("weighty", lbService(WEB), { [P]: offices });
+  await expectRefused(cluster, "weighty", {
+    reason: "TooManySecurityGroupRules",
+    mentions: [
+      `metadata.annotations[${P}]`,
+      "80 inbound IPv4 rules",
+      "prefix lists counted at their maximum entries",
+    ],
+  });
+  await cluster.createService("missing", lbService(), { [P]: "pl-00000000000000000" });
+  await expectRefused(cluster, "missing", {
+    reason: "PrefixListNotFound",
+    mentions: [`metadata.annotations[${P}]`, "pl-00000000000000000"],
+  });
+  expect(await inventory(aws)).toEqual({ loadBalancers: [], targetGroups: [], securityGroups: [] });
+
+  // 10 entries and 20 ranges on two ports: 60 rules' worth, which fits.
+  await cluster.createService("fits", lbService(WEB, { loadBalancerSourceRanges: ranges(20) }), {
+    [P]: partners,
+  });
+  await waitForHostname(cluster, "fits");
+  expect((await inventory(aws)).securityGroups).toHaveLength(1);
+});
