@@ -161,8 +161,9 @@ export function desiredLoadBalancer(
 
 /**
  * Everything about the Service that can be refused without asking the cloud: its settings together, the number of
- * listeners, and the ports its per-port annotations name. A pass runs it before its first read; the listeners it
- * returns are the NLB's.
+ * listeners, the ports its per-port annotations name, the attribute values its ports' protocols rule out, and the
+ * inbound rules its NLB's own group would need (prefix lists are weighed once read, in build.ts). A pass runs it
+ * before its first read; the listeners it returns are the NLB's.
  */
 export function checkIntent(intent: LoadBalancerIntent, settings: AwsServiceSettings): PortGroup[] {
   const groups = checkSettings(intent, settings);
