@@ -232,6 +232,16 @@ const CASES: Record<string, Case> = {
     reason: "TooManyFrontends",
     field: `loadBalancerPerService ${CONFIG}`,
   },
+  "a per-port request path on a port whose probe is TCP by default": {
+    intent: intent({ annotations: { [`${A}port_80_health-probe_request-path`]: "/ready" } }),
+    reason: "ConflictingSettings",
+    field: `metadata.annotations[${A}port_80_health-probe_request-path]`,
+  },
+  "IPv6 source ranges in Kubernetes' annotation, on an IPv4 Service": {
+    intent: intent({ sourceRanges: ["2001:db8::/32"], annotations: { [SOURCE_RANGES]: "2001:db8::/32" } }),
+    reason: "ConflictingSettings",
+    field: `metadata.annotations[${SOURCE_RANGES}]`,
+  },
   "a per-port annotation for a port the Service does not have": {
     intent: intent({ annotations: { [`${A}port_8443_health-probe_protocol`]: "Http" } }),
     reason: "InvalidAnnotation",
@@ -247,5 +257,9 @@ describe("every Azure refusal names a field the Service has, or the controller's
     expect(err.reason).toBe(c.reason);
     expect(err.field).toBe(c.field);
     expect(has(err.field, c.intent), `${err.field} is not a field of the Service: ${err.message}`).toBe(true);
+    // Nor does what the message says beside it (the fix may suggest annotations to add).
+    const said = err.message.slice(0, err.fix ? -err.fix.length : undefined);
+    for (const [named] of said.matchAll(/metadata\.annotations\[[^\]]+\]/g))
+      expect(has(named, c.intent), `${named} is not a field of the Service: ${err.message}`).toBe(true);
   });
 });

@@ -3,6 +3,7 @@
 import type { AzureServiceSettings } from "../../azure/annotations/settings.ts";
 import type { AzureConfig } from "../../azure/config.ts";
 import type { LoadBalancerIntent } from "../../provider.ts";
+import { sourceRangesField } from "../../azure/annotations/fields.ts";
 import { annotationField as field, type CombinationTable } from "./types.ts";
 
 export interface AzureCombinationInput {
@@ -26,6 +27,24 @@ function pathsOnTcpProbes({ settings, probes }: AzureCombinationInput): number[]
       (p) => p.protocol === "Tcp" && (settings.ports[p.port]?.requestPath ?? settings.probe.requestPath),
     )
     .map((p) => p.port);
+}
+
+/**
+ * The keys behind the first such port: its own path key or the global one, and the protocol key that made its
+ * probe TCP, if one did (otherwise TCP is the behaviour table's default, which no key of the Service names).
+ */
+function pathAndProtocolKeys(input: AzureCombinationInput): [string, ...string[]] {
+  const port = pathsOnTcpProbes(input)[0]!;
+  const own = input.settings.ports[port] ?? {};
+  const path = own.requestPath
+    ? `${S}port_${port}_health-probe_request-path`
+    : `${S}azure-load-balancer-health-probe-request-path`;
+  const protocol = own.protocol
+    ? `${S}port_${port}_health-probe_protocol`
+    : input.settings.probe.protocol
+      ? `${S}azure-load-balancer-health-probe-protocol`
+      : undefined;
+  return [field(path), ...(protocol ? [field(protocol)] : [])];
 }
 
 export const AZURE_COMBINATIONS: CombinationTable<AzureCombinationInput> = {
@@ -55,6 +74,8 @@ export const AZURE_COMBINATIONS: CombinationTable<AzureCombinationInput> = {
     },
     {
       fields: ["spec.loadBalancerSourceRanges", "spec.ipFamilies"],
+      // The ranges may be written in Kubernetes' annotation instead.
+      fieldsOf: ({ intent }) => [sourceRangesField(intent), "spec.ipFamilies"],
       check: ({ intent }) => {
         const foreign = intent.sourceRanges.filter((r) => !intent.ipFamilies.includes(FAMILY_OF(r)));
         if (!foreign.length) return undefined;
@@ -74,8 +95,14 @@ export const AZURE_COMBINATIONS: CombinationTable<AzureCombinationInput> = {
           ? `a request path needs an HTTP or HTTPS probe, and the probe of port ${ports.join(", ")} is TCP`
           : undefined;
       },
+      fieldsOf: pathAndProtocolKeys,
       fix: `set the probe protocol to Http (${S}azure-load-balancer-health-probe-protocol, or port_<port>_health-probe_protocol), or remove the path`,
-      example: { annotations: { [`${S}azure-load-balancer-health-probe-request-path`]: "/ready" } },
+      example: {
+        annotations: {
+          [`${S}azure-load-balancer-health-probe-request-path`]: "/ready",
+          [`${S}azure-load-balancer-health-probe-protocol`]: "Tcp",
+        },
+      },
     },
     {
       fields: [field(`${S}azure-pip-name`), field(INTERNAL)],

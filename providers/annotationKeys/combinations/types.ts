@@ -13,6 +13,11 @@ export interface Combination<Input> {
    * pairs the provider can only judge where it derives the setting: `checkedIn` names that file.
    */
   readonly check?: (input: Input) => string | undefined;
+  /**
+   * The fields the refused Service actually sets, first the one to change, where that depends on how it wrote them
+   * (a per-port key for the global one, a default for a key it does not carry); `fields` otherwise.
+   */
+  readonly fieldsOf?: (input: Input) => readonly [string, ...string[]];
   readonly checkedIn?: string;
   readonly fix: string;
   /** The condition's reason; default ConflictingSettings (a few keep the reason they had before the table). */
@@ -43,11 +48,11 @@ export function combinationError<Input>(
   for (const entry of table.entries) {
     const problem = entry.check?.(input);
     if (problem === undefined) continue;
-    const [first, ...others] = entry.fields;
+    const [first, ...others] = entry.fieldsOf?.(input) ?? entry.fields;
     return new ConfigurationError(
       entry.reason ?? "ConflictingSettings",
       first,
-      `${problem} (together with ${others.join(" and ")})`,
+      others.length ? `${problem} (together with ${others.join(" and ")})` : problem,
       entry.fix,
     );
   }
