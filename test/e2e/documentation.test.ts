@@ -8,12 +8,13 @@
 // that has its address, so `porticoctl doctor shop/web` and the like examine a real Service. Blocks whose marker
 // says skip are listed with their reason.
 import { execFile } from "node:child_process";
-import { chmod, cp, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { loadAllYaml } from "@kubernetes/client-node";
 import { afterAll, beforeAll, inject } from "vitest";
+import { buildPorticoctl } from "../../build/porticoctl.ts";
 import { commandsOf, documentationBlocks, fileOf, SHELL, type DocBlock } from "../docs/blocks.ts";
 import { describe, E2eNamespace, expect, test } from "../harness/e2e.ts";
 import { helmBinary, kustomizeBinary } from "../harness/manifests.ts";
@@ -58,14 +59,16 @@ describe("the documentation's commands and manifests, on the local cluster", () 
     await symlink(kubectl, join(bin, "kubectl"));
     await symlink(await helmBinary(), join(bin, "helm"));
     await symlink(await kustomizeBinary(), join(bin, "kustomize"));
-    const porticoctl = join(bin, "porticoctl");
-    await writeFile(
-      porticoctl,
-      `#!/bin/sh\nexec ${process.execPath} --no-warnings ${join(ROOT, "controller", "cli", "porticoctl.ts")} "$@"\n`,
-    );
-    await chmod(porticoctl, 0o755);
+    // porticoctl as the pages have users install it: the one executable `make build` makes, named porticoctl and
+    // kubectl-portico (kubectl's plugin). The Node.js running these tests is left off the PATH (the machine's own
+    // may be older), so no documented command works only because it is there.
+    await buildPorticoctl(bin, join(work, ".porticoctl"));
     const home = join(work, ".home");
-    env = { PATH: `${bin}:${process.env.PATH}`, HOME: home, KUBECONFIG: context.kubeconfig, NO_COLOR: "1" };
+    const path = [
+      bin,
+      ...(process.env.PATH ?? "").split(":").filter((d) => d && d !== dirname(process.execPath)),
+    ];
+    env = { PATH: path.join(":"), HOME: home, KUBECONFIG: context.kubeconfig, NO_COLOR: "1" };
     const image = context.porticoImage;
     const at = image.lastIndexOf(":");
     const repository = image.slice(0, at);
@@ -77,9 +80,6 @@ describe("the documentation's commands and manifests, on the local cluster", () 
     expect(`${values["<registry>"]}/portico`, "the documentation's image is <registry>/portico").toBe(
       repository,
     );
-
-    shop = await E2eNamespace.create(context, "shop");
-    await shop.deployEcho("web", 2);
     // The reader's own files, in place before any command of the page that uses them runs.
     for (const block of blocks) {
       if (block.mode?.kind !== "file") continue;
@@ -87,6 +87,9 @@ describe("the documentation's commands and manifests, on the local cluster", () 
       await mkdir(dirname(path), { recursive: true });
       await writeFile(path, fileOf(block.body, values));
     }
+
+    shop = await E2eNamespace.create(context, "shop");
+    await shop.deployEcho("web", 2);
     await shop.createLoadBalancer("web", "web");
     await shop.waitAvailable("web");
     await shop.waitForAddress("web");
@@ -105,9 +108,6 @@ describe("the documentation's commands and manifests, on the local cluster", () 
 
   test.for(tested.map((b, i) => [where(b), b, i] as const))("%s", async ([, block, i]) => {
     const ns = `docs-${i}`;
-    if (YAML.has(block.lang)) {
-      expect(block.mode!.kind, "a manifest is applied").toMatch(/^(apply|dry-run)$/);
-      const dry = block.mode!.kind === "dry-run" ? ["--dry-run=server"] : [];
     if (block.mode!.kind === "file") {
       const path = block.mode!.path;
       if (YAML.has(block.lang)) expect(loadAllYaml(fileOf(block.body, values)).length).toBeGreaterThan(0);
@@ -123,6 +123,9 @@ describe("the documentation's commands and manifests, on the local cluster", () 
       ).toBe(true);
       return;
     }
+    if (YAML.has(block.lang)) {
+      expect(block.mode!.kind, "a manifest is applied").toMatch(/^(apply|dry-run)$/);
+      const dry = block.mode!.kind === "dry-run" ? ["--dry-run=server"] : [];
       await shell(`kubectl create namespace ${ns}`);
       try {
         const applied = await shell(`kubectl apply -n ${ns} ${dry.join(" ")} -f -`, block.body);
@@ -139,15 +142,15 @@ describe("the documentation's commands and manifests, on the local cluster", () 
     expect(result.code, `${commands.join("\n")}\n${result.stdout}\n${result.stderr}`).toBe(0);
   });
 
-  /** Runs a script with bash in the work directory; exit code and output, never throwing on a failure. */
-  async function shell(
-    script: string,
   test("no documented command changed Portico's own files", async () => {
     const diff = await shell(`diff -r ${JSON.stringify(join(ROOT, "manifests"))} manifests`);
     expect(diff.stdout + diff.stderr).toBe("");
     expect(diff.code).toBe(0);
   });
 
+  /** Runs a script with bash in the work directory; exit code and output, never throwing on a failure. */
+  async function shell(
+    script: string,
     stdin?: string,
   ): Promise<{ code: number; stdout: string; stderr: string }> {
     const child = run("bash", ["-euo", "pipefail", "-c", script], {
