@@ -53,9 +53,9 @@ export interface PublishedSettings {
 export function settingsOf(config: ControllerConfig): PublishedSettings {
   const azure = config.azure;
   return {
+    version: VERSION,
     provider: config.provider,
     loadBalancerClass: config.loadBalancerClass,
-    version: VERSION,
     ...(config.alsoServes ? { alsoServes: config.alsoServes } : {}),
     defaultForUnclassed: config.defaultForUnclassed,
     clusterName: config.clusterName,
