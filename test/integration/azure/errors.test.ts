@@ -1,6 +1,9 @@
 // Bad input: a clear Warning Event and condition naming the field and the fix, nothing half-made in ARM, and
 // every other Service unaffected. And Azure's documented limits: a Service that would go past one is refused
 // before anything of it is made, and the Services already served keep their addresses.
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { DOCUMENTED_LIMITS, type Limits } from "../../emulators/azure/index.ts";
 import {
   expect,
@@ -14,6 +17,7 @@ import {
 import { startPortico } from "../../harness/controller.ts";
 import { azureWorld, lbService, patchService, podIP, serviceEvents, waitForIP } from "./fixtures.ts";
 import { inventory } from "./inventory.ts";
+import { porticoctl } from "./porticoctl.ts";
 
 const TARGET_TYPE = "portico.io/target-type";
 const A = "service.beta.kubernetes.io/";
@@ -146,6 +150,34 @@ test.for([
     expect(await inventory(azure)).toEqual(empty);
   },
 );
+
+test("porticoctl doctor refuses a per-port annotation for a port the Service does not have, as the controller does", async ({
+  cluster,
+  azure,
+}) => {
+  await azureWorld(cluster, azure, 1);
+  const dir = await mkdtemp(join(tmpdir(), "portico-azure-doctor-"));
+  cluster.defer(() => rm(dir, { recursive: true, force: true }));
+  const config = join(dir, "azure.json");
+  await writeFile(config, JSON.stringify(azure.config()));
+  const key = `${A}port_8443_health-probe_protocol`;
+  // No controller: doctor plans the Service itself, with the controller's own provider code.
+  await cluster.createService("bad", lbService(), { [key]: "Http" });
+  const doctor = await porticoctl(
+    azure,
+    "doctor",
+    `${cluster.namespace}/bad`,
+    "--cluster-name",
+    cluster.namespace,
+    "--azure-config",
+    config,
+  );
+  expect(doctor.out).toContain(
+    `✗ provider: metadata.annotations[${key}]: the Service has no port 8443; name one of its ports (80), or remove the annotation`,
+  );
+  expect(doctor.code).not.toBe(0);
+  expect(await inventory(azure)).toEqual(empty);
+});
 
 test("SCTP, and source ranges without a security group to enforce them, are refused before any write", async ({
   cluster,
