@@ -1,8 +1,9 @@
 // What Portico knows of the account between passes, in one place, with its invalidation: the recent full
 // observations (recentObservations.ts), the account's load balancer and target group listings (elbIndex.ts), the
 // cluster's security groups and rules (securityGroupIndex.ts over clusterGroups.ts), listeners read in batches
-// (listenerBatch.ts) and the security rules each Service's last pass left in place (securityRules.ts). A pass reads the account through it and tells it what it writes; it alone decides what that
-// makes stale, so no other part of the provider forgets or marks anything.
+// (listenerBatch.ts) and the security rules each Service's last pass left in place (securityRules.ts). A pass
+// reads the account through it and tells it what it writes; it alone decides what that makes stale, so no other
+// part of the provider forgets or marks anything.
 import type { LoadBalancerIntent, ServiceRef } from "../../provider.ts";
 import { currentPriority } from "../../priority.ts";
 import type { AwsClients } from "../clients.ts";
