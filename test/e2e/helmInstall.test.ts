@@ -1,29 +1,36 @@
 // Portico installed as users of MetalLB, Cilium and the AWS Load Balancer Controller install theirs: `helm install`
-// of manifests/charts/portico for bare metal on the local cluster, with the image built from the Dockerfile.
-// The suite's own Portico (the metal overlay, class portico.io/metal) keeps running beside it, so the release
-// is a second installation, as a cluster with two installations would set it up: its own class, namespace,
-// host ports for its speakers, and a pool for its namespace only. A Service of its class gets an address from
-// that pool, announced by the release's speakers, and the LAN's client reaches the pods through it. Then
-// `helm uninstall` removes every object of the release; the CRDs stay, as Helm keeps crds/ by design (here
-// they were there before: the suite's overlay installed them, so the release never owned them), and so does the
-// namespace Helm made with --create-namespace, as Helm leaves every namespace it made that way, holding only the
-// controller's leader-election Lease (made by the controller at run time, not by Helm).
+// of manifests/charts/portico for bare metal on the local cluster, with the image built from the Dockerfile, as
+// docs/installation.md says: the namespace made and labelled for Pod Security's privileged level first, then the
+// release installed into it. The local cluster enforces the baseline level wherever a namespace says nothing
+// (localCluster/podSecurity.ts), as hardened clusters do, so the speakers run only because of that label: the
+// test first shows the apiserver refusing the chart's speaker pod in the namespace as `kubectl create namespace`
+// (or Helm's --create-namespace) makes it. The suite's own Portico (the metal overlay, class portico.io/metal)
+// keeps running beside it, so the release is a second installation, as a cluster with two installations would
+// set it up: its own class, namespace, host ports for its speakers, and a pool for its namespace only. A Service
+// of its class gets an address from that pool, announced by the release's speakers, and the LAN's client reaches
+// the pods through it. Then `helm uninstall` removes every object of the release; the CRDs stay, as Helm keeps
+// crds/ by design (here they were there before: the suite's overlay installed them, so the release never owned
+// them), and so does the namespace, which the user made, holding only the controller's leader-election Lease
+// (made by the controller at run time, not by Helm).
 import {
   CoordinationV1Api,
   CustomObjectsApi,
   KubernetesObjectApi,
   loadAllYaml,
   type KubernetesObject,
+  type V1DaemonSet,
 } from "@kubernetes/client-node";
 import { Address4 } from "ip-address";
 import { onTestFinished } from "vitest";
 import { clientGet, describe, expect, test, waitFor, type EchoAnswer } from "../harness/e2e.ts";
 import { waitForRollout } from "../harness/localCluster/install.ts";
-import { CHART, runHelm, statusOf } from "../harness/manifests.ts";
+import { mergePatch } from "../harness/kube.ts";
+import { apiError, CHART, runHelm, statusOf } from "../harness/manifests.ts";
 
 const RELEASE = "helm-e2e";
-/** Where the release runs: a namespace Helm makes (--create-namespace), as docs/installation.md says to install. */
+/** Where the release runs: a namespace made and labelled before `helm install`, as docs/installation.md says. */
 const NAMESPACE = "portico-helm";
+const ENFORCE = "pod-security.kubernetes.io/enforce";
 const CLASS = "portico.io/metal-helm";
 /** On the LAN (192.0.2.0/24), away from the suite's pool (192.0.2.240/28) and the hosts' own addresses. */
 const POOL = { name: "helm-e2e", cidr: "192.0.2.224/28" };
@@ -53,8 +60,7 @@ describe("helm install of the chart for metal", () => {
       await pools.deleteClusterCustomObject(pool).catch(() => undefined);
     });
 
-    const install = await helm(
-      ...["install", RELEASE, CHART, "--create-namespace", "--wait", "--timeout", "5m"],
+    const values = [
       ...["--set", "provider=metal", "--set", "clusterName=local"],
       ...[
         "--set-string",
@@ -68,7 +74,52 @@ describe("helm install of the chart for metal", () => {
       ...["--set", "speaker.frr.enabled=false"],
       ...["--set", `controller.extraArgs={--namespace=${ns.name}}`],
       ...["--set", `speaker.extraArgs={--namespace=${ns.name}}`],
+    ];
+
+    // `kubectl create namespace portico-helm`: a namespace with no Pod Security label, which the cluster holds to
+    // the baseline level. The chart's speaker pod is refused there (a server-side dry run: admission in full).
+    await ns.core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+    onTestFinished(async () => {
+      await ns.core.deleteNamespace({ name: NAMESPACE }).catch(() => undefined);
+    });
+    const rendered = await helm("template", RELEASE, CHART, ...values);
+    expect(rendered.code, rendered.stderr).toBe(0);
+    const speakerPod = () => {
+      const daemonSet = (loadAllYaml(rendered.stdout) as (KubernetesObject | null)[]).find(
+        (o) => o?.kind === "DaemonSet",
+      ) as V1DaemonSet;
+      const template = daemonSet.spec!.template;
+      // Under the namespace's default ServiceAccount: the release's own is not made yet, and a pod naming a
+      // missing one is refused before Pod Security looks at it.
+      const spec = { ...template.spec!, serviceAccountName: undefined };
+      return { metadata: { name: "speaker-admission", labels: template.metadata?.labels }, spec };
+    };
+    await waitFor(
+      `the ServiceAccount ${NAMESPACE}/default`,
+      async () =>
+        (await statusOf(ns.core.readNamespacedServiceAccount({ name: "default", namespace: NAMESPACE }))) ===
+        0,
+      { timeoutMs: 30_000, intervalMs: 200 },
     );
+    const refusal = await ns.core
+      .createNamespacedPod({ namespace: NAMESPACE, body: speakerPod(), dryRun: "All" })
+      .then(
+        () => "admitted",
+        (err: unknown) => apiError(err).message,
+      );
+    expect(refusal).toMatch(
+      /^pods "speaker-admission" is forbidden: violates PodSecurity "baseline:latest": /,
+    );
+    expect(refusal).toContain("host namespaces (hostNetwork=true)");
+    expect(refusal).toContain('non-default capabilities (container "speaker" must not include "NET_RAW"');
+    // `kubectl label namespace portico-helm pod-security.kubernetes.io/enforce=privileged`: now it is admitted.
+    await ns.core.patchNamespace(
+      { name: NAMESPACE, body: { metadata: { labels: { [ENFORCE]: "privileged" } } } },
+      mergePatch,
+    );
+    await ns.core.createNamespacedPod({ namespace: NAMESPACE, body: speakerPod(), dryRun: "All" });
+
+    const install = await helm("install", RELEASE, CHART, "--wait", "--timeout", "5m", ...values);
     onTestFinished(async () => {
       await helm("uninstall", RELEASE, "--ignore-not-found");
     });
@@ -80,9 +131,6 @@ describe("helm install of the chart for metal", () => {
     const objects = (loadAllYaml(manifest.stdout) as (KubernetesObject | null)[]).filter((o) => o !== null);
     // `--wait` returned once Helm judged the workloads ready; the tests' own judgement agrees.
     await waitForRollout(ns.kc, objects, 60_000);
-    onTestFinished(async () => {
-      await ns.core.deleteNamespace({ name: NAMESPACE }).catch(() => undefined);
-    });
     const speakers = await ns.apps.readNamespacedDaemonSet({
       name: `${RELEASE}-portico-speaker`,
       namespace: NAMESPACE,

@@ -30,6 +30,11 @@ export interface ControlPlaneOptions {
    * this namespace has no route to: localCluster/apiserverEgress.ts).
    */
   kubeletEgressSocket?: string;
+  /**
+   * kube-apiserver's admission configuration (`--admission-control-config-file`), e.g. the PodSecurity plugin's
+   * cluster-wide level (localCluster/podSecurity.ts). Without it PodSecurity enforces nothing by default.
+   */
+  admissionConfig?: string;
 }
 
 /**
@@ -108,6 +113,13 @@ export class ControlPlane {
       );
     }
 
+    const admission: string[] = [];
+    if (options.admissionConfig) {
+      const path = join(dir, "admission.json");
+      await writeFile(path, options.admissionConfig);
+      admission.push(`--admission-control-config-file=${path}`);
+    }
+
     const [etcdClient, etcdPeer, apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
     const etcdUrl = `http://127.0.0.1:${etcdClient}`;
     const etcd = ManagedProcess.start(
@@ -151,6 +163,7 @@ export class ControlPlane {
       "--endpoint-reconciler-type=none",
       "--profiling=false",
       ...kubeletAccess,
+      ...admission,
       "--v=0",
     ];
     const apiserver = ManagedProcess.start(

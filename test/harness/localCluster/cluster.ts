@@ -3,7 +3,8 @@
 // and worker nodes, each a network namespace on the test LAN running containerd + runc, kubelet and
 // kube-proxy, with a client namespace on the same LAN. The apiserver is reached from the LAN (kubelets,
 // kube-proxy, pods through the `kubernetes` Service) at the LAN's gateway address, forwarded into the
-// LAN namespace; nothing is added to the root namespace's network.
+// LAN namespace; nothing is added to the root namespace's network. Pod Security's baseline level is enforced in
+// every namespace that does not ask for another (podSecurity.ts).
 import { CoreV1Api, DiscoveryV1Api, KubeConfig } from "@kubernetes/client-node";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -16,6 +17,7 @@ import { waitFor } from "../wait.ts";
 import { startEgressProxy } from "./apiserverEgress.ts";
 import { destroyCgroup, ownCgroupBase, staleCgroups } from "./cgroups.ts";
 import { POD_CIDR, podCidrFor } from "./nodeConfig.ts";
+import { podSecurityAdmissionConfig } from "./podSecurity.ts";
 import { WorkerNode, type ImageArchive } from "./workerNode.ts";
 
 /** Where the LAN reaches the apiserver. */
@@ -75,6 +77,7 @@ export class LocalCluster {
         servingHosts: [LAN_GATEWAY],
         nodeAuthorization: true,
         kubeletEgressSocket: egressSocket,
+        admissionConfig: podSecurityAdmissionConfig(),
       });
       cleanups.push(() => controlPlane.stop());
       const lan = await TestLan.create({ nodes: workers, gateway: true });

@@ -1,8 +1,10 @@
-// Installs Portico into the local cluster the way manifests/ tells users to: the memberlist Secret first,
-// then a kustomization of the user's own that includes the overlay and sets only the images (Portico's, and
-// for the metal overlay FRR's, pointed at a mirror: here the stand-in test/env/images.sh builds), then an
-// IPAddressPool; and waits until the controller Deployment and the speaker DaemonSet are ready, scheduled by
-// the real scheduler and run by the real kubelets from the image built from the Dockerfile.
+// Installs Portico into the local cluster the way docs/installation.md tells users to: for bare metal a plain
+// namespace and the memberlist Secret in it first (the overlay's Namespace brings the Pod Security label the
+// speakers need, which the cluster's default level would refuse: podSecurity.ts), then a kustomization of the
+// user's own that includes the overlay and sets only the images (Portico's, and for the metal overlay FRR's,
+// pointed at a mirror: here the stand-in test/env/images.sh builds), then an IPAddressPool; and waits until the
+// controller Deployment and the speaker DaemonSet are ready, scheduled by the real scheduler and run by the real
+// kubelets from the image built from the Dockerfile.
 import {
   AppsV1Api,
   CoreV1Api,
@@ -48,11 +50,13 @@ export async function installPortico(
       ? { images: [imageEntry("portico", opts.image), imageEntry(UPSTREAM_FRR, opts.frrImage)] }
       : {}),
   });
-  const namespace = objects.filter((o) => o.kind === "Namespace");
-  let failures = await apply(kc, namespace, { dryRun: false });
   if (opts.overlay === "metal") {
-    // The command overlays/metal/kustomization.yaml asks for, before applying.
-    await kc.makeApiClient(CoreV1Api).createNamespacedSecret({
+    // The commands docs/installation.md gives before applying: a plain namespace (`kubectl create namespace`),
+    // whose Pod Security labels come with the overlay's Namespace below (the speakers are refused until then),
+    // and the speakers' shared secret in it.
+    const core = kc.makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: INSTALL_NAMESPACE } } });
+    await core.createNamespacedSecret({
       namespace: INSTALL_NAMESPACE,
       body: {
         metadata: { name: "portico-memberlist" },
@@ -61,8 +65,9 @@ export async function installPortico(
     });
     await installCrds(kc, objects);
   }
-  const rest = objects.filter((o) => o.kind !== "Namespace" && o.kind !== "CustomResourceDefinition");
-  failures = failures.concat(await apply(kc, rest, { dryRun: false }));
+  // In kustomize's order, as `kubectl apply -k` sends them: the Namespace first.
+  const rest = objects.filter((o) => o.kind !== "CustomResourceDefinition");
+  const failures = await apply(kc, rest, { dryRun: false });
   if (failures.length)
     throw new Error(`installing the ${opts.overlay} overlay failed: ${JSON.stringify(failures)}`);
   for (const pool of opts.pools ?? []) await createPool(kc, pool);
