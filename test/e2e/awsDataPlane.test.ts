@@ -9,6 +9,7 @@ import { onlyAdmittedClientsAnswered } from "../harness/cloudEdge/sourceRanges.t
 import { INJECT_LABELS, OPT_OUT_VALUE } from "../../controller/readinessGates/gates.ts";
 import { clientDatagram, clientGet, clientStatus, describe, expect, test, waitFor } from "../harness/e2e.ts";
 import { mergePatch } from "../harness/kube.ts";
+import { SERVING_CONDITION } from "../../shared/conditions.ts";
 
 const A = "service.beta.kubernetes.io/aws-load-balancer-";
 
@@ -126,8 +127,17 @@ describe("the NLB's data path on the local cluster", () => {
         [`${A}healthcheck-port`]: "9999",
       },
     );
-    const up = await ns.waitForServing("web", "True");
-    expect(up).toMatchObject({ reason: "TargetsHealthy", message: "2 of 2 targets healthy" });
+    // Serving turns True with the first healthy target; the edge may pass the second a check round later.
+    const up = await waitFor(
+      "Service web to report both its targets healthy",
+      async () => {
+        const svc = await ns.core.readNamespacedService({ name: "web", namespace: ns.name });
+        const serving = svc.status?.conditions?.find((c) => c.type === SERVING_CONDITION);
+        return serving?.message === "2 of 2 targets healthy" ? serving : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 500 },
+    );
+    expect(up).toMatchObject({ status: "True", reason: "TargetsHealthy" });
     const down = await ns.waitForServing("deaf", "False");
     expect(down.reason).toBe("TargetsUnhealthy");
     expect(down.message).toMatch(

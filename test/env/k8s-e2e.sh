@@ -36,7 +36,7 @@ need mmdebstrap "apt-get install mmdebstrap"
 need flock "apt-get install util-linux"
 
 mod=$root/test/k8s-e2e
-version=$(awk '$1=="require" && $2=="k8s.io/kubernetes" {print $3}' "$mod/go.mod")
+version=$(awk '$1=="require" && $2=="k8s.io/kubernetes" {print $3} $1=="k8s.io/kubernetes" {print $2}' "$mod/go.mod" | head -n1)
 cluster_version=$(awk '$1=="k8s.io/kubernetes" {print $2}' "$root/test/cluster/go.mod" | head -n1)
 [ "$version" = "$cluster_version" ] ||
   fail "test/k8s-e2e builds Kubernetes $version but the local cluster runs $cluster_version: make both go.mod files require the same release"
