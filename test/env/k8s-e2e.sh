@@ -160,6 +160,8 @@ agnhost_image() {
     fail "go build of agnhost failed (see above)"
   cp "$src/test/images/agnhost/porter/localhost.crt" "$src/test/images/agnhost/porter/localhost.key" "$work/"
   say "making $agnhost_ref's root filesystem with mmdebstrap (a few minutes)..."
+  # mmdebstrap hands apt a pipe as `cat >&N` run by /bin/sh, which takes only one-digit descriptors: the script's
+  # own (3 for the terminal, 8 and 9 for its locks) are closed for it, so its pipes land below 10.
   # shellcheck disable=SC2016 # "$1" in the hooks is expanded by mmdebstrap's shell, not here
   mmdebstrap --mode=root --variant=minbase --format=tar --include="$agnhost_packages" \
     --aptopt='Acquire::Retries "3"' \
@@ -172,7 +174,7 @@ agnhost_image() {
     --customize-hook='chroot "$1" useradd -u 1000 -G group-defined-in-image -M -s /bin/sh user-defined-in-image' \
     --customize-hook='ln -sf /usr/bin/iperf "$1/usr/local/bin/iperf" && echo "tries = 1" >>"$1/etc/wgetrc"' \
     --customize-hook='rm -f "$1/etc/resolv.conf" "$1/etc/hostname"' \
-    "$suite" - "deb http://deb.debian.org/debian $suite main" |
+    "$suite" - "deb http://deb.debian.org/debian $suite main" 3>&- 8>&- 9>&- |
     tar --delete --wildcards './dev/?*' >"$work/rootfs.tar" ||
     fail "mmdebstrap could not build agnhost's root filesystem (see above); deb.debian.org must be reachable over http"
   bah rm --all >/dev/null 2>&1 || true
