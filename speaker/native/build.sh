@@ -37,12 +37,18 @@ if [ -z "$gyp" ]; then
   echo "portico: node-gyp not found (it ships with npm: apt-get install npm, or set NODE_GYP)" >&2
   exit 1
 fi
+# The log is named from the caller's directory; the build runs in the addon's.
+log=${PORTICO_BUILD_LOG:-}
+if [ -n "$log" ]; then
+  mkdir -p "$(dirname "$log")"
+  log=$(cd "$(dirname "$log")" && pwd)/$(basename "$log")
+fi
 cd "$here"
-if [ -n "${PORTICO_BUILD_LOG:-}" ]; then
-  echo "portico: building the speaker's packet-socket addon with node-gyp (log in $PORTICO_BUILD_LOG)..." >&2
-  node "$gyp" rebuild --nodedir="$nodedir" --loglevel=warn >"$PORTICO_BUILD_LOG" 2>&1 || {
-    tail -n 20 "$PORTICO_BUILD_LOG" >&2
-    echo "portico: node-gyp could not build the speaker's addon (above, the end of $PORTICO_BUILD_LOG)" >&2
+if [ -n "$log" ]; then
+  echo "portico: building the speaker's packet-socket addon with node-gyp (log in $log)..." >&2
+  node "$gyp" rebuild --nodedir="$nodedir" --loglevel=warn >"$log" 2>&1 || {
+    tail -n 20 "$log" >&2
+    echo "portico: node-gyp could not build the speaker's addon (above, the end of $log)" >&2
     exit 1
   }
 else
