@@ -7,7 +7,7 @@ import {
   cpaPublicIpNames,
   cpaServices,
 } from "./cloudProviderAzure.ts";
-import { resourceId } from "./ids.ts";
+import { resourceId } from "./arm/ids.ts";
 import { withoutService, withService } from "./loadBalancerEdit.ts";
 import type { LoadBalancer, Observed, PublicIpChoice } from "./model.ts";
 import { describeOperation, plan } from "./plan.ts";

@@ -2,7 +2,7 @@
 // (the IPv6 ones end in -IPv6), never the other side's.
 import { describe, expect, it } from "vitest";
 import { cpaBaseName } from "./cloudProviderAzure.ts";
-import { resourceId } from "./ids.ts";
+import { resourceId } from "./arm/ids.ts";
 import { withService } from "./loadBalancerEdit.ts";
 import type { LoadBalancer } from "./model.ts";
 import { frontendName } from "./names.ts";

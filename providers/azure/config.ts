@@ -7,7 +7,7 @@ import {
   type LoadBalancerConfiguration,
 } from "./placement/lbConfigurations.ts";
 import type { RateLimiterOptions } from "../rateLimit.ts";
-import { rateLimiterOptionsFromEnv } from "./rateLimit.ts";
+import { rateLimiterOptionsFromEnv } from "./arm/rateLimit.ts";
 
 export interface AzureConfig {
   subscriptionId: string;

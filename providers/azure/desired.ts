@@ -9,7 +9,7 @@ import type { LoadBalancerIntent, PortIntent } from "../provider.ts";
 import { drainingNodes } from "../endpointTraffic.ts";
 import { AZURE_ANNOTATIONS, type AzureServiceSettings } from "./annotations/settings.ts";
 import { resourceGroups, type AzureConfig } from "./config.ts";
-import { resourceId } from "./ids.ts";
+import { resourceId } from "./arm/ids.ts";
 import type {
   BackendAddress,
   DesiredService,

@@ -7,7 +7,7 @@
 // controller reads for readiness gates): a read-only picture does not start operations, so backend addresses
 // carry no health of their own here; only what the load balancer states is shown (draining ones).
 import type { InspectNode, ServiceRef } from "../provider.ts";
-import { nameOf, sameId } from "./ids.ts";
+import { nameOf, sameId } from "./arm/ids.ts";
 import type { LoadBalancer, NetworkSecurityGroup, Observed, PublicIPAddress } from "./model.ts";
 import { belongsTo, frontendName, TAG } from "./names.ts";
 import { isPorticoRule } from "./security/rulesEdit.ts";

@@ -3,7 +3,7 @@
 // nothing else; an edit that changes nothing returns its input itself. They run again on a fresh read whenever a
 // write loses a race (412), so they must not depend on anything but their arguments.
 import { ConfigurationError } from "../errors.ts";
-import { childId, nameOf, sameId } from "./ids.ts";
+import { childId, nameOf, sameId } from "./arm/ids.ts";
 import type { DesiredService, LoadBalancer, PoolSpec, ProbeSpec, RuleSpec } from "./model.ts";
 import { belongsTo, isNodePool, MAX_TAGS, TAG } from "./names.ts";
 import {

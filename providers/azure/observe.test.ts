@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import type { AzureClients } from "./clients.ts";
+import type { AzureClients } from "./arm/clients.ts";
 import type { Observed } from "./model.ts";
 import { SharedObservations, type Where } from "./observe.ts";
 

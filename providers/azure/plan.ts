@@ -3,7 +3,7 @@
 // unit-tested exhaustively and shown as a dry run. Load balancer and security group operations carry no body:
 // apply re-runs the same pure edits on a fresh read, so they never overwrite another Service's concurrent write.
 import type { Notice } from "../provider.ts";
-import { nameOf, sameId } from "./ids.ts";
+import { nameOf, sameId } from "./arm/ids.ts";
 import { canonical, holdsService, withoutService, withService } from "./loadBalancerEdit.ts";
 import type { DesiredService, LoadBalancer, Observed, PublicIPAddress } from "./model.ts";
 import { belongsTo, isNodePool, TAG, type IpFamily } from "./names.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../errors.ts";
 import { parseAzureSettings } from "../annotations/settings.ts";
-import { resourceId } from "../ids.ts";
+import { resourceId } from "../arm/ids.ts";
 import type { PublicIPAddress } from "../model.ts";
 import { ownershipTags } from "../names.ts";
 import { choosePublicIp } from "./choice.ts";

@@ -5,7 +5,7 @@ import { ConfigurationError } from "../../errors.ts";
 import type { ServiceRef } from "../../provider.ts";
 import { AZURE_ANNOTATIONS, type AzureServiceSettings } from "../annotations/settings.ts";
 import type { AzureConfig } from "../config.ts";
-import { nameOf, resourceGroupOf, resourceId } from "../ids.ts";
+import { nameOf, resourceGroupOf, resourceId } from "../arm/ids.ts";
 import type { PublicIPAddress, PublicIpChoice } from "../model.ts";
 import {
   frontendName,

@@ -10,7 +10,7 @@
 // over in the same write: renamed after one of them, their rules pointing at the new name. Who holds a public IP
 // Portico made is recorded on it (shared.ts); a user's public IP is only used.
 import { ConfigurationError } from "../../errors.ts";
-import { childId, nameOf, sameId } from "../ids.ts";
+import { childId, nameOf, sameId } from "../arm/ids.ts";
 import type { FrontendSpec, LoadBalancer } from "../model.ts";
 import { belongsTo, uidOfFrontend } from "../names.ts";
 

@@ -2,8 +2,8 @@
 // IP tags, prefix) and its DNS label, changing the label later, editing the tags that record who shares it, and a
 // Service leaving it (the last one deleting it). Each is safe to repeat.
 import { CloudError } from "../../errors.ts";
-import { armError, call, classify, isNotFound, type AzureClients } from "../clients.ts";
-import { putThenRead } from "../lro.ts";
+import { armError, call, classify, isNotFound, type AzureClients } from "../arm/clients.ts";
+import { putThenRead } from "../arm/lro.ts";
 import type { PublicIPAddress } from "../model.ts";
 import type { IpTag } from "../annotations/publicIp.ts";
 

@@ -5,7 +5,7 @@ import type { LoadBalancerIntent } from "../../../providers/provider.ts";
 import { parseAzureSettings } from "../../../providers/azure/annotations/settings.ts";
 import type { AzureConfig } from "../../../providers/azure/config.ts";
 import { desiredSides } from "../../../providers/azure/sides.ts";
-import { resourceId } from "../../../providers/azure/ids.ts";
+import { resourceId } from "../../../providers/azure/arm/ids.ts";
 import { withService } from "../../../providers/azure/loadBalancerEdit.ts";
 import type {
   DesiredService,

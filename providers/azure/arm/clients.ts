@@ -4,8 +4,8 @@
 // metrics and benchmarks), and ARM's errors classified for the controller.
 import { NetworkManagementClient } from "@azure/arm-network";
 import type { TokenCredential } from "@azure/identity";
-import { CloudError } from "../errors.ts";
-import { RateLimiter, track, type RateLimiterOptions } from "../rateLimit.ts";
+import { CloudError } from "../../errors.ts";
+import { RateLimiter, track, type RateLimiterOptions } from "../../rateLimit.ts";
 import { limitsOf, rateLimiterOptionsFromEnv, throttledLimit } from "./rateLimit.ts";
 
 /** A policy of the client's HTTP pipeline (the type of @azure/core-rest-pipeline, which is not imported directly). */

@@ -7,7 +7,7 @@ import {
   ManagedIdentityCredential,
   type TokenCredential,
 } from "@azure/identity";
-import type { AzureConfig } from "./config.ts";
+import type { AzureConfig } from "../config.ts";
 
 /** Authorities MSAL knows; any other host (Azure Stack, a sovereign cloud's own, an emulator) is not validated. */
 const KNOWN_AUTHORITIES = ["login.microsoftonline.com", "login.chinacloudapi.cn", "login.microsoftonline.us"];

@@ -17,7 +17,7 @@ import {
   rateLimiterOptionsFromEnv as optionsFromEnv,
   type Limit,
   type RateLimiterOptions,
-} from "../rateLimit.ts";
+} from "../../rateLimit.ts";
 
 export type OperationType = "reads" | "writes" | "deletes";
 

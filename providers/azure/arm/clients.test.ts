@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { CloudError } from "../errors.ts";
-import { RateLimiter } from "../rateLimit.ts";
+import { CloudError } from "../../errors.ts";
+import { RateLimiter } from "../../rateLimit.ts";
 import {
   armError,
   classify,

@@ -1,7 +1,7 @@
 // The etag writer against an in-memory resource that behaves like ARM's: an etag per version, 412 for a stale
 // If-Match, and 409 while a write is still running.
 import { describe, expect, it } from "vitest";
-import { CloudError } from "../errors.ts";
+import { CloudError } from "../../errors.ts";
 import { EtagWriter, type ResourceAccess } from "./writer.ts";
 
 interface Doc {

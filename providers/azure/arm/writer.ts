@@ -5,7 +5,7 @@
 // together in one write, so a burst of Services costs a few writes rather than one each, and writes to
 // different resources never wait for each other.
 import { armError, classify } from "./clients.ts";
-import { CloudError } from "../errors.ts";
+import { CloudError } from "../../errors.ts";
 
 export interface Versioned {
   etag?: string;
