@@ -6,8 +6,8 @@ import { CloudError } from "../errors.ts";
 import { isNotFound, type AzureClients } from "./arm/clients.ts";
 import { resourceGroupOf, sameId } from "./arm/ids.ts";
 import { withoutService, withService } from "./loadBalancerEdit.ts";
-import { pinnedTo, withoutLegacy } from "./adoption.ts";
-import { CPA_OWNERSHIP_TAGS } from "./cloudProviderAzure.ts";
+import { pinnedTo, withoutLegacy } from "./adoption/adoption.ts";
+import { CPA_OWNERSHIP_TAGS } from "./adoption/cloudProviderAzure.ts";
 import { withoutLegacySecurityRules } from "./security/legacyRules.ts";
 import type {
   DesiredService,

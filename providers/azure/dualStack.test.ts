@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigurationError } from "../errors.ts";
 import { parseAzureSettings } from "./annotations/settings.ts";
-import { inspectService } from "./inspect.ts";
+import { inspectService } from "./observe/inspect.ts";
 import { withService, withoutService } from "./loadBalancerEdit.ts";
 import { assertSidesWithinLimits } from "./limits.ts";
 import type { DesiredService, Observed, PublicIPAddress } from "./model.ts";

@@ -12,7 +12,7 @@ import {
   releaseFrontend,
   sharedFrontend,
 } from "./publicIps/sharedFrontends.ts";
-import { takenOver, withLegacyRenamed } from "./adoption.ts";
+import { takenOver, withLegacyRenamed } from "./adoption/adoption.ts";
 import { configField } from "./annotations/fields.ts";
 
 type Frontend = NonNullable<LoadBalancer["frontendIPConfigurations"]>[number];

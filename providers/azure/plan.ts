@@ -19,8 +19,8 @@ import {
   type SharingOperation,
 } from "./publicIps/shared.ts";
 import { withoutServiceRules, withServiceRules } from "./security/rulesEdit.ts";
-import { legacyElsewhere, legacyFrontend, pinnedTo } from "./adoption.ts";
-import { CLOUD_PROVIDER_AZURE } from "./cloudProviderAzure.ts";
+import { legacyElsewhere, legacyFrontend, pinnedTo } from "./adoption/adoption.ts";
+import { CLOUD_PROVIDER_AZURE } from "./adoption/cloudProviderAzure.ts";
 import { withoutLegacySecurityRules } from "./security/legacyRules.ts";
 
 export type Operation =

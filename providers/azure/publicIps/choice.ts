@@ -24,7 +24,7 @@ import {
   cpaFrontendNames,
   cpaPublicIpNames,
   DEFAULT_ANCHOR_CLUSTER,
-} from "../cloudProviderAzure.ts";
+} from "../adoption/cloudProviderAzure.ts";
 
 export function choosePublicIp(
   settings: AzureServiceSettings,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cpaBaseName } from "../cloudProviderAzure.ts";
+import { cpaBaseName } from "../adoption/cloudProviderAzure.ts";
 import { withoutLegacySecurityRules } from "./legacyRules.ts";
 import type { NetworkSecurityGroup } from "../model.ts";
 import { UID } from "../../../test/unit/support/azure.ts";

@@ -4,7 +4,7 @@
 // rules (`k8s-azure-lb_allow_IPv4_<hash>`, `k8s-azure-lb_deny-all_IPv4`; one with no destination left goes), and
 // its older per-Service rules (`<base>-TCP-80-Internet`) go. Only rules in cloud-provider-azure's priority range
 // are read; nothing else in the group is touched. Pure, like rulesEdit.ts.
-import { cpaBaseName } from "../cloudProviderAzure.ts";
+import { cpaBaseName } from "../adoption/cloudProviderAzure.ts";
 import type { NetworkSecurityGroup } from "../model.ts";
 import { PRIORITY_RANGE } from "./rulesEdit.ts";
 

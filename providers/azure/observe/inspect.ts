@@ -6,12 +6,12 @@
 // A member's probe result comes from ARM only through a long-running operation per rule (ruleHealth.ts, which the
 // controller reads for readiness gates): a read-only picture does not start operations, so backend addresses
 // carry no health of their own here; only what the load balancer states is shown (draining ones).
-import type { InspectNode, ServiceRef } from "../provider.ts";
-import { nameOf, sameId } from "./arm/ids.ts";
-import type { LoadBalancer, NetworkSecurityGroup, Observed, PublicIPAddress } from "./model.ts";
-import { belongsTo, frontendName, TAG } from "./names.ts";
-import { isPorticoRule } from "./security/rulesEdit.ts";
-import { configurationOf, type LoadBalancerConfiguration } from "./placement/lbConfigurations.ts";
+import type { InspectNode, ServiceRef } from "../../provider.ts";
+import { nameOf, sameId } from "../arm/ids.ts";
+import type { LoadBalancer, NetworkSecurityGroup, Observed, PublicIPAddress } from "../model.ts";
+import { belongsTo, frontendName, TAG } from "../names.ts";
+import { isPorticoRule } from "../security/rulesEdit.ts";
+import { configurationOf, type LoadBalancerConfiguration } from "../placement/lbConfigurations.ts";
 
 type Frontend = NonNullable<LoadBalancer["frontendIPConfigurations"]>[number];
 type Rule = NonNullable<LoadBalancer["loadBalancingRules"]>[number];

@@ -2,10 +2,10 @@
 // (the IPv6 ones end in -IPv6), never the other side's.
 import { describe, expect, it } from "vitest";
 import { cpaBaseName } from "./cloudProviderAzure.ts";
-import { resourceId } from "./arm/ids.ts";
-import { withService } from "./loadBalancerEdit.ts";
-import type { LoadBalancer } from "./model.ts";
-import { frontendName } from "./names.ts";
+import { resourceId } from "../arm/ids.ts";
+import { withService } from "../loadBalancerEdit.ts";
+import type { LoadBalancer } from "../model.ts";
+import { frontendName } from "../names.ts";
 import {
   config,
   dualStackIntent,
@@ -15,7 +15,7 @@ import {
   sides,
   SUB,
   UID,
-} from "../../test/unit/support/azure.ts";
+} from "../../../test/unit/support/azure.ts";
 
 const BASE = cpaBaseName(UID);
 const tags = { "k8s-azure-service": "shop/web", "k8s-azure-cluster-name": "kubernetes" };

@@ -8,8 +8,8 @@
 // cluster (O(Services) bytes, parsed by the controller, rendered by ARM) for the few reconciles that arrived
 // during the one before: so one starts no sooner than OBSERVATION_SPACING_MS after the previous one started,
 // and more reconciles share it. A reconcile arriving when none started recently waits for nothing more.
-import { call, isNotFound, type AzureClients } from "./arm/clients.ts";
-import type { LoadBalancer, NetworkSecurityGroup, Observed, PublicIPAddress } from "./model.ts";
+import { call, isNotFound, type AzureClients } from "../arm/clients.ts";
+import type { LoadBalancer, NetworkSecurityGroup, Observed, PublicIPAddress } from "../model.ts";
 
 export interface Where {
   loadBalancerGroup: string;

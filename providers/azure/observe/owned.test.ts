@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { recordTag } from "./loadBalancerEdit.ts";
-import type { LoadBalancer } from "./model.ts";
-import { clusterDigest, frontendName, ownershipTags, TAG } from "./names.ts";
+import { recordTag } from "../loadBalancerEdit.ts";
+import type { LoadBalancer } from "../model.ts";
+import { clusterDigest, frontendName, ownershipTags, TAG } from "../names.ts";
 import { ownedServiceRefs } from "./owned.ts";
-import { CLUSTER, OTHER_UID, publicIp, UID } from "../../test/unit/support/azure.ts";
+import { CLUSTER, OTHER_UID, publicIp, UID } from "../../../test/unit/support/azure.ts";
 
 const web = { namespace: "shop", name: "web", uid: UID };
 const dns = { namespace: "infra", name: "dns", uid: OTHER_UID };

@@ -6,10 +6,10 @@
 // not make it. Where Portico uses another load balancer, the Service's frontend, rules and probes leave the old
 // one first (a public IP serves one load balancer at a time), and the public IP moves with its address. Pure edits
 // on the load balancer as read, like loadBalancerEdit.ts.
-import { childId, sameId } from "./arm/ids.ts";
+import { childId, sameId } from "../arm/ids.ts";
 import { CLOUD_PROVIDER_AZURE, cpaSide } from "./cloudProviderAzure.ts";
-import type { DesiredService, LoadBalancer } from "./model.ts";
-import { belongsTo, TAG } from "./names.ts";
+import type { DesiredService, LoadBalancer } from "../model.ts";
+import { belongsTo, TAG } from "../names.ts";
 
 type Frontend = NonNullable<LoadBalancer["frontendIPConfigurations"]>[number];
 

@@ -11,8 +11,8 @@
 //   `k8s-azure-cluster-name: <cluster>` (older releases: `service` and `kubernetes-cluster-name`);
 // - its load balancers are the cluster's, `<cluster>` and `<cluster>-internal`, untagged.
 // Pure.
-import type { PublicIPAddress } from "./model.ts";
-import type { IpFamily } from "./names.ts";
+import type { PublicIPAddress } from "../model.ts";
+import type { IpFamily } from "../names.ts";
 
 export const CLOUD_PROVIDER_AZURE = "cloud-provider-azure";
 /** AKS runs cloud-provider-azure with --cluster-name kubernetes. */

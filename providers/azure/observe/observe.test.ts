@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
-import type { AzureClients } from "./arm/clients.ts";
-import type { Observed } from "./model.ts";
+import type { AzureClients } from "../arm/clients.ts";
+import type { Observed } from "../model.ts";
 import { SharedObservations, type Where } from "./observe.ts";
 
 const where: Where = { loadBalancerGroup: "rg", publicIpGroups: ["rg"] };

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { InspectNode } from "../provider.ts";
+import type { InspectNode } from "../../provider.ts";
 import { allowRuleText, inspectService, probeText } from "./inspect.ts";
-import type { LoadBalancer, NetworkSecurityGroup, Observed } from "./model.ts";
-import { ownershipTags } from "./names.ts";
-import { withServiceRules } from "./security/rulesEdit.ts";
-import { CLUSTER, desired, FE, intent, publicIp, UID, written } from "../../test/unit/support/azure.ts";
+import type { LoadBalancer, NetworkSecurityGroup, Observed } from "../model.ts";
+import { ownershipTags } from "../names.ts";
+import { withServiceRules } from "../security/rulesEdit.ts";
+import { CLUSTER, desired, FE, intent, publicIp, UID, written } from "../../../test/unit/support/azure.ts";
 
 const svc = { namespace: "shop", name: "web", uid: UID };
 const INTERNAL = { "service.beta.kubernetes.io/azure-load-balancer-internal": "true" };

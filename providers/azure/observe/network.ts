@@ -1,9 +1,9 @@
 // The cluster's virtual network: its address space (which node and pod addresses a backend pool may hold) and its
 // subnets (where internal frontends go). It changes rarely, so it is read once and kept for a few minutes; a
 // subnet that is asked for and not known sends it to be read again at once.
-import { CloudError } from "../errors.ts";
-import { call, isNotFound, type AzureClients } from "./arm/clients.ts";
-import type { Network } from "./model.ts";
+import { CloudError } from "../../errors.ts";
+import { call, isNotFound, type AzureClients } from "../arm/clients.ts";
+import type { Network } from "../model.ts";
 
 const TTL_MS = 5 * 60_000;
 

@@ -7,12 +7,12 @@ import {
   cpaPublicIpNames,
   cpaServices,
 } from "./cloudProviderAzure.ts";
-import { resourceId } from "./arm/ids.ts";
-import { withoutService, withService } from "./loadBalancerEdit.ts";
-import type { LoadBalancer, Observed, PublicIpChoice } from "./model.ts";
-import { describeOperation, plan } from "./plan.ts";
-import { choosePublicIp } from "./publicIps/choice.ts";
-import { parseAzureSettings } from "./annotations/settings.ts";
+import { resourceId } from "../arm/ids.ts";
+import { withoutService, withService } from "../loadBalancerEdit.ts";
+import type { LoadBalancer, Observed, PublicIpChoice } from "../model.ts";
+import { describeOperation, plan } from "../plan.ts";
+import { choosePublicIp } from "../publicIps/choice.ts";
+import { parseAzureSettings } from "../annotations/settings.ts";
 import {
   CLUSTER,
   config,
@@ -24,7 +24,7 @@ import {
   RG,
   SUB,
   UID,
-} from "../../test/unit/support/azure.ts";
+} from "../../../test/unit/support/azure.ts";
 
 const BASE = cpaBaseName(UID);
 const svc = { namespace: "shop", name: "web", uid: UID };

@@ -3,9 +3,9 @@
 // without one (internal, or on a user's public IP), a tag on the shared load balancer keyed by the frontend
 // name (which is the UID); a per-Service load balancer's own tags; and the description of its security rules.
 // Pure: reads an observation.
-import type { ServiceRef } from "../provider.ts";
-import type { Observed } from "./model.ts";
-import { clusterDigest, TAG, uidOfFrontend } from "./names.ts";
+import type { ServiceRef } from "../../provider.ts";
+import type { Observed } from "../model.ts";
+import { clusterDigest, TAG, uidOfFrontend } from "../names.ts";
 
 export function ownedServiceRefs(observed: Observed, cluster: string): ServiceRef[] {
   const found = new Map<string, ServiceRef>();
