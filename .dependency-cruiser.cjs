@@ -48,6 +48,30 @@ module.exports = {
       from: { path: "^providers/(aws|azure|metal)/" },
       to: { path: "^providers/(aws|azure|metal)/", pathNot: "^providers/$1/" },
     },
+    {
+      name: "speaker-kube-knows-no-mode",
+      comment:
+        "speaker/kube/ is the speaker's Kubernetes I/O, which the modes use: it knows nothing of speaker/l2/ or speaker/bgp/.",
+      severity: "error",
+      from: { path: "^speaker/kube/" },
+      to: { path: "^speaker/(l2|bgp)/" },
+    },
+    {
+      name: "speaker-modes-stay-apart",
+      comment:
+        "The L2 and BGP modes are peers behind speaker/modes/mode.ts; which pools each serves is speaker/modes/arbiter.ts's.",
+      severity: "error",
+      from: { path: "^speaker/(l2|bgp)/" },
+      to: { path: "^speaker/(l2|bgp)/", pathNot: "^speaker/$1/" },
+    },
+    {
+      name: "speaker-modes-reached-only-by-the-wiring",
+      comment:
+        "Only the speaker's wiring (speaker.ts, main.ts) reaches into a mode's folder; everything else, speaker/modes/ included, serves the modes.",
+      severity: "error",
+      from: { path: "^speaker/", pathNot: "^speaker/((speaker|main)\\.ts$|l2/|bgp/)" },
+      to: { path: "^speaker/(l2|bgp)/" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },

@@ -59,7 +59,6 @@ export class BgpAnnouncer {
   private configured = new Map<string, BgpPeer>();
   /** What was last written to each Portico BGPPeer's status for this node. */
   private readonly reported = new Map<string, string>();
-  private selected: ReadonlySet<string> = new Set();
   /** What the configuration last written advertises, and what the one FRR last confirmed does. */
   private writtenPrefixes: readonly AdvertisedPrefix[] = [];
   private appliedPrefixes: readonly AdvertisedPrefix[] = [];
@@ -124,11 +123,11 @@ export class BgpAnnouncer {
   }
 
   /**
-   * The pools some BGPAdvertisement selected at the last update (the L2 mode leaves those no L2Advertisement
-   * selects to BGP).
+   * The pools some BGPAdvertisement selects in the current configuration (the L2 mode leaves those no
+   * L2Advertisement selects to BGP: modes/arbiter.ts).
    */
-  get selectedPools(): ReadonlySet<string> {
-    return this.selected;
+  selectedPools(pools: readonly AnnouncePool[]): Set<string> {
+    return bgpSelectedPools(pools, this.config().ads);
   }
 
   /** Renders this node's FRR configuration from the cluster's state and writes it when it changed. */
@@ -137,7 +136,6 @@ export class BgpAnnouncer {
     const peers = peersOfNode(all, state.nodeLabels);
     this.lastState = state;
     const routes = bgpRoutes({ node: this.node, ...state, ads, peers });
-    this.selected = bgpSelectedPools(state.pools, ads);
     const problems = [...routes.problems];
     const withPasswords = peers.map((peer) => {
       if (!peer.passwordSecret) return peer;

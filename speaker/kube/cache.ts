@@ -4,7 +4,7 @@
 // nothing is missed across apiserver restarts.
 import type { KubernetesObject, V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import type { Logger } from "pino";
-import type { AdvertisementObject } from "../l2/advertisements.ts";
+import type { ConfigObject } from "../configObjects.ts";
 import type { PoolObject } from "../pools.ts";
 import {
   L2STATUS_GROUP,
@@ -38,7 +38,7 @@ export interface KubeCacheOptions {
 }
 
 type Pools = CustomWatch<PoolObject & KubernetesObject>;
-type Ads = CustomWatch<AdvertisementObject & KubernetesObject>;
+type Ads = CustomWatch<ConfigObject & KubernetesObject>;
 type L2Statuses = CustomWatch<KubernetesObject & { status?: unknown }>;
 
 export class KubeCache {
@@ -139,7 +139,7 @@ export class KubeCache {
   }
 
   /** Portico's L2Advertisements. */
-  advertisements(): readonly AdvertisementObject[] {
+  advertisements(): readonly ConfigObject[] {
     return this.adWatch.list();
   }
 
@@ -159,7 +159,7 @@ export class KubeCache {
   }
 
   /** MetalLB's L2Advertisements in its namespace. */
-  metallbAdvertisements(): readonly AdvertisementObject[] {
+  metallbAdvertisements(): readonly ConfigObject[] {
     return this.metallbAds?.list() ?? [];
   }
 

@@ -12,7 +12,7 @@ import {
 } from "../../../speaker/kube/events.ts";
 import { expect, mergePatch, test, waitFor } from "../../harness/index.ts";
 import { installCrds, renderOverlay, statusOf } from "../../harness/manifests.ts";
-import { L2StatusWriter } from "../../../speaker/kube/l2statusWriter.ts";
+import { L2StatusWriter } from "../../../speaker/l2/statusWriter.ts";
 import { PasswordSecrets } from "../../../speaker/bgp/passwords.ts";
 import { planL2Statuses } from "../../../speaker/l2/statusPlan.ts";
 import { createPool, installPoolCrd } from "../../harness/pools.ts";

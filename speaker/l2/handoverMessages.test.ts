@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test, vi } from "vitest";
-import { Handovers } from "./handover.ts";
+import { Handovers } from "./handoverMessages.ts";
 
 const INTERVAL = 100;
 const MAX_HOLD = 2000;

@@ -4,8 +4,8 @@
 // answers already (`answering`), and remembers the others, so that it tells the asker the moment it starts
 // answering them. The holder stops answering on that reply: the overlap is one datagram's trip. Repeating
 // the question covers a lost datagram, and the askers are forgotten after a while, so memory stays bounded.
-import { nextExpiry, planHandover, type Hold, type Interfaces } from "../l2/handover.ts";
-import type { AddressMessage } from "./memberlist.ts";
+import { nextExpiry, planHandover, type Hold, type Interfaces } from "./handover.ts";
+import type { AddressMessage } from "../membership/memberlist.ts";
 
 export interface HandoverDeps {
   readonly self: string;
