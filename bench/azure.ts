@@ -17,7 +17,7 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { loadavg } from "node:os";
 import { join } from "node:path";
-import { AZURE_LIMITS } from "../providers/azure/limits.ts";
+import { AZURE_LIMITS } from "../providers/azure/limits/limits.ts";
 import { trustCertificateAuthority } from "../test/emulators/azure/index.ts";
 import { DOCUMENTED_LIMITS } from "../test/emulators/azure/limits.ts";
 import { AZURE_CLASS, AZURE_WORLD, TestAzure } from "../test/harness/azure.ts";

@@ -5,7 +5,7 @@ import { putThenRead } from "./arm/lro.ts";
 import { CloudError } from "../errors.ts";
 import { isNotFound, type AzureClients } from "./arm/clients.ts";
 import { resourceGroupOf, sameId } from "./arm/ids.ts";
-import { withoutService, withService } from "./loadBalancerEdit.ts";
+import { withoutService, withService } from "./loadBalancer/loadBalancerEdit.ts";
 import { pinnedTo, withoutLegacy } from "./adoption/adoption.ts";
 import { CPA_OWNERSHIP_TAGS } from "./adoption/cloudProviderAzure.ts";
 import { withoutLegacySecurityRules } from "./security/legacyRules.ts";

@@ -1,7 +1,7 @@
 // The Azure provider's configuration, read from a cloud-config JSON file in the format cloud-provider-azure uses
 // (azure.json on AKS nodes), so operators can hand Portico the file they already have. Environment variables
 // override single keys. Unknown keys are ignored, as cloud-provider-azure ignores Portico's.
-import { AZURE_LIMITS, type AzureLimits } from "./limitValues.ts";
+import { AZURE_LIMITS, type AzureLimits } from "./limits/limitValues.ts";
 import {
   parseLoadBalancerConfigurations,
   type LoadBalancerConfiguration,

@@ -31,7 +31,7 @@ import {
   sharedLoadBalancerName,
   TAG,
 } from "./names.ts";
-import { probeFor } from "./probes.ts";
+import { probeFor } from "./loadBalancer/probes.ts";
 import { assertAccessCoherent } from "./annotations/access.ts";
 import { assertPortKeysNamePorts } from "./annotations/portKeys.ts";
 import { floatingIPField, serviceFields, sourceRangesField } from "./annotations/fields.ts";

@@ -2,14 +2,14 @@ import { describe, expect, it } from "vitest";
 import { ConfigurationError } from "../errors.ts";
 import { parseAzureSettings } from "./annotations/settings.ts";
 import { inspectService } from "./observe/inspect.ts";
-import { withService, withoutService } from "./loadBalancerEdit.ts";
-import { assertSidesWithinLimits } from "./limits.ts";
+import { withService, withoutService } from "./loadBalancer/loadBalancerEdit.ts";
+import { assertSidesWithinLimits } from "./limits/limits.ts";
 import type { DesiredService, Observed, PublicIPAddress } from "./model.ts";
 import { frontendName, ownershipTags } from "./names.ts";
 import { plan, planDeletion } from "./plan.ts";
 import { leaveOutcome, observedHolders } from "./publicIps/shared.ts";
 import { droppedFamilies, sideNotices } from "./sides.ts";
-import { azureTraffic, trafficOfSides } from "./traffic.ts";
+import { azureTraffic, trafficOfSides } from "./loadBalancer/traffic.ts";
 import {
   CLUSTER,
   dualStackIntent,

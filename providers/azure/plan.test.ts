@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { withService } from "./loadBalancerEdit.ts";
+import { withService } from "./loadBalancer/loadBalancerEdit.ts";
 import type { NetworkSecurityGroup, Observed } from "./model.ts";
 import { ownershipTags } from "./names.ts";
 import { describeChanges, describeOperation, plan, planDeletion, type Operation } from "./plan.ts";

@@ -4,7 +4,7 @@
 // apply re-runs the same pure edits on a fresh read, so they never overwrite another Service's concurrent write.
 import type { Notice } from "../provider.ts";
 import { nameOf, sameId } from "./arm/ids.ts";
-import { canonical, holdsService, withoutService, withService } from "./loadBalancerEdit.ts";
+import { canonical, holdsService, withoutService, withService } from "./loadBalancer/loadBalancerEdit.ts";
 import type { DesiredService, LoadBalancer, Observed, PublicIPAddress } from "./model.ts";
 import { belongsTo, isNodePool, TAG, type IpFamily } from "./names.ts";
 import { dnsLabelOf, familyOf } from "./publicIps/choice.ts";

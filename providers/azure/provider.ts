@@ -17,8 +17,8 @@ import { AzureConfigError, resourceGroups, type AzureConfig } from "./config.ts"
 import { createCredential } from "./arm/credentials.ts";
 import { withPriority } from "../priority.ts";
 import { chooseTargetType } from "./desired.ts";
-import { trafficOfSides } from "./traffic.ts";
-import { healthyPods, podsAwaitGates } from "./ruleHealth.ts";
+import { trafficOfSides } from "./loadBalancer/traffic.ts";
+import { healthyPods, podsAwaitGates } from "./loadBalancer/ruleHealth.ts";
 import { resourceGroupOf } from "./arm/ids.ts";
 import { inspectService } from "./observe/inspect.ts";
 import { checkList, parseLoadBalancerConfigurations } from "./placement/lbConfigurations.ts";

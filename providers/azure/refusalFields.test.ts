@@ -8,7 +8,7 @@ import { parseAzureSettings } from "./annotations/settings.ts";
 import type { AzureConfig } from "./config.ts";
 import type { LoadBalancer, NetworkSecurityGroup, Observed, PublicIPAddress } from "./model.ts";
 import { frontendName, MAX_TAGS, TAG } from "./names.ts";
-import { recordTag } from "./loadBalancerEdit.ts";
+import { recordTag } from "./loadBalancer/loadBalancerEdit.ts";
 import { placedSides } from "./placement/placeSides.ts";
 import {
   CLUSTER,

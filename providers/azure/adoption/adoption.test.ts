@@ -8,7 +8,7 @@ import {
   cpaServices,
 } from "./cloudProviderAzure.ts";
 import { resourceId } from "../arm/ids.ts";
-import { withoutService, withService } from "../loadBalancerEdit.ts";
+import { withoutService, withService } from "../loadBalancer/loadBalancerEdit.ts";
 import type { LoadBalancer, Observed, PublicIpChoice } from "../model.ts";
 import { describeOperation, plan } from "../plan.ts";
 import { choosePublicIp } from "../publicIps/choice.ts";

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { cpaBaseName } from "./cloudProviderAzure.ts";
 import { resourceId } from "../arm/ids.ts";
-import { withService } from "../loadBalancerEdit.ts";
+import { withService } from "../loadBalancer/loadBalancerEdit.ts";
 import type { LoadBalancer } from "../model.ts";
 import { frontendName } from "../names.ts";
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { recordTag } from "../loadBalancerEdit.ts";
+import { recordTag } from "../loadBalancer/loadBalancerEdit.ts";
 import type { LoadBalancer } from "../model.ts";
 import { clusterDigest, frontendName, ownershipTags, TAG } from "../names.ts";
 import { ownedServiceRefs } from "./owned.ts";

@@ -3,7 +3,7 @@ import type { LoadBalancerIntent } from "../../provider.ts";
 import { parseAzureSettings } from "../annotations/settings.ts";
 import type { AzureConfig } from "../config.ts";
 import type { LoadBalancerConfiguration } from "./lbConfigurations.ts";
-import type { AzureLimits } from "../limitValues.ts";
+import type { AzureLimits } from "../limits/limitValues.ts";
 import type { DesiredService, LoadBalancer, Observed, PublicIPAddress } from "../model.ts";
 import { CONFIGURATIONS_ANNOTATION } from "./eligibility.ts";
 import { currentConfiguration, placedSides, placementNotices, ruleCounts } from "./placeSides.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { V1Service } from "@kubernetes/client-node";
-import { recordTag } from "../loadBalancerEdit.ts";
+import { recordTag } from "../loadBalancer/loadBalancerEdit.ts";
 import { frontendName } from "../names.ts";
 import { clusterHolders } from "./holders.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../errors.ts";
-import { recordTag } from "../loadBalancerEdit.ts";
+import { recordTag } from "../loadBalancer/loadBalancerEdit.ts";
 import type { Observed, PublicIPAddress } from "../model.ts";
 import { frontendName, ownershipTags, TAG } from "../names.ts";
 import { plan, planDeletion } from "../plan.ts";

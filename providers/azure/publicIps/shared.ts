@@ -13,7 +13,7 @@
 import { ConfigurationError } from "../../errors.ts";
 import type { Observed, PublicIPAddress } from "../model.ts";
 import { frontendName, TAG } from "../names.ts";
-import { recordTag } from "../loadBalancerEdit.ts";
+import { recordTag } from "../loadBalancer/loadBalancerEdit.ts";
 
 /** UIDs are 36 characters, and a tag value holds at most 256: six sharers besides the owner. */
 export const MAX_SHARERS = 6;

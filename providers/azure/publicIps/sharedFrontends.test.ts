@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../errors.ts";
 import { parseAzureSettings } from "../annotations/settings.ts";
 import { resourceId } from "../arm/ids.ts";
-import { withoutService, withService } from "../loadBalancerEdit.ts";
+import { withoutService, withService } from "../loadBalancer/loadBalancerEdit.ts";
 import type { LoadBalancer } from "../model.ts";
 import { frontendName } from "../names.ts";
 import { choosePublicIp } from "./choice.ts";

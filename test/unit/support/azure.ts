@@ -6,7 +6,7 @@ import { parseAzureSettings } from "../../../providers/azure/annotations/setting
 import type { AzureConfig } from "../../../providers/azure/config.ts";
 import { desiredSides } from "../../../providers/azure/sides.ts";
 import { resourceId } from "../../../providers/azure/arm/ids.ts";
-import { withService } from "../../../providers/azure/loadBalancerEdit.ts";
+import { withService } from "../../../providers/azure/loadBalancer/loadBalancerEdit.ts";
 import type {
   DesiredService,
   LoadBalancer,

@@ -2,18 +2,18 @@
 // it with one Service's parts (frontend, pool, probes, rules, record tag) put in place or taken out, touching
 // nothing else; an edit that changes nothing returns its input itself. They run again on a fresh read whenever a
 // write loses a race (412), so they must not depend on anything but their arguments.
-import { ConfigurationError } from "../errors.ts";
-import { childId, nameOf, sameId } from "./arm/ids.ts";
-import type { DesiredService, LoadBalancer, PoolSpec, ProbeSpec, RuleSpec } from "./model.ts";
-import { belongsTo, isNodePool, MAX_TAGS, TAG } from "./names.ts";
+import { ConfigurationError } from "../../errors.ts";
+import { childId, nameOf, sameId } from "../arm/ids.ts";
+import type { DesiredService, LoadBalancer, PoolSpec, ProbeSpec, RuleSpec } from "../model.ts";
+import { belongsTo, isNodePool, MAX_TAGS, TAG } from "../names.ts";
 import {
   assertPortsFree,
   frontendIdOf,
   releaseFrontend,
   sharedFrontend,
-} from "./publicIps/sharedFrontends.ts";
-import { takenOver, withLegacyRenamed } from "./adoption/adoption.ts";
-import { configField } from "./annotations/fields.ts";
+} from "../publicIps/sharedFrontends.ts";
+import { takenOver, withLegacyRenamed } from "../adoption/adoption.ts";
+import { configField } from "../annotations/fields.ts";
 
 type Frontend = NonNullable<LoadBalancer["frontendIPConfigurations"]>[number];
 type Pool = NonNullable<LoadBalancer["backendAddressPools"]>[number];

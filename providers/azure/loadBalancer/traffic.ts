@@ -3,9 +3,9 @@
 // this is judged from what decides the probes: the backend pool's live members, and the cluster's endpoints —
 // with instance backends and `Local`, only nodes holding a ready endpoint pass kube-proxy's health check; with
 // `Cluster`, any node forwards, but only if some endpoint is ready; ip backends are ready endpoints themselves.
-import { endpointsBlock } from "../endpointTraffic.ts";
-import type { LoadBalancerIntent, TrafficState } from "../provider.ts";
-import type { DesiredService } from "./model.ts";
+import { endpointsBlock } from "../../endpointTraffic.ts";
+import type { LoadBalancerIntent, TrafficState } from "../../provider.ts";
+import type { DesiredService } from "../model.ts";
 
 export function azureTraffic(
   intent: LoadBalancerIntent,

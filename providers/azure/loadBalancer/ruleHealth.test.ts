@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
 import { podsAwaitGates, upBySide, upInEveryRule } from "./ruleHealth.ts";
-import type { LoadBalancerIntent } from "../provider.ts";
+import type { LoadBalancerIntent } from "../../provider.ts";
 
 const rule = (members: Record<string, string>) => new Map(Object.entries(members));
 

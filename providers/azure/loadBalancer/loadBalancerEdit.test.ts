@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../../errors.ts";
 import { canonical, holdsService, recordTag, withoutService, withService } from "./loadBalancerEdit.ts";
-import type { LoadBalancer } from "./model.ts";
-import { frontendName } from "./names.ts";
-import { CLUSTER, desired, FE, intent, OTHER_UID, written } from "../../test/unit/support/azure.ts";
+import type { LoadBalancer } from "../model.ts";
+import { frontendName } from "../names.ts";
+import { CLUSTER, desired, FE, intent, OTHER_UID, written } from "../../../test/unit/support/azure.ts";
 
 const A = "service.beta.kubernetes.io/";
 const OTHER_FE = frontendName(OTHER_UID);

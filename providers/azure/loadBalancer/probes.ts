@@ -1,9 +1,9 @@
 // The health probe of each rule: the behaviour table's default for the target type and traffic policy, with
 // the Service's annotations (global, then per port) on top. Pure.
-import { ConfigurationError } from "../errors.ts";
-import type { LoadBalancerIntent, PortIntent } from "../provider.ts";
-import type { AzureServiceSettings, ProbeOverrides } from "./annotations/settings.ts";
-import type { ProbeSpec } from "./model.ts";
+import { ConfigurationError } from "../../errors.ts";
+import type { LoadBalancerIntent, PortIntent } from "../../provider.ts";
+import type { AzureServiceSettings, ProbeOverrides } from "../annotations/settings.ts";
+import type { ProbeSpec } from "../model.ts";
 
 export const KUBE_PROXY_HEALTH_PORT = 10256;
 /** cloud-provider-azure's defaults, which AKS users' probes already run with. */

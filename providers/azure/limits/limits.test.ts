@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../../errors.ts";
 import { AZURE_LIMITS, assertWithinLimits, type AzureLimits } from "./limits.ts";
 import type {
   DesiredSecurityRule,
@@ -7,9 +7,9 @@ import type {
   LoadBalancer,
   NetworkSecurityGroup,
   Observed,
-} from "./model.ts";
-import { withServiceRules } from "./security/rulesEdit.ts";
-import { desired, intent, written } from "../../test/unit/support/azure.ts";
+} from "../model.ts";
+import { withServiceRules } from "../security/rulesEdit.ts";
+import { desired, intent, written } from "../../../test/unit/support/azure.ts";
 
 const A = "service.beta.kubernetes.io/";
 const INTERNAL = { [`${A}azure-load-balancer-internal`]: "true" };

@@ -2,9 +2,9 @@
 // .../loadBalancingRules/{rule}/health, a long-running operation answering each backend address Up or Down, as
 // the rule's probe judges it). Read only for IP-based pools (the members are the pods) and only while some pod
 // waits for its gate: an LRO per rule is too dear to read on every resync for nothing.
-import type { LoadBalancerIntent } from "../provider.ts";
-import { call, isNotFound, type AzureClients } from "./arm/clients.ts";
-import type { DesiredService } from "./model.ts";
+import type { LoadBalancerIntent } from "../../provider.ts";
+import { call, isNotFound, type AzureClients } from "../arm/clients.ts";
+import type { DesiredService } from "../model.ts";
 
 /** One rule's answer: each backend address and its state ("Up", "Down"). */
 export type RuleMembers = ReadonlyMap<string, string>;

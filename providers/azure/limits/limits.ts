@@ -12,12 +12,12 @@
 // Two Services changed at the same moment are each checked against the observation before the other's write; ARM
 // still refuses whichever write goes past a limit then, and the next reconcile reports it through this check.
 import { Address4, Address6 } from "ip-address";
-import { ConfigurationError } from "../errors.ts";
-import { AZURE_ANNOTATIONS } from "./annotations/settings.ts";
-import { holdsService, withoutService, withService } from "./loadBalancerEdit.ts";
-import type { DesiredService, LoadBalancer, NetworkSecurityGroup, Observed } from "./model.ts";
-import { ownedLoadBalancer } from "./plan.ts";
-import { isPorticoRule, withServiceRules } from "./security/rulesEdit.ts";
+import { ConfigurationError } from "../../errors.ts";
+import { AZURE_ANNOTATIONS } from "../annotations/settings.ts";
+import { holdsService, withoutService, withService } from "../loadBalancer/loadBalancerEdit.ts";
+import type { DesiredService, LoadBalancer, NetworkSecurityGroup, Observed } from "../model.ts";
+import { ownedLoadBalancer } from "../plan.ts";
+import { isPorticoRule, withServiceRules } from "../security/rulesEdit.ts";
 import { AZURE_LIMITS, type AzureLimits } from "./limitValues.ts";
 
 export { AZURE_LIMITS, type AzureLimits } from "./limitValues.ts";

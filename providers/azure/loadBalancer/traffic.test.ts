@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { desired, intent } from "../../test/unit/support/azure.ts";
+import { desired, intent } from "../../../test/unit/support/azure.ts";
 import { azureTraffic } from "./traffic.ts";
 
 const ep = (ip: string, nodeName: string) => ({ ip, nodeName, ports: { http: 8080 } });
