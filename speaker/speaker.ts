@@ -6,12 +6,11 @@
 import type { Logger } from "pino";
 import type { SpeakerConfig } from "./config.ts";
 import { loadAddon, type PacketAddon } from "./io/addon.ts";
-import type { InterfaceAnnouncer } from "./io/interfaceAnnouncer.ts";
-import { ipv6MulticastGroups, type MulticastGroups } from "./io/multicastGroups.ts";
-import { rescanInterfaces } from "./io/interfaceScan.ts";
+import { OpenInterfaces } from "./io/openInterfaces.ts";
 import type { KubeApi } from "./kube/api/client.ts";
 import { readReplacement } from "./kube/replacement.ts";
 import { KubeCache } from "./kube/cache.ts";
+import { reportMembershipEvent } from "./membership/events.ts";
 import { Memberlist } from "./membership/memberlist.ts";
 import { announcedServices, nodeAddresses } from "./serviceView.ts";
 import type { SpeakerMetrics } from "./metrics.ts";
@@ -21,19 +20,15 @@ import type { Mode, SpeakerView } from "./modes/mode.ts";
 import { L2Mode } from "./l2/mode.ts";
 import { BgpMode } from "./bgp/mode.ts";
 
-const STATS_INTERVAL_MS = 5000;
-
 export class Speaker {
   private readonly config: SpeakerConfig;
   private readonly api: KubeApi;
   private readonly log: Logger;
   private readonly metrics: SpeakerMetrics;
-  private readonly addon: PacketAddon;
   private readonly cache: KubeCache;
   private readonly pools: PoolConfig;
   private readonly memberlist: Memberlist;
-  private readonly announcers = new Map<string, InterfaceAnnouncer>();
-  private ipv6Groups: MulticastGroups | undefined;
+  private readonly interfaces: OpenInterfaces;
   private readonly l2: L2Mode;
   /** The BGP mode, when the speaker runs with FRR beside it. */
   private readonly bgp: BgpMode | undefined;
@@ -48,7 +43,6 @@ export class Speaker {
   private restarting = false;
   private synced = false;
   private stopped = false;
-  private timers: NodeJS.Timeout[] = [];
 
   constructor(
     config: SpeakerConfig,
@@ -61,7 +55,6 @@ export class Speaker {
     this.api = api;
     this.log = log;
     this.metrics = metrics;
-    this.addon = addon;
     this.cache = new KubeCache(api, log, {
       ...(config.namespace ? { namespace: config.namespace } : {}),
       ...(config.nodeSelector ? { nodeSelector: config.nodeSelector } : {}),
@@ -72,6 +65,15 @@ export class Speaker {
     });
     this.pools = new PoolConfig(this.cache, log);
     const changed = () => this.scheduleRecompute();
+    this.interfaces = new OpenInterfaces({
+      addon,
+      config,
+      metrics,
+      log,
+      frame: (frame) => this.l2.seen(frame),
+      opened: (announcer) => this.l2.opened(announcer),
+      changed,
+    });
     if (config.bgp) {
       this.bgp = new BgpMode({
         node: config.nodeName,
@@ -91,7 +93,7 @@ export class Speaker {
       metrics,
       memberlist: config.memberlist,
       gratuitous: config.gratuitous,
-      announcers: this.announcers,
+      announcers: this.interfaces.announcers,
       advertisements: this.cache,
       records: () => (this.cache.l2StatusesInstalled() ? this.cache.l2Statuses() : undefined),
       tell: (node, type, addresses, macs) => this.memberlist.tell(node, type, addresses, macs),
@@ -107,20 +109,7 @@ export class Speaker {
         this.log.info({ live: [...live] }, "live speakers changed");
         this.scheduleRecompute();
       },
-      onEvent: (event) => {
-        if (event.kind === "sent" || event.kind === "received") {
-          this.metrics.membershipMessages.inc({ direction: event.kind, type: event.type });
-        } else {
-          this.metrics.membershipEvents.inc({
-            event: event.kind === "dropped" ? `dropped-${event.reason}` : event.kind,
-          });
-          if (event.kind === "declared-dead") this.log.info({ member: event.node }, "speaker declared dead");
-          if (event.kind === "refuted") {
-            this.log.info({ incarnation: event.incarnation }, "refuted own death");
-            this.l2.refuted();
-          }
-        }
-      },
+      onEvent: (event) => reportMembershipEvent(event, metrics, log, () => this.l2.refuted()),
       onAddresses: (message) => this.l2.heard(message),
     });
   }
@@ -136,10 +125,7 @@ export class Speaker {
   }
 
   async start(): Promise<void> {
-    this.ipv6Groups = await ipv6MulticastGroups((err) =>
-      this.log.warn({ err: err.message }, "IPv6 multicast group membership failed"),
-    );
-    this.rescanInterfaces();
+    await this.interfaces.open();
     this.cache.onChange(() => {
       this.memberlist.setPeers(nodeAddresses(this.cache.nodes.list()));
       this.scheduleRecompute();
@@ -149,14 +135,11 @@ export class Speaker {
     this.memberlist.setPeers(nodeAddresses(this.cache.nodes.list()));
     await this.memberlist.start();
     for (const mode of this.modes) mode.start();
-    this.timers.push(
-      setInterval(() => this.rescanInterfaces(), this.config.interfaceRescanMs),
-      setInterval(() => this.announcers.forEach((a) => a.collectStats()), STATS_INTERVAL_MS),
-    );
+    this.interfaces.watch();
     this.log.info(
       {
         node: this.config.nodeName,
-        interfaces: [...this.announcers.keys()],
+        interfaces: [...this.interfaces.announcers.keys()],
         port: this.config.memberlist.port,
       },
       "speaker started",
@@ -212,13 +195,11 @@ export class Speaker {
   /** Stops announcing, says goodbye to the membership (`farewell`), and closes everything. */
   private async shutDown(farewell: () => Promise<void>): Promise<void> {
     this.stopped = true;
+    this.interfaces.stopRescanning();
     for (const mode of this.modes) mode.stop(this.restarting ? "restarting" : "withdrawn");
     await farewell();
     this.l2.close();
-    for (const timer of this.timers) clearInterval(timer);
-    for (const announcer of this.announcers.values()) announcer.close();
-    this.announcers.clear();
-    this.ipv6Groups?.close();
+    this.interfaces.close();
     await this.cache.stop();
   }
 
@@ -257,20 +238,5 @@ export class Speaker {
     const claims = this.bgp ? { l2: l2Claims, bgp: this.bgp.claims(view.pools) } : { l2: l2Claims };
     const shares = shareServices(all, view.pools, claims);
     for (const mode of this.modes) mode.update(view, shares[mode.name]);
-  }
-
-  /** Opens interfaces that appeared (or came up) and closes those that vanished or changed address. */
-  private rescanInterfaces(): void {
-    if (this.stopped) return;
-    rescanInterfaces(this.announcers, {
-      addon: this.addon,
-      config: this.config,
-      ipv6Groups: this.ipv6Groups,
-      metrics: this.metrics,
-      log: this.log,
-      frame: (frame) => this.l2.seen(frame),
-      opened: (announcer) => this.l2.opened(announcer),
-      changed: () => this.scheduleRecompute(),
-    });
   }
 }
