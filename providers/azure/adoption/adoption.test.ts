@@ -10,7 +10,7 @@ import {
 import { resourceId } from "../arm/ids.ts";
 import { withoutService, withService } from "../loadBalancer/loadBalancerEdit.ts";
 import type { LoadBalancer, Observed, PublicIpChoice } from "../model.ts";
-import { describeOperation, plan } from "../plan.ts";
+import { describeOperation, plan } from "../plan/plan.ts";
 import { choosePublicIp } from "../publicIps/choice.ts";
 import { parseAzureSettings } from "../annotations/settings.ts";
 import {

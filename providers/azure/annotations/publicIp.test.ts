@@ -3,7 +3,7 @@ import { ConfigurationError } from "../../errors.ts";
 import { parseAzureSettings } from "./settings.ts";
 import type { Observed, PublicIPAddress } from "../model.ts";
 import { ownershipTags } from "../names.ts";
-import { plan } from "../plan.ts";
+import { plan } from "../plan/plan.ts";
 import { choosePublicIp } from "../publicIps/choice.ts";
 import {
   CLUSTER,

@@ -16,7 +16,7 @@ import { ConfigurationError } from "../../errors.ts";
 import { AZURE_ANNOTATIONS } from "../annotations/settings.ts";
 import { holdsService, withoutService, withService } from "../loadBalancer/loadBalancerEdit.ts";
 import type { DesiredService, LoadBalancer, NetworkSecurityGroup, Observed } from "../model.ts";
-import { ownedLoadBalancer } from "../plan.ts";
+import { ownedLoadBalancer } from "../plan/plan.ts";
 import { isPorticoRule, withServiceRules } from "../security/rulesEdit.ts";
 import { AZURE_LIMITS, type AzureLimits } from "./limitValues.ts";
 

@@ -8,7 +8,7 @@ import { ConfigurationError } from "../../errors.ts";
 import type { LoadBalancerIntent, Notice } from "../../provider.ts";
 import type { AzureServiceSettings } from "../annotations/settings.ts";
 import type { AzureConfig } from "../config.ts";
-import { TARGET_NODE_ANNOTATIONS } from "../desired.ts";
+import { TARGET_NODE_ANNOTATIONS } from "../desired/desired.ts";
 import { configurationOf, type LoadBalancerConfiguration } from "./lbConfigurations.ts";
 import { holdsService } from "../loadBalancer/loadBalancerEdit.ts";
 import { assertSidesWithinLimits } from "../limits/limits.ts";
@@ -16,9 +16,9 @@ import type { DesiredService, Network, Observed } from "../model.ts";
 import { frontendName, sharedLoadBalancerName } from "../names.ts";
 import { nodesOf, unplacedNodes } from "./nodePlacement.ts";
 import { CONFIGURATIONS_ANNOTATION, placeService } from "./eligibility.ts";
-import { ownedLoadBalancer } from "../plan.ts";
+import { ownedLoadBalancer } from "../plan/plan.ts";
 import { sharedFrontend } from "../publicIps/sharedFrontends.ts";
-import { desiredSides } from "../sides.ts";
+import { desiredSides } from "../desired/sides.ts";
 import { annotationField, configField } from "../annotations/fields.ts";
 
 /** Limits of one load balancer (or of the nodes behind it): another load balancer may have room. */

@@ -3,7 +3,7 @@ import { ConfigurationError } from "../../errors.ts";
 import { recordTag } from "../loadBalancer/loadBalancerEdit.ts";
 import type { Observed, PublicIPAddress } from "../model.ts";
 import { frontendName, ownershipTags, TAG } from "../names.ts";
-import { plan, planDeletion } from "../plan.ts";
+import { plan, planDeletion } from "../plan/plan.ts";
 import {
   assertRoomToShare,
   leaveOutcome,

@@ -7,7 +7,7 @@
 // all of them or owned by one that stays, with the others that stay on its list.
 import { describe, expect, it } from "vitest";
 import { frontendName, ownershipTags, TAG } from "../names.ts";
-import { planDeletion } from "../plan.ts";
+import { planDeletion } from "../plan/plan.ts";
 import { settleLeave, sharersOf, type Holders } from "./shared.ts";
 import { CLUSTER, publicIp } from "../../../test/unit/support/azure.ts";
 

@@ -4,7 +4,7 @@ import { ConfigurationError } from "../../../providers/errors.ts";
 import type { LoadBalancerIntent } from "../../../providers/provider.ts";
 import { parseAzureSettings } from "../../../providers/azure/annotations/settings.ts";
 import type { AzureConfig } from "../../../providers/azure/config.ts";
-import { desiredSides } from "../../../providers/azure/sides.ts";
+import { desiredSides } from "../../../providers/azure/desired/sides.ts";
 import { resourceId } from "../../../providers/azure/arm/ids.ts";
 import { withService } from "../../../providers/azure/loadBalancer/loadBalancerEdit.ts";
 import type {

@@ -1,15 +1,15 @@
 // What one Service should have in ARM: a pure function of the provider-neutral intent, the Service's Azure
 // settings, the cluster's network and configuration, and the public IP chosen for it. Everything the user
 // must fix is a ConfigurationError, raised before any call is made.
-import { TARGET_NODE_LABEL_ANNOTATIONS } from "../annotationKeys/portico.ts";
-import { AZURE_COMBINATIONS } from "../annotationKeys/combinations/azure.ts";
-import { assertNoCombination } from "../annotationKeys/combinations/types.ts";
-import { ConfigurationError } from "../errors.ts";
-import type { LoadBalancerIntent, PortIntent } from "../provider.ts";
-import { drainingNodes } from "../endpointTraffic.ts";
-import { AZURE_ANNOTATIONS, type AzureServiceSettings } from "./annotations/settings.ts";
-import { resourceGroups, type AzureConfig } from "./config.ts";
-import { resourceId } from "./arm/ids.ts";
+import { TARGET_NODE_LABEL_ANNOTATIONS } from "../../annotationKeys/portico.ts";
+import { AZURE_COMBINATIONS } from "../../annotationKeys/combinations/azure.ts";
+import { assertNoCombination } from "../../annotationKeys/combinations/types.ts";
+import { ConfigurationError } from "../../errors.ts";
+import type { LoadBalancerIntent, PortIntent } from "../../provider.ts";
+import { drainingNodes } from "../../endpointTraffic.ts";
+import { AZURE_ANNOTATIONS, type AzureServiceSettings } from "../annotations/settings.ts";
+import { resourceGroups, type AzureConfig } from "../config.ts";
+import { resourceId } from "../arm/ids.ts";
 import type {
   BackendAddress,
   DesiredService,
@@ -19,7 +19,7 @@ import type {
   ProbeSpec,
   PublicIpChoice,
   RuleSpec,
-} from "./model.ts";
+} from "../model.ts";
 import {
   clusterDigest,
   frontendName,
@@ -30,13 +30,13 @@ import {
   serviceLoadBalancerName,
   sharedLoadBalancerName,
   TAG,
-} from "./names.ts";
-import { probeFor } from "./loadBalancer/probes.ts";
-import { assertAccessCoherent } from "./annotations/access.ts";
-import { assertPortKeysNamePorts } from "./annotations/portKeys.ts";
-import { floatingIPField, serviceFields, sourceRangesField } from "./annotations/fields.ts";
-import { inPrefix, securityRules } from "./security/rules.ts";
-import { isOfFamily } from "./annotations/ipFamilies.ts";
+} from "../names.ts";
+import { probeFor } from "../loadBalancer/probes.ts";
+import { assertAccessCoherent } from "../annotations/access.ts";
+import { assertPortKeysNamePorts } from "../annotations/portKeys.ts";
+import { floatingIPField, serviceFields, sourceRangesField } from "../annotations/fields.ts";
+import { inPrefix, securityRules } from "../security/rules.ts";
+import { isOfFamily } from "../annotations/ipFamilies.ts";
 
 /** Per-Service node selectors: a Service that narrows its nodes cannot share the cluster's node pool. */
 export const TARGET_NODE_ANNOTATIONS = TARGET_NODE_LABEL_ANNOTATIONS;

@@ -1,15 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../errors.ts";
-import { parseAzureSettings } from "./annotations/settings.ts";
-import { inspectService } from "./observe/inspect.ts";
-import { withService, withoutService } from "./loadBalancer/loadBalancerEdit.ts";
-import { assertSidesWithinLimits } from "./limits/limits.ts";
-import type { DesiredService, Observed, PublicIPAddress } from "./model.ts";
-import { frontendName, ownershipTags } from "./names.ts";
-import { plan, planDeletion } from "./plan.ts";
-import { leaveOutcome, observedHolders } from "./publicIps/shared.ts";
+import { ConfigurationError } from "../../errors.ts";
+import { parseAzureSettings } from "../annotations/settings.ts";
+import { inspectService } from "../observe/inspect.ts";
+import { withService, withoutService } from "../loadBalancer/loadBalancerEdit.ts";
+import { assertSidesWithinLimits } from "../limits/limits.ts";
+import type { DesiredService, Observed, PublicIPAddress } from "../model.ts";
+import { frontendName, ownershipTags } from "../names.ts";
+import { plan, planDeletion } from "../plan/plan.ts";
+import { leaveOutcome, observedHolders } from "../publicIps/shared.ts";
 import { droppedFamilies, sideNotices } from "./sides.ts";
-import { azureTraffic, trafficOfSides } from "./loadBalancer/traffic.ts";
+import { azureTraffic, trafficOfSides } from "../loadBalancer/traffic.ts";
 import {
   CLUSTER,
   dualStackIntent,
@@ -22,7 +22,7 @@ import {
   SUB,
   UID,
   written,
-} from "../../test/unit/support/azure.ts";
+} from "../../../test/unit/support/azure.ts";
 
 const A = "service.beta.kubernetes.io/";
 const FE6 = frontendName(UID, "IPv6");

@@ -3,13 +3,13 @@
 // Service refused through the provider's own pure path (settings, sides, placement and limits), built so that the
 // field an earlier message named was one the Service lacked.
 import { describe, expect, it } from "vitest";
-import type { LoadBalancerIntent } from "../provider.ts";
-import { parseAzureSettings } from "./annotations/settings.ts";
-import type { AzureConfig } from "./config.ts";
-import type { LoadBalancer, NetworkSecurityGroup, Observed, PublicIPAddress } from "./model.ts";
-import { frontendName, MAX_TAGS, TAG } from "./names.ts";
-import { recordTag } from "./loadBalancer/loadBalancerEdit.ts";
-import { placedSides } from "./placement/placeSides.ts";
+import type { LoadBalancerIntent } from "../../provider.ts";
+import { parseAzureSettings } from "../annotations/settings.ts";
+import type { AzureConfig } from "../config.ts";
+import type { LoadBalancer, NetworkSecurityGroup, Observed, PublicIPAddress } from "../model.ts";
+import { frontendName, MAX_TAGS, TAG } from "../names.ts";
+import { recordTag } from "../loadBalancer/loadBalancerEdit.ts";
+import { placedSides } from "./placeSides.ts";
 import {
   CLUSTER,
   config,
@@ -21,7 +21,7 @@ import {
   publicIp,
   refusal,
   written,
-} from "../../test/unit/support/azure.ts";
+} from "../../../test/unit/support/azure.ts";
 
 const A = "service.beta.kubernetes.io/";
 const SOURCE_RANGES = `${A}load-balancer-source-ranges`;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../errors.ts";
-import type { LoadBalancerIntent } from "../provider.ts";
+import { ConfigurationError } from "../../errors.ts";
+import type { LoadBalancerIntent } from "../../provider.ts";
 import {
   CLUSTER,
   config,
@@ -11,7 +11,7 @@ import {
   RG,
   SUB,
   UID,
-} from "../../test/unit/support/azure.ts";
+} from "../../../test/unit/support/azure.ts";
 
 const TARGET = "portico.io/target-type";
 const A = "service.beta.kubernetes.io/";

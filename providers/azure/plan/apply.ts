@@ -1,26 +1,26 @@
 // Carries out a plan, one operation at a time, in its order. Every operation is safe to repeat: a crash at any
 // point leaves resources named and tagged so that the next observation finds them and the next plan completes
 // the work. Shared resources are changed only through the etag writer, by re-running the plan's pure edits.
-import { putThenRead } from "./arm/lro.ts";
-import { CloudError } from "../errors.ts";
-import { isNotFound, type AzureClients } from "./arm/clients.ts";
-import { resourceGroupOf, sameId } from "./arm/ids.ts";
-import { withoutService, withService } from "./loadBalancer/loadBalancerEdit.ts";
-import { pinnedTo, withoutLegacy } from "./adoption/adoption.ts";
-import { CPA_OWNERSHIP_TAGS } from "./adoption/cloudProviderAzure.ts";
-import { withoutLegacySecurityRules } from "./security/legacyRules.ts";
+import { putThenRead } from "../arm/lro.ts";
+import { CloudError } from "../../errors.ts";
+import { isNotFound, type AzureClients } from "../arm/clients.ts";
+import { resourceGroupOf, sameId } from "../arm/ids.ts";
+import { withoutService, withService } from "../loadBalancer/loadBalancerEdit.ts";
+import { pinnedTo, withoutLegacy } from "../adoption/adoption.ts";
+import { CPA_OWNERSHIP_TAGS } from "../adoption/cloudProviderAzure.ts";
+import { withoutLegacySecurityRules } from "../security/legacyRules.ts";
 import type {
   DesiredService,
   LoadBalancer,
   NetworkSecurityGroup,
   Observed,
   PublicIPAddress,
-} from "./model.ts";
+} from "../model.ts";
 import { observedAddress, type Operation } from "./plan.ts";
-import { createPublicIp, editPublicIpTags, leavePublicIp, setPublicIpDnsLabel } from "./publicIps/writes.ts";
-import { settleLeave, tagsAfterJoining, type Holders } from "./publicIps/shared.ts";
-import { withoutServiceRules, withServiceRules } from "./security/rulesEdit.ts";
-import type { EtagWriter, ResourceAccess } from "./arm/writer.ts";
+import { createPublicIp, editPublicIpTags, leavePublicIp, setPublicIpDnsLabel } from "../publicIps/writes.ts";
+import { settleLeave, tagsAfterJoining, type Holders } from "../publicIps/shared.ts";
+import { withoutServiceRules, withServiceRules } from "../security/rulesEdit.ts";
+import type { EtagWriter, ResourceAccess } from "../arm/writer.ts";
 
 export interface ApplyContext {
   clients: AzureClients;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { withService } from "./loadBalancer/loadBalancerEdit.ts";
-import type { NetworkSecurityGroup, Observed } from "./model.ts";
-import { ownershipTags } from "./names.ts";
+import { withService } from "../loadBalancer/loadBalancerEdit.ts";
+import type { NetworkSecurityGroup, Observed } from "../model.ts";
+import { ownershipTags } from "../names.ts";
 import { describeChanges, describeOperation, plan, planDeletion, type Operation } from "./plan.ts";
-import { withServiceRules } from "./security/rulesEdit.ts";
+import { withServiceRules } from "../security/rulesEdit.ts";
 import {
   CLUSTER,
   config,
@@ -15,7 +15,7 @@ import {
   RG,
   UID,
   written,
-} from "../../test/unit/support/azure.ts";
+} from "../../../test/unit/support/azure.ts";
 
 const A = "service.beta.kubernetes.io/";
 const svc = { namespace: "shop", name: "web", uid: UID };

@@ -2,13 +2,13 @@
 // that keeps the Service reachable (make before break). Pure: the same inputs give the same plan, so it is
 // unit-tested exhaustively and shown as a dry run. Load balancer and security group operations carry no body:
 // apply re-runs the same pure edits on a fresh read, so they never overwrite another Service's concurrent write.
-import type { Notice } from "../provider.ts";
-import { nameOf, sameId } from "./arm/ids.ts";
-import { canonical, holdsService, withoutService, withService } from "./loadBalancer/loadBalancerEdit.ts";
-import type { DesiredService, LoadBalancer, Observed, PublicIPAddress } from "./model.ts";
-import { belongsTo, isNodePool, TAG, type IpFamily } from "./names.ts";
-import { dnsLabelOf, familyOf } from "./publicIps/choice.ts";
-import type { IpTag } from "./annotations/publicIp.ts";
+import type { Notice } from "../../provider.ts";
+import { nameOf, sameId } from "../arm/ids.ts";
+import { canonical, holdsService, withoutService, withService } from "../loadBalancer/loadBalancerEdit.ts";
+import type { DesiredService, LoadBalancer, Observed, PublicIPAddress } from "../model.ts";
+import { belongsTo, isNodePool, TAG, type IpFamily } from "../names.ts";
+import { dnsLabelOf, familyOf } from "../publicIps/choice.ts";
+import type { IpTag } from "../annotations/publicIp.ts";
 import {
   holds,
   leaveOutcome,
@@ -17,11 +17,11 @@ import {
   type Holders,
   type LeaveOutcome,
   type SharingOperation,
-} from "./publicIps/shared.ts";
-import { withoutServiceRules, withServiceRules } from "./security/rulesEdit.ts";
-import { legacyElsewhere, legacyFrontend, pinnedTo } from "./adoption/adoption.ts";
-import { CLOUD_PROVIDER_AZURE } from "./adoption/cloudProviderAzure.ts";
-import { withoutLegacySecurityRules } from "./security/legacyRules.ts";
+} from "../publicIps/shared.ts";
+import { withoutServiceRules, withServiceRules } from "../security/rulesEdit.ts";
+import { legacyElsewhere, legacyFrontend, pinnedTo } from "../adoption/adoption.ts";
+import { CLOUD_PROVIDER_AZURE } from "../adoption/cloudProviderAzure.ts";
+import { withoutLegacySecurityRules } from "../security/legacyRules.ts";
 
 export type Operation =
   | {

@@ -1,13 +1,13 @@
 // A Service's sides: one desired state per IP family of its frontends (annotations/ipFamilies.ts), each with the public IP
 // chosen for it. Pure, and every side is described (and any refused) before anything is written for any of them.
-import type { LoadBalancerIntent, Notice } from "../provider.ts";
-import type { AzureServiceSettings } from "./annotations/settings.ts";
-import type { AzureConfig } from "./config.ts";
+import type { LoadBalancerIntent, Notice } from "../../provider.ts";
+import type { AzureServiceSettings } from "../annotations/settings.ts";
+import type { AzureConfig } from "../config.ts";
 import { desiredService } from "./desired.ts";
-import { frontendFamilies, settingsForFamily } from "./annotations/familySettings.ts";
-import type { DesiredService, Network, PublicIPAddress } from "./model.ts";
-import type { IpFamily } from "./names.ts";
-import { choosePublicIp } from "./publicIps/choice.ts";
+import { frontendFamilies, settingsForFamily } from "../annotations/familySettings.ts";
+import type { DesiredService, Network, PublicIPAddress } from "../model.ts";
+import type { IpFamily } from "../names.ts";
+import { choosePublicIp } from "../publicIps/choice.ts";
 
 export const FAMILIES: readonly IpFamily[] = ["IPv4", "IPv6"];
 
