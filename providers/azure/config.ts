@@ -35,12 +35,13 @@ export interface AzureConfig {
   /**
    * Floating IP for instance-target Services that ask for neither floating IP nor its absence. Default false
    * (Portico's); true is cloud-provider-azure's default, for clusters moving over that want their Services'
-   * rules unchanged (desired.ts says why Portico's default differs).
+   * rules unchanged (desired/desired.ts says why Portico's default differs).
    */
   floatingIPDefault?: boolean;
   /**
    * The --cluster-name cloud-provider-azure ran with (default `kubernetes`, AKS's): a Service's public IP it made,
-   * tagged with this cluster and the Service, is taken over with its address instead of replaced (adoption.ts).
+   * tagged with this cluster and the Service, is taken over with its address instead of replaced
+   * (adoption/adoption.ts).
    */
   cloudProviderAzureClusterName?: string;
   /** ARM endpoint; default https://management.azure.com (the emulator exports AZURE_RESOURCE_MANAGER_ENDPOINT). */
@@ -59,14 +60,15 @@ export interface AzureConfig {
   maxRetries?: number;
   /**
    * The client-side rate limiter that keeps Portico under ARM's and Microsoft.Network's request limits
-   * (rateLimit.ts): on by default; `false` turns it off; `{ "share": 0.5 }` starts it at half the documented
-   * figures (it learns the rest of the subscription's use from throttles). PORTICO_AZURE_RATE_LIMIT=off and
-   * PORTICO_AZURE_RATE_SHARE override the file.
+   * (arm/rateLimit.ts): on by default; `false` turns it off; `{ "share": 0.5 }` starts it at half the
+   * documented figures (it learns the rest of the subscription's use from throttles).
+   * PORTICO_AZURE_RATE_LIMIT=off and PORTICO_AZURE_RATE_SHARE override the file.
    */
   rateLimit?: RateLimiterOptions | false;
   /**
    * Azure's limits a Service is checked against before anything is written for it; unset ones are the values
-   * Azure documents (limits.ts). Set where ARM holds the subscription to other ones (tests: the emulator's).
+   * Azure documents (limits/limits.ts). Set where ARM holds the subscription to other ones (tests: the
+   * emulator's).
    */
   limits?: Partial<AzureLimits>;
 }

@@ -75,7 +75,10 @@ export type PublicIpChoice =
       prefixId?: string;
       /** Absent: IPv4. */
       version?: IpFamily;
-      /** Made by another controller for this Service, and taken over now with its address (adoption.ts). */
+      /**
+       * Made by another controller for this Service, and taken over now with its address
+       * (adoption/adoption.ts).
+       */
       adopt?: { from: string; address?: string };
     }
   | { kind: "user"; name: string; resourceGroup: string; id: string }

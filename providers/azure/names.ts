@@ -21,8 +21,9 @@ export const TAG = {
    */
   sharedWith: "portico.io-shared-with",
   /**
-   * On what Portico took over from another controller (adoption.ts): whose it was. A load balancer so marked is
-   * never deleted; a public IP so marked is the Service's own, found again by its tags rather than its name.
+   * On what Portico took over from another controller (adoption/adoption.ts): whose it was. A load balancer
+   * so marked is never deleted; a public IP so marked is the Service's own, found again by its tags rather
+   * than its name.
    */
   adoptedFrom: "portico.io-adopted-from",
 } as const;

@@ -68,7 +68,7 @@ type Prepared = {
 
 export class AzureProvider implements LoadBalancerProvider {
   readonly name = "azure";
-  /** IP-based pools: each rule's health (ruleHealth.ts) tells which pods its probe passes. */
+  /** IP-based pools: each rule's health (loadBalancer/ruleHealth.ts) tells which pods its probe passes. */
   readonly reportsPodHealth = true;
   readonly clients: AzureClients;
   /** Shared by every reconcile, so that edits of one load balancer are serialized and batched. */
@@ -77,7 +77,7 @@ export class AzureProvider implements LoadBalancerProvider {
   private readonly cluster: string;
   private readonly services: ServiceList | undefined;
   private readonly network: NetworkCache;
-  /** Reads shared by the reconciles running at once (observe.ts). */
+  /** Reads shared by the reconciles running at once (observe/observe.ts). */
   private readonly observations: SharedObservations;
   /** The security rules each Service's last pass put in the security group, per side (security/ruleDrift.ts). */
   private readonly securityRules = new SecurityRuleRecords<ResolvedRules[]>(() => performance.now());
@@ -108,7 +108,8 @@ export class AzureProvider implements LoadBalancerProvider {
         ...(config.pollIntervalMs !== undefined ? { pollIntervalMs: config.pollIntervalMs } : {}),
         ...(config.rateLimit !== undefined ? { rateLimit: config.rateLimit } : {}),
       });
-    // Spaced observations start at once when every reconcile under way is waiting for one (observe.ts).
+    // Spaced observations start at once when every reconcile under way is waiting for one
+    // (observe/observe.ts).
     this.observations = new SharedObservations(this.clients, undefined, { askers: () => this.underWay });
     this.network = new NetworkCache(this.clients, resourceGroups(config).vnet, config.vnetName);
   }
@@ -210,7 +211,7 @@ export class AzureProvider implements LoadBalancerProvider {
     return withPriority("background", async () => {
       const readAt = performance.now();
       const nsg = await getSecurityGroup(this.clients, where);
-      // No group at all: every pass fails naming it (apply.ts), which a check cannot mend.
+      // No group at all: every pass fails naming it (plan/apply.ts), which a check cannot mend.
       if (!nsg) return [];
       return this.securityRules
         .drifted(readAt, (sides) => sides.flatMap((want) => ruleDifferences(nsg, want)))

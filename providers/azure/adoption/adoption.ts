@@ -5,7 +5,7 @@
 // The load balancer is marked as taken over and is never deleted, even once no frontend is left on it: Portico did
 // not make it. Where Portico uses another load balancer, the Service's frontend, rules and probes leave the old
 // one first (a public IP serves one load balancer at a time), and the public IP moves with its address. Pure edits
-// on the load balancer as read, like loadBalancerEdit.ts.
+// on the load balancer as read, like loadBalancer/loadBalancerEdit.ts.
 import { childId, sameId } from "../arm/ids.ts";
 import { CLOUD_PROVIDER_AZURE, cpaSide } from "./cloudProviderAzure.ts";
 import type { DesiredService, LoadBalancer } from "../model.ts";

@@ -57,7 +57,10 @@ export interface AzureServiceSettings extends AccessSettings, PublicIpSettings {
   publicIpResourceGroup?: string;
   /** Undefined: instance, or ip when the Service has no node ports. */
   targetType?: "instance" | "ip";
-  /** Undefined: not asked for either way; the cluster's default applies (floatingIPDefault, desired.ts). */
+  /**
+   * Undefined: not asked for either way; the cluster's default applies (floatingIPDefault,
+   * desired/desired.ts).
+   */
   floatingIP?: boolean;
   /** TCP resets on idle timeout, on unless azure-load-balancer-disable-tcp-reset is "true" (as in AKS). */
   tcpReset: boolean;
@@ -119,7 +122,8 @@ function floatingIP(get: (key: string) => string | undefined): boolean | undefin
   const a = AZURE_ANNOTATIONS;
   const own = bool(a.floatingIP, get(a.floatingIP));
   const disabled = bool(a.disableFloatingIP, get(a.disableFloatingIP));
-  // Either annotation says it explicitly; without both, the cluster's floatingIPDefault decides (desired.ts).
+  // Either annotation says it explicitly; without both, the cluster's floatingIPDefault decides
+  // (desired/desired.ts).
   const fromAzure = disabled === undefined ? undefined : !disabled;
   if (own !== undefined && fromAzure !== undefined && own !== fromAzure)
     fail(a.floatingIP, `contradicts ${a.disableFloatingIP}`, "keep one of the two annotations");

@@ -52,7 +52,9 @@ function service(
   );
 }
 
-/** The Service's security rules with the addresses given, rather than the ones desired.ts computes. */
+/**
+ * The Service's security rules with the addresses given, rather than the ones desired/desired.ts computes.
+ */
 function withRules(
   d: DesiredService,
   rule: Partial<DesiredSecurityRule>,

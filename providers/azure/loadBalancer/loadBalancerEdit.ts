@@ -24,7 +24,8 @@ export const recordTag = (frontend: string): string => `${TAG.frontendPrefix}${f
 
 /**
  * The load balancer with the Service's parts as desired (created when `read` is undefined). cloud-provider-azure's
- * frontend of the Service, if the load balancer has it, becomes Portico's in the same write (adoption.ts).
+ * frontend of the Service, if the load balancer has it, becomes Portico's in the same write
+ * (adoption/adoption.ts).
  */
 export function withService(read: LoadBalancer | undefined, d: DesiredService): LoadBalancer {
   // Remembered per load balancer and desired state (neither is changed in place): a reconcile's limit check and

@@ -3,9 +3,10 @@
 // IP, and its allow rules in the cluster's security group. Found the way the controller finds what it owns: the
 // frontend named from the Service's UID, and the UID tag on Portico's public IP. Pure: reads an observation.
 //
-// A member's probe result comes from ARM only through a long-running operation per rule (ruleHealth.ts, which the
-// controller reads for readiness gates): a read-only picture does not start operations, so backend addresses
-// carry no health of their own here; only what the load balancer states is shown (draining ones).
+// A member's probe result comes from ARM only through a long-running operation per rule
+// (loadBalancer/ruleHealth.ts, which the controller reads for readiness gates): a read-only picture does not
+// start operations, so backend addresses carry no health of their own here; only what the load balancer
+// states is shown (draining ones).
 import type { InspectNode, ServiceRef } from "../../provider.ts";
 import { nameOf, sameId } from "../arm/ids.ts";
 import type { LoadBalancer, NetworkSecurityGroup, Observed, PublicIPAddress } from "../model.ts";

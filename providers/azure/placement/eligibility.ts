@@ -3,7 +3,7 @@
 // Service and namespace label selectors, and a load balancer without selectors only for Services no selector
 // matched), then the one the Service is on if it is still eligible (a Service never moves unless its
 // annotation, labels or the configuration ask it to), otherwise the fewest rules first. Pure, so unit-tested
-// case by case; the provider tries the candidates in order against Azure's limits (limits.ts).
+// case by case; the provider tries the candidates in order against Azure's limits (limits/limits.ts).
 import { AZURE_ANNOTATION_KEYS } from "../../annotationKeys/azure.ts";
 import { ConfigurationError } from "../../errors.ts";
 import { configField } from "../annotations/fields.ts";

@@ -1,9 +1,9 @@
-// A Service's sides (sides.ts) on the load balancer it is placed on, checked against Azure's limits before
-// anything is written. With one shared load balancer (or one per Service) that is the only place; with
-// multipleStandardLoadBalancerConfigurations, the candidates eligibility.ts ranks are tried in order, each with its
-// own nodes (nodePlacement.ts), and the first the Service fits on wins. A Service that fits on none is refused
-// with every load balancer's reason, while nothing of it exists. Pure: a function of the intent and the
-// observation, so every reconcile of an unchanged Service places it the same.
+// A Service's sides (desired/sides.ts) on the load balancer it is placed on, checked against Azure's limits
+// before anything is written. With one shared load balancer (or one per Service) that is the only place; with
+// multipleStandardLoadBalancerConfigurations, the candidates eligibility.ts ranks are tried in order, each
+// with its own nodes (nodePlacement.ts), and the first the Service fits on wins. A Service that fits on none
+// is refused with every load balancer's reason, while nothing of it exists. Pure: a function of the intent
+// and the observation, so every reconcile of an unchanged Service places it the same.
 import { ConfigurationError } from "../../errors.ts";
 import type { LoadBalancerIntent, Notice } from "../../provider.ts";
 import type { AzureServiceSettings } from "../annotations/settings.ts";

@@ -56,7 +56,10 @@ export type Operation =
       loadBalancer: string;
       create: boolean;
       changes: string[];
-      /** A private address the new frontend asks for: the one cloud-provider-azure's frontend had (adoption.ts). */
+      /**
+       * A private address the new frontend asks for: the one cloud-provider-azure's frontend had
+       * (adoption/adoption.ts).
+       */
       pinAddress?: string;
     }
   | { kind: "removeFromLoadBalancer"; loadBalancer: string; deletesIt: boolean; reason: string }

@@ -285,7 +285,7 @@ function assertUsable(
     shareable !== undefined &&
     uidOfFrontend(nameOf(user)) !== undefined &&
     user.toLowerCase().includes(`/loadbalancers/${shareable.toLowerCase()}/frontendipconfigurations/`);
-  // cloud-provider-azure's frontend of this Service: Portico takes it over (adoption.ts).
+  // cloud-provider-azure's frontend of this Service: Portico takes it over (adoption/adoption.ts).
   const legacy = cpaFrontendNames(service.uid, family).includes(nameOf(user) ?? "");
   if (user && !sharedWithService && !legacy && nameOf(user) !== frontendName(service.uid, family))
     throw new ConfigurationError(

@@ -2,14 +2,15 @@
 // owns it (portico.io-service-uid); the others that name it (azure-pip-name, or its address) are listed in
 // portico.io-shared-with, as cloud-provider-azure lists a public IP's Services in its k8s-azure-service tag.
 //
-// Leaving is decided from the public IP as read at the moment of the write (apply.ts, publicIps/writes.ts), never
-// from the observation the plan was made from: Services deleted together leave in any order, each from its own
-// stale observation, and a decision taken from one (hand the public IP to a sharer that has itself left since)
-// left the public IP owned by a Service already gone. From a fresh read, under If-Match, the leaves are
-// serialized: each sees who is still on the tags. A Service that leaves takes itself off; the owner leaving hands
-// the public IP to a Service still on the list that is not being deleted; with none, the public IP is nobody's
-// and the Services still on the list (each being deleted, each still to leave) hold it; the last one out deletes
-// it. A Service on the tags that no longer exists will never leave, and counts as gone. Pure.
+// Leaving is decided from the public IP as read at the moment of the write (plan/apply.ts,
+// publicIps/writes.ts), never from the observation the plan was made from: Services deleted together leave in
+// any order, each from its own stale observation, and a decision taken from one (hand the public IP to a
+// sharer that has itself left since) left the public IP owned by a Service already gone. From a fresh read,
+// under If-Match, the leaves are serialized: each sees who is still on the tags. A Service that leaves takes
+// itself off; the owner leaving hands the public IP to a Service still on the list that is not being deleted;
+// with none, the public IP is nobody's and the Services still on the list (each being deleted, each still to
+// leave) hold it; the last one out deletes it. A Service on the tags that no longer exists will never leave,
+// and counts as gone. Pure.
 import { ConfigurationError } from "../../errors.ts";
 import type { Observed, PublicIPAddress } from "../model.ts";
 import { frontendName, TAG } from "../names.ts";

@@ -3,7 +3,7 @@
 // asking for the same static private address, serve different ports of it. ARM lets a public IP be on one
 // frontend of one load balancer only, and a private address on one frontend, so they share that frontend: the
 // first Service's frontend carries the address, and the others' rules point at it. Pure edits on the load
-// balancer as read, like loadBalancerEdit.ts.
+// balancer as read, like loadBalancer/loadBalancerEdit.ts.
 //
 // The invariant: a frontend is named after a Service whose rules use it. When that Service leaves the frontend
 // (it is deleted, or moves to another address) while other Services' rules still use it, the frontend is handed
