@@ -2,8 +2,8 @@
 // that never import each other) is given the speaker's view of the cluster and the membership, announces from it,
 // and stops for a reason. The speaker (speaker.ts) owns the cache, the membership and the I/O and hands every mode
 // the same view; which mode serves which pool is decided in one place, the arbiter (arbiter.ts), from the pools each
-// mode claims — so a further mode is one more implementation of this interface and one more rule there, and the
-// speaker's wiring does not change shape.
+// mode claims — so a further mode is one more implementation of this interface, one more rule there and one more
+// entry in the speaker's list of modes.
 import type { V1Node, V1Service } from "@kubernetes/client-node";
 import type { AnnouncePool } from "../pools.ts";
 import type { AnnouncedService } from "../serviceView.ts";
