@@ -52,9 +52,7 @@ function service(
   );
 }
 
-/**
- * The Service's security rules with the addresses given, rather than the ones desired/desired.ts computes.
- */
+/** The Service's security rules with the addresses given, not the ones desired/desired.ts computes. */
 function withRules(
   d: DesiredService,
   rule: Partial<DesiredSecurityRule>,
