@@ -3,7 +3,7 @@ import { CoordinationV1Api, CoreV1Api, type KubeConfig } from "@kubernetes/clien
 import type { LoadBalancerProvider } from "../providers/provider.ts";
 import { wantsLoadBalancer } from "../providers/classes.ts";
 import { ClusterCache } from "./cache.ts";
-import { providerSettings, type ControllerConfig } from "./config.ts";
+import { descriptorOf, type ControllerConfig } from "./config.ts";
 import { controllerEvents } from "./events.ts";
 import { parseLabelSelector } from "../shared/labelSelector.ts";
 import { LeaderElector } from "./leader.ts";
@@ -11,8 +11,7 @@ import { settingsAnnotation } from "./publishedSettings.ts";
 import type { Logger } from "../shared/log.ts";
 import { Manager } from "./manager.ts";
 import { ControllerMetrics } from "./metrics.ts";
-import { PROVIDERS } from "../providers/registry.ts";
-import type { ProviderDescriptor, StartedProvider } from "../providers/descriptor.ts";
+import type { StartedProvider } from "../providers/descriptor.ts";
 import { ServiceReconciler } from "./reconciler.ts";
 import { startReadinessGateWebhook, type ReadinessGateWebhook } from "./readinessGates/start.ts";
 
@@ -37,9 +36,9 @@ export async function startController(
   const { log } = opts;
   const metrics = opts.metrics ?? new ControllerMetrics();
   const core = kc.makeApiClient(CoreV1Api);
-  // Each descriptor reads its own settings, which the configuration holds under the provider's name.
-  const descriptor: ProviderDescriptor<unknown> = PROVIDERS[config.provider];
-  const settings = providerSettings(config);
+  // The descriptor read its own settings from its flags; it alone knows what they mean.
+  const descriptor = descriptorOf(config);
+  const { settings } = config;
   const needs = descriptor.needs(settings);
   const cache = new ClusterCache(kc, log, {
     ...(config.namespace ? { namespace: config.namespace } : {}),

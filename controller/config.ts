@@ -1,12 +1,11 @@
 // The controller's configuration, from command-line flags (each with an environment variable fallback).
 import { parseArgs } from "node:util";
-import { LBC_NLB_CLASS } from "../providers/classes.ts";
+import type { FlagTable, FlagValues, ProviderDescriptor } from "../providers/descriptor.ts";
 import {
+  DESCRIPTORS,
+  descriptorNamed,
+  providerChoices,
   PROVIDER_NAMES,
-  PROVIDERS,
-  type AwsSettings,
-  type AzureConfig,
-  type MetalSettings,
   type ProviderName,
 } from "../providers/registry.ts";
 import { checkedListenAddress } from "../shared/metricsServer.ts";
@@ -39,14 +38,8 @@ export interface ControllerConfig {
   metricsAddress: string;
   /** The readiness-gate webhook (controller/readinessGates/), when --webhook-address is given. */
   webhook?: WebhookConfig;
-  /**
-   * Bare metal: also allocate from MetalLB's IPAddressPools when installed (auto), always (on), or never (off,
-   * and when absent).
-   */
-  metallb?: MetalSettings["metallb"];
-  aws: AwsSettings;
-  /** Required with provider azure. */
-  azure?: AzureConfig;
+  /** The provider's own settings, as its descriptor read them from its flags (providers/<name>/descriptor.ts). */
+  settings: unknown;
 }
 
 /** The controller's command line; each provider adds its own (providers/<name>/descriptor.ts). */
@@ -73,29 +66,18 @@ const OPTIONS = {
   "webhook-configuration": { type: "string" },
   kubeconfig: { type: "string" },
   help: { type: "boolean" },
-  // Each provider's own, read by it (providers/<name>/descriptor.ts).
-  ...PROVIDERS.aws.flags,
-  ...PROVIDERS.azure.flags,
-  ...PROVIDERS.metal.flags,
-} as const;
+} as const satisfies FlagTable;
 
-export const USAGE = `portico-controller: reconciles LoadBalancer Services into cloud load balancers
+/** Each provider's own flags, read by it (providers/<name>/descriptor.ts), and whose they are. */
+const PROVIDER_FLAGS: FlagTable = Object.assign({}, ...DESCRIPTORS.map((d) => d.flags)) as FlagTable;
+const FLAG_OWNER = new Map(DESCRIPTORS.flatMap((d) => Object.keys(d.flags).map((flag) => [flag, d.name])));
 
-  --provider aws|azure|metal        the cloud, or metal for IP pools (env PORTICO_PROVIDER, default aws)
+const COMMON_USAGE = `portico-controller: reconciles LoadBalancer Services into cloud load balancers
+
+  --provider NAME                   the provider: ${PROVIDER_NAMES.join(", ")} (env PORTICO_PROVIDER, default ${PROVIDER_NAMES[0]})
   --cluster-name NAME               names this cluster in ownership tags (env PORTICO_CLUSTER_NAME, required)
-  --load-balancer-class CLASS       the class served (default portico.io/aws-nlb, azure-lb or metal)
+  --load-balancer-class CLASS       the class served (default: the provider's own class)
   --default-load-balancer           also serve LoadBalancer Services without a class
-  --aws-take-over-lbc               aws: serve the AWS Load Balancer Controller's Services instead of it, beside
-                                    the controller's own (class service.k8s.aws/nlb, and unclassed ones of
-                                    aws-load-balancer-type external or nlb-ip); their NLBs, listeners and
-                                    target groups are taken over in place (same ARN and DNS name)
-  --aws-take-over-lbc-cluster NAME  the cluster name the AWS Load Balancer Controller tagged its resources with
-                                    (default: --cluster-name); implies --aws-take-over-lbc
-  --aws-take-over-lbc-recreate      when its NLB cannot serve a Service in place (scheme, IP address type, security
-                                    groups or static addresses differ), make a new one (a new DNS name) beside it
-                                    instead of refusing
-  --aws-lbc-leader-lease NS/NAME    its leader-election Lease: while renewed, nothing is taken over
-                                    (default kube-system/aws-load-balancer-controller-leader)
   --namespace NS                    serve one namespace only (default: all)
   --node-selector SELECTOR          only nodes matching this label selector are targets
   --workers N                       Services reconciled at once (default 4)
@@ -121,42 +103,40 @@ export const USAGE = `portico-controller: reconciles LoadBalancer Services into 
                                     that sends pods to a webhook in the controller's namespace)
   --webhook-service NAME            the webhook's Service (default: the one that configuration names)
   --webhook-secret NAME             the Secret Portico keeps its certificate in (default <service>-cert)
-  --metallb auto|on|off             metal: also allocate from MetalLB's IPAddressPools (metallb.io/v1beta1), read as
-                                    they are: when the CRD is installed (auto, the default), always, or never
-                                    (env PORTICO_METALLB)
-  --metallb-namespace NS            where MetalLB's pools live (default metallb-system; env PORTICO_METALLB_NAMESPACE)
-  --aws-region REGION               the AWS region (default: the SDK's, from AWS_REGION or the instance's metadata)
-  --aws-default-scheme SCHEME       internal (default) or internet-facing
-  --aws-observation-ttl SECONDS     reuse a full observation for target-only changes this long (default 60, 0: never)
-  --aws-full-observation-period SECONDS
-                                    and past that, while the account's load balancer and target group listings show
-                                    it unchanged, this long: the longest listener or attribute drift goes unseen
-                                    (default 3600)
-  --aws-rules-per-security-group N  the inbound rules a security group may hold per address family: the account's
-                                    EC2 quota (default 60); a Service whose NLB would need more is refused
-  --azure-config FILE               cloud-provider-azure's cloud-config JSON (azure.json) (env PORTICO_AZURE_CONFIG);
-                                    AZURE_SUBSCRIPTION_ID, AZURE_RESOURCE_MANAGER_ENDPOINT, PORTICO_AZURE_RESOURCE_GROUP,
-                                    PORTICO_AZURE_LOCATION, PORTICO_AZURE_VNET_NAME, PORTICO_AZURE_SUBNET_NAME and
-                                    PORTICO_AZURE_SECURITY_GROUP_NAME override its keys
   --kubeconfig FILE                 outside a cluster (env KUBECONFIG)`;
 
+/** The controller's help: its own flags, then each provider's under its name (providers/<name>/descriptor.ts). */
+export const USAGE = [
+  COMMON_USAGE,
+  ...DESCRIPTORS.map((d) => `  ${d.name} (--provider ${d.name}):\n${d.usage}`),
+].join("\n");
+
 /** Every option the command line accepts, for the reference that lists them. */
-export const OPTION_NAMES: readonly string[] = Object.keys(OPTIONS);
+export const OPTION_NAMES: readonly string[] = [...Object.keys(OPTIONS), ...Object.keys(PROVIDER_FLAGS)];
 
 export function parseConfig(
   argv: string[],
   env: NodeJS.ProcessEnv = process.env,
 ): ControllerConfig & { kubeconfig?: string } {
-  const { values } = parseArgs({
+  const parsed = parseArgs({
     args: argv,
     strict: true,
-    options: OPTIONS,
+    options: { ...PROVIDER_FLAGS, ...OPTIONS },
   });
+  const values = parsed.values as ParsedValues<typeof OPTIONS> & FlagValues;
   if (values.help) throw new UsageError(USAGE);
-  const provider = values.provider ?? env.PORTICO_PROVIDER ?? "aws";
-  if (!(PROVIDER_NAMES as string[]).includes(provider))
-    throw new UsageError(`--provider ${provider} is not available; use aws, azure or metal`);
+  const provider = values.provider ?? env.PORTICO_PROVIDER ?? PROVIDER_NAMES[0]!;
+  const descriptor = descriptorNamed(provider);
+  if (!descriptor) throw new UsageError(`--provider ${provider} is not available; use ${providerChoices()}`);
   const chosen = provider as ProviderName;
+  // Another provider's flag would do nothing here: refused, never ignored.
+  for (const flag of Object.keys(values)) {
+    const owner = FLAG_OWNER.get(flag);
+    if (owner && owner !== chosen)
+      throw new UsageError(
+        `--${flag} is the ${owner} provider's; this controller runs --provider ${chosen}: remove it`,
+      );
+  }
   const clusterName = values["cluster-name"] ?? env.PORTICO_CLUSTER_NAME;
   if (!clusterName)
     throw new UsageError(
@@ -176,17 +156,14 @@ export function parseConfig(
     clusterName,
     ...(values["load-balancer-class"] ? { loadBalancerClass: values["load-balancer-class"] } : {}),
   };
-  const aws = PROVIDERS.aws.settings(values, env, common);
-  const azure = PROVIDERS.azure.settings(values, env, common);
-  const metal = PROVIDERS.metal.settings(values, env);
-  const loadBalancerClass = values["load-balancer-class"] ?? PROVIDERS[chosen].loadBalancerClass;
-  // Taking over, the controller serves the AWS Load Balancer Controller's class beside its own: one controller
-  // (one set of shared backend rules) for the cluster's NLBs.
+  const settings = descriptor.settings(values, env, common);
+  const loadBalancerClass = values["load-balancer-class"] ?? descriptor.loadBalancerClass;
+  const alsoServes = descriptor.alsoServes?.(settings) ?? [];
   return {
     provider: chosen,
     clusterName,
     loadBalancerClass,
-    ...(aws.takeOverLbc ? { alsoServes: [LBC_NLB_CLASS] } : {}),
+    ...(alsoServes.length ? { alsoServes: [...alsoServes] } : {}),
     defaultForUnclassed: values["default-load-balancer"] ?? false,
     ...(values.namespace ? { namespace: values.namespace } : {}),
     ...(values["node-selector"] ? { nodeSelector: values["node-selector"] } : {}),
@@ -225,24 +202,17 @@ export function parseConfig(
           },
         }
       : {}),
-    metallb: metal.metallb,
-    aws,
-    ...(azure ? { azure } : {}),
+    settings,
     ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
   };
 }
 
-/** The settings of the configured provider, as its descriptor reads them (providers/registry.ts). */
-export function providerSettings(
-  config: ControllerConfig,
-): AwsSettings | AzureConfig | MetalSettings | undefined {
-  switch (config.provider) {
-    case "aws":
-      return config.aws;
-    case "azure":
-      return config.azure;
-    case "metal":
-      // Without the section (a configuration built in code), MetalLB's pools are not read.
-      return { metallb: config.metallb ?? { mode: "off", namespace: "metallb-system" } };
-  }
+/** The configured provider's descriptor. */
+export function descriptorOf(config: ControllerConfig): ProviderDescriptor<unknown> {
+  return descriptorNamed(config.provider)!;
 }
+
+/** The controller's own flags as parseArgs gives them: a string or a boolean by the flag's type. */
+type ParsedValues<T extends FlagTable> = {
+  [K in keyof T]?: T[K]["type"] extends "boolean" ? boolean : string;
+};

@@ -3,7 +3,7 @@ import { waitsForGate, type GatedPod } from "./readinessGates/gates.ts";
 import { Address4, Address6 } from "ip-address";
 import { TARGET_NODE_LABEL_ANNOTATIONS } from "../providers/annotationKeys/portico.ts";
 import { refusalError, reviewAnnotations } from "../providers/annotationKeys/review.ts";
-import { providerOfClass } from "../providers/classes.ts";
+import { providerForClass } from "../providers/registry.ts";
 import { ConfigurationError } from "../providers/errors.ts";
 import type {
   EndpointTarget,
@@ -46,7 +46,7 @@ export function buildIntent(
   const meta = svc.metadata!;
   const spec = svc.spec ?? {};
   const annotations = meta.annotations ?? {};
-  const provider = providerOfClass(loadBalancerClass);
+  const provider = providerForClass(loadBalancerClass)?.name;
   const review = provider ? reviewAnnotations(annotations, provider) : { refused: [], noops: [] };
   const refusal = refusalError(review);
   if (refusal) throw refusal;

@@ -4,15 +4,18 @@ import { UsageError } from "../shared/usageError.ts";
 
 const metal = ["--provider=metal", "--cluster-name=lab"];
 
+/** What the metal provider read from its flags about MetalLB's pools. */
+const metallb = (config: { settings: unknown }) => (config.settings as { metallb: unknown }).metallb;
+
 describe("the controller's MetalLB flags", () => {
   test("MetalLB's pools are read when installed, in metallb-system, unless told otherwise", () => {
-    expect(parseConfig(metal, {}).metallb).toEqual({ mode: "auto", namespace: "metallb-system" });
-    expect(parseConfig([...metal, "--metallb=off", "--metallb-namespace=lb"], {}).metallb).toEqual({
+    expect(metallb(parseConfig(metal, {}))).toEqual({ mode: "auto", namespace: "metallb-system" });
+    expect(metallb(parseConfig([...metal, "--metallb=off", "--metallb-namespace=lb"], {}))).toEqual({
       mode: "off",
       namespace: "lb",
     });
     expect(
-      parseConfig(metal, { PORTICO_METALLB: "on", PORTICO_METALLB_NAMESPACE: "metallb" }).metallb,
+      metallb(parseConfig(metal, { PORTICO_METALLB: "on", PORTICO_METALLB_NAMESPACE: "metallb" })),
     ).toEqual({ mode: "on", namespace: "metallb" });
   });
 

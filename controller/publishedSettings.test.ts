@@ -9,8 +9,7 @@ const config = {
   loadBalancerClass: "portico.io/azure-lb",
   defaultForUnclassed: true,
   nodeSelector: "pool=edge",
-  aws: { defaultScheme: "internal", observationTtlMs: 60_000 },
-  azure: {
+  settings: {
     subscriptionId: "sub",
     resourceGroup: "rg",
     location: "westeurope",
@@ -36,13 +35,25 @@ describe("published settings", () => {
       defaultForUnclassed: true,
       clusterName: "prod",
       nodeSelector: "pool=edge",
-      azure: {
+      settings: {
         subscriptionId: "sub",
         resourceGroup: "rg",
         location: "westeurope",
         vnetName: "vnet",
         subnetName: "nodes",
       },
+    });
+  });
+
+  it("carry an AWS controller's defaults and limits, by which tools judge Services as it does", () => {
+    const aws = {
+      ...config,
+      provider: "aws",
+      settings: { defaultScheme: "internet-facing", observationTtlMs: 60_000, rulesPerSecurityGroup: 200 },
+    } as unknown as ControllerConfig;
+    expect(readSettings({ metadata: { annotations: settingsAnnotation(aws) } })?.settings).toEqual({
+      defaultScheme: "internet-facing",
+      rulesPerSecurityGroup: 200,
     });
   });
 

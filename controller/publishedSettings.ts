@@ -3,32 +3,11 @@
 // user for flags (and guessing wrong when they are left out). Secrets never go here: porticoctl reads the cloud
 // with the user's own credentials.
 import type { V1Lease } from "@kubernetes/client-node";
-import type { AzureConfig } from "../providers/registry.ts";
-import type { ControllerConfig } from "./config.ts";
+import { descriptorNamed } from "../providers/registry.ts";
+import { descriptorOf, type ControllerConfig } from "./config.ts";
 import { VERSION } from "./version.ts";
 
 export const SETTINGS_ANNOTATION = "portico.io/controller-settings";
-
-const AZURE_PUBLIC_KEYS = [
-  "subscriptionId",
-  "tenantId",
-  "resourceGroup",
-  "location",
-  "vnetName",
-  "vnetResourceGroup",
-  "subnetName",
-  "securityGroupName",
-  "securityGroupResourceGroup",
-  "loadBalancerResourceGroup",
-  "loadBalancerName",
-  "loadBalancerPerService",
-  "floatingIPDefault",
-  "resourceManagerEndpoint",
-  "activeDirectoryAuthorityHost",
-  "limits",
-] as const satisfies readonly (keyof AzureConfig)[];
-
-export type PublishedAzure = Pick<AzureConfig, (typeof AZURE_PUBLIC_KEYS)[number]>;
 
 export interface PublishedSettings {
   /** The controller's own version, which `porticoctl version` sets beside its own. */
@@ -42,16 +21,15 @@ export interface PublishedSettings {
   /** The only namespace served, when the controller is confined to one. */
   namespace?: string;
   nodeSelector?: string;
-  awsRegion?: string;
-  /** The scheme of NLBs whose Service names none: tools judge such Services as the controller does. */
-  awsDefaultScheme?: "internal" | "internet-facing";
-  /** --aws-rules-per-security-group: tools refuse the Services the controller refuses for their rule count. */
-  awsRulesPerSecurityGroup?: number;
-  azure?: PublishedAzure;
+  /**
+   * What the provider publishes of its own settings (its descriptor's `publish`): the defaults and limits by which
+   * porticoctl judges Services as the controller does, and where in the cloud it makes things.
+   */
+  settings?: unknown;
 }
 
 export function settingsOf(config: ControllerConfig): PublishedSettings {
-  const azure = config.azure;
+  const published = descriptorOf(config).publish?.(config.settings);
   return {
     version: VERSION,
     provider: config.provider,
@@ -61,22 +39,7 @@ export function settingsOf(config: ControllerConfig): PublishedSettings {
     clusterName: config.clusterName,
     ...(config.namespace ? { namespace: config.namespace } : {}),
     ...(config.nodeSelector ? { nodeSelector: config.nodeSelector } : {}),
-    ...(config.aws.region ? { awsRegion: config.aws.region } : {}),
-    ...(config.provider === "aws"
-      ? {
-          awsDefaultScheme: config.aws.defaultScheme,
-          ...(config.aws.rulesPerSecurityGroup
-            ? { awsRulesPerSecurityGroup: config.aws.rulesPerSecurityGroup }
-            : {}),
-        }
-      : {}),
-    ...(azure
-      ? {
-          azure: Object.fromEntries(
-            AZURE_PUBLIC_KEYS.filter((k) => azure[k] !== undefined).map((k) => [k, azure[k]]),
-          ) as PublishedAzure,
-        }
-      : {}),
+    ...(published !== undefined ? { settings: published } : {}),
   };
 }
 
@@ -93,7 +56,7 @@ export function readSettings(lease: V1Lease): PublishedSettings | undefined {
     if (
       typeof parsed.clusterName !== "string" ||
       typeof parsed.loadBalancerClass !== "string" ||
-      !["aws", "azure", "metal"].includes(parsed.provider ?? "")
+      !descriptorNamed(parsed.provider)
     )
       return undefined;
     return parsed as PublishedSettings;

@@ -9,14 +9,6 @@ export const METAL_LOAD_BALANCER_CLASS = "portico.io/metal";
 /** The AWS Load Balancer Controller's NLB class, served by an AWS controller told to take over from it. */
 export const LBC_NLB_CLASS = "service.k8s.aws/nlb";
 
-/** Which provider's annotation families a Service of this class is read with. */
-export function providerOfClass(loadBalancerClass: string): "aws" | "azure" | "metal" | undefined {
-  if (loadBalancerClass === AWS_LOAD_BALANCER_CLASS || loadBalancerClass === LBC_NLB_CLASS) return "aws";
-  if (loadBalancerClass === AZURE_LOAD_BALANCER_CLASS) return "azure";
-  if (loadBalancerClass === METAL_LOAD_BALANCER_CLASS) return "metal";
-  return undefined;
-}
-
 export const FINALIZER = "service.kubernetes.io/load-balancer-cleanup";
 /**
  * Written with the finalizer: the class under which Portico took the Service on. The finalizer's name is

@@ -61,25 +61,54 @@ export interface StartedProvider {
   stop?: () => void;
 }
 
-/** What porticoctl was given to read clouds that need more than a standard credential chain. */
-export interface CloudAccess<AzureSettings = unknown> {
-  /** The controller's Azure configuration (--azure-config or PORTICO_AZURE_CONFIG). */
-  azure?: AzureSettings;
-  /** The scheme the controller gives NLBs whose Service names none (its published settings). */
-  awsDefaultScheme?: "internal" | "internet-facing";
-  /** The inbound rules per security group the controller's account allows (its published settings). */
-  awsRulesPerSecurityGroup?: number;
+/**
+ * What porticoctl knows of a provider's cloud beyond the standard credential chains, each part as the provider
+ * itself wrote it: what the user gave through the provider's porticoctl flags (`tool.read`), and what the serving
+ * controller published of its settings on its Lease (`publish`).
+ */
+export interface CloudAccess {
+  readonly given?: unknown;
+  readonly published?: unknown;
+}
+
+/** What porticoctl plan and migrate tell a provider's planner. */
+export interface PlannerContext {
+  readonly purpose: "plan" | "migrate";
+  readonly clusterName: string;
+  readonly access: CloudAccess;
+  readonly kc: KubeConfig;
+  readonly core: CoreV1Api;
+  readonly coordination: CoordinationV1Api;
+  /** The classes the controller planned for serves (whether it takes unclassed Services too). */
+  readonly classes: ClassConfig;
+}
+
+/** porticoctl's side of a provider: the flags it adds to porticoctl and what they give the provider. */
+export interface ToolSide {
+  readonly flags: FlagTable;
+  /** The flags' lines in porticoctl's help, laid out as the rest (two spaces in, help after a gap). */
+  readonly usage: string;
+  /** What the flags give the provider's inspector and planner (CloudAccess.given); throws UsageError naming one. */
+  read(values: FlagValues, env: NodeJS.ProcessEnv): unknown;
 }
 
 export interface ProviderDescriptor<Settings> {
-  readonly name: "aws" | "azure" | "metal";
+  readonly name: string;
   /** The class a controller of this provider serves unless told another. */
   readonly loadBalancerClass: string;
   /** Classes whose Services this provider's inspector reads (its own, and classes it takes over). */
   readonly inspects: readonly string[];
+  /** Whether names in its cloud depend on the cluster name (porticoctl needs one to plan). */
+  readonly namesByCluster: boolean;
   readonly flags: FlagTable;
+  /** The flags' lines in the controller's help, laid out as the rest (two spaces in, help after a gap). */
+  readonly usage: string;
   /** The provider's settings from its flags and the environment; throws UsageError naming the flag. */
   settings(values: FlagValues, env: NodeJS.ProcessEnv, common: CommonSettings): Settings;
+  /** Classes served beside the controller's own with these settings (a class taken over). */
+  alsoServes?(settings: Settings): readonly string[];
+  /** What the leading controller publishes of its settings for porticoctl (never a secret). */
+  publish?(settings: Settings): unknown;
   /** What the controller's cache must watch for it. */
   needs(settings: Settings): ClusterNeeds;
   start(settings: Settings, context: ProviderContext): Promise<StartedProvider>;
@@ -90,4 +119,15 @@ export interface ProviderDescriptor<Settings> {
   inspector?(clusterName: string, access: CloudAccess): Promise<LoadBalancerProvider | undefined>;
   /** How to get this provider's cloud detail when porticoctl cannot read it without being told more. */
   inspectionHint?(access: CloudAccess): string | undefined;
+  /**
+   * A provider that plans and writes nothing, for porticoctl plan and migrate, where the inspector is not enough
+   * (a snapshot of the cluster, a take-over previewed); default: the inspector.
+   */
+  planner?(context: PlannerContext): Promise<LoadBalancerProvider | undefined>;
+  /** migrate: lines about a Service's objects that are the provider's to mention (another controller's left-overs). */
+  migrationNotes?(context: PlannerContext, namespace: string, name: string): Promise<string[]>;
+  /** What an error reading the cloud calls for: the fix when access is denied, and otherwise. */
+  cloudErrorFix?(denied: boolean): string;
+  /** porticoctl's flags for this provider. */
+  readonly tool?: ToolSide;
 }

@@ -1,11 +1,14 @@
 import { describe, expect, test } from "vitest";
 import { UsageError } from "../shared/usageError.ts";
-import { LBC_NLB_CLASS, providerOfClass } from "./classes.ts";
-import { inspectionHint, inspectorFor, PROVIDER_NAMES, PROVIDERS } from "./registry.ts";
+import { readAzureConfig } from "./azure/descriptor.ts";
+import { LBC_NLB_CLASS } from "./classes.ts";
+import { inspectionHint, inspectorFor, PROVIDER_NAMES, PROVIDERS, providerForClass } from "./registry.ts";
 
 describe("the provider registry", () => {
   test("each provider's class is read with that provider's annotations", () => {
-    for (const name of PROVIDER_NAMES) expect(providerOfClass(PROVIDERS[name].loadBalancerClass)).toBe(name);
+    for (const name of PROVIDER_NAMES) expect(providerForClass(PROVIDERS[name].loadBalancerClass)?.name).toBe(name);
+    expect(providerForClass(LBC_NLB_CLASS)?.name).toBe("aws");
+    expect(providerForClass("example.com/other")).toBeUndefined();
   });
 
   test("porticoctl reads AWS for Portico's NLB class and the AWS Load Balancer Controller's", async () => {
@@ -17,15 +20,20 @@ describe("the provider registry", () => {
     const cls = PROVIDERS.azure.loadBalancerClass;
     expect(await inspectorFor(cls, "prod")).toBeUndefined();
     expect(inspectionHint(cls)).toMatch(/--azure-config FILE/);
-    const azure = PROVIDERS.azure.readConfig(undefined, {
+    const azure = readAzureConfig(undefined, {
       AZURE_SUBSCRIPTION_ID: "00000000-0000-0000-0000-000000000001",
       PORTICO_AZURE_RESOURCE_GROUP: "rg",
       PORTICO_AZURE_LOCATION: "westeurope",
       PORTICO_AZURE_VNET_NAME: "vnet",
       PORTICO_AZURE_SUBNET_NAME: "nodes",
     });
-    expect((await inspectorFor(cls, "prod", { azure }))?.name).toBe("azure");
-    expect(inspectionHint(cls, { azure })).toBeUndefined();
+    expect((await inspectorFor(cls, "prod", { given: { azure } }))?.name).toBe("azure");
+    expect(inspectionHint(cls, { given: { azure } })).toBeUndefined();
+    // The location the serving controller published serves as well as a file the user gives.
+    const published = { provider: "azure", settings: azure };
+    expect((await inspectorFor(cls, "prod", { published }))?.name).toBe("azure");
+    // Another provider's published settings are not Azure's.
+    expect(await inspectorFor(cls, "prod", { published: { ...published, provider: "aws" } })).toBeUndefined();
   });
 
   test("bare metal and foreign classes have no cloud to inspect", async () => {
@@ -41,6 +49,6 @@ describe("the provider registry", () => {
     expect(metal("on")).toEqual({ pools: true, metallb: { namespace: "metallb-system", required: true } });
     expect(metal("off")).toEqual({ pools: true });
     expect(() => metal("sometimes")).toThrow(UsageError);
-    expect(PROVIDERS.azure.needs(undefined)).toEqual({ namespaces: false });
+    expect(PROVIDERS.azure.needs({} as Parameters<typeof PROVIDERS.azure.needs>[0])).toEqual({ namespaces: false });
   });
 });

@@ -3,6 +3,7 @@
 // controller looks, without flags.
 import type { CoordinationV1Api, V1Lease, V1Service } from "@kubernetes/client-node";
 import { readSettings, SETTINGS_ANNOTATION, type PublishedSettings } from "../publishedSettings.ts";
+import type { ToolAccess } from "../../providers/registry.ts";
 import { classOf } from "./serviceClass.ts";
 
 export interface RunningController {
@@ -62,4 +63,15 @@ export function controllerFor(
   const best = confined.length ? confined : serving;
   const distinct = new Set(best.map((c) => c.lease.metadata?.annotations?.[SETTINGS_ANNOTATION]));
   return distinct.size === 1 ? best[0] : undefined;
+}
+
+/** What porticoctl knows of a Service's cloud: what the user gave it, and what the serving controller published. */
+export function toolAccess(
+  given: ToolAccess | undefined,
+  settings: PublishedSettings | undefined,
+): ToolAccess {
+  return {
+    ...(given?.given ? { given: given.given } : {}),
+    ...(settings ? { published: { provider: settings.provider, settings: settings.settings } } : {}),
+  };
 }

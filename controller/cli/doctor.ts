@@ -15,14 +15,13 @@ import type { InspectNode } from "../../providers/provider.ts";
 import { buildIntent, SERVICE_NAME_LABEL } from "../intent.ts";
 import { parseLabelSelector } from "../../shared/labelSelector.ts";
 import { READY_CONDITION, SERVING_CONDITION } from "../status.ts";
-import { controllerFor, runningControllers, type RunningController } from "./controllers.ts";
+import { controllerFor, runningControllers, toolAccess, type RunningController } from "./controllers.ts";
 import { judgeTargets } from "./doctorTargets.ts";
 import { trafficChecks } from "./doctorTraffic.ts";
 import type { Finding } from "./finding.ts";
 import type { Printer } from "./render.ts";
 import { classOf, PORTICO_CLASSES, providerOf } from "./serviceClass.ts";
-import type { CloudAccess } from "../../providers/descriptor.ts";
-import { inspectionHint, inspectorFor } from "../../providers/registry.ts";
+import { inspectionHint, inspectorFor, providerForClass, type ToolAccess } from "../../providers/registry.ts";
 
 export type { Finding } from "./finding.ts";
 
@@ -38,7 +37,7 @@ export interface DoctorOptions {
   /** From --cluster-name; otherwise the serving controller's published one is used. */
   clusterName?: string;
   controllerNamespace: string;
-  access?: CloudAccess;
+  access?: ToolAccess;
 }
 
 export async function doctor(
@@ -112,13 +111,7 @@ export async function diagnose(
   ]);
   const settings = serving?.settings;
   const clusterName = opts.clusterName || settings?.clusterName;
-  const access: CloudAccess = {
-    ...(opts.access?.azure ? { azure: opts.access.azure } : settings?.azure ? { azure: settings.azure } : {}),
-    ...(settings?.awsDefaultScheme ? { awsDefaultScheme: settings.awsDefaultScheme } : {}),
-    ...(settings?.awsRulesPerSecurityGroup
-      ? { awsRulesPerSecurityGroup: settings.awsRulesPerSecurityGroup }
-      : {}),
-  };
+  const access = toolAccess(opts.access, settings);
   findings.push(
     ...(await providerCheck(svc, nodes.items, slices.items, {
       clusterName,
@@ -246,7 +239,7 @@ async function providerCheck(
   svc: V1Service,
   nodes: Parameters<typeof buildIntent>[1],
   slices: Parameters<typeof buildIntent>[2],
-  where: { clusterName: string | undefined; access: CloudAccess; nodeSelector?: string },
+  where: { clusterName: string | undefined; access: ToolAccess; nodeSelector?: string },
 ): Promise<Finding[]> {
   const cls = classOf(svc);
   // Inspection finds the Service's resources by its UID tag; only the plan needs the cluster name (names,
@@ -316,22 +309,17 @@ async function providerCheck(
           check: "provider",
           result: "bad",
           detail: err.message,
-          fix: cloudErrorFix(inspector.name, err.message),
+          fix: cloudErrorFix(cls, err.message),
         },
       ];
     throw err;
   }
 }
 
-function cloudErrorFix(provider: string, message: string): string {
+/** The provider's own fix for an error reading its cloud: permissions when access was denied. */
+function cloudErrorFix(cls: string, message: string): string {
   const denied = /AccessDenied|AuthorizationFailed|Unauthorized|credentials/i.test(message);
-  if (provider === "azure")
-    return denied
-      ? "give the identity the role in manifests/azure/role-definition.json on the Azure config's resource groups"
-      : "see the Azure error above";
-  return denied
-    ? "give the controller's identity the policy in manifests/aws/iam-policy.json"
-    : "see the AWS error above";
+  return providerForClass(cls)?.cloudErrorFix?.(denied) ?? "see the error above";
 }
 
 /** What the cloud picture itself shows wrong beyond target health: a rule without a probe, an empty pool, nothing found. */

@@ -61,7 +61,10 @@ describe("doctor takes the target type from the provider", () => {
     );
     expect(await judgeTargets(eips, nodes, [], where)).toHaveProperty("refused");
     expect(
-      await judgeTargets(eips, nodes, [], { ...where, access: { awsDefaultScheme: "internet-facing" } }),
+      await judgeTargets(eips, nodes, [], {
+        ...where,
+        access: { published: { provider: "aws", settings: { defaultScheme: "internet-facing" } } },
+      }),
     ).toEqual({
       type: "instance",
     });

@@ -8,14 +8,13 @@ import { buildIntent } from "../intent.ts";
 import { parseLabelSelector } from "../../shared/labelSelector.ts";
 import type { TargetJudgement } from "./doctorTraffic.ts";
 import { classOf } from "./serviceClass.ts";
-import type { CloudAccess } from "../../providers/descriptor.ts";
-import { inspectionHint, inspectorFor } from "../../providers/registry.ts";
+import { inspectionHint, inspectorFor, type ToolAccess } from "../../providers/registry.ts";
 
 export async function judgeTargets(
   svc: V1Service,
   nodes: readonly V1Node[],
   slices: readonly V1EndpointSlice[],
-  where: { clusterName: string | undefined; access: CloudAccess; nodeSelector?: string },
+  where: { clusterName: string | undefined; access: ToolAccess; nodeSelector?: string },
 ): Promise<TargetJudgement> {
   const cls = classOf(svc);
   try {

@@ -1,7 +1,7 @@
 import { expect, test } from "vitest";
 import { wantsLoadBalancer } from "../../providers/classes.ts";
 import type { RunningController } from "./controllers.ts";
-import { bindingLines, servingConfigs, verdictOf } from "./migrate.ts";
+import { servingConfigs, verdictOf } from "./migrate.ts";
 
 test("a plan's verdict is its gravest line's: refuse, recreate, adopt, keep; other lines are changes", () => {
   expect(verdictOf(["refuse: LBC runs", "adopt NLB arn in place"])).toBe("refuse");
@@ -14,18 +14,10 @@ test("a plan's verdict is its gravest line's: refuse, recreate, adopt, keep; oth
   expect(verdictOf([])).toBe("keep");
   // A word that merely begins like a verdict is not one.
   expect(verdictOf(["adoption of nothing", "keeping"])).toBe("change");
-});
-
-test("the Service's TargetGroupBindings are named as LBC's to delete with it; others' are not", () => {
-  const binding = (name: string, service: string) => ({
-    metadata: { name, namespace: "shop" },
-    spec: { serviceRef: { name: service }, targetGroupARN: `arn:tg/${name}` },
-  });
-  const lines = bindingLines([binding("k8s-shop-web-1", "web"), binding("k8s-shop-webs-2", "webs")], "web");
-  expect(lines).toEqual([
-    expect.stringMatching(/^keep TargetGroupBinding shop\/k8s-shop-web-1 as it is .*arn:tg\/k8s-shop-web-1/),
-  ]);
-  expect(verdictOf(["adopt NLB arn in place", ...lines])).toBe("adopt");
+  // A provider's note to keep another controller's object does not hide an adoption.
+  expect(verdictOf(["adopt NLB arn in place", "keep TargetGroupBinding shop/k8s-shop-web-1 as it is"])).toBe(
+    "adopt",
+  );
 });
 
 test("which Services migrate looks at: the running controllers', LBC's with an AWS one, and the provider moved to", () => {

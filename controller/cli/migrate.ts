@@ -3,31 +3,29 @@
 // same intent and provider plan as the real run. Providers say it in their plan's lines, by convention starting
 // with the verdict ("adopt …", "keep …", "recreate: …", "refuse: …"); anything else is what the plan would change.
 import {
-  CustomObjectsApi,
   type CoordinationV1Api,
   type CoreV1Api,
   type DiscoveryV1Api,
   type KubeConfig,
 } from "@kubernetes/client-node";
-import {
-  classServedUnder,
-  wantsLoadBalancer,
-  type ClassConfig,
-  AWS_LOAD_BALANCER_CLASS,
-  AZURE_LOAD_BALANCER_CLASS,
-  LBC_NLB_CLASS,
-  METAL_LOAD_BALANCER_CLASS,
-  providerOfClass,
-} from "../../providers/classes.ts";
+import { classServedUnder, wantsLoadBalancer, type ClassConfig } from "../../providers/classes.ts";
 import { ConfigurationError } from "../../providers/errors.ts";
 import type { LoadBalancerProvider } from "../../providers/provider.ts";
 import { buildIntent, SERVICE_NAME_LABEL } from "../intent.ts";
 import { parseLabelSelector } from "../../shared/labelSelector.ts";
 import type { PublishedSettings } from "../publishedSettings.ts";
-import type { RunningController } from "./controllers.ts";
+import { toolAccess, type RunningController } from "./controllers.ts";
 import type { Printer } from "./render.ts";
-import type { CloudAccess } from "../../providers/descriptor.ts";
-import { inspectorFor, PROVIDERS } from "../../providers/registry.ts";
+import {
+  accessOf,
+  descriptorNamed,
+  inspectionHint,
+  plannerFor,
+  PROVIDER_NAMES,
+  providerForClass,
+  type ProviderName,
+  type ToolAccess,
+} from "../../providers/registry.ts";
 
 export type Verdict = "refuse" | "recreate" | "adopt" | "keep" | "change" | "error";
 
@@ -52,16 +50,10 @@ export interface MigrateOptions {
   namespace?: string;
   /** From --cluster-name; otherwise the serving controller's published one. */
   clusterName?: string;
-  /** The AWS Load Balancer Controller's cluster name (default: Portico's). */
-  lbcCluster?: string;
-  /** Where the AWS Load Balancer Controller's leader Lease is. */
-  lbcLease: { namespace: string; name: string };
-  /** Preview with --aws-take-over-lbc-recreate. */
-  recreate: boolean;
   controllers: readonly RunningController[];
-  access?: CloudAccess;
-  /** The provider moved to, where no controller of it runs yet (default aws). */
-  provider?: "aws" | "azure" | "metal";
+  access?: ToolAccess;
+  /** The provider moved to, where no controller of it runs yet (default: the registry's first). */
+  provider?: ProviderName;
   /** As a controller started with --default-load-balancer: unclassed Services are Portico's too. */
   defaultForUnclassed?: boolean;
 }
@@ -81,17 +73,13 @@ export async function migrate(
   const services = opts.namespace
     ? await api.core.listNamespacedService({ namespace: opts.namespace })
     : await api.core.listServiceForAllNamespaces();
-  const target = { provider: opts.provider ?? "aws", defaultForUnclassed: opts.defaultForUnclassed ?? false };
+  const target = {
+    provider: opts.provider ?? PROVIDER_NAMES[0]!,
+    defaultForUnclassed: opts.defaultForUnclassed ?? false,
+  };
   const nodes = (await api.core.listNode()).items;
   const providers = new Map<string, LoadBalancerProvider | undefined>();
-  const liveController = PROVIDERS.aws.lbcLeaseReader(api.coordination, opts.lbcLease);
   const rows: Row[] = [];
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  const bindingsOf = new Map<string, Promise<TargetGroupBinding[]>>();
-  const bindings = (namespace: string) => {
-    if (!bindingsOf.has(namespace)) bindingsOf.set(namespace, lbcBindings(custom, namespace));
-    return bindingsOf.get(namespace)!;
-  };
   for (const svc of services.items) {
     const namespace = svc.metadata!.namespace!;
     const found = servingConfigs(opts.controllers, target, namespace).find((c) =>
@@ -100,30 +88,31 @@ export async function migrate(
     if (!found) continue;
     const name = `${namespace}/${svc.metadata!.name}`;
     const cls = classServedUnder(svc, found.classes);
-    const kind = providerOfClass(cls) ?? found.settings?.provider;
+    const descriptor = providerForClass(cls) ?? descriptorNamed(found.settings?.provider);
     const clusterName = opts.clusterName || found.settings?.clusterName;
-    if (!clusterName && kind !== "metal") {
+    if (!clusterName && descriptor?.namesByCluster !== false) {
       rows.push(
         failed(name, "no running controller publishes the cluster name names depend on: give --cluster-name"),
       );
       continue;
     }
-    const key = `${kind}/${cls}`;
-    if (!providers.has(key)) {
-      providers.set(
-        key,
-        kind === "aws"
-          ? await PROVIDERS.aws.takeOverPlanner(clusterName!, opts, liveController)
-          : kind === "metal"
-            ? await PROVIDERS.metal.snapshotPlanner(kc, api.core, {
-                defaultForUnclassed: found.classes.defaultForUnclassed,
-              })
-            : await inspectorFor(cls, clusterName!, opts.access),
-      );
-    }
+    const key = `${descriptor?.name}/${cls}`;
+    const tool = toolAccess(opts.access, found.settings);
+    const context = descriptor && {
+      purpose: "migrate" as const,
+      clusterName: clusterName ?? "",
+      access: accessOf(descriptor, tool),
+      kc,
+      core: api.core,
+      coordination: api.coordination,
+      classes: found.classes,
+    };
+    if (!providers.has(key))
+      providers.set(key, descriptor && context ? await plannerFor(descriptor, context) : undefined);
     const provider = providers.get(key);
-    if (!provider) {
-      rows.push(failed(name, `class ${cls} has no planner here (for Azure, give --azure-config)`));
+    if (!provider || !descriptor || !context) {
+      const hint = inspectionHint(cls, tool);
+      rows.push(failed(name, `class ${cls} has no planner here${hint ? `: ${hint}` : ""}`));
       continue;
     }
     const slices = await api.discovery.listNamespacedEndpointSlice({
@@ -136,7 +125,7 @@ export async function migrate(
         : undefined;
       const intent = buildIntent(svc, nodes, slices.items, cls, nodeSelector ? { nodeSelector } : {});
       const { operations } = await provider.plan(intent);
-      const left = kind === "aws" ? bindingLines(await bindings(namespace), svc.metadata!.name!) : [];
+      const left = (await descriptor.migrationNotes?.(context, namespace, svc.metadata!.name!)) ?? [];
       rows.push({ service: name, verdict: verdictOf(operations), lines: [...operations, ...left] });
     } catch (err) {
       if (!(err instanceof ConfigurationError)) throw err;
@@ -171,8 +160,8 @@ function failed(service: string, message: string): Row {
  */
 export function servingConfigs(
   controllers: readonly RunningController[],
-  target: { provider: "aws" | "azure" | "metal"; defaultForUnclassed: boolean } = {
-    provider: "aws",
+  target: { provider: ProviderName; defaultForUnclassed: boolean } = {
+    provider: PROVIDER_NAMES[0]!,
     defaultForUnclassed: false,
   },
   namespace?: string,
@@ -185,17 +174,10 @@ export function servingConfigs(
       classes: {
         loadBalancerClass: c.settings!.loadBalancerClass,
         defaultForUnclassed: c.settings!.defaultForUnclassed,
-        alsoServes: [
-          ...(c.settings!.alsoServes ?? []),
-          ...(c.settings!.provider === "aws" ? [LBC_NLB_CLASS] : []),
-        ],
+        alsoServes: [...(c.settings!.alsoServes ?? []), ...takenOver(c.settings!.provider)],
       },
     }));
-  const loadBalancerClass = {
-    aws: AWS_LOAD_BALANCER_CLASS,
-    azure: AZURE_LOAD_BALANCER_CLASS,
-    metal: METAL_LOAD_BALANCER_CLASS,
-  }[target.provider];
+  const loadBalancerClass = descriptorNamed(target.provider)!.loadBalancerClass;
   // A running controller of the provider's own class speaks for it; one of a class of its own does not.
   const speaksForTarget = (c: (typeof running)[number]) =>
     c.settings.provider === target.provider && c.classes.loadBalancerClass === loadBalancerClass;
@@ -206,42 +188,14 @@ export function servingConfigs(
       classes: {
         loadBalancerClass,
         defaultForUnclassed: target.defaultForUnclassed,
-        alsoServes: target.provider === "aws" ? [LBC_NLB_CLASS] : [],
+        alsoServes: takenOver(target.provider),
       },
     },
   ];
 }
 
-/** The parts of the AWS Load Balancer Controller's TargetGroupBinding (elbv2.k8s.aws/v1beta1) read here. */
-export interface TargetGroupBinding {
-  metadata?: { name?: string; namespace?: string };
-  spec?: { serviceRef?: { name?: string }; targetGroupARN?: string };
-}
-
-/**
- * The Service's TargetGroupBindings: LBC's own objects, left as they are. A running LBC registers and deregisters
- * targets by them, also in target groups Portico has taken over, so they must go with LBC.
- */
-export function bindingLines(all: readonly TargetGroupBinding[], service: string): string[] {
-  return all
-    .filter((b) => b.spec?.serviceRef?.name === service)
-    .map(
-      (b) =>
-        `keep TargetGroupBinding ${b.metadata?.namespace}/${b.metadata?.name} as it is (the AWS Load Balancer Controller's, for ${b.spec?.targetGroupARN ?? "no target group"}): delete it once LBC is gone (remove its finalizer elbv2.k8s.aws/resources first), or a running LBC would change the targets of a group Portico owns`,
-    );
-}
-
-/** LBC's TargetGroupBindings in a namespace; none where its CRD is not installed or may not be read. */
-async function lbcBindings(custom: CustomObjectsApi, namespace: string): Promise<TargetGroupBinding[]> {
-  try {
-    const list = (await custom.listNamespacedCustomObject({
-      group: "elbv2.k8s.aws",
-      version: "v1beta1",
-      namespace,
-      plural: "targetgroupbindings",
-    })) as { items?: TargetGroupBinding[] };
-    return list.items ?? [];
-  } catch {
-    return [];
-  }
+/** The classes a provider can take over (read by its inspector besides its own): served as a take-over would. */
+function takenOver(provider: string): string[] {
+  const descriptor = descriptorNamed(provider);
+  return descriptor ? descriptor.inspects.filter((c) => c !== descriptor.loadBalancerClass) : [];
 }

@@ -3,6 +3,7 @@
 // created as a server-side dry run first, so it has the node ports the apiserver would give it.
 import {
   loadAllYaml,
+  type CoordinationV1Api,
   type CoreV1Api,
   type DiscoveryV1Api,
   type KubeConfig,
@@ -10,16 +11,21 @@ import {
 } from "@kubernetes/client-node";
 import { readFile } from "node:fs/promises";
 import { ConfigurationError } from "../../providers/errors.ts";
-import { METAL_LOAD_BALANCER_CLASS } from "../../providers/classes.ts";
-import { inspectorFor, PROVIDERS } from "../../providers/registry.ts";
+import {
+  accessOf,
+  inspectionHint,
+  plannerFor,
+  providerForClass,
+  type ToolAccess,
+} from "../../providers/registry.ts";
 import { buildIntent, SERVICE_NAME_LABEL } from "../intent.ts";
 import { parseLabelSelector } from "../../shared/labelSelector.ts";
-import { controllerFor, type RunningController } from "./controllers.ts";
+import { controllerFor, toolAccess, type RunningController } from "./controllers.ts";
 import type { Printer } from "./render.ts";
 
 export async function plan(
   kc: KubeConfig,
-  api: { core: CoreV1Api; discovery: DiscoveryV1Api },
+  api: { core: CoreV1Api; discovery: DiscoveryV1Api; coordination: CoordinationV1Api },
   printer: Printer,
   opts: {
     file: string;
@@ -28,6 +34,8 @@ export async function plan(
     clusterName?: string;
     /** The running controllers (controllers.ts): their cluster name and node selector, as they plan. */
     controllers?: readonly RunningController[];
+    /** What the user gave porticoctl for the providers' clouds. */
+    access?: ToolAccess;
   },
 ): Promise<number> {
   const docs = loadAllYaml(
@@ -44,9 +52,11 @@ export async function plan(
     const svc = await live(api.core, { ...doc, metadata: { ...doc.metadata, namespace } });
     const cls = svc.spec?.loadBalancerClass;
     const name = `${namespace}/${svc.metadata?.name}`;
-    const settings = controllerFor(svc, opts.controllers ?? [])?.settings;
+    const serving = controllerFor(svc, opts.controllers ?? []);
+    const settings = serving?.settings;
     const clusterName = opts.clusterName || settings?.clusterName;
-    if (!clusterName && cls !== METAL_LOAD_BALANCER_CLASS) {
+    const descriptor = providerForClass(cls);
+    if (!clusterName && descriptor?.namesByCluster !== false) {
       results.push({
         service: name,
         error:
@@ -55,20 +65,28 @@ export async function plan(
       continue;
     }
     // The serving controller's own defaults and limits: plan refuses and plans as it does.
-    const access = {
-      ...(settings?.awsDefaultScheme ? { awsDefaultScheme: settings.awsDefaultScheme } : {}),
-      ...(settings?.awsRulesPerSecurityGroup
-        ? { awsRulesPerSecurityGroup: settings.awsRulesPerSecurityGroup }
-        : {}),
-    };
-    const provider =
-      cls === METAL_LOAD_BALANCER_CLASS
-        ? await PROVIDERS.metal.snapshotPlanner(kc, api.core)
-        : await inspectorFor(cls, clusterName ?? "", access);
+    const tool = toolAccess(opts.access, settings);
+    const provider = descriptor
+      ? await plannerFor(descriptor, {
+          purpose: "plan",
+          clusterName: clusterName ?? "",
+          access: accessOf(descriptor, tool),
+          kc,
+          core: api.core,
+          coordination: api.coordination,
+          classes: {
+            loadBalancerClass: settings?.loadBalancerClass ?? descriptor.loadBalancerClass,
+            defaultForUnclassed: settings?.defaultForUnclassed ?? false,
+          },
+        })
+      : undefined;
     if (!provider || !cls) {
+      const hint = inspectionHint(cls, tool);
       results.push({
         service: name,
-        error: `class ${cls ?? "(none)"} has no planner here: use portico.io/aws-nlb or portico.io/metal`,
+        error: hint
+          ? `class ${cls} cannot be planned here: ${hint}`
+          : `class ${cls ?? "(none)"} is not one of Portico's: no planner here`,
       });
       continue;
     }

@@ -11,15 +11,20 @@ import {
 } from "@kubernetes/client-node";
 import { basename } from "node:path";
 import { parseArgs } from "node:util";
-import type { ProviderName } from "../../providers/annotationKeys/types.ts";
 import { annotations, annotationsMarkdown } from "./annotations.ts";
 import { runningControllers } from "./controllers.ts";
 import { doctor } from "./doctor.ts";
 import { migrate } from "./migrate.ts";
 import { plan } from "./plan.ts";
 import { Printer, type OutputFormat } from "./render.ts";
-import type { CloudAccess } from "../../providers/descriptor.ts";
-import { PROVIDERS } from "../../providers/registry.ts";
+import type { FlagTable } from "../../providers/descriptor.ts";
+import {
+  DESCRIPTORS,
+  descriptorNamed,
+  providerChoices,
+  PROVIDER_NAMES,
+  type ProviderName,
+} from "../../providers/registry.ts";
 import { status } from "./status.ts";
 import { version } from "./version.ts";
 
@@ -27,7 +32,10 @@ const COMMANDS: [string, string][] = [
   ["status [NAMESPACE/NAME | NAME]", "Portico Services, their address, cloud resources and target health"],
   ["plan -f service.yaml", "what Portico would create or change for a Service, without doing it"],
   ["doctor NAMESPACE/NAME | NAME", "why a Service has no address, or why traffic does not reach it"],
-  ["annotations [aws|azure|metal]", "every annotation key Portico reads or refuses (-o markdown too)"],
+  [
+    `annotations [${PROVIDER_NAMES.join("|")}]`,
+    "every annotation key Portico reads or refuses (-o markdown too)",
+  ],
   ["version", "porticoctl's version and the running controllers'"],
   [
     "migrate [-n NS]",
@@ -52,19 +60,15 @@ ${commands.join("\n")}
   -o, --output FORMAT       text (default), wide, json or yaml
   -f, --filename FILE       plan: the Service's manifest
       --kubeconfig FILE     kubeconfig (default: KUBECONFIG, ~/.kube/config or in-cluster)
-  status, plan and doctor read the cluster name, node selector and Azure location from the settings the leading
+  status, plan and doctor read the cluster name, node selector and provider settings from what the leading
   controller publishes on its Lease; the flags below are needed only where that cannot be read, and win over it.
       --cluster-name NAME   cluster name used in ownership tags (env PORTICO_CLUSTER_NAME)
       --controller-namespace NS   where to look for the controller's Lease when Leases cannot be listed in
                             every namespace (default portico-system)
-      --azure-config FILE   the controller's Azure cloud-config (azure.json), so status and doctor can read the
-                            Azure load balancer (env PORTICO_AZURE_CONFIG; AZURE_* and PORTICO_AZURE_* override keys)
-  migrate, as the controller's --aws-take-over-lbc flags:
-      --lbc-cluster NAME    the cluster name the AWS Load Balancer Controller tagged with (default: --cluster-name)
-      --lbc-lease NS/NAME   its leader Lease (default kube-system/aws-load-balancer-controller-leader)
-      --allow-recreate      as --aws-take-over-lbc-recreate: a new NLB where its NLB cannot serve in place
-      --provider aws|azure|metal  where no controller runs yet, the provider moved to (default aws)
+  migrate:
+      --provider NAME       where no controller runs yet, the provider moved to: ${providerChoices()} (default ${PROVIDER_NAMES[0]})
       --default-load-balancer     as the controller's flag: unclassed Services are Portico's too
+${DESCRIPTORS.flatMap((d) => (d.tool ? [`  ${d.name}:\n${d.tool.usage}`] : [])).join("\n")}
 
 Exit codes: 0 all is well, 1 something is wrong (doctor found a problem, a Service is not ready, migrate would
 refuse a Service), 2 usage.`;
@@ -80,17 +84,19 @@ const OPTIONS = {
   kubeconfig: { type: "string" },
   "cluster-name": { type: "string" },
   "controller-namespace": { type: "string" },
-  "azure-config": { type: "string" },
-  "lbc-cluster": { type: "string" },
-  "lbc-lease": { type: "string" },
-  "allow-recreate": { type: "boolean" },
   provider: { type: "string" },
   "default-load-balancer": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
+/** The providers' own porticoctl flags (providers/<name>/descriptor.ts, `tool`). */
+const PROVIDER_OPTIONS: FlagTable = Object.assign(
+  {},
+  ...DESCRIPTORS.map((d) => d.tool?.flags ?? {}),
+) as FlagTable;
+
 /** Every option the command line accepts, for the reference that lists them. */
-export const OPTION_NAMES: readonly string[] = Object.keys(OPTIONS);
+export const OPTION_NAMES: readonly string[] = [...Object.keys(OPTIONS), ...Object.keys(PROVIDER_OPTIONS)];
 
 export async function main(
   argv: string[],
@@ -103,21 +109,22 @@ export async function main(
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: OPTIONS,
+      options: { ...PROVIDER_OPTIONS, ...OPTIONS },
     });
   } catch (err) {
     write(`${(err as Error).message}\n\n${help}\n`);
     return 2;
   }
-  const { values, positionals } = parsed;
+  const { positionals } = parsed;
+  const values = parsed.values as typeof parsed.values & { [flag: string]: string | boolean | undefined };
   const [command, target] = positionals;
   if (values.help || !command) {
     write(help + "\n");
     return values.help ? 0 : 2;
   }
   if (command === "annotations") {
-    if (target && !["aws", "azure", "metal"].includes(target)) {
-      write(`annotations ${target}: use aws, azure or metal\n`);
+    if (target && !descriptorNamed(target)) {
+      write(`annotations ${target}: use ${providerChoices()}\n`);
       return 2;
     }
     if (values.output === "markdown") {
@@ -131,21 +138,23 @@ export async function main(
     return 2;
   }
   if (command === "annotations")
-    return annotations(new Printer(format, { write }), target as ProviderName | undefined);
+    return annotations(new Printer(format, { write }), target);
   if (command === "version" && target) {
     write(`version takes no argument\n`);
     return 2;
   }
-  const azureFile = values["azure-config"] ?? process.env.PORTICO_AZURE_CONFIG;
-  const access: CloudAccess = {};
-  if (azureFile) {
-    try {
-      access.azure = PROVIDERS.azure.readConfig(azureFile, process.env);
-    } catch (err) {
-      write(`${(err as Error).message}\n`);
-      return 2;
+  // What the user gave each provider through its own flags, read as the provider reads it.
+  const given: Record<string, unknown> = {};
+  try {
+    for (const d of DESCRIPTORS) {
+      const read = d.tool?.read(values, process.env);
+      if (read !== undefined) given[d.name] = read;
     }
+  } catch (err) {
+    write(`${(err as Error).message}\n`);
+    return 2;
   }
+  const access = { given };
   const kc = new KubeConfig();
   if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
   else kc.loadFromDefault();
@@ -184,11 +193,12 @@ export async function main(
         write("plan needs -f FILE (a Service manifest; - for standard input)\n");
         return 2;
       }
-      return plan(kc, { core, discovery }, printer, {
+      return plan(kc, { core, discovery, coordination: kc.makeApiClient(CoordinationV1Api) }, printer, {
         file: values.filename,
         ...(values.namespace ? { namespace: values.namespace } : {}),
         ...(clusterName ? { clusterName } : {}),
         controllers: await runningControllers(kc.makeApiClient(CoordinationV1Api), controllerNamespace),
+        access,
       });
     case "doctor":
       if (!target) {
@@ -211,27 +221,16 @@ export async function main(
         },
       );
     case "migrate": {
-      const [leaseNamespace, leaseName, ...rest] = (
-        values["lbc-lease"] ??
-        `${PROVIDERS.aws.lbcLeaderLease.namespace}/${PROVIDERS.aws.lbcLeaderLease.name}`
-      ).split("/");
-      if (!leaseNamespace || !leaseName || rest.length) {
-        write("--lbc-lease must be NAMESPACE/NAME\n");
-        return 2;
-      }
-      const provider = values.provider ?? "aws";
-      if (provider !== "aws" && provider !== "azure" && provider !== "metal") {
-        write(`--provider ${provider}: use aws, azure or metal\n`);
+      const provider = values.provider ?? PROVIDER_NAMES[0]!;
+      if (!descriptorNamed(provider)) {
+        write(`--provider ${provider}: use ${providerChoices()}\n`);
         return 2;
       }
       const coordination = kc.makeApiClient(CoordinationV1Api);
       return migrate(kc, { core, discovery, coordination }, printer, {
         ...(values.namespace ? { namespace: values.namespace } : {}),
         ...(clusterName ? { clusterName } : {}),
-        ...(values["lbc-cluster"] ? { lbcCluster: values["lbc-cluster"] } : {}),
-        lbcLease: { namespace: leaseNamespace, name: leaseName },
-        recreate: values["allow-recreate"] ?? false,
-        provider,
+        provider: provider as ProviderName,
         defaultForUnclassed: values["default-load-balancer"] ?? false,
         controllers: await runningControllers(coordination, controllerNamespace),
         access,

@@ -3,11 +3,10 @@
 import type { CoreV1Api, V1Service } from "@kubernetes/client-node";
 import type { InspectNode } from "../../providers/provider.ts";
 import { READY_CONDITION, SERVING_CONDITION } from "../status.ts";
-import { controllerFor, type RunningController } from "./controllers.ts";
+import { controllerFor, toolAccess, type RunningController } from "./controllers.ts";
 import type { Printer } from "./render.ts";
 import { classOf, isPortico, key, providerOf } from "./serviceClass.ts";
-import type { CloudAccess } from "../../providers/descriptor.ts";
-import { inspectionHint, inspectorFor } from "../../providers/registry.ts";
+import { inspectionHint, inspectorFor, type ToolAccess } from "../../providers/registry.ts";
 
 export interface StatusOptions {
   namespace?: string;
@@ -15,21 +14,16 @@ export interface StatusOptions {
   name?: string;
   /** From --cluster-name; otherwise each Service's serving controller's published one. */
   clusterName?: string;
-  access?: CloudAccess;
+  access?: ToolAccess;
   /** The running controllers and what they publish (controllers.ts). */
   controllers?: readonly RunningController[];
 }
 
 /** Where to look for a Service's cloud side: the flags the user gave, else what its controller publishes. */
-function lookFor(svc: V1Service, opts: StatusOptions): { clusterName?: string; access: CloudAccess } {
+function lookFor(svc: V1Service, opts: StatusOptions): { clusterName?: string; access: ToolAccess } {
   const settings = controllerFor(svc, opts.controllers ?? [])?.settings;
   const clusterName = opts.clusterName || settings?.clusterName;
-  const azure = opts.access?.azure ?? settings?.azure;
-  const scheme = settings?.awsDefaultScheme;
-  return {
-    ...(clusterName ? { clusterName } : {}),
-    access: { ...(azure ? { azure } : {}), ...(scheme ? { awsDefaultScheme: scheme } : {}) },
-  };
+  return { ...(clusterName ? { clusterName } : {}), access: toolAccess(opts.access, settings) };
 }
 
 export async function status(core: CoreV1Api, printer: Printer, opts: StatusOptions): Promise<number> {

@@ -2,7 +2,8 @@
 // does with it. Keys Portico does not implement are refused, never ignored: a user must be able to trust that a
 // setting they wrote either took effect or was reported.
 
-export type ProviderName = "aws" | "azure" | "metal";
+/** A provider's name, as providers/registry.ts lists them. */
+export type ProviderName = string;
 
 /**
  * - implemented: Portico does what the anchor documents for the key (values are checked by the provider).

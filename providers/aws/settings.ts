@@ -38,7 +38,29 @@ export const AWS_FLAGS = {
   "aws-rules-per-security-group": { type: "string" },
 } as const satisfies FlagTable;
 
-/** Read whatever the provider: the flags are checked alike, and the region is published by any controller. */
+/** The flags' lines in the controller's --help. */
+export const AWS_USAGE = `  --aws-region REGION               the AWS region (default: the SDK's, from AWS_REGION or the instance's metadata)
+  --aws-default-scheme SCHEME       internal (default) or internet-facing
+  --aws-observation-ttl SECONDS     reuse a full observation for target-only changes this long (default 60, 0: never)
+  --aws-full-observation-period SECONDS
+                                    and past that, while the account's load balancer and target group listings show
+                                    it unchanged, this long: the longest listener or attribute drift goes unseen
+                                    (default 3600)
+  --aws-rules-per-security-group N  the inbound rules a security group may hold per address family: the account's
+                                    EC2 quota (default 60); a Service whose NLB would need more is refused
+  --aws-take-over-lbc               serve the AWS Load Balancer Controller's Services instead of it, beside the
+                                    controller's own (class service.k8s.aws/nlb, and unclassed ones of
+                                    aws-load-balancer-type external or nlb-ip); their NLBs, listeners and
+                                    target groups are taken over in place (same ARN and DNS name)
+  --aws-take-over-lbc-cluster NAME  the cluster name the AWS Load Balancer Controller tagged its resources with
+                                    (default: --cluster-name); implies --aws-take-over-lbc
+  --aws-take-over-lbc-recreate      when its NLB cannot serve a Service in place (scheme, IP address type, security
+                                    groups or static addresses differ), make a new one (a new DNS name) beside it
+                                    instead of refusing
+  --aws-lbc-leader-lease NS/NAME    its leader-election Lease: while renewed, nothing is taken over
+                                    (default kube-system/aws-load-balancer-controller-leader)`;
+
+/** The AWS provider's settings; read only for a controller of this provider (another refuses its flags). */
 export function awsSettings(
   values: FlagValues,
   _env: NodeJS.ProcessEnv,
@@ -66,7 +88,6 @@ export function awsSettings(
   ).split("/");
   if (lease.length !== 2 || !lease[0] || !lease[1])
     throw new UsageError("--aws-lbc-leader-lease must be NAMESPACE/NAME");
-  if (takeOver && common.provider !== "aws") throw new UsageError("--aws-take-over-lbc needs --provider aws");
   if (takeOver && common.loadBalancerClass === LBC_NLB_CLASS)
     throw new UsageError(
       `--aws-take-over-lbc serves the class ${LBC_NLB_CLASS} beside the controller's own; drop --load-balancer-class ${LBC_NLB_CLASS}`,

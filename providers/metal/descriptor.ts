@@ -1,11 +1,9 @@
 // The bare-metal provider as the controller and porticoctl know it (providers/descriptor.ts): addresses from
 // IPAddressPools (Portico's, and MetalLB's when installed) for the class portico.io/metal, announced by the
 // speakers; the controller keeps each pool's status current.
-import type { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { UsageError } from "../../shared/usageError.ts";
 import { METAL_LOAD_BALANCER_CLASS } from "../classes.ts";
 import type { FlagTable, ProviderDescriptor } from "../descriptor.ts";
-import type { LoadBalancerProvider } from "../provider.ts";
 
 export interface MetalSettings {
   /**
@@ -19,10 +17,15 @@ export const METAL = {
   name: "metal",
   loadBalancerClass: METAL_LOAD_BALANCER_CLASS,
   inspects: [],
+  namesByCluster: false,
   flags: {
     metallb: { type: "string" },
     "metallb-namespace": { type: "string" },
   } as const satisfies FlagTable,
+  usage: `  --metallb auto|on|off             also allocate from MetalLB's IPAddressPools (metallb.io/v1beta1), read as they
+                                    are: when the CRD is installed (auto, the default), always, or never
+                                    (env PORTICO_METALLB)
+  --metallb-namespace NS            where MetalLB's pools live (default metallb-system; env PORTICO_METALLB_NAMESPACE)`,
   settings(values, env) {
     const mode = (values.metallb as string | undefined) ?? env.PORTICO_METALLB ?? "auto";
     if (mode !== "auto" && mode !== "on" && mode !== "off")
@@ -62,13 +65,11 @@ export const METAL = {
     };
   },
 
-  /** The provider on a one-off snapshot of the cluster (porticoctl plan, migrate). */
-  async snapshotPlanner(
-    kc: KubeConfig,
-    core: CoreV1Api,
-    opts: { defaultForUnclassed?: boolean } = {},
-  ): Promise<LoadBalancerProvider> {
+  /** porticoctl plans on a one-off snapshot of the cluster's pools and allocations. */
+  async planner(context) {
     const { snapshotPlanner } = await import("./snapshot.ts");
-    return snapshotPlanner(kc, core, opts);
+    return snapshotPlanner(context.kc, context.core, {
+      defaultForUnclassed: context.classes.defaultForUnclassed,
+    });
   },
-} satisfies ProviderDescriptor<MetalSettings> & Record<string, unknown>;
+} satisfies ProviderDescriptor<MetalSettings>;

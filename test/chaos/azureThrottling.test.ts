@@ -51,7 +51,7 @@ test(
     const controller = await startPortico(cluster, {
       provider: "azure",
       workers: 8,
-      azure: azureTestConfig({ maxRetries: 3, rateLimit: { limits: published } }),
+      settings: azureTestConfig({ maxRetries: 3, rateLimit: { limits: published } }),
     });
     const provider = controller.provider as AzureProvider;
     let seenByPortico = 0;

@@ -22,6 +22,8 @@ export interface UsageEntry {
   readonly default?: string;
   /** The help without the parentheses that only give the environment variable and the default. */
   readonly meaning: string;
+  /** The provider whose flag it is: the entry follows a heading `  NAME (--provider NAME):`. */
+  readonly provider?: string;
 }
 
 /**
@@ -29,13 +31,20 @@ export interface UsageEntry {
  * its help after a gap of two or more spaces (or on the next lines), and continues on lines indented further.
  */
 export function usageEntries(usage: string): UsageEntry[] {
-  const raw: { syntax: string; help: string[] }[] = [];
+  const raw: { syntax: string; help: string[]; provider?: string }[] = [];
+  let provider: string | undefined;
   for (const line of usage.split("\n").slice(1)) {
+    const heading = /^ {2}([a-z0-9-]+) \(--provider \1\):$/.exec(line);
+    if (heading) {
+      provider = heading[1];
+      continue;
+    }
     const start = /^ {2}(\S.*?)(?:\s{2,}(\S.*))?$/.exec(line);
-    if (start) raw.push({ syntax: start[1]!, help: start[2] ? [start[2]] : [] });
+    if (start)
+      raw.push({ syntax: start[1]!, help: start[2] ? [start[2]] : [], ...(provider ? { provider } : {}) });
     else if (line.trim() && raw.length) raw.at(-1)!.help.push(line.trim());
   }
-  return raw.map(({ syntax, help: lines }) => {
+  return raw.map(({ syntax, help: lines, provider: owner }) => {
     const help = lines.join(" ");
     const name = /^--([a-z0-9-]+)/.exec(syntax)?.[1];
     const env = [...help.matchAll(/\benv ([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!);
@@ -58,7 +67,8 @@ export function usageEntries(usage: string): UsageEntry[] {
       help,
       env,
       ...(fallback ? { default: fallback } : {}),
-      meaning,
+      meaning: owner ? `${owner}: ${meaning}` : meaning,
+      ...(owner ? { provider: owner } : {}),
     };
   });
 }

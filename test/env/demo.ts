@@ -106,7 +106,7 @@ async function main(): Promise<void> {
       retryPeriodMs: 2000,
     },
     metricsAddress: "127.0.0.1:0",
-    aws: { defaultScheme: "internal", observationTtlMs: 60_000 },
+    settings: { defaultScheme: "internal", observationTtlMs: 60_000 },
   };
   const controllers: Controller[] = [await startController(base, cluster.kubeConfig, { log })];
   controllers.push(await startAzureDemo(cluster, azure, base, cluster.kubeConfig, log, azureConfig));

@@ -35,7 +35,7 @@ export async function startAzureDemo(
       loadBalancerClass: "portico.io/azure-lb",
       nodeSelector: `${cluster.nodeSelector},demo.portico.io/cloud=azure`,
       leaderElection: { ...base.leaderElection, enabled: false },
-      azure: azureTestConfig({ pollIntervalMs: 50 }),
+      settings: azureTestConfig({ pollIntervalMs: 50 }),
     },
     kc,
     { log },

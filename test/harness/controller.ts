@@ -15,6 +15,18 @@ export const AWS_CLASS = "portico.io/aws-nlb";
  * another identity than the admin one (e.g. a ServiceAccount token, to prove its RBAC is enough).
  * `provider: "azure"` serves Azure's class against this worker's Azure emulator (see TestAzure).
  */
+/** Each provider's settings in these tests: this worker's Azure emulator; MetalLB's pools not read unless asked. */
+function defaultSettings(provider: ControllerConfig["provider"] = "aws"): unknown {
+  switch (provider) {
+    case "aws":
+      return { defaultScheme: "internal", observationTtlMs: 60_000 };
+    case "azure":
+      return azureTestConfig();
+    case "metal":
+      return { metallb: { mode: "off", namespace: "metallb-system" } };
+  }
+}
+
 export async function startPortico(
   cluster: TestCluster,
   overrides: Partial<ControllerConfig> = {},
@@ -41,8 +53,8 @@ export async function startPortico(
       retryPeriodMs: 250,
     },
     metricsAddress: "127.0.0.1:0",
-    aws: { defaultScheme: "internal", observationTtlMs: 60_000 },
-    ...(overrides.provider === "azure" ? { loadBalancerClass: AZURE_CLASS, azure: azureTestConfig() } : {}),
+    settings: defaultSettings(overrides.provider),
+    ...(overrides.provider === "azure" ? { loadBalancerClass: AZURE_CLASS } : {}),
     ...overrides,
   };
   const log = process.env.PORTICO_TEST_LOGS === "1" ? createLogger({ level: "debug" }) : silentLogger();

@@ -51,7 +51,7 @@ describe("docs/configuration.md", () => {
     const provider = usageEntries(CONTROLLER_USAGE).find((e) => e.name === "provider")!;
     expect(provider).toMatchObject({
       env: ["PORTICO_PROVIDER"],
-      meaning: "the cloud, or metal for IP pools",
+      meaning: "the provider: aws, azure, metal",
     });
     const level = usageEntries(SPEAKER_USAGE).find((e) => e.name === "log-level")!;
     expect(level).toMatchObject({ env: ["PORTICO_LOG_LEVEL"], default: "info" });

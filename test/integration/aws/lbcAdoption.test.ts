@@ -24,7 +24,7 @@ function takingOver(
 ): Promise<Controller> {
   return startPortico(cluster, {
     alsoServes: [LBC_NLB_CLASS],
-    aws: {
+    settings: {
       defaultScheme: "internal",
       observationTtlMs: 60_000,
       takeOverLbc: { cluster: lbcCluster, recreate, lease: { namespace: cluster.namespace, name: LEASE } },

@@ -37,7 +37,7 @@ async function setEndpoints(cluster: TestCluster, ips: string[]): Promise<void> 
 
 async function startWeb(cluster: TestCluster, ttlMs: number, fullPeriodMs = ttlMs): Promise<Controller> {
   const controller = await startPortico(cluster, {
-    aws: { defaultScheme: "internal", observationTtlMs: ttlMs, fullObservationPeriodMs: fullPeriodMs },
+    settings: { defaultScheme: "internal", observationTtlMs: ttlMs, fullObservationPeriodMs: fullPeriodMs },
   });
   await cluster.createEndpointSlice("web", [{ ip: "10.0.0.10" }], [{ name: "http", port: 8080 }]);
   await cluster.createService("web", lbService(), IP);

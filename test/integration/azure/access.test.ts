@@ -109,7 +109,10 @@ test("with one load balancer per Service, each Service gets its own, and loses i
   azure,
 }) => {
   await azureWorld(cluster, azure, 1);
-  await startPortico(cluster, { provider: "azure", azure: azure.config({ loadBalancerPerService: true }) });
+  await startPortico(cluster, {
+    provider: "azure",
+    settings: azure.config({ loadBalancerPerService: true }),
+  });
   const a = await cluster.createService("a", lbService());
   const b = await cluster.createService("b", lbService(), {
     "service.beta.kubernetes.io/azure-load-balancer-internal": "true",

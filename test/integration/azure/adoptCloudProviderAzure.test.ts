@@ -175,7 +175,7 @@ test("cloud-provider-azure's public IP, frontend, rule and probe are taken over 
   await startPortico(cluster, {
     provider: "azure",
     defaultForUnclassed: true,
-    azure: azureTestConfig({ loadBalancerName: "kubernetes", floatingIPDefault: true }),
+    settings: azureTestConfig({ loadBalancerName: "kubernetes", floatingIPDefault: true }),
   });
   expect(await waitForIP(cluster, "web")).toBe(pip.ipAddress);
 
@@ -349,7 +349,7 @@ test("an internal Service's frontend on cloud-provider-azure's internal load bal
   await startPortico(cluster, {
     provider: "azure",
     defaultForUnclassed: true,
-    azure: azureTestConfig({ loadBalancerName: "kubernetes" }),
+    settings: azureTestConfig({ loadBalancerName: "kubernetes" }),
   });
   expect(await waitForIP(cluster, "web")).toBe(address);
   // Renamed with the address pinned (a new frontend would get another), then dynamic again as the Service asks.

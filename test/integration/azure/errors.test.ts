@@ -184,7 +184,10 @@ test("SCTP, and source ranges without a security group to enforce them, are refu
   azure,
 }) => {
   await azureWorld(cluster, azure, 1);
-  await startPortico(cluster, { provider: "azure", azure: azure.config({ securityGroupName: undefined }) });
+  await startPortico(cluster, {
+    provider: "azure",
+    settings: azure.config({ securityGroupName: undefined }),
+  });
   await cluster.createService("sctp", lbService([{ name: "s", port: 9000, protocol: "SCTP" }]));
   await cluster.createService(
     "ranges",
@@ -305,7 +308,7 @@ test.for([
   async ([, set, opts, reason, field, fix], { cluster, azure }) => {
     await azureWorld(cluster, azure, 2);
     await azure.configure(limits(set));
-    await startPortico(cluster, { provider: "azure", azure: azure.config({ limits: set }) });
+    await startPortico(cluster, { provider: "azure", settings: azure.config({ limits: set }) });
     const served = await threeServices(cluster, opts);
     await expectRefused(cluster, "c", { reason, mentions: [field, fix] });
     expect((await cluster.getService("c")).status?.loadBalancer?.ingress ?? []).toEqual([]);

@@ -78,7 +78,7 @@ async function layout(azure: TestAzure) {
 function start(cluster: TestCluster, azure: TestAzure, configs: LoadBalancerConfiguration[], limits = {}) {
   return startPortico(cluster, {
     provider: "azure",
-    azure: azure.config({ multipleStandardLoadBalancerConfigurations: configs, limits }),
+    settings: azure.config({ multipleStandardLoadBalancerConfigurations: configs, limits }),
   });
 }
 

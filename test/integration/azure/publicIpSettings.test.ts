@@ -104,7 +104,7 @@ test("with floatingIPDefault the cluster's Services get floating IP as under clo
   azure,
 }) => {
   await azureWorld(cluster, azure, 1);
-  await startPortico(cluster, { provider: "azure", azure: azureTestConfig({ floatingIPDefault: true }) });
+  await startPortico(cluster, { provider: "azure", settings: azureTestConfig({ floatingIPDefault: true }) });
   await cluster.createService("moved", lbService());
   await cluster.createService(
     "off",

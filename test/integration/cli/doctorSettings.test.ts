@@ -36,7 +36,7 @@ test("the leader publishes its settings; status and doctor need no --cluster-nam
   const lease = await cluster.coordination.readNamespacedLease({ name: LEASE, namespace: cluster.namespace });
   expect(JSON.parse(lease.metadata!.annotations![SETTINGS_ANNOTATION]!)).toMatchObject({
     provider: "aws",
-    awsDefaultScheme: "internal",
+    settings: { defaultScheme: "internal" },
     loadBalancerClass: "portico.io/aws-nlb",
     clusterName: cluster.namespace,
     namespace: cluster.namespace,

@@ -119,7 +119,7 @@ test("migrate says per Service what will be adopted in place, recreated or refus
   await cluster.coordination.deleteNamespacedLease({ name: LEASE, namespace: ns });
   await leadingController(cluster, "portico-controller", {
     alsoServes: [LBC_NLB_CLASS],
-    aws: {
+    settings: {
       defaultScheme: "internal",
       observationTtlMs: 60_000,
       takeOverLbc: { cluster: ns, recreate: false, lease: { namespace: ns, name: LEASE } },

@@ -106,7 +106,7 @@ test("plan shows the controller's refusals before anything exists, and doctor th
 test("plan counts rules against the quota the leading controller publishes", async ({ cluster, aws }) => {
   await awsWorld(cluster, aws, 1);
   await leadingController(cluster, "portico-controller-quota", {
-    aws: { defaultScheme: "internal", observationTtlMs: 60_000, rulesPerSecurityGroup: 200 },
+    settings: { defaultScheme: "internal", observationTtlMs: 60_000, rulesPerSecurityGroup: 200 },
   });
   const planned = await plan(
     cluster,

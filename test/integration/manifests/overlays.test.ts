@@ -114,7 +114,7 @@ test("eks: AWS NLBs, with the IAM role reaching the pods through the ServiceAcco
   const config = parseControllerConfig(await argsWithMountedFiles(objects, c), {});
   expect(config).toMatchObject({ provider: "aws", loadBalancerClass: "portico.io/aws-nlb" });
   expect(config.clusterName).toMatch(/^[a-z0-9-]+$/);
-  expect(config.aws.region).toMatch(/^[a-z]{2}(-[a-z]+)+-\d$/);
+  expect((config.settings as { region?: string }).region).toMatch(/^[a-z]{2}(-[a-z]+)+-\d$/);
   // No static credentials anywhere: they come from IRSA or EKS Pod Identity.
   expect(JSON.stringify(objects)).not.toMatch(/AWS_ACCESS_KEY_ID|AWS_SECRET_ACCESS_KEY/);
   expect(existsSync(join(MANIFESTS, "aws", "iam-policy.json"))).toBe(true);
@@ -134,8 +134,9 @@ test("aks: Azure load balancers, with workload identity and the cloud config mou
   const config = parseControllerConfig(await argsWithMountedFiles(objects, c), {});
   expect(config).toMatchObject({ provider: "azure", loadBalancerClass: "portico.io/azure-lb" });
   const keys = ["subscriptionId", "resourceGroup", "location", "vnetName", "subnetName", "securityGroupName"];
-  for (const key of keys) expect(config.azure?.[key as keyof typeof config.azure], key).toBeTruthy();
-  expect(config.azure).not.toHaveProperty("aadClientSecret");
+  const azure = config.settings as Record<string, unknown>;
+  for (const key of keys) expect(azure[key], key).toBeTruthy();
+  expect(azure).not.toHaveProperty("aadClientSecret");
   expect(existsSync(join(MANIFESTS, "azure", "role-definition.json"))).toBe(true);
   expect(objects.map((o) => o.kind)).not.toContain("DaemonSet");
 });
@@ -150,7 +151,10 @@ test("metal: the pool and advertisement CRDs, and a speaker on every node with t
   );
   expect(controller).toMatchObject({ provider: "metal", loadBalancerClass: "portico.io/metal" });
   // MetalLB's pools and advertisements are read where MetalLB keeps them, when its CRDs are installed.
-  expect(controller.metallb).toEqual({ mode: "auto", namespace: "metallb-system" });
+  expect((controller.settings as { metallb: unknown }).metallb).toEqual({
+    mode: "auto",
+    namespace: "metallb-system",
+  });
 
   const s = workload(objects, "portico-speaker");
   expect(s.kind).toBe("DaemonSet");

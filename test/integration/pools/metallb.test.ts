@@ -14,7 +14,7 @@ const metal = (cluster: TestCluster) =>
   startPortico(cluster, {
     provider: "metal",
     loadBalancerClass: METAL,
-    metallb: { mode: "auto", namespace: cluster.namespace },
+    settings: { metallb: { mode: "auto", namespace: cluster.namespace } },
   });
 
 const lb = (port = 80): V1Service["spec"] => ({
