@@ -2,8 +2,8 @@ import type { V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node
 import { waitsForGate, type GatedPod } from "./readinessGates/gates.ts";
 import { Address4, Address6 } from "ip-address";
 import { TARGET_NODE_LABEL_ANNOTATIONS } from "../providers/annotationKeys/portico.ts";
-import { refusalError, reviewAnnotations } from "../providers/annotationKeys/review.ts";
-import { providerForClass } from "../providers/registry.ts";
+import { refusalError } from "../providers/annotationKeys/review.ts";
+import { ANNOTATIONS, providerForClass } from "../providers/registry.ts";
 import { ConfigurationError } from "../providers/errors.ts";
 import type {
   EndpointTarget,
@@ -47,7 +47,7 @@ export function buildIntent(
   const spec = svc.spec ?? {};
   const annotations = meta.annotations ?? {};
   const provider = providerForClass(loadBalancerClass)?.name;
-  const review = provider ? reviewAnnotations(annotations, provider) : { refused: [], noops: [] };
+  const review = provider ? ANNOTATIONS.review(annotations, provider) : { refused: [], noops: [] };
   const refusal = refusalError(review);
   if (refusal) throw refusal;
   const ports = servicePorts(svc);

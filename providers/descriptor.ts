@@ -8,6 +8,7 @@ import type { ClassConfig } from "./classes.ts";
 import type { ClusterView } from "./cluster.ts";
 import type { LoadBalancerProvider } from "./provider.ts";
 import type { PoolCounts } from "../shared/allocationTypes.ts";
+import type { ProviderAnnotations } from "./annotationKeys/types.ts";
 
 /** The flags a provider adds to the controller's command line, as node:util parseArgs takes them. */
 export type FlagTable = Record<string, { type: "string" | "boolean" }>;
@@ -100,6 +101,8 @@ export interface ProviderDescriptor<Settings> {
   readonly inspects: readonly string[];
   /** Whether names in its cloud depend on the cluster name (porticoctl needs one to plan). */
   readonly namesByCluster: boolean;
+  /** The annotations it reads (its catalog, providers/<name>/annotations/catalog.ts). */
+  readonly annotations: ProviderAnnotations;
   readonly flags: FlagTable;
   /** The flags' lines in the controller's help, laid out as the rest (two spaces in, help after a gap). */
   readonly usage: string;

@@ -6,7 +6,8 @@ import { inspectionHint, inspectorFor, PROVIDER_NAMES, PROVIDERS, providerForCla
 
 describe("the provider registry", () => {
   test("each provider's class is read with that provider's annotations", () => {
-    for (const name of PROVIDER_NAMES) expect(providerForClass(PROVIDERS[name].loadBalancerClass)?.name).toBe(name);
+    for (const name of PROVIDER_NAMES)
+      expect(providerForClass(PROVIDERS[name].loadBalancerClass)?.name).toBe(name);
     expect(providerForClass(LBC_NLB_CLASS)?.name).toBe("aws");
     expect(providerForClass("example.com/other")).toBeUndefined();
   });
@@ -49,6 +50,8 @@ describe("the provider registry", () => {
     expect(metal("on")).toEqual({ pools: true, metallb: { namespace: "metallb-system", required: true } });
     expect(metal("off")).toEqual({ pools: true });
     expect(() => metal("sometimes")).toThrow(UsageError);
-    expect(PROVIDERS.azure.needs({} as Parameters<typeof PROVIDERS.azure.needs>[0])).toEqual({ namespaces: false });
+    expect(PROVIDERS.azure.needs({} as Parameters<typeof PROVIDERS.azure.needs>[0])).toEqual({
+      namespaces: false,
+    });
   });
 });

@@ -2,6 +2,7 @@
 // below. The controller and porticoctl find providers, their flags, settings, help, published settings, watches
 // and porticoctl planners only through here and the interfaces (provider.ts, descriptor.ts); a provider's code,
 // and its cloud's SDK, is loaded only when it is started.
+import { AnnotationCatalog, assembleFamilies } from "./annotationKeys/review.ts";
 import { AWS } from "./aws/descriptor.ts";
 import { AZURE } from "./azure/descriptor.ts";
 import type { CloudAccess, PlannerContext, ProviderDescriptor } from "./descriptor.ts";
@@ -17,6 +18,9 @@ export const PROVIDER_NAMES = Object.keys(PROVIDERS) as ProviderName[];
 export const DESCRIPTORS: readonly ProviderDescriptor<unknown>[] = Object.values(PROVIDERS).map(
   (d) => d as unknown as ProviderDescriptor<unknown>,
 );
+
+/** Every annotation key the providers read or refuse, family by family, with the providers that read each. */
+export const ANNOTATIONS = new AnnotationCatalog(assembleFamilies(DESCRIPTORS));
 
 /** The descriptor of a provider by its name, or undefined for a name no provider has. */
 export function descriptorNamed(name: string | undefined): ProviderDescriptor<unknown> | undefined {

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { format, resolveConfig } from "prettier";
 import { describe, expect, it } from "vitest";
-import { KEY_FAMILIES } from "../../providers/annotationKeys/review.ts";
+import { ANNOTATIONS } from "../../providers/registry.ts";
 import { annotationsMarkdown, familyCounts } from "./annotations.ts";
 import { main } from "./porticoctl.ts";
 
@@ -17,7 +17,7 @@ describe("porticoctl annotations", () => {
   it("lists every key of every family with its status, and the counts", async () => {
     const { code, out } = await run("annotations");
     expect(code).toBe(0);
-    for (const family of KEY_FAMILIES) {
+    for (const family of ANNOTATIONS.families) {
       const c = familyCounts(family);
       expect(out).toContain(`${family.anchor} (`);
       expect(out).toContain(`${c.implemented} implemented, ${c.noop} no-op, ${c.refused} refused`);

@@ -1,6 +1,6 @@
 // `porticoctl annotations`: every annotation key Portico reads or refuses, family by family, with its status —
 // the same catalog the controller checks Services against, so what it prints is what the controller does.
-import { KEY_FAMILIES } from "../../providers/annotationKeys/review.ts";
+import { ANNOTATIONS } from "../../providers/registry.ts";
 import type { KeyFamily, KeyStatus, ProviderName } from "../../providers/annotationKeys/types.ts";
 import type { Printer } from "./render.ts";
 
@@ -23,7 +23,7 @@ function countLine(family: KeyFamily): string {
 }
 
 function families(provider?: ProviderName): KeyFamily[] {
-  return KEY_FAMILIES.filter((f) => !provider || f.providers.includes(provider));
+  return ANNOTATIONS.families.filter((f) => !provider || f.providers.includes(provider));
 }
 
 function sorted(family: KeyFamily) {
@@ -75,7 +75,7 @@ export function annotationsMarkdown(): string {
     "another cloud and are not read.",
     "",
   ];
-  for (const family of KEY_FAMILIES) {
+  for (const family of ANNOTATIONS.families) {
     out.push(`## ${family.anchor}`, "");
     out.push(
       `Prefixes ${family.prefixes.map((p) => `\`${p}\``).join(", ")}; read by the ${family.providers.join(", ")} provider${family.providers.length > 1 ? "s" : ""}. ${countLine(family)}.`,

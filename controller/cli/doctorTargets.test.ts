@@ -2,7 +2,7 @@
 // combinations table, and the demo's `broken` Service), the doctor reports the refusal and no path — never "ip
 // targets", nodes or health checks that would contradict it — and a Service it serves gets the provider's answer.
 import { describe, expect, it } from "vitest";
-import { AWS_COMBINATIONS } from "../../providers/annotationKeys/combinations/aws.ts";
+import { AWS_COMBINATIONS } from "../../providers/aws/annotations/combinations.ts";
 import { AWS_LOAD_BALANCER_CLASS } from "../../providers/classes.ts";
 import { node, service } from "../../test/unit/support/controllerObjects.ts";
 import { judgeTargets } from "./doctorTargets.ts";

@@ -137,8 +137,7 @@ export async function main(
     write(`-o ${format}: use text, wide, json or yaml\n`);
     return 2;
   }
-  if (command === "annotations")
-    return annotations(new Printer(format, { write }), target);
+  if (command === "annotations") return annotations(new Printer(format, { write }), target);
   if (command === "version" && target) {
     write(`version takes no argument\n`);
     return 2;

@@ -3,7 +3,10 @@ import { TARGET_NODE_LABEL_ANNOTATIONS, SOURCE_RANGES_ANNOTATION } from "../../c
 import { AWS_ANNOTATIONS } from "../aws/annotations/settings.ts";
 import { AZURE_ANNOTATIONS } from "../azure/annotations/settings.ts";
 import { ADDRESSES_ANNOTATIONS, POOL_ANNOTATIONS, SHARING_ANNOTATIONS } from "../../shared/request.ts";
-import { entryFor, familyOf, KEY_FAMILIES, refusalError, reviewAnnotations } from "./review.ts";
+import { ANNOTATIONS } from "../registry.ts";
+import { AWS_ANNOTATION_KEYS } from "../aws/annotations/catalog.ts";
+import { PORTICO_ANNOTATIONS } from "./portico.ts";
+import { assembleFamilies, refusalError } from "./review.ts";
 import type { KeyEntry, ProviderName } from "./types.ts";
 
 const PROVIDERS: ProviderName[] = ["aws", "azure", "metal"];
@@ -13,14 +16,14 @@ const example = (entry: KeyEntry) =>
   entry.key.replaceAll("<port>", "8443").replaceAll("<proto>", "TCP").replaceAll("<setting>", "x");
 
 describe("every key of every family", () => {
-  for (const family of KEY_FAMILIES) {
+  for (const family of ANNOTATIONS.families) {
     for (const entry of family.entries) {
       const key = example(entry);
       it(`${key} is ${entry.status} where it is read, and not read elsewhere`, () => {
-        expect(familyOf(key)).toBe(family);
-        expect(entryFor(key)).toBe(entry);
+        expect(ANNOTATIONS.familyOf(key)).toBe(family);
+        expect(ANNOTATIONS.entryFor(key)).toBe(entry);
         for (const provider of PROVIDERS) {
-          const review = reviewAnnotations({ [key]: "some value" }, provider);
+          const review = ANNOTATIONS.review({ [key]: "some value" }, provider);
           const refused = review.refused.map((f) => f.key);
           const noops = review.noops.map((f) => f.key);
           const honoured = !entry.providers || entry.providers.includes(provider);
@@ -47,9 +50,9 @@ describe("every key of every family", () => {
   }
 
   it("has no key twice and a summary for each", () => {
-    const keys = KEY_FAMILIES.flatMap((f) => f.entries.map((e) => e.key));
+    const keys = ANNOTATIONS.families.flatMap((f) => f.entries.map((e) => e.key));
     expect(new Set(keys).size).toBe(keys.length);
-    for (const family of KEY_FAMILIES)
+    for (const family of ANNOTATIONS.families)
       for (const entry of family.entries) {
         expect(family.prefixes.some((p) => entry.key.startsWith(p))).toBe(true);
         expect(entry.summary.length).toBeGreaterThan(10);
@@ -58,7 +61,7 @@ describe("every key of every family", () => {
 });
 
 describe("the catalog agrees with the parsers", () => {
-  const implemented = (key: string) => entryFor(key)?.status === "implemented";
+  const implemented = (key: string) => ANNOTATIONS.entryFor(key)?.status === "implemented";
   it.each([
     ...Object.values(AWS_ANNOTATIONS).map((key) =>
       // The per-port prefixes, completed as a user writes them.
@@ -78,8 +81,8 @@ describe("the catalog agrees with the parsers", () => {
   });
 
   it("leaves alone what belongs to no family", () => {
-    expect(familyOf(SOURCE_RANGES_ANNOTATION)).toBeUndefined();
-    const review = reviewAnnotations(
+    expect(ANNOTATIONS.familyOf(SOURCE_RANGES_ANNOTATION)).toBeUndefined();
+    const review = ANNOTATIONS.review(
       { [SOURCE_RANGES_ANNOTATION]: "10.0.0.0/8", "example.com/team": "a", "kubectl.kubernetes.io/x": "y" },
       "aws",
     );
@@ -89,7 +92,7 @@ describe("the catalog agrees with the parsers", () => {
 
 describe("keys nobody knows", () => {
   it("refuses a typo under a family's prefix and suggests the key meant", () => {
-    const review = reviewAnnotations(
+    const review = ANNOTATIONS.review(
       { "service.beta.kubernetes.io/aws-load-balancer-shceme": "internal" },
       "aws",
     );
@@ -101,19 +104,19 @@ describe("keys nobody knows", () => {
 
   it("refuses an unknown portico.io key on every provider", () => {
     for (const provider of PROVIDERS) {
-      const review = reviewAnnotations({ "portico.io/target-typ": "ip" }, provider);
+      const review = ANNOTATIONS.review({ "portico.io/target-typ": "ip" }, provider);
       expect(review.refused.map((f) => f.key)).toEqual(["portico.io/target-typ"]);
       expect(review.refused[0]!.message).toContain("did you mean portico.io/target-type?");
     }
   });
 
   it("says to remove a key that resembles nothing", () => {
-    const review = reviewAnnotations({ "metallb.io/zzzzzzzzzzzzzzzzzzzz": "x" }, "metal");
+    const review = ANNOTATIONS.review({ "metallb.io/zzzzzzzzzzzzzzzzzzzz": "x" }, "metal");
     expect(review.refused[0]!.message).toMatch(/knows; remove it$/);
   });
 
   it("suggests a per-port key with the key's own port", () => {
-    const review = reviewAnnotations(
+    const review = ANNOTATIONS.review(
       { "service.beta.kubernetes.io/port_80_health-probe_protcol": "Http" },
       "azure",
     );
@@ -123,9 +126,11 @@ describe("keys nobody knows", () => {
   });
 
   it("matches templates only with the placeholder's shape", () => {
-    expect(entryFor("service.beta.kubernetes.io/port_443_no_lb_rule")?.status).toBe("implemented");
-    expect(entryFor("service.beta.kubernetes.io/port_https_no_lb_rule")).toBeUndefined();
-    expect(entryFor("service.beta.kubernetes.io/port_443_no_such_thing")).toBeUndefined();
+    expect(ANNOTATIONS.entryFor("service.beta.kubernetes.io/port_443_no_lb_rule")?.status).toBe(
+      "implemented",
+    );
+    expect(ANNOTATIONS.entryFor("service.beta.kubernetes.io/port_https_no_lb_rule")).toBeUndefined();
+    expect(ANNOTATIONS.entryFor("service.beta.kubernetes.io/port_443_no_such_thing")).toBeUndefined();
   });
 });
 
@@ -135,7 +140,7 @@ describe("refusalError", () => {
   });
 
   it("names the first refused key as the field and lists the others", () => {
-    const review = reviewAnnotations(
+    const review = ANNOTATIONS.review(
       {
         "service.beta.kubernetes.io/azure-pls-create": "true",
         "service.beta.kubernetes.io/azure-load-balancer-mode": "auto",
@@ -152,13 +157,16 @@ describe("refusalError", () => {
 
 describe("refusals name the right owner of each key", () => {
   it("an unknown key under Portico's own prefix is one Portico does not know (Portico alone)", () => {
-    const [finding] = reviewAnnotations({ "portico.io/no-such-setting": "x" }, "aws").refused;
+    const [finding] = ANNOTATIONS.review({ "portico.io/no-such-setting": "x" }, "aws").refused;
     expect(finding!.message).toMatch(/^is not an annotation Portico knows/);
     expect(finding!.message).not.toContain("Portico or Portico");
   });
 
   it("an unknown key of another family is one neither its owner nor Portico knows", () => {
-    const [finding] = reviewAnnotations({ "service.beta.kubernetes.io/azure-no-such": "x" }, "azure").refused;
+    const [finding] = ANNOTATIONS.review(
+      { "service.beta.kubernetes.io/azure-no-such": "x" },
+      "azure",
+    ).refused;
     expect(finding!.message).toMatch(/^is not an annotation cloud-provider-azure or Portico knows/);
   });
 
@@ -167,9 +175,40 @@ describe("refusals name the right owner of each key", () => {
       "service.beta.kubernetes.io/azure-shared-securityrule",
       "service.beta.kubernetes.io/azure-load-balancer-mixed-protocols",
     ]) {
-      const [finding] = reviewAnnotations({ [key]: "true" }, "azure").refused;
+      const [finding] = ANNOTATIONS.review({ [key]: "true" }, "azure").refused;
       expect(finding!.message, key).toMatch(/^is not supported: /);
       expect(finding!.message, key).not.toMatch(/is not an annotation/);
     }
+  });
+});
+
+describe("the catalog assembled from the providers' declarations", () => {
+  const family = (anchor: string) => ({ anchor, prefixes: [`${anchor}/`], entries: [] });
+  const shared = { key: "portico.io/shared", status: "implemented" as const, summary: "both honour it" };
+  const own = { key: "portico.io/own", status: "implemented" as const, summary: "one honours it" };
+  const families = assembleFamilies([
+    { name: "one", annotations: { families: [family("a"), family("b")], porticoKeys: [shared, own] } },
+    { name: "two", annotations: { families: [family("b")], porticoKeys: [shared] } },
+  ]);
+
+  it("gives each family the providers that declare it, a family two declare to both", () => {
+    expect(families.map((f) => [f.anchor, f.providers])).toEqual([
+      ["a", ["one"]],
+      ["b", ["one", "two"]],
+      ["Portico", ["one", "two"]],
+    ]);
+  });
+
+  it("marks each of Portico's keys with the providers that honour it, and keeps the keys every one honours", () => {
+    const portico = families.find((f) => f.anchor === "Portico")!;
+    expect(portico.entries.find((e) => e.key === "portico.io/shared")?.providers).toEqual(["one", "two"]);
+    expect(portico.entries.find((e) => e.key === "portico.io/own")?.providers).toEqual(["one"]);
+    const managedBy = portico.entries.find((e) => e.key === PORTICO_ANNOTATIONS.managedBy);
+    expect(managedBy).toBeDefined();
+    expect(managedBy?.providers).toBeUndefined();
+  });
+
+  it("names LBC's target-node key as the AWS catalog spells it", () => {
+    expect(TARGET_NODE_LABEL_ANNOTATIONS).toContain(AWS_ANNOTATION_KEYS.targetNodeLabels);
   });
 });

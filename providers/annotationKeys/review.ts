@@ -1,16 +1,40 @@
 // Looks a Service's annotations up in the catalog. Keys of the families the Service's provider reads are
 // implemented, refused, or accepted as no-ops; a key under one of those prefixes that the catalog does not know
 // is refused too, with the nearest known key as a suggestion: a typo is the commonest reason a setting "does
-// nothing". Keys of another provider's family belong to another cloud and are not read.
+// nothing". Keys of another provider's family belong to another cloud and are not read. The catalog is assembled
+// from what each provider declares (its annotations catalog), by the registry (providers/registry.ts).
 import { closestMatch } from "leven";
 import { ConfigurationError } from "../errors.ts";
-import { AWS_KEYS } from "./aws.ts";
-import { AZURE_KEYS } from "./azure.ts";
-import { METALLB_KEYS } from "./metallb.ts";
-import { PORTICO_KEYS } from "./portico.ts";
-import type { KeyEntry, KeyFamily, ProviderName } from "./types.ts";
+import { PORTICO_FAMILY } from "./portico.ts";
+import type { KeyEntry, KeyFamily, ProviderAnnotations, ProviderName } from "./types.ts";
 
-export const KEY_FAMILIES: readonly KeyFamily[] = [AWS_KEYS, AZURE_KEYS, METALLB_KEYS, PORTICO_KEYS];
+/**
+ * The families every provider reads, each with the providers that read it: a provider's own families, and
+ * Portico's `portico.io/` family with each key marked with the providers that honour it.
+ */
+export function assembleFamilies(
+  providers: readonly { readonly name: ProviderName; readonly annotations: ProviderAnnotations }[],
+): KeyFamily[] {
+  const families = new Map<string, KeyFamily>();
+  for (const { name, annotations } of providers)
+    for (const family of annotations.families) {
+      const known = families.get(family.anchor);
+      families.set(family.anchor, { ...family, providers: [...(known?.providers ?? []), name] });
+    }
+  const honouredBy = new Map<KeyEntry, ProviderName[]>();
+  for (const { name, annotations } of providers)
+    for (const entry of annotations.porticoKeys)
+      honouredBy.set(entry, [...(honouredBy.get(entry) ?? []), name]);
+  const portico: KeyFamily = {
+    ...PORTICO_FAMILY,
+    providers: providers.map((p) => p.name),
+    entries: [
+      ...PORTICO_FAMILY.entries,
+      ...[...honouredBy].map(([entry, names]) => ({ ...entry, providers: names })),
+    ],
+  };
+  return [...families.values(), portico];
+}
 
 export interface KeyFinding {
   readonly key: string;
@@ -42,24 +66,38 @@ function matcher(entry: KeyEntry): RegExp {
   return re;
 }
 
-export function familyOf(key: string): KeyFamily | undefined {
-  return KEY_FAMILIES.find((family) => family.prefixes.some((prefix) => key.startsWith(prefix)));
+/** Every key Portico knows, by family: what porticoctl lists and the controller checks Services against. */
+export class AnnotationCatalog {
+  readonly families: readonly KeyFamily[];
+
+  constructor(families: readonly KeyFamily[]) {
+    this.families = families;
+  }
+
+  familyOf(key: string): KeyFamily | undefined {
+    return this.families.find((family) => family.prefixes.some((prefix) => key.startsWith(prefix)));
+  }
+
+  entryFor(key: string): KeyEntry | undefined {
+    return this.familyOf(key)?.entries.find((entry) => entry.key === key || matcher(entry).test(key));
+  }
+
+  review(annotations: Readonly<Record<string, string>>, provider: ProviderName): AnnotationReview {
+    return reviewAnnotations(this, annotations, provider);
+  }
 }
 
-export function entryFor(key: string): KeyEntry | undefined {
-  return familyOf(key)?.entries.find((entry) => entry.key === key || matcher(entry).test(key));
-}
-
-export function reviewAnnotations(
+function reviewAnnotations(
+  catalog: AnnotationCatalog,
   annotations: Readonly<Record<string, string>>,
   provider: ProviderName,
 ): AnnotationReview {
   const refused: KeyFinding[] = [];
   const noops: KeyFinding[] = [];
   for (const key of Object.keys(annotations).sort()) {
-    const family = familyOf(key);
+    const family = catalog.familyOf(key);
     if (!family?.providers.includes(provider)) continue;
-    const entry = entryFor(key);
+    const entry = catalog.entryFor(key);
     if (!entry) {
       // Templates are offered with the key's own port filled in, so a misspelt per-port key finds its match.
       const port = key.match(/\d+/)?.[0];

@@ -32,6 +32,16 @@ export interface KeyFamily {
   readonly entries: readonly KeyEntry[];
 }
 
+/** A family as a provider declares it: the registry records which providers read it (providers/registry.ts). */
+export type ProviderKeyFamily = Omit<KeyFamily, "providers">;
+
+/** A provider's annotations: the families it reads, and which of Portico's own `portico.io/` keys it honours. */
+export interface ProviderAnnotations {
+  readonly families: readonly ProviderKeyFamily[];
+  /** Entries of porticoKeys.ts's PORTICO_ENTRIES: the same entry may be honoured by several providers. */
+  readonly porticoKeys: readonly KeyEntry[];
+}
+
 /** Entry makers for the keys under one prefix, so a family reads `implemented("scheme", "...")`. */
 export function entriesUnder(prefix: string) {
   const entry =

@@ -4,6 +4,7 @@ import { UsageError } from "../../shared/usageError.ts";
 import type { CloudAccess, FlagTable, FlagValues, ProviderDescriptor } from "../descriptor.ts";
 import { AWS_LOAD_BALANCER_CLASS, LBC_NLB_CLASS } from "../classes.ts";
 import type { LoadBalancerProvider } from "../provider.ts";
+import { AWS_ANNOTATION_CATALOG } from "./annotations/catalog.ts";
 import { AWS_FLAGS, AWS_USAGE, awsSettings, LBC_LEADER_LEASE, type AwsSettings } from "./settings.ts";
 import { lbcFinalizerReleaser, lbcLeaseReader } from "./lbc/kubernetes.ts";
 
@@ -63,6 +64,7 @@ export const AWS = {
   loadBalancerClass: AWS_LOAD_BALANCER_CLASS,
   inspects: [AWS_LOAD_BALANCER_CLASS, LBC_NLB_CLASS],
   namesByCluster: true,
+  annotations: AWS_ANNOTATION_CATALOG,
   flags: AWS_FLAGS,
   usage: AWS_USAGE,
   settings: awsSettings,

@@ -23,8 +23,8 @@ import { ownGroupIngress, securityGroupChoice } from "./securityGroups/choice.ts
 import { checkOwnGroupRules } from "./securityGroups/ruleLimit.ts";
 import type { GroupProtocol } from "./healthCheckDefaults.ts";
 import { healthCheck } from "./targetGroupHealthCheck.ts";
-import { AWS_COMBINATIONS } from "../annotationKeys/combinations/aws.ts";
-import { assertNoCombination } from "../annotationKeys/combinations/types.ts";
+import { AWS_COMBINATIONS } from "./annotations/combinations.ts";
+import { assertNoCombination } from "../annotationKeys/combinations.ts";
 import { desiredSubnetMappings, immutableVariant } from "./network/subnetMappings.ts";
 import { checkDualstackSubnets } from "./network/dualstackSubnets.ts";
 import {

@@ -5,6 +5,7 @@ import { UsageError } from "../../shared/usageError.ts";
 import { AZURE_LOAD_BALANCER_CLASS } from "../classes.ts";
 import type { CloudAccess, FlagTable, ProviderDescriptor } from "../descriptor.ts";
 import { AzureConfigError, parseAzureConfig, type AzureConfig } from "./config.ts";
+import { AZURE_ANNOTATION_CATALOG } from "./annotations/catalog.ts";
 import { publishedAzure } from "./publishedConfig.ts";
 
 export type { AzureConfig };
@@ -39,6 +40,7 @@ export const AZURE = {
   loadBalancerClass: AZURE_LOAD_BALANCER_CLASS,
   inspects: [AZURE_LOAD_BALANCER_CLASS],
   namesByCluster: true,
+  annotations: AZURE_ANNOTATION_CATALOG,
   flags: { "azure-config": { type: "string" } } as const satisfies FlagTable,
   usage: `  --azure-config FILE               cloud-provider-azure's cloud-config JSON (azure.json) (env PORTICO_AZURE_CONFIG);
                                     AZURE_SUBSCRIPTION_ID, AZURE_RESOURCE_MANAGER_ENDPOINT, PORTICO_AZURE_RESOURCE_GROUP,

@@ -4,6 +4,7 @@
 import { UsageError } from "../../shared/usageError.ts";
 import { METAL_LOAD_BALANCER_CLASS } from "../classes.ts";
 import type { FlagTable, ProviderDescriptor } from "../descriptor.ts";
+import { METAL_ANNOTATION_CATALOG } from "./annotations/catalog.ts";
 
 export interface MetalSettings {
   /**
@@ -18,6 +19,7 @@ export const METAL = {
   loadBalancerClass: METAL_LOAD_BALANCER_CLASS,
   inspects: [],
   namesByCluster: false,
+  annotations: METAL_ANNOTATION_CATALOG,
   flags: {
     metallb: { type: "string" },
     "metallb-namespace": { type: "string" },

@@ -1,8 +1,8 @@
 // The bare-metal provider: no cloud, just addresses. It hands out addresses from IPAddressPools with the
 // allocator and publishes them in the Service's status; the speakers announce them. The controller is the
 // only allocator, and its state is read back from the Services' status when it starts, never re-guessed.
-import { entryFor } from "../annotationKeys/review.ts";
 import { ConfigurationError } from "../errors.ts";
+import { METAL_ANNOTATION_CATALOG } from "./annotations/catalog.ts";
 import type {
   EnsureResult,
   LoadBalancerIntent,
@@ -75,7 +75,9 @@ export interface PoolState {
  * The pool is recorded only once the annotation catalog knows the key: the controller refuses a Service carrying
  * a portico.io/ key the catalog does not know, so recording it before would refuse every Service it addressed.
  */
-const RECORDS_POOL = entryFor(POOL_RECORD_ANNOTATION) !== undefined;
+const RECORDS_POOL = METAL_ANNOTATION_CATALOG.porticoKeys.some(
+  (entry) => entry.key === POOL_RECORD_ANNOTATION,
+);
 
 /**
  * How long an address another host answered for stays out of use. Then it may be handed out again, and the

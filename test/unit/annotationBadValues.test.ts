@@ -2,7 +2,7 @@
 // stated reason why no value is bad. A key added to the catalog without either fails here.
 import { describe, expect, it } from "vitest";
 import { buildIntent } from "../../controller/intent.ts";
-import { KEY_FAMILIES } from "../../providers/annotationKeys/review.ts";
+import { ANNOTATIONS } from "../../providers/registry.ts";
 import { parseAwsSettings } from "../../providers/aws/annotations/settings.ts";
 import { CONFIGURATIONS_ANNOTATION, placeService } from "../../providers/azure/placement/eligibility.ts";
 import { desiredLoadBalancer } from "../../providers/aws/desired.ts";
@@ -298,7 +298,7 @@ const CASES: Record<string, Case> = {
 };
 
 describe("every implemented key has a bad value Portico refuses", () => {
-  const implemented = KEY_FAMILIES.flatMap((f) =>
+  const implemented = ANNOTATIONS.families.flatMap((f) =>
     f.entries.filter((e) => e.status === "implemented").map((e) => e.key),
   );
 

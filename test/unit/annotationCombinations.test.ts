@@ -3,10 +3,10 @@
 // field of the pair; and each setting of the example alone is not refused for that pair.
 import { describe, expect, test } from "vitest";
 import { buildIntent } from "../../controller/intent.ts";
-import { AWS_COMBINATIONS } from "../../providers/annotationKeys/combinations/aws.ts";
-import { AZURE_COMBINATIONS } from "../../providers/annotationKeys/combinations/azure.ts";
-import { METAL_COMBINATIONS } from "../../providers/annotationKeys/combinations/metal.ts";
-import type { CombinationTable, Example } from "../../providers/annotationKeys/combinations/types.ts";
+import { AWS_COMBINATIONS } from "../../providers/aws/annotations/combinations.ts";
+import { AZURE_COMBINATIONS } from "../../providers/azure/annotations/combinations.ts";
+import { METAL_COMBINATIONS } from "../../providers/metal/annotations/combinations.ts";
+import type { CombinationTable, Example } from "../../providers/annotationKeys/combinations.ts";
 import { defaultTargetType, parseAwsSettings } from "../../providers/aws/annotations/settings.ts";
 import { desiredLoadBalancer } from "../../providers/aws/desired.ts";
 import { ConfigurationError } from "../../providers/errors.ts";

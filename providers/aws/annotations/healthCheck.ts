@@ -1,7 +1,7 @@
 // The health-check annotations (healthcheck-*), parsed as the AWS Load Balancer Controller reads them: overrides
 // of the health check a target group gets by the behaviour table (healthCheckDefaults.ts).
 import { invalidAnnotation as fail, oneOf, wholeNumber as int } from "../../annotationValues.ts";
-import { AWS_ANNOTATION_KEYS as a } from "../../annotationKeys/aws.ts";
+import { AWS_ANNOTATION_KEYS as a } from "./catalog.ts";
 
 export interface HealthCheckOverrides {
   protocol?: "TCP" | "HTTP" | "HTTPS";

@@ -7,7 +7,7 @@ import {
   oneOf,
   splitList as list,
 } from "../../annotationValues.ts";
-import { AWS_ANNOTATION_KEYS as a } from "../../annotationKeys/aws.ts";
+import { AWS_ANNOTATION_KEYS as a } from "./catalog.ts";
 
 export const ALPN_POLICIES = ["HTTP1Only", "HTTP2Only", "HTTP2Optional", "HTTP2Preferred", "None"] as const;
 

@@ -2,7 +2,7 @@
 // AWS Load Balancer Controller reads them: security groups (Portico's own or the user's, or none), the rules on the
 // targets' groups, managed prefix lists, PrivateLink traffic, and Elastic IPs or private addresses per subnet.
 import { invalidAnnotation as fail, oneOf, optionalBool, splitList as list } from "../../annotationValues.ts";
-import { AWS_ANNOTATION_KEYS as a } from "../../annotationKeys/aws.ts";
+import { AWS_ANNOTATION_KEYS as a } from "./catalog.ts";
 
 export interface NetworkSettings {
   /** Undefined: the default (on with Portico's own group, off with the user's, as the AWS controller does). */

@@ -16,7 +16,7 @@ import {
 import { parseHealthCheck, type HealthCheckOverrides } from "./healthCheck.ts";
 import { parseListenerSettings, type ListenerSettings } from "./listeners.ts";
 import { parseNetworkSettings, type NetworkSettings } from "./network.ts";
-import { AWS_ANNOTATION_KEYS } from "../../annotationKeys/aws.ts";
+import { AWS_ANNOTATION_KEYS } from "./catalog.ts";
 import { DEFAULT_RULES_PER_SECURITY_GROUP } from "../securityGroups/ruleLimit.ts";
 import { PORTICO_ANNOTATIONS } from "../../annotationKeys/portico.ts";
 

@@ -6,7 +6,7 @@
 // and the limit (--aws-rules-per-security-group, for accounts with a raised quota). Pure.
 import { ConfigurationError } from "../../errors.ts";
 import type { LoadBalancerIntent } from "../../provider.ts";
-import { AWS_ANNOTATION_KEYS as K } from "../../annotationKeys/aws.ts";
+import { AWS_ANNOTATION_KEYS as K } from "../annotations/catalog.ts";
 import type { BackendRule, IngressRule } from "../model.ts";
 
 /** EC2's default quota of inbound rules per security group and address family. */

@@ -1,7 +1,7 @@
 // Who may reach a Service, as cloud-provider-azure's annotations say it: allowed IP ranges and service tags (allow
 // rules in the cluster's network security group), a deny rule for everyone else inside the virtual network, or
 // no security rules at all. Parsed and checked against each other here; the rules are built in ../security/rules.ts.
-import { AZURE_ANNOTATION_KEYS } from "../../annotationKeys/azure.ts";
+import { AZURE_ANNOTATION_KEYS } from "./catalog.ts";
 import { Address4, Address6 } from "ip-address";
 import {
   invalidAnnotation as fail,

@@ -3,7 +3,7 @@
 import { ConfigurationError } from "../../errors.ts";
 import type { LoadBalancerIntent } from "../../provider.ts";
 import type { AzureServiceSettings } from "./settings.ts";
-import { AZURE_ANNOTATION_KEYS } from "../../annotationKeys/azure.ts";
+import { AZURE_ANNOTATION_KEYS } from "./catalog.ts";
 import type { IpFamily } from "../names.ts";
 
 /**

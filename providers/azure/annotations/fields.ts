@@ -3,7 +3,7 @@
 // nothing of the Service decided it, the controller's setting that did. A message naming an annotation the
 // Service does not carry (a public Service told about azure-load-balancer-internal) sends its reader looking for
 // something that is not there. Pure.
-import { AZURE_ANNOTATION_KEYS } from "../../annotationKeys/azure.ts";
+import { AZURE_ANNOTATION_KEYS } from "./catalog.ts";
 import { PORTICO_ANNOTATIONS } from "../../annotationKeys/portico.ts";
 import type { LoadBalancerIntent } from "../../provider.ts";
 import type { IpFamily } from "../names.ts";

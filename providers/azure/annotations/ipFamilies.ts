@@ -3,7 +3,7 @@
 // its own address (public IP, or private address of the subnet's range of that family), backend pool, probes and
 // rules; the `-ipv6` annotations name the IPv6 side's address, public IP and prefix, the unsuffixed ones the IPv4
 // side's. Pure.
-import { AZURE_ANNOTATION_KEYS } from "../../annotationKeys/azure.ts";
+import { AZURE_ANNOTATION_KEYS } from "./catalog.ts";
 import { Address4, Address6 } from "ip-address";
 import { invalidAnnotation as fail } from "../../annotationValues.ts";
 import type { IpFamily } from "../names.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AZURE_PORT_KEY_PREFIX, AZURE_PORT_SETTINGS } from "../../annotationKeys/azure.ts";
+import { AZURE_PORT_KEY_PREFIX, AZURE_PORT_SETTINGS } from "./catalog.ts";
 import { ConfigurationError } from "../../errors.ts";
 import type { LoadBalancerIntent } from "../../provider.ts";
 import { AZURE_ANNOTATIONS } from "./settings.ts";

@@ -4,7 +4,7 @@
 // with no sign of it. So every such key, whatever its setting, must name one of the Service's ports, written as
 // cloud-provider-azure writes it (`port_080_` is not port 80's key); otherwise the Service is refused, naming the
 // key and its ports, in the shape the AWS per-port keys are refused in.
-import { AZURE_PORT_KEY_PREFIX } from "../../annotationKeys/azure.ts";
+import { AZURE_PORT_KEY_PREFIX } from "./catalog.ts";
 import { ConfigurationError } from "../../errors.ts";
 import type { PortIntent } from "../../provider.ts";
 

@@ -1,7 +1,7 @@
 // What a Service asks of its public IP beyond its name: ARM tags, a DNS label (`<label>.<region>.cloudapp.azure.com`)
 // and IP tags (e.g. RoutingPreference=Internet). Parsed and validated here; ../publicIps/choice.ts decides what they mean
 // for a public IP Portico makes and for one of the user's.
-import { AZURE_ANNOTATION_KEYS } from "../../annotationKeys/azure.ts";
+import { AZURE_ANNOTATION_KEYS } from "./catalog.ts";
 import { invalidAnnotation as fail, keyValuePairs, splitList as list } from "../../annotationValues.ts";
 
 /** `/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Network/publicIPPrefixes/<name>`. */

@@ -7,7 +7,7 @@ import {
   optionalBool as bool,
   wholeNumber as int,
 } from "../../annotationValues.ts";
-import { AZURE_ANNOTATION_KEYS, AZURE_PORT_SETTINGS } from "../../annotationKeys/azure.ts";
+import { AZURE_ANNOTATION_KEYS, AZURE_PORT_SETTINGS } from "./catalog.ts";
 import { PORTICO_ANNOTATIONS } from "../../annotationKeys/portico.ts";
 import { ConfigurationError } from "../../errors.ts";
 import { parseAccessSettings, type AccessSettings } from "./access.ts";

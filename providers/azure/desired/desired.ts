@@ -2,8 +2,8 @@
 // settings, the cluster's network and configuration, and the public IP chosen for it. Everything the user
 // must fix is a ConfigurationError, raised before any call is made.
 import { TARGET_NODE_LABEL_ANNOTATIONS } from "../../annotationKeys/portico.ts";
-import { AZURE_COMBINATIONS } from "../../annotationKeys/combinations/azure.ts";
-import { assertNoCombination } from "../../annotationKeys/combinations/types.ts";
+import { AZURE_COMBINATIONS } from "../annotations/combinations.ts";
+import { assertNoCombination } from "../../annotationKeys/combinations.ts";
 import { ConfigurationError } from "../../errors.ts";
 import type { LoadBalancerIntent, PortIntent } from "../../provider.ts";
 import { drainingNodes } from "../../endpointTraffic.ts";

@@ -4,7 +4,7 @@
 // matched), then the one the Service is on if it is still eligible (a Service never moves unless its
 // annotation, labels or the configuration ask it to), otherwise the fewest rules first. Pure, so unit-tested
 // case by case; the provider tries the candidates in order against Azure's limits (limits/limits.ts).
-import { AZURE_ANNOTATION_KEYS } from "../../annotationKeys/azure.ts";
+import { AZURE_ANNOTATION_KEYS } from "../annotations/catalog.ts";
 import { ConfigurationError } from "../../errors.ts";
 import { configField } from "../annotations/fields.ts";
 import { matchesLabelSelector, type Labels } from "../../../shared/labelSelector.ts";

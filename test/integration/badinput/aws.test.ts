@@ -11,7 +11,7 @@ import type { Controller } from "../../../controller/app.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { expectRefused, TestAws, TestCluster, waitFor } from "../../harness/index.ts";
 import { awsWorld, lbService, waitForHostname } from "../aws/fixtures.ts";
-import { AWS_COMBINATIONS } from "../../../providers/annotationKeys/combinations/aws.ts";
+import { AWS_COMBINATIONS } from "../../../providers/aws/annotations/combinations.ts";
 import { combinationCases, type Case } from "./corpus.ts";
 
 const A = "service.beta.kubernetes.io/aws-load-balancer-";

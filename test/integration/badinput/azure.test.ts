@@ -3,7 +3,7 @@
 // Service beside it keeps working.
 import { afterAll, beforeAll, describe, expect, inject, test } from "vitest";
 import type { Controller } from "../../../controller/app.ts";
-import { AZURE_COMBINATIONS } from "../../../providers/annotationKeys/combinations/azure.ts";
+import { AZURE_COMBINATIONS } from "../../../providers/azure/annotations/combinations.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { expectRefused, TestAzure, TestCluster } from "../../harness/index.ts";
 import { azureWorld, lbService, waitForIP } from "../azure/fixtures.ts";

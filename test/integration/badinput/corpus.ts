@@ -1,6 +1,6 @@
 // A bad-input case: what is asked for, and the refusal it must get (see expectRefused in the harness).
 import type { V1Service } from "@kubernetes/client-node";
-import type { CombinationTable } from "../../../providers/annotationKeys/combinations/types.ts";
+import type { CombinationTable } from "../../../providers/annotationKeys/combinations.ts";
 
 export interface Case {
   name: string;

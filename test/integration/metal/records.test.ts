@@ -4,7 +4,7 @@
 // condition follows those records, through a failover and to a pool no node may announce.
 import { beforeAll, onTestFinished } from "vitest";
 import { SERVING_CONDITION } from "../../../controller/status.ts";
-import { entryFor } from "../../../providers/annotationKeys/review.ts";
+import { ANNOTATIONS } from "../../../providers/registry.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { expect, mergePatch, test, waitFor, type TestCluster } from "../../harness/index.ts";
 import { installCrds, renderOverlay } from "../../harness/manifests.ts";
@@ -61,7 +61,7 @@ test(
   "the controller records the pool an address came from, and the speakers follow the record, not a guess, between overlapping pools",
   async ({ cluster }) => {
     expect(
-      entryFor("portico.io/ip-allocated-from-pool"),
+      ANNOTATIONS.entryFor("portico.io/ip-allocated-from-pool"),
       "the annotation catalog (providers/annotationKeys/portico.ts) must know portico.io/ip-allocated-from-pool before the controller records it",
     ).toBeDefined();
     const metal = await setUp(cluster);

@@ -1,10 +1,10 @@
 // The Azure settings that cannot work together. Each check reads the provider's own parsed settings, its
 // configuration and the probes it chose (probes.ts), so what it judges is what the load balancer would get.
-import type { AzureServiceSettings } from "../../azure/annotations/settings.ts";
-import type { AzureConfig } from "../../azure/config.ts";
+import type { AzureServiceSettings } from "./settings.ts";
+import type { AzureConfig } from "../config.ts";
 import type { LoadBalancerIntent } from "../../provider.ts";
-import { sourceRangesField } from "../../azure/annotations/fields.ts";
-import { annotationField as field, type CombinationTable } from "./types.ts";
+import { sourceRangesField } from "./fields.ts";
+import { annotationField as field, type CombinationTable } from "../../annotationKeys/combinations.ts";
 
 export interface AzureCombinationInput {
   intent: LoadBalancerIntent;

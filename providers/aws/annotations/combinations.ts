@@ -1,15 +1,15 @@
 // The AWS settings that cannot work together. Each check reads the provider's own parsed settings, so what it
 // judges is what the NLB would get; the first combination found refuses the Service, naming every field.
-import type { AwsServiceSettings } from "../../aws/annotations/settings.ts";
+import type { AwsServiceSettings } from "./settings.ts";
 import {
   checksOverHttp,
   defaultHttpCheckPort,
   KUBE_PROXY_HEALTH_PORT,
   type GroupProtocol,
-} from "../../aws/healthCheckDefaults.ts";
-import { udpOnlyHealthChecks } from "../../aws/healthCheckReach.ts";
+} from "../healthCheckDefaults.ts";
+import { udpOnlyHealthChecks } from "../healthCheckReach.ts";
 import type { LoadBalancerIntent } from "../../provider.ts";
-import { annotationField as field, type CombinationTable } from "./types.ts";
+import { annotationField as field, type CombinationTable } from "../../annotationKeys/combinations.ts";
 
 export interface AwsCombinationInput {
   intent: LoadBalancerIntent;

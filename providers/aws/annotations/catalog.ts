@@ -1,6 +1,13 @@
 // Every `service.beta.kubernetes.io/aws-load-balancer-*` key: the AWS Load Balancer Controller's documented NLB
 // annotations, and the legacy in-tree cloud provider's keys users still carry from Classic Load Balancers.
-import { entriesUnder, implementedEntries, parserKeys, type KeyFamily } from "./types.ts";
+import { PORTICO_ENTRIES } from "../../annotationKeys/portico.ts";
+import {
+  entriesUnder,
+  implementedEntries,
+  parserKeys,
+  type ProviderAnnotations,
+  type ProviderKeyFamily,
+} from "../../annotationKeys/types.ts";
 
 const P = "service.beta.kubernetes.io/aws-load-balancer-";
 /** The AWS Load Balancer Controller's listener actions, under a prefix of their own. */
@@ -109,10 +116,9 @@ const READ = {
 /** The keys the AWS parser reads (a per-port key as its prefix, e.g. `…target-group-attributes.`). */
 export const AWS_ANNOTATION_KEYS = parserKeys(P, READ);
 
-export const AWS_KEYS: KeyFamily = {
+export const AWS_KEYS: ProviderKeyFamily = {
   anchor: "AWS Load Balancer Controller",
   prefixes: [P, ACTIONS],
-  providers: ["aws"],
   entries: [
     ...implementedEntries(P, READ),
     refused(
@@ -165,4 +171,10 @@ export const AWS_KEYS: KeyFamily = {
       "a Classic Load Balancer setting: Portico does not attach extra security groups to the NLB; remove the annotation",
     ),
   ],
+};
+
+/** What the AWS provider reads: LBC's family, and Portico's own keys for target nodes and kube-proxy's check. */
+export const AWS_ANNOTATION_CATALOG: ProviderAnnotations = {
+  families: [AWS_KEYS],
+  porticoKeys: [PORTICO_ENTRIES.targetNodeLabels, PORTICO_ENTRIES.kubeProxyHealthCheck],
 };

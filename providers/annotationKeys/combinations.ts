@@ -2,8 +2,8 @@
 // not serve, a certificate on a UDP port, a health-check path on a TCP check. Each provider keeps a table of them
 // (this folder), beside the catalog of single keys: every entry names the fields a user edits, what goes wrong and
 // the fix, and carries an example Service that a unit test builds and sees refused, as it does for single values.
-import { ConfigurationError } from "../../errors.ts";
-import type { ProviderName } from "../types.ts";
+import { ConfigurationError } from "../errors.ts";
+import type { ProviderName } from "./types.ts";
 
 export interface Combination<Input> {
   /** The fields that cannot be set together, as a user writes them: `spec.x` or `metadata.annotations[key]`. */

@@ -3,7 +3,7 @@
 // the table lists them with an example each, walked by a unit test like the clouds' tables. Between Services,
 // the allocator refuses sharing an address across different pods with externalTrafficPolicy Local
 // (providers/metal/addressBook.ts), as MetalLB does.
-import { annotationField as field, type CombinationTable } from "./types.ts";
+import { annotationField as field, type CombinationTable } from "../../annotationKeys/combinations.ts";
 
 export const METAL_COMBINATIONS: CombinationTable<never> = {
   provider: "metal",

@@ -1,6 +1,14 @@
 // Every `service.beta.kubernetes.io/azure-*` key cloud-provider-azure reads, and its per-port
 // `service.beta.kubernetes.io/port_<port>_<setting>` keys.
-import { entriesUnder, implementedEntries, parserKeys, type KeyEntry, type KeyFamily } from "./types.ts";
+import { PORTICO_ENTRIES } from "../../annotationKeys/portico.ts";
+import {
+  entriesUnder,
+  implementedEntries,
+  parserKeys,
+  type KeyEntry,
+  type ProviderAnnotations,
+  type ProviderKeyFamily,
+} from "../../annotationKeys/types.ts";
 
 const P = "service.beta.kubernetes.io/";
 const PORT_KEY = "port_<port>_";
@@ -96,10 +104,9 @@ const privateLink = (suffix: string): KeyEntry =>
     "Private Link services are not offered; create the Private Link service outside Portico and remove the annotation",
   );
 
-export const AZURE_KEYS: KeyFamily = {
+export const AZURE_KEYS: ProviderKeyFamily = {
   anchor: "cloud-provider-azure",
   prefixes: [`${P}azure-`, `${P}port_`],
-  providers: ["azure"],
   entries: [
     ...implementedEntries(P, READ),
     ...Object.entries(PORT_READ).map(([setting, summary]) => implemented(`${PORT_KEY}${setting}`, summary)),
@@ -133,5 +140,16 @@ export const AZURE_KEYS: KeyFamily = {
     privateLink("proxy-protocol"),
     privateLink("visibility"),
     privateLink("auto-approval"),
+  ],
+};
+
+/** What the Azure provider reads: cloud-provider-azure's family, and Portico's own keys for its backends. */
+export const AZURE_ANNOTATION_CATALOG: ProviderAnnotations = {
+  families: [AZURE_KEYS],
+  porticoKeys: [
+    PORTICO_ENTRIES.targetNodeLabels,
+    PORTICO_ENTRIES.kubeProxyHealthCheck,
+    PORTICO_ENTRIES.targetType,
+    PORTICO_ENTRIES.floatingIP,
   ],
 };
