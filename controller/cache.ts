@@ -1,5 +1,7 @@
-// The shared cache: list-watches of Services, Nodes and EndpointSlices that every reconcile reads from.
-// A watch that fails is restarted with backoff; the list-watch relists when its resourceVersion is too old,
+// The shared cache every reconcile reads from: list-watches of Services, Nodes and EndpointSlices, the pods given
+// readiness gates, and what the provider declares it needs (providers/descriptor.ts ClusterNeeds): pools and the
+// namespaces whose labels select them, MetalLB's pools (their CRD looked for again while absent) and the speakers'
+// L2 and BGP records, namespaces alone. A watch that fails is restarted with backoff; the list-watch relists when its resourceVersion is too old,
 // and reports objects that vanished meanwhile as deletions, so no delete is missed across apiserver restarts.
 // What is listed and watched, and how, is cacheSources.ts's.
 import { cacheSources } from "./cacheSources.ts";

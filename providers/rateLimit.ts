@@ -1,7 +1,7 @@
 // Client-side rate limiting shared by the cloud providers, so that Portico stays under a cloud account's request
 // limits instead of bouncing off them: one limiter per provider's clients, shared by every worker, with a learned
 // limit per bucket the cloud keeps. The providers name the buckets and their documented figures
-// (providers/aws/rateLimiter.ts, providers/azure/rateLimit.ts); what is common lives here: the learning, the
+// (providers/aws/rateLimiter.ts, providers/azure/arm/rateLimit.ts); what is common lives here: the learning, the
 // queueing by priority, and the registry the controller's metrics read.
 //
 // The documented figures are the whole account's; other software on the account draws from the same limits, so

@@ -1,4 +1,7 @@
-// The AWS NLB provider: intent → desired NLB (pure) → observe by tags → plan (pure) → apply.
+// The AWS NLB provider: it sequences one pass per Service, whose stages each read what the one before produced —
+// what the Service alone refuses, resolve (the reads the desired NLB depends on), build (pure), the cluster's own
+// resources (the LBC take-over, the shared backend group), observe through the state store, plan (pure), apply
+// make-before-break — and answers porticoctl (plan, inspect) through the same pass in plan mode.
 import type {
   EnsureResult,
   InspectNode,

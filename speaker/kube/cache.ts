@@ -1,7 +1,8 @@
 // The speaker's view of Kubernetes: list-watches of Services, EndpointSlices, Nodes, Portico's IPAddressPools
-// and L2Advertisements, and MetalLB's (metallb.io/v1beta1, in MetalLB's namespace) when asked to read them. A
-// watch that fails is restarted with backoff; the list-watch relists when its resourceVersion is too old, so
-// nothing is missed across apiserver restarts.
+// and L2Advertisements, the speakers' ServiceL2Status records, the BGP mode's objects when it runs, and MetalLB's
+// (metallb.io/v1beta1, in MetalLB's namespace) when asked to read them. Advertisements reach the modes as plain
+// configuration objects, so this folder knows no mode. A watch that fails is restarted with backoff; the list-watch
+// relists when its resourceVersion is too old, so nothing is missed across apiserver restarts.
 import type { KubernetesObject, V1EndpointSlice, V1Node, V1Service } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import type { ConfigObject } from "../configObjects.ts";

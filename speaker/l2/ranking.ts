@@ -1,4 +1,4 @@
-// The election of speaker/election.ts, made cheap to repeat. A node's rendezvous weight for an address never
+// The election of speaker/l2/election.ts, made cheap to repeat. A node's rendezvous weight for an address never
 // changes, so each address's nodes are ranked once (per set of known nodes) and every later election is a
 // walk down that ranking to the first eligible node. Liveness changes, which must be acted on within
 // milliseconds, then cost no hashing at all, even with a thousand nodes and a thousand addresses.

@@ -2,8 +2,10 @@
 // observations (recentObservations.ts), the account's load balancer and target group listings (elbIndex.ts), the
 // cluster's security groups and rules (securityGroupIndex.ts over clusterGroups.ts), listeners read in batches
 // (listenerBatch.ts) and the security rules each Service's last pass left in place (securityRules.ts). A pass
-// reads the account through it and tells it what it writes; it alone decides what that makes stale, so no other
-// part of the provider forgets or marks anything.
+// reads the account through it and tells it what it writes, and it decides what that makes stale. The cluster's
+// shared reads are still cached by their readers, each aged by cacheAge.ts: subnets (network/subnets.ts), the
+// targets', users' and backend groups and prefix lists (securityGroups/), certificates checked
+// (listeners/certificateCheck.ts), the shared backend's uses and LBC's stacks.
 import type { LoadBalancerIntent, ServiceRef } from "../../provider.ts";
 import { currentPriority } from "../../priority.ts";
 import type { AwsClients } from "../clients.ts";

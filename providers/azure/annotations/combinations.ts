@@ -180,7 +180,7 @@ export const AZURE_COMBINATIONS: CombinationTable<AzureCombinationInput> = {
     {
       fields: ["spec.allocateLoadBalancerNodePorts", field("portico.io/target-type")],
       checkedIn:
-        "providers/azure/desired.ts (chooseTargetType: floating IP lets instance targets go without)",
+        "providers/azure/desired/desired.ts (chooseTargetType: floating IP lets instance targets go without)",
       fix: "use ip targets (portico.io/target-type: ip), floating IP (portico.io/floating-ip) or allow node ports",
       reason: "NodePortsDisabled",
       example: {

@@ -273,7 +273,7 @@ test("on bare metal the controller also reads IPAddressPools and namespaces and 
   // The speakers' records are read (none yet: an empty list, not "cannot read").
   expect(cache.announcements(ns, "web")).toEqual([]);
 
-  // And it writes a pool's status the way controller/poolStatus.ts does; the spec stays the user's.
+  // And it writes a pool's status the way providers/metal/poolStatus.ts does; the spec stays the user's.
   const pools = { group: "portico.io", version: "v1alpha1", plural: "ipaddresspools" } as const;
   const admin = cluster.kubeConfig.makeApiClient(CustomObjectsApi);
   const name = `${ns}-pool`;
