@@ -2,11 +2,11 @@
 import { CoordinationV1Api, CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
 import type { LoadBalancerProvider } from "../providers/provider.ts";
 import { wantsLoadBalancer } from "../providers/classes.ts";
-import { ClusterCache } from "./cache.ts";
+import { ClusterCache } from "./runtime/cache.ts";
 import { descriptorOf, type ControllerConfig } from "./config.ts";
 import { controllerEvents } from "./events.ts";
 import { parseLabelSelector } from "../shared/labelSelector.ts";
-import { LeaderElector } from "./leader.ts";
+import { LeaderElector } from "./runtime/leader.ts";
 import { settingsAnnotation } from "./publishedSettings.ts";
 import type { Logger } from "../shared/log.ts";
 import { Manager } from "./manager.ts";

@@ -4,7 +4,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { startController, validateConfig } from "./app.ts";
 import { parseConfig } from "./config.ts";
 import { flagsOrExit, stopOnSignal } from "../shared/command.ts";
-import { shareConnections } from "./connections.ts";
+import { shareConnections } from "./runtime/connections.ts";
 import { createLogger } from "../shared/log.ts";
 import { serveMetrics } from "../shared/metricsServer.ts";
 

@@ -6,7 +6,7 @@ import { gatedPod, waitsForGate } from "./readinessGates/gates.ts";
 import { createHash } from "node:crypto";
 import { withPriority } from "../providers/priority.ts";
 import type { LoadBalancerProvider, SecurityRuleDrift, ServiceRef } from "../providers/provider.ts";
-import { serviceKey, type ClusterCache } from "./cache.ts";
+import { serviceKey, type ClusterCache } from "./runtime/cache.ts";
 import {
   FINALIZER,
   MANAGED_BY_ANNOTATION,
@@ -14,12 +14,12 @@ import {
   wantsLoadBalancer,
   type ClassConfig,
 } from "../providers/classes.ts";
-import { nodeFingerprint } from "./nodeFingerprint.ts";
+import { nodeFingerprint } from "./runtime/nodeFingerprint.ts";
 import { collectOrphans } from "./garbage.ts";
 import { checkSecurityRules } from "./securityRuleCheck.ts";
 import type { EventSink } from "../shared/events.ts";
 import type { Logger } from "../shared/log.ts";
-import { startWorkers, WorkQueue, type Workers } from "./queue.ts";
+import { startWorkers, WorkQueue, type Workers } from "./runtime/queue.ts";
 import type { ServiceReconciler } from "./reconciler.ts";
 import { SERVICE_NAME_LABEL } from "./intent.ts";
 

@@ -4,7 +4,7 @@
 import type { CoreV1Api, V1Service } from "@kubernetes/client-node";
 import { CloudError, ConfigurationError } from "../providers/errors.ts";
 import type { LoadBalancerProvider, ServiceRef, TrafficState } from "../providers/provider.ts";
-import type { ClusterCache } from "./cache.ts";
+import type { ClusterCache } from "./runtime/cache.ts";
 import {
   FINALIZER,
   hasFinalizer,

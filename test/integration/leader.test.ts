@@ -2,7 +2,7 @@ import { CoordinationV1Api, KubeConfig, V1MicroTime, type V1Lease } from "@kuber
 import { createServer, connect, type Server, type Socket } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { onTestFinished } from "vitest";
-import { LeaderElector, type LeaderElectionOptions } from "../../controller/leader.ts";
+import { LeaderElector, type LeaderElectionOptions } from "../../controller/runtime/leader.ts";
 import { expect, test, waitFor, type TestCluster } from "../harness/index.ts";
 
 const LEASE = "portico-controller";

@@ -85,6 +85,7 @@ test("the registry changes by the provider's import and entry alone, and the cod
 }, 300_000);
 
 test("the controller serves the new provider's class and enforces its annotations", async ({ cluster }) => {
+  const logFile = join(copy, `controller-${cluster.namespace}.log`);
   const controller = await ControllerProcess.start({
     kubeconfig: inject("kubeconfig"),
     args: [
@@ -95,7 +96,7 @@ test("the controller serves the new provider's class and enforces its annotation
       ...scopedTo(cluster),
       "--leader-elect=false",
     ],
-    logFile: join(tmpdir(), `portico-new-provider-${cluster.namespace}.log`),
+    logFile,
     main: join(copy, "controller", "main.ts"),
   });
   cluster.defer(() => controller.stop());

@@ -4,7 +4,7 @@
 // everything it does not need, so they are no more than that.
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { randomBytes } from "node:crypto";
-import { ClusterCache } from "../../../controller/cache.ts";
+import { ClusterCache } from "../../../controller/runtime/cache.ts";
 import type { ControllerConfig } from "../../../controller/config.ts";
 import { controllerEvents } from "../../../controller/events.ts";
 import { silentLogger } from "../../../shared/log.ts";

@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { pino } from "pino";
-import { ClusterCache } from "../../../controller/cache.ts";
+import { ClusterCache } from "../../../controller/runtime/cache.ts";
 import { silentLogger } from "../../../shared/log.ts";
 import { MetallbPoolStatus } from "../../../providers/metal/metallbPoolStatus.ts";
 import { KubeCache } from "../../../speaker/kube/cache.ts";

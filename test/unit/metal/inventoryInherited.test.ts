@@ -2,7 +2,7 @@
 // those of Services it serves but has not addressed yet (MetalLB's), marked inherited; a refused one stays so.
 import type { V1Service } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import type { ClusterCache } from "../../../controller/cache.ts";
+import type { ClusterCache } from "../../../controller/runtime/cache.ts";
 import { MANAGED_BY_ANNOTATION } from "../../../providers/classes.ts";
 import { metalInventory } from "../../../providers/metal/inventory.ts";
 import { READY_CONDITION } from "../../../controller/status.ts";

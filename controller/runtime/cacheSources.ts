@@ -3,7 +3,7 @@
 // How they are restarted, indexed and told about is the cache's (cache.ts).
 import { listPaged } from "./pagedList.ts";
 import { trimEndpointSlice, trimNamespace, trimNode, trimPod, trimService } from "./trim.ts";
-import { GATED_POD_LABEL } from "./readinessGates/gates.ts";
+import { GATED_POD_LABEL } from "../readinessGates/gates.ts";
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -17,7 +17,7 @@ import {
   type V1Service,
   type Watch,
 } from "@kubernetes/client-node";
-import type { IPAddressPoolObject } from "../providers/cluster.ts";
+import type { IPAddressPoolObject } from "../../providers/cluster.ts";
 
 export interface SourceOptions {
   /** Services, EndpointSlices and pods of this namespace only (default: all namespaces). */

@@ -1,6 +1,6 @@
 import type { V1EndpointSlice, V1Namespace, V1Node, V1Service } from "@kubernetes/client-node";
 import { describe, expect, test } from "vitest";
-import { ineligibility } from "../shared/nodeEligibility.ts";
+import { ineligibility } from "../../shared/nodeEligibility.ts";
 import { nodeFingerprint } from "./nodeFingerprint.ts";
 import { LAST_APPLIED_ANNOTATION, trimEndpointSlice, trimNamespace, trimNode, trimService } from "./trim.ts";
 

@@ -9,7 +9,7 @@ import {
   type KubernetesObject,
   type Watch,
 } from "@kubernetes/client-node";
-import type { Logger } from "../shared/log.ts";
+import type { Logger } from "../../shared/log.ts";
 
 const MAX_RESTART_DELAY_MS = 30_000;
 

@@ -1,5 +1,5 @@
 // The Lease record as leader election writes it, and the request options every Lease call uses. Pure
-// helpers of controller/leader.ts, kept apart so the election loop reads on its own.
+// helpers of controller/runtime/leader.ts, kept apart so the election loop reads on its own.
 import {
   ApiException,
   Observable,

@@ -14,7 +14,7 @@ import type {
   V1Pod,
   V1Service,
 } from "@kubernetes/client-node";
-import { GATE_PREFIX } from "./readinessGates/gates.ts";
+import { GATE_PREFIX } from "../readinessGates/gates.ts";
 
 /**
  * kubectl apply's copy of the whole object as last applied: often the largest annotation a Service has, and no

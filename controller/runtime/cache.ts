@@ -6,7 +6,7 @@
 // What is listed and watched, and how, is cacheSources.ts's.
 import { cacheSources } from "./cacheSources.ts";
 import { trimEndpointSlice, trimNamespace, trimNode, trimPod, trimService } from "./trim.ts";
-import { gatedPod, waitsForGate, type GatedPod } from "./readinessGates/gates.ts";
+import { gatedPod, waitsForGate, type GatedPod } from "../readinessGates/gates.ts";
 import type { ListWatch } from "@kubernetes/client-node";
 import {
   Watch,
@@ -24,19 +24,19 @@ import {
   L2STATUS_VERSION,
   readL2Status,
   trimL2Status,
-} from "../shared/l2status.ts";
+} from "../../shared/l2status.ts";
 import {
   BGPSTATUS_GROUP,
   BGPSTATUS_PLURAL,
   BGPSTATUS_VERSION,
   bgpAnnouncement,
   readBgpStatus,
-} from "../shared/bgpStatus.ts";
-import type { Announcement } from "../shared/bgpStatus.ts";
-import type { ClusterView, IPAddressPoolObject } from "../providers/cluster.ts";
+} from "../../shared/bgpStatus.ts";
+import type { Announcement } from "../../shared/bgpStatus.ts";
+import type { ClusterView, IPAddressPoolObject } from "../../providers/cluster.ts";
 import { RecordWatch } from "./recordWatch.ts";
 import { SliceIndex, StableList } from "./cacheIndexes.ts";
-import type { Logger } from "../shared/log.ts";
+import type { Logger } from "../../shared/log.ts";
 
 export type Kind = "service" | "node" | "endpointslice" | "ipaddresspool" | "namespace" | "pod";
 
