@@ -174,6 +174,27 @@ export function classify(operation: string, err: unknown): CloudError {
 }
 
 /** Runs one SDK call and classifies its failure. */
+/**
+ * Every page of a paged read, from the SDK's own paginator (its tokens, its stop), each page handed to `take`; an
+ * error on any page classified as `call` does. Answers how many pages were read (what the read cost).
+ */
+export async function eachPage<P>(
+  operation: string,
+  pages: AsyncIterable<P>,
+  take: (page: P) => void,
+): Promise<number> {
+  let count = 0;
+  try {
+    for await (const page of pages) {
+      count++;
+      take(page);
+    }
+  } catch (err) {
+    throw classify(operation, err);
+  }
+  return count;
+}
+
 export async function call<T>(operation: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();

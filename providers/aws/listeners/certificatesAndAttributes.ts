@@ -3,28 +3,23 @@
 import {
   AddListenerCertificatesCommand,
   DescribeListenerAttributesCommand,
-  DescribeListenerCertificatesCommand,
   ModifyListenerAttributesCommand,
   RemoveListenerCertificatesCommand,
+  paginateDescribeListenerCertificates,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
-import { call, type AwsClients } from "../clients.ts";
+import { eachPage, call, type AwsClients } from "../clients.ts";
 
 /** The certificates of a listener other than its default one. */
 export async function extraCertificates(clients: AwsClients, listenerArn: string): Promise<string[]> {
   const out: string[] = [];
-  let marker: string | undefined;
-  do {
-    const page = await call("elbv2:DescribeListenerCertificates", () =>
-      clients.elbv2.send(
-        new DescribeListenerCertificatesCommand({
-          ListenerArn: listenerArn,
-          ...(marker ? { Marker: marker } : {}),
-        }),
-      ),
-    );
-    for (const c of page.Certificates ?? []) if (!c.IsDefault && c.CertificateArn) out.push(c.CertificateArn);
-    marker = page.NextMarker || undefined;
-  } while (marker);
+  await eachPage(
+    "elbv2:DescribeListenerCertificates",
+    paginateDescribeListenerCertificates({ client: clients.elbv2 }, { ListenerArn: listenerArn }),
+    (page) => {
+      for (const c of page.Certificates ?? [])
+        if (!c.IsDefault && c.CertificateArn) out.push(c.CertificateArn);
+    },
+  );
   return out.sort();
 }
 

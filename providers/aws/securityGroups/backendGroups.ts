@@ -6,17 +6,17 @@
 import {
   AuthorizeSecurityGroupIngressCommand,
   DescribeVpcsCommand,
-  DescribeInstancesCommand,
-  DescribeNetworkInterfacesCommand,
-  DescribeSecurityGroupRulesCommand,
   DescribeSecurityGroupsCommand,
   RevokeSecurityGroupIngressCommand,
   type SecurityGroupRule,
+  paginateDescribeInstances,
+  paginateDescribeNetworkInterfaces,
+  paginateDescribeSecurityGroupRules,
 } from "@aws-sdk/client-ec2";
 import { CloudError } from "../../errors.ts";
 import type { ServiceRef } from "../../provider.ts";
 import { backendRuleDescription } from "./backendRules.ts";
-import { call, type AwsClients } from "../clients.ts";
+import { eachPage, call, type AwsClients } from "../clients.ts";
 import type { BackendRule, ObservedBackendRule } from "../model.ts";
 import { ownershipTags, TAG } from "../names.ts";
 import { clusterCacheMs } from "../state/cacheAge.ts";
@@ -128,23 +128,18 @@ export class BackendGroupResolver {
     const out = new Map<string, Interface>();
     // A filter, not InstanceIds: one terminated instance must not fail the whole lookup.
     for (let i = 0; i < ids.length; i += FILTER_VALUES) {
-      let token: string | undefined;
-      do {
-        const page = await call("ec2:DescribeInstances", () =>
-          this.clients.ec2.send(
-            new DescribeInstancesCommand({
-              Filters: [{ Name: "instance-id", Values: ids.slice(i, i + FILTER_VALUES) }],
-              ...(token ? { NextToken: token } : {}),
-            }),
-          ),
-        );
-        for (const instance of (page.Reservations ?? []).flatMap((r) => r.Instances ?? [])) {
-          const primary = (instance.NetworkInterfaces ?? []).find((n) => n.Attachment?.DeviceIndex === 0);
-          const groups = (primary?.Groups ?? instance.SecurityGroups ?? []).map((g) => g.GroupId!);
-          out.set(instance.InstanceId!, { groups });
-        }
-        token = page.NextToken || undefined;
-      } while (token);
+      const filter = { Name: "instance-id", Values: ids.slice(i, i + FILTER_VALUES) };
+      await eachPage(
+        "ec2:DescribeInstances",
+        paginateDescribeInstances({ client: this.clients.ec2 }, { Filters: [filter] }),
+        (page) => {
+          for (const instance of (page.Reservations ?? []).flatMap((r) => r.Instances ?? [])) {
+            const primary = (instance.NetworkInterfaces ?? []).find((n) => n.Attachment?.DeviceIndex === 0);
+            const groups = (primary?.Groups ?? instance.SecurityGroups ?? []).map((g) => g.GroupId!);
+            out.set(instance.InstanceId!, { groups });
+          }
+        },
+      );
     }
     return out;
   }
@@ -157,29 +152,24 @@ export class BackendGroupResolver {
     const ips = all.filter((ip) => ip.includes(":") === ipv6);
     const filter = ipv6 ? "ipv6-addresses.ipv6-address" : "addresses.private-ip-address";
     for (let i = 0; i < ips.length; i += FILTER_VALUES) {
-      let token: string | undefined;
-      do {
-        const page = await call("ec2:DescribeNetworkInterfaces", () =>
-          this.clients.ec2.send(
-            new DescribeNetworkInterfacesCommand({
-              Filters: [
-                { Name: "vpc-id", Values: [vpcId] },
-                { Name: filter, Values: ips.slice(i, i + FILTER_VALUES) },
-              ],
-              ...(token ? { NextToken: token } : {}),
-            }),
-          ),
-        );
-        for (const eni of page.NetworkInterfaces ?? []) {
-          const groups = (eni.Groups ?? []).map((g) => g.GroupId!);
-          const addresses = [
-            ...(eni.PrivateIpAddresses ?? []).map((a) => a.PrivateIpAddress),
-            ...(eni.Ipv6Addresses ?? []).map((a) => a.Ipv6Address),
-          ];
-          for (const a of addresses) if (a && wanted.has(a)) out.set(a, { groups });
-        }
-        token = page.NextToken || undefined;
-      } while (token);
+      const filters = [
+        { Name: "vpc-id", Values: [vpcId] },
+        { Name: filter, Values: ips.slice(i, i + FILTER_VALUES) },
+      ];
+      await eachPage(
+        "ec2:DescribeNetworkInterfaces",
+        paginateDescribeNetworkInterfaces({ client: this.clients.ec2 }, { Filters: filters }),
+        (page) => {
+          for (const eni of page.NetworkInterfaces ?? []) {
+            const groups = (eni.Groups ?? []).map((g) => g.GroupId!);
+            const addresses = [
+              ...(eni.PrivateIpAddresses ?? []).map((a) => a.PrivateIpAddress),
+              ...(eni.Ipv6Addresses ?? []).map((a) => a.Ipv6Address),
+            ];
+            for (const a of addresses) if (a && wanted.has(a)) out.set(a, { groups });
+          }
+        },
+      );
     }
     return out;
   }
@@ -309,19 +299,10 @@ export async function securityGroupRulesWhere(
   filters: { Name: string; Values: string[] }[],
 ): Promise<SecurityGroupRule[]> {
   const rules: SecurityGroupRule[] = [];
-  let token: string | undefined;
-  do {
-    const page = await call("ec2:DescribeSecurityGroupRules", () =>
-      clients.ec2.send(
-        new DescribeSecurityGroupRulesCommand({
-          Filters: filters,
-          MaxResults: 1000,
-          ...(token ? { NextToken: token } : {}),
-        }),
-      ),
-    );
-    rules.push(...(page.SecurityGroupRules ?? []));
-    token = page.NextToken || undefined;
-  } while (token);
+  await eachPage(
+    "ec2:DescribeSecurityGroupRules",
+    paginateDescribeSecurityGroupRules({ client: clients.ec2 }, { Filters: filters, MaxResults: 1000 }),
+    (page) => rules.push(...(page.SecurityGroupRules ?? [])),
+  );
   return rules;
 }

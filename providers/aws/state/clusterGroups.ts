@@ -5,12 +5,12 @@
 // that follow it. Each used to read its own share of the same groups and rules (EC2 answers a tag filter by
 // scanning the region's groups), a new Service on a cold controller paying four such calls.
 import {
-  DescribeSecurityGroupsCommand,
   type SecurityGroup,
   type SecurityGroupRule,
+  paginateDescribeSecurityGroups,
 } from "@aws-sdk/client-ec2";
 import { securityGroupRulesWhere } from "../securityGroups/backendGroups.ts";
-import { call, type AwsClients } from "../clients.ts";
+import { eachPage, type AwsClients } from "../clients.ts";
 import { TAG } from "../names.ts";
 
 export interface ClusterGroupsRead {
@@ -74,20 +74,11 @@ export class ClusterGroups {
 
   private async groups(filter: { Name: string; Values: string[] }): Promise<SecurityGroup[]> {
     const out: SecurityGroup[] = [];
-    let token: string | undefined;
-    do {
-      const page = await call("ec2:DescribeSecurityGroups", () =>
-        this.clients.ec2.send(
-          new DescribeSecurityGroupsCommand({
-            Filters: [filter],
-            MaxResults: 1000,
-            ...(token ? { NextToken: token } : {}),
-          }),
-        ),
-      );
-      out.push(...(page.SecurityGroups ?? []));
-      token = page.NextToken || undefined;
-    } while (token);
+    await eachPage(
+      "ec2:DescribeSecurityGroups",
+      paginateDescribeSecurityGroups({ client: this.clients.ec2 }, { Filters: [filter], MaxResults: 1000 }),
+      (page) => out.push(...(page.SecurityGroups ?? [])),
+    );
     return out;
   }
 }

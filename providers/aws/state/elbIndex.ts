@@ -14,13 +14,13 @@
 // Services have asked within the minute to pay for the cluster's pages (a restart's pass does; a new Service
 // among a thousand does not: it once read 21 pages of tags to learn that it had nothing).
 import {
-  DescribeLoadBalancersCommand,
-  DescribeTargetGroupsCommand,
   type LoadBalancer,
   type TargetGroup,
+  paginateDescribeLoadBalancers,
+  paginateDescribeTargetGroups,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
 import type { ServiceRef } from "../../provider.ts";
-import { call, type AwsClients } from "../clients.ts";
+import { eachPage, type AwsClients } from "../clients.ts";
 import type { Observed } from "../model.ts";
 import { TAG } from "../names.ts";
 import {
@@ -241,28 +241,14 @@ export class ElbIndex {
     const changesBefore = this.changes;
     const loadBalancers = new Map<string, LoadBalancer>();
     const targetGroups = new Map<string, TargetGroup>();
-    let marker: string | undefined;
-    let pages = 0;
-    do {
-      pages++;
-      const page = await call("elbv2:DescribeLoadBalancers", () =>
-        this.clients.elbv2.send(
-          new DescribeLoadBalancersCommand({ PageSize: PAGE_SIZE, ...(marker ? { Marker: marker } : {}) }),
-        ),
-      );
-      for (const lb of page.LoadBalancers ?? []) loadBalancers.set(lb.LoadBalancerArn!, lb);
-      marker = page.NextMarker || undefined;
-    } while (marker);
-    do {
-      pages++;
-      const page = await call("elbv2:DescribeTargetGroups", () =>
-        this.clients.elbv2.send(
-          new DescribeTargetGroupsCommand({ PageSize: PAGE_SIZE, ...(marker ? { Marker: marker } : {}) }),
-        ),
-      );
-      for (const tg of page.TargetGroups ?? []) targetGroups.set(tg.TargetGroupArn!, tg);
-      marker = page.NextMarker || undefined;
-    } while (marker);
+    const client = { client: this.clients.elbv2, pageSize: PAGE_SIZE };
+    const pages =
+      (await eachPage("elbv2:DescribeLoadBalancers", paginateDescribeLoadBalancers(client, {}), (page) => {
+        for (const lb of page.LoadBalancers ?? []) loadBalancers.set(lb.LoadBalancerArn!, lb);
+      })) +
+      (await eachPage("elbv2:DescribeTargetGroups", paginateDescribeTargetGroups(client, {}), (page) => {
+        for (const tg of page.TargetGroups ?? []) targetGroups.set(tg.TargetGroupArn!, tg);
+      }));
     this.snapshot = { at, changesBefore, loadBalancers, targetGroups };
     this.lastCost = pages;
     for (const [uid, n] of this.changed) if (n <= changesBefore) this.changed.delete(uid);

@@ -6,9 +6,9 @@
 // missing from the answer, or the whole call answers ListenerNotFound, as AWS does when any ARN is unknown), and a
 // listener added outside Portico, which forwards to a target group the listings show attached to the load balancer
 // but that none of the known listeners uses.
-import { DescribeListenersCommand, type Listener } from "@aws-sdk/client-elastic-load-balancing-v2";
+import { type Listener, paginateDescribeListeners } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { CloudError } from "../../errors.ts";
-import { call, type AwsClients } from "../clients.ts";
+import { eachPage, type AwsClients } from "../clients.ts";
 import type { Observed, ObservedLoadBalancer } from "../model.ts";
 
 /** ARNs in one DescribeListeners: AWS states no maximum for ListenerArns, so DescribeLoadBalancers' 20 is kept. */
@@ -77,16 +77,13 @@ export class ListenerBatch {
 
   private async describe(arns: string[]): Promise<Map<string, Listener>> {
     const found = new Map<string, Listener>();
-    let marker: string | undefined;
-    do {
-      const page = await call("elbv2:DescribeListeners", () =>
-        this.clients.elbv2.send(
-          new DescribeListenersCommand({ ListenerArns: arns, ...(marker ? { Marker: marker } : {}) }),
-        ),
-      );
-      for (const l of page.Listeners ?? []) found.set(l.ListenerArn!, l);
-      marker = page.NextMarker || undefined;
-    } while (marker);
+    await eachPage(
+      "elbv2:DescribeListeners",
+      paginateDescribeListeners({ client: this.clients.elbv2 }, { ListenerArns: arns }),
+      (page) => {
+        for (const l of page.Listeners ?? []) found.set(l.ListenerArn!, l);
+      },
+    );
     return found;
   }
 }

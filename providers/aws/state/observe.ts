@@ -12,11 +12,11 @@ import {
   type LoadBalancer,
   type TargetGroup,
 } from "@aws-sdk/client-elastic-load-balancing-v2";
-import { GetResourcesCommand, type ResourceTagMapping } from "@aws-sdk/client-resource-groups-tagging-api";
+import { type ResourceTagMapping, paginateGetResources } from "@aws-sdk/client-resource-groups-tagging-api";
 import { ConfigurationError, CloudError } from "../../errors.ts";
 import type { ServiceRef } from "../../provider.ts";
 import { AWS_ANNOTATIONS } from "../annotations/settings.ts";
-import { call, type AwsClients } from "../clients.ts";
+import { eachPage, call, type AwsClients } from "../clients.ts";
 import type {
   HealthCheck,
   ListenerProtocol,
@@ -34,25 +34,22 @@ export async function taggedResources(
   filters: { Key: string; Values: string[] }[],
 ): Promise<ResourceTagMapping[]> {
   const out: ResourceTagMapping[] = [];
-  let token: string | undefined;
-  do {
-    const page = await call("tagging:GetResources", () =>
-      clients.tagging.send(
-        new GetResourcesCommand({
-          TagFilters: filters,
-          ResourceTypeFilters: ["elasticloadbalancing:loadbalancer", "elasticloadbalancing:targetgroup"],
-          // The most a page may hold: the whole cluster's listing is read this way, once a minute at most. A page
-          // may also end at TagsPerPage tags (100 to 500; moto stops at 100 when it is not given, which with
-          // Portico's four tags a resource is 24 resources a page), so the most of both is asked for.
-          ResourcesPerPage: 100,
-          TagsPerPage: 500,
-          ...(token ? { PaginationToken: token } : {}),
-        }),
-      ),
-    );
-    out.push(...(page.ResourceTagMappingList ?? []));
-    token = page.PaginationToken || undefined;
-  } while (token);
+  await eachPage(
+    "tagging:GetResources",
+    paginateGetResources(
+      { client: clients.tagging },
+      {
+        TagFilters: filters,
+        ResourceTypeFilters: ["elasticloadbalancing:loadbalancer", "elasticloadbalancing:targetgroup"],
+        // The most a page may hold: the whole cluster's listing is read this way, once a minute at most. A page
+        // may also end at TagsPerPage tags (100 to 500; moto stops at 100 when it is not given, which with
+        // Portico's four tags a resource is 24 resources a page), so the most of both is asked for.
+        ResourcesPerPage: 100,
+        TagsPerPage: 500,
+      },
+    ),
+    (page) => out.push(...(page.ResourceTagMappingList ?? [])),
+  );
   return out;
 }
 
