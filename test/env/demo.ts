@@ -118,6 +118,8 @@ async function main(): Promise<void> {
         ...base,
         provider: "metal",
         loadBalancerClass: "portico.io/metal",
+        // MetalLB's pools are not read: the demo has none.
+        settings: { metallb: { mode: "off", namespace: "metallb-system" } },
         leaderElection: { ...base.leaderElection, enabled: false },
       },
       cluster.kubeConfig,
