@@ -27,9 +27,11 @@ function actionsCalled(): Set<string> {
       const service = SERVICE_OF_CLIENT[module!];
       if (!service) continue;
       for (const name of names!.split(",").map((n) => n.trim())) {
-        const command = /^(\w+)Command$/.exec(name)?.[1];
-        if (command && new RegExp(`new ${command}Command\\(`).test(source))
-          actions.add(`${service}:${command}`);
+        // A command sent itself, or read page by page through the SDK's paginator for it.
+        const sent = /^(\w+)Command$/.exec(name)?.[1];
+        if (sent && new RegExp(`new ${sent}Command\\(`).test(source)) actions.add(`${service}:${sent}`);
+        const paged = /^paginate(\w+)$/.exec(name)?.[1];
+        if (paged && new RegExp(`paginate${paged}\\(`).test(source)) actions.add(`${service}:${paged}`);
       }
     }
   }
