@@ -86,9 +86,9 @@ const COMMON_USAGE = `portico-controller: reconciles LoadBalancer Services into 
                                     look for cloud resources of Services that no longer exist this often
                                     (default 600)
   --security-rule-check-period SECONDS
-                                    aws, azure: compare the security rules Portico made (NLB security groups and
-                                    backend rules, NSG rules) with the cloud this often, for the whole cluster in
-                                    a read or two, and restore those changed by hand (default 60)
+                                    providers with security rules (NLB security groups and backend rules, NSG
+                                    rules): compare those Portico made with the cloud this often, for the whole
+                                    cluster in a read or two, and restore those changed by hand (default 60)
   --leader-elect=false              run without leader election (one replica only)
   --leader-election-namespace NS    where the Lease lives (env POD_NAMESPACE, default portico-system)
   --leader-election-name NAME       the Lease's name (default portico-controller-<class, as a name>)
