@@ -1,9 +1,8 @@
 // The harness's own failure modes: each must end in one line that names what is wrong and how to fix it,
 // and nothing it started may outlive the process that started it.
 import { execFile, spawn } from "node:child_process";
-import { mkdtemp, symlink, writeFile } from "node:fs/promises";
+import { symlink, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, test } from "vitest";
@@ -11,6 +10,7 @@ import { EnvironmentError } from "../harness/errors.ts";
 import { assertPortFree } from "../harness/ports.ts";
 import { ManagedProcess } from "../harness/processes.ts";
 import { waitFor } from "../harness/wait.ts";
+import { testTempDir } from "../harness/tempDir.ts";
 
 const SETUP = join(import.meta.dirname, "..", "env", "setup.sh");
 
@@ -25,7 +25,7 @@ function alive(pid: number): boolean {
 
 /** A PATH holding only the basic tools setup.sh uses, so Go and Python look absent. */
 async function barePath(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "portico-path-"));
+  const dir = testTempDir("portico-path-");
   for (const tool of [
     "bash",
     "cat",
@@ -56,7 +56,7 @@ async function runSetup(part: string, env: NodeJS.ProcessEnv): Promise<{ code: n
 
 describe("set-up failures are one line", () => {
   test("without Go, building the control plane fails naming Go and how to install it", async () => {
-    const cache = await mkdtemp(join(tmpdir(), "portico-cache-"));
+    const cache = testTempDir("portico-cache-");
     const { code, stderr } = await runSetup("cluster", { PATH: await barePath(), PORTICO_CACHE: cache });
     expect(code).toBe(1);
     expect(stderr.trim().split("\n")).toEqual([
@@ -65,7 +65,7 @@ describe("set-up failures are one line", () => {
   });
 
   test("without Python, the AWS emulator fails naming Python and how to install it", async () => {
-    const cache = await mkdtemp(join(tmpdir(), "portico-cache-"));
+    const cache = testTempDir("portico-cache-");
     const { code, stderr } = await runSetup("moto", { PATH: await barePath(), PORTICO_CACHE: cache });
     expect(code).toBe(1);
     expect(stderr.trim().split("\n")).toEqual([
@@ -90,7 +90,7 @@ describe("set-up failures are one line", () => {
   });
 
   test("a program that dies during start-up is reported with the end of its log, not a hang", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "portico-proc-"));
+    const dir = testTempDir("portico-proc-");
     const script = join(dir, "fails.sh");
     await writeFile(script, "#!/bin/sh\necho 'bind: address already in use'\nexit 3\n", { mode: 0o755 });
     const proc = ManagedProcess.start("kube-apiserver", script, [], join(dir, "log"));

@@ -1,8 +1,7 @@
 // porticoctl without flags: the leading controller publishes its settings on its Lease, and status and doctor
 // read the cluster name and node selector from there — judging targets exactly as the controller does.
 import { dumpYaml, type V1Service } from "@kubernetes/client-node";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { inject } from "vitest";
 import { main } from "../../../controller/cli/porticoctl.ts";
@@ -12,6 +11,7 @@ import { READY_CONDITION } from "../../../controller/status.ts";
 import { expect, test, waitForNotReady, waitForServing } from "../../harness/index.ts";
 import { awsWorld, lbService, waitForHostname } from "../aws/fixtures.ts";
 import { leadingController } from "./leadingController.ts";
+import { testTempDir } from "../../harness/tempDir.ts";
 
 const LEASE = "portico-controller-doctor";
 
@@ -62,7 +62,7 @@ test("the leader publishes its settings; status and doctor need no --cluster-nam
   expect(doctor.code).toBe(0);
 
   // plan, too, plans as the controller does: its cluster name and node selector, so nothing is left to do.
-  const dir = await mkdtemp(join(tmpdir(), "portico-plan-"));
+  const dir = testTempDir("portico-plan-");
   const file = join(dir, "web.yaml");
   await writeFile(file, dumpYaml(await cluster.getService("web")));
   const plan = await ctl("plan", "-f", file);

@@ -2,8 +2,7 @@
 // controller publishes: a health check aimed where only UDP is served, source ranges past the security group's
 // rule quota, a dualstack NLB in subnets without IPv6, and a target-group attribute the port's protocol rules out.
 import { dumpYaml, type V1Service } from "@kubernetes/client-node";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { inject } from "vitest";
 import { main } from "../../../controller/cli/porticoctl.ts";
@@ -11,6 +10,7 @@ import { expect, test, waitForNotReady } from "../../harness/index.ts";
 import type { TestCluster } from "../../harness/index.ts";
 import { awsWorld, lbService } from "../aws/fixtures.ts";
 import { leadingController } from "./leadingController.ts";
+import { testTempDir } from "../../harness/tempDir.ts";
 
 const A = "service.beta.kubernetes.io/aws-load-balancer-";
 const ranges = (n: number) =>
@@ -29,7 +29,7 @@ async function ctl(...args: string[]): Promise<{ code: number; out: string }> {
 }
 
 async function plan(cluster: TestCluster, name: string, spec: V1Service["spec"], annotations = {}) {
-  const dir = await mkdtemp(join(tmpdir(), "portico-plan-"));
+  const dir = testTempDir("portico-plan-");
   const file = join(dir, `${name}.yaml`);
   const svc = {
     apiVersion: "v1",

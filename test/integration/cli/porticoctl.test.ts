@@ -1,6 +1,5 @@
 // porticoctl against the real apiserver and AWS emulator: what a person reads, and what a script parses.
-import { writeFile, mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { inject } from "vitest";
 import { main } from "../../../controller/cli/porticoctl.ts";
@@ -8,6 +7,7 @@ import { expect, test, waitFor } from "../../harness/index.ts";
 import { startPortico } from "../../harness/controller.ts";
 import { awsWorld, lbService, waitForHostname } from "../aws/fixtures.ts";
 import { leadingController } from "./leadingController.ts";
+import { testTempDir } from "../../harness/tempDir.ts";
 
 async function ctl(...args: string[]): Promise<{ code: number; out: string }> {
   let out = "";
@@ -53,7 +53,7 @@ test("plan shows what would be made for a new Service, and nothing once it is in
   aws,
 }) => {
   await awsWorld(cluster, aws, 1);
-  const dir = await mkdtemp(join(tmpdir(), "portico-plan-"));
+  const dir = testTempDir("portico-plan-");
   const file = join(dir, "svc.yaml");
   await writeFile(
     file,

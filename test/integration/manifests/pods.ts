@@ -8,10 +8,10 @@ import type {
   V1Deployment,
   V1PodTemplateSpec,
 } from "@kubernetes/client-node";
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { find } from "../../harness/manifests.ts";
+import { testTempDir } from "../../harness/tempDir.ts";
 
 export interface Workload {
   kind: "Deployment" | "DaemonSet";
@@ -58,7 +58,7 @@ export async function argsWithMountedFiles(
   w: Workload,
   secretContent = "test-secret",
 ): Promise<string[]> {
-  const dir = await mkdtemp(join(tmpdir(), "portico-mounts-"));
+  const dir = testTempDir("portico-mounts-");
   let args = w.container.args ?? [];
   for (const mount of w.container.volumeMounts ?? []) {
     const volume = w.template.spec!.volumes?.find((v) => v.name === mount.name);

@@ -1,12 +1,12 @@
 // The controller's command starts itself again, as the same process, with its V8 flags and malloc settings (see
 // controller/main.ts): seen from inside both runs by a script Node preloads into each.
 import { execFile } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { expect, test } from "vitest";
+import { testTempDir } from "../../harness/tempDir.ts";
 
 const MAIN = fileURLToPath(new URL("../../../controller/main.ts", import.meta.url));
 
@@ -23,7 +23,7 @@ async function starts(
   env: NodeJS.ProcessEnv = {},
   nodeArgs: string[] = [],
 ): Promise<Start[]> {
-  const preload = join(mkdtempSync(join(tmpdir(), "portico-startup-")), "report.cjs");
+  const preload = join(testTempDir("portico-startup-"), "report.cjs");
   writeFileSync(
     preload,
     'process.stderr.write("start " + JSON.stringify({ pid: process.pid, execArgv: process.execArgv, arenas: process.env.MALLOC_ARENA_MAX ?? null, mmap: process.env.MALLOC_MMAP_THRESHOLD_ ?? null }) + "\\n");',

@@ -1,12 +1,12 @@
 // The speaker's command starts itself again, as the same process, with a small young generation (see
 // speaker/main.ts): seen from inside both runs by a script Node preloads into each.
 import { execFile } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { expect, test } from "vitest";
+import { testTempDir } from "../../harness/tempDir.ts";
 
 const MAIN = fileURLToPath(new URL("../../../speaker/main.ts", import.meta.url));
 
@@ -15,7 +15,7 @@ async function starts(
   nodeOptions: string,
   env: Record<string, string> = {},
 ): Promise<{ pid: number; execArgv: string[]; arenas?: string }[]> {
-  const preload = join(mkdtempSync(join(tmpdir(), "portico-startup-")), "report.cjs");
+  const preload = join(testTempDir("portico-startup-"), "report.cjs");
   writeFileSync(
     preload,
     'process.stderr.write("start " + JSON.stringify({ pid: process.pid, execArgv: process.execArgv, arenas: process.env.MALLOC_ARENA_MAX }) + "\\n");',
