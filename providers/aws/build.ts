@@ -6,7 +6,7 @@ import type { LoadBalancerIntent } from "../provider.ts";
 import type { BackendRule, DesiredLoadBalancer, Network } from "./model.ts";
 import { backendNeeds, cidrBackendRules } from "./securityGroups/backendRules.ts";
 import { checkBackendGroupRules, checkOwnGroupRules } from "./securityGroups/ruleLimit.ts";
-import { desiredLoadBalancer } from "./desired.ts";
+import { desiredLoadBalancer } from "./loadBalancer/desired.ts";
 import type { Resolved } from "./resolve.ts";
 import type { SharedUse } from "./securityGroups/sharedBackend.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { parseAwsSettings } from "./annotations/settings.ts";
-import { desiredLoadBalancer } from "./desired.ts";
+import { desiredLoadBalancer } from "./loadBalancer/desired.ts";
 import type { DesiredLoadBalancer, Observed, ObservedLoadBalancer, ObservedTargetGroup } from "./model.ts";
 import { describeOperation, plan, planDeletion } from "./plan.ts";
 import { intent, NETWORK } from "../../test/unit/support/awsIntent.ts";

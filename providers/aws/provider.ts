@@ -19,7 +19,7 @@ import { withPriority } from "../priority.ts";
 import { inspectService } from "./inspect.ts";
 import { awsTraffic, healthyEndpoints, podDrain, statesOf } from "./traffic.ts";
 import { createAwsClients, type AwsClientOptions, type AwsClients } from "./clients.ts";
-import { checkIntent, checkSettings } from "./desired.ts";
+import { checkIntent, checkSettings } from "./checks.ts";
 import type { DesiredLoadBalancer, Observed } from "./model.ts";
 import { TAG } from "./names.ts";
 import { taggedResources } from "./state/observe.ts";

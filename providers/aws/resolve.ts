@@ -8,7 +8,7 @@ import type { AwsServiceSettings } from "./annotations/settings.ts";
 import { BackendGroupResolver, type Unresolved } from "./securityGroups/backendGroups.ts";
 import { CertificateChecker } from "./listeners/certificateCheck.ts";
 import type { AwsClients } from "./clients.ts";
-import { targetIds } from "./desired.ts";
+import { targetIds } from "./targetGroups/desired.ts";
 import type { Network } from "./model.ts";
 import { SubnetResolver } from "./network/subnets.ts";
 import { PrefixListReader } from "./securityGroups/prefixLists.ts";

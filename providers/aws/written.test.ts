@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import type { LoadBalancer, TargetGroup } from "@aws-sdk/client-elastic-load-balancing-v2";
 import { parseAwsSettings } from "./annotations/settings.ts";
-import { desiredLoadBalancer } from "./desired.ts";
+import { desiredLoadBalancer } from "./loadBalancer/desired.ts";
 import type { DesiredLoadBalancer, Observed } from "./model.ts";
 import { plan } from "./plan.ts";
 import { nothingWritten, observedAfter, type Written } from "./written.ts";

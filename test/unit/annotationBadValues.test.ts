@@ -5,7 +5,7 @@ import { buildIntent } from "../../controller/intent.ts";
 import { ANNOTATIONS } from "../../providers/registry.ts";
 import { parseAwsSettings } from "../../providers/aws/annotations/settings.ts";
 import { CONFIGURATIONS_ANNOTATION, placeService } from "../../providers/azure/placement/eligibility.ts";
-import { desiredLoadBalancer } from "../../providers/aws/desired.ts";
+import { desiredLoadBalancer } from "../../providers/aws/loadBalancer/desired.ts";
 import { ConfigurationError } from "../../providers/errors.ts";
 import { Allocator } from "../../providers/metal/allocator.ts";
 import { refusalText } from "../../providers/metal/allocationErrors.ts";

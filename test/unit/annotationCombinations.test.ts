@@ -8,7 +8,7 @@ import { AZURE_COMBINATIONS } from "../../providers/azure/annotations/combinatio
 import { METAL_COMBINATIONS } from "../../providers/metal/annotations/combinations.ts";
 import type { CombinationTable, Example } from "../../providers/annotationKeys/combinations.ts";
 import { defaultTargetType, parseAwsSettings } from "../../providers/aws/annotations/settings.ts";
-import { desiredLoadBalancer } from "../../providers/aws/desired.ts";
+import { desiredLoadBalancer } from "../../providers/aws/loadBalancer/desired.ts";
 import { ConfigurationError } from "../../providers/errors.ts";
 import { Allocator } from "../../providers/metal/allocator.ts";
 import { requestFromService } from "../../shared/request.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { intent, NETWORK } from "../../../test/unit/support/awsIntent.ts";
 import { parseAwsSettings } from "./settings.ts";
-import { desiredLoadBalancer } from "../desired.ts";
+import { desiredLoadBalancer } from "../loadBalancer/desired.ts";
 
 const P = "service.beta.kubernetes.io/aws-load-balancer-";
 const parse = (annotations: Record<string, string>) => parseAwsSettings(annotations, { scheme: "internal" });

@@ -6,8 +6,8 @@ import {
   defaultHttpCheckPort,
   KUBE_PROXY_HEALTH_PORT,
   type GroupProtocol,
-} from "../healthCheckDefaults.ts";
-import { udpOnlyHealthChecks } from "../healthCheckReach.ts";
+} from "../targetGroups/healthCheckDefaults.ts";
+import { udpOnlyHealthChecks } from "../targetGroups/healthCheckReach.ts";
 import type { LoadBalancerIntent } from "../../provider.ts";
 import { annotationField as field, type CombinationTable } from "../../annotationKeys/combinations.ts";
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { intent, NETWORK } from "../../../test/unit/support/awsIntent.ts";
 import { parseAwsSettings } from "../annotations/settings.ts";
-import { desiredLoadBalancer } from "../desired.ts";
+import { desiredLoadBalancer } from "../loadBalancer/desired.ts";
 import {
   adoptedNames,
   adoptionBlockers,

@@ -3,7 +3,7 @@
 import { describe, expect, test } from "vitest";
 import { ConfigurationError } from "../../errors.ts";
 import { parseAwsSettings } from "../annotations/settings.ts";
-import { checkIntent } from "../desired.ts";
+import { checkIntent } from "../checks.ts";
 import type { PortIntent } from "../../provider.ts";
 import { intent } from "../../../test/unit/support/awsIntent.ts";
 

@@ -1,7 +1,7 @@
 // The finer AWS Load Balancer Controller annotations, from annotation to desired NLB and plan.
 import { describe, expect, test } from "vitest";
 import { parseAwsSettings } from "../annotations/settings.ts";
-import { desiredLoadBalancer } from "../desired.ts";
+import { desiredLoadBalancer } from "../loadBalancer/desired.ts";
 import type { Observed, ObservedLoadBalancer } from "../model.ts";
 import { plan } from "../plan.ts";
 import { intent, NETWORK } from "../../../test/unit/support/awsIntent.ts";

@@ -3,7 +3,7 @@
 import { expect, test } from "vitest";
 import { ConfigurationError } from "../../errors.ts";
 import { parseAwsSettings } from "../annotations/settings.ts";
-import { desiredLoadBalancer } from "../desired.ts";
+import { desiredLoadBalancer } from "../loadBalancer/desired.ts";
 import type { Network } from "../model.ts";
 import { intent } from "../../../test/unit/support/awsIntent.ts";
 

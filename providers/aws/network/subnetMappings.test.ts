@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { parseAwsSettings } from "../annotations/settings.ts";
-import { desiredLoadBalancer } from "../desired.ts";
+import { desiredLoadBalancer } from "../loadBalancer/desired.ts";
 import { intent } from "../../../test/unit/support/awsIntent.ts";
 
 const P = "service.beta.kubernetes.io/aws-load-balancer-";

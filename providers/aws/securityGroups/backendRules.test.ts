@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { parseAwsSettings } from "../annotations/settings.ts";
 import type { BackendNeed } from "./backendRanges.ts";
 import { backendNeeds, cidrBackendRules, planBackendRules, ruleKey } from "./backendRules.ts";
-import { desiredLoadBalancer } from "../desired.ts";
+import { desiredLoadBalancer } from "../loadBalancer/desired.ts";
 import type { BackendRule, ObservedBackendRule } from "../model.ts";
 import { intent, NETWORK } from "../../../test/unit/support/awsIntent.ts";
 

@@ -6,7 +6,7 @@ import { UsageError } from "../../../shared/usageError.ts";
 import type { LoadBalancerIntent, PortIntent } from "../../provider.ts";
 import { parseAwsSettings } from "../annotations/settings.ts";
 import { build } from "../build.ts";
-import { checkIntent } from "../desired.ts";
+import { checkIntent } from "../checks.ts";
 import type { Network } from "../model.ts";
 import { awsSettings } from "../settings.ts";
 import type { PrefixListWeight } from "./ruleLimit.ts";

@@ -2,8 +2,8 @@
 // (TCP, HTTP, HTTPS) opens a TCP connection, so one aimed at a port the Service serves over UDP alone fails on every
 // target: the target group reports them all unhealthy while the Service looks made. Judged on the parsed settings
 // with the other settings that cannot work together (annotations/combinations.ts), before anything is made.
-import type { LoadBalancerIntent, PortIntent } from "../provider.ts";
-import type { AwsServiceSettings } from "./annotations/settings.ts";
+import type { LoadBalancerIntent, PortIntent } from "../../provider.ts";
+import type { AwsServiceSettings } from "../annotations/settings.ts";
 import { KUBE_PROXY_HEALTH_PORT, type GroupProtocol } from "./healthCheckDefaults.ts";
 
 export interface ListenerPorts {

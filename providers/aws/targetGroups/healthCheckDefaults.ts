@@ -2,8 +2,8 @@
 // kube-proxy's HTTP answer where it must decide (a `Local` Service's healthCheckNodePort; its drain-aware
 // `:10256/healthz` when asked, or for a UDP node port, which cannot answer a TCP check), a TCP check on the traffic
 // port otherwise. Shared by the desired state and the check of settings that only apply to HTTP checks.
-import type { LoadBalancerIntent } from "../provider.ts";
-import type { AwsServiceSettings } from "./annotations/settings.ts";
+import type { LoadBalancerIntent } from "../../provider.ts";
+import type { AwsServiceSettings } from "../annotations/settings.ts";
 
 export const KUBE_PROXY_HEALTH_PORT = 10256;
 

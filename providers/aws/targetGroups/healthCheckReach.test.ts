@@ -2,12 +2,13 @@
 // targets; what can answer over TCP (kube-proxy's health ports, a TCP port of a mixed Service, a pod's own port)
 // is not.
 import { describe, expect, test } from "vitest";
-import { ConfigurationError } from "../errors.ts";
-import type { LoadBalancerIntent, PortIntent } from "../provider.ts";
-import { parseAwsSettings } from "./annotations/settings.ts";
-import { checkIntent, desiredLoadBalancer } from "./desired.ts";
+import { ConfigurationError } from "../../errors.ts";
+import type { LoadBalancerIntent, PortIntent } from "../../provider.ts";
+import { parseAwsSettings } from "../annotations/settings.ts";
+import { checkIntent } from "../checks.ts";
+import { desiredLoadBalancer } from "../loadBalancer/desired.ts";
 import { udpOnlyHealthChecks } from "./healthCheckReach.ts";
-import { intent, NETWORK } from "../../test/unit/support/awsIntent.ts";
+import { intent, NETWORK } from "../../../test/unit/support/awsIntent.ts";
 
 const A = "service.beta.kubernetes.io/aws-load-balancer-";
 const PORT = `${A}healthcheck-port`;

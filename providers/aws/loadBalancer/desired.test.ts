@@ -1,9 +1,10 @@
 // The behaviour table of the design notes, for the AWS provider.
 import { describe, expect, test } from "vitest";
-import { ConfigurationError } from "../errors.ts";
-import { parseAwsSettings } from "./annotations/settings.ts";
-import { desiredLoadBalancer, targetIds } from "./desired.ts";
-import { intent, NETWORK } from "../../test/unit/support/awsIntent.ts";
+import { ConfigurationError } from "../../errors.ts";
+import { parseAwsSettings } from "../annotations/settings.ts";
+import { desiredLoadBalancer } from "./desired.ts";
+import { targetIds } from "../targetGroups/desired.ts";
+import { intent, NETWORK } from "../../../test/unit/support/awsIntent.ts";
 
 const settings = (annotations: Record<string, string> = {}) =>
   parseAwsSettings(annotations, { scheme: "internal" });

@@ -1,10 +1,10 @@
 // The health check a target group gets: the behaviour table's (healthCheckDefaults.ts) with the annotations'
 // overrides on top, its port resolved from a Service port's name as the AWS Load Balancer Controller resolves it.
 // Pure, like desired.ts, which calls it.
-import { ConfigurationError } from "../errors.ts";
-import type { LoadBalancerIntent } from "../provider.ts";
-import { AWS_ANNOTATIONS, type AwsServiceSettings } from "./annotations/settings.ts";
-import type { HealthCheck } from "./model.ts";
+import { ConfigurationError } from "../../errors.ts";
+import type { LoadBalancerIntent } from "../../provider.ts";
+import { AWS_ANNOTATIONS, type AwsServiceSettings } from "../annotations/settings.ts";
+import type { HealthCheck } from "../model.ts";
 import { defaultHttpCheckPort, type GroupProtocol } from "./healthCheckDefaults.ts";
 
 /** The health check the behaviour table asks for, with the annotations' overrides on top. */

@@ -4,10 +4,10 @@
 // when one differs; either way the group is the Service's own if its tags say so, and is used as it is (the next
 // full observation puts its settings right). Anyone else's is never taken over.
 import { DescribeTagsCommand, DescribeTargetGroupsCommand } from "@aws-sdk/client-elastic-load-balancing-v2";
-import { CloudError, ConfigurationError } from "../errors.ts";
-import type { ServiceRef } from "../provider.ts";
-import { call, type AwsClients } from "./clients.ts";
-import { TAG } from "./names.ts";
+import { CloudError, ConfigurationError } from "../../errors.ts";
+import type { ServiceRef } from "../../provider.ts";
+import { call, type AwsClients } from "../clients.ts";
+import { TAG } from "../names.ts";
 
 export async function ownTargetGroupNamed(
   clients: AwsClients,
