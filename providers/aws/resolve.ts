@@ -1,11 +1,11 @@
 // The first stage of an AWS pass: every read the Service's desired NLB depends on, made before anything is built —
 // its subnets, the security groups and managed prefix lists it names, its certificates, and its targets' own
-// security groups (with the VPC's CIDRs where the rules name them). Each answer is cached across Services
-// (network/subnets.ts, securityGroups/backendGroups.ts, securityGroups/prefixLists.ts); the build that follows
-// (build.ts) reads nothing.
+// security groups (with the VPC's CIDRs where the rules name them). Each answer is kept across Services in the
+// cluster's reads (state/clusterReads.ts), which the resolver holds so that a new leadership term drops them all
+// at once; the build that follows (build.ts) reads nothing.
 import type { LoadBalancerIntent } from "../provider.ts";
 import type { AwsServiceSettings } from "./annotations/settings.ts";
-import { BackendGroupResolver, type Unresolved } from "./securityGroups/backendGroups.ts";
+import { BackendGroupResolver, type Unresolved, type VpcCidrs } from "./securityGroups/backendGroups.ts";
 import { CertificateChecker } from "./listeners/certificateCheck.ts";
 import type { AwsClients } from "./clients.ts";
 import { targetIds } from "./targetGroups/desired.ts";
@@ -14,6 +14,7 @@ import { SubnetResolver } from "./network/subnets.ts";
 import { PrefixListReader } from "./securityGroups/prefixLists.ts";
 import type { PrefixListWeight } from "./securityGroups/ruleLimit.ts";
 import { UserSecurityGroups } from "./securityGroups/userGroups.ts";
+import { ClusterReads } from "./state/clusterReads.ts";
 
 /** What the account says the Service's NLB is built from. */
 export interface Resolved {
@@ -29,11 +30,12 @@ export interface Resolved {
     /** Targets without one, and why (said in plan; the pass goes on without their rules). */
     unresolved: Unresolved[];
     /** Without an NLB security group, an internal NLB's clients are named by the VPC's CIDRs. */
-    vpcCidrs?: { ipv4: string[]; ipv6: string[] };
+    vpcCidrs?: VpcCidrs;
   };
 }
 
 export class AwsResolver {
+  private readonly kept = new ClusterReads();
   private readonly subnets: SubnetResolver;
   private readonly userGroups: UserSecurityGroups;
   private readonly certificates: CertificateChecker;
@@ -41,11 +43,14 @@ export class AwsResolver {
   private readonly prefixLists: PrefixListReader;
 
   constructor(clients: AwsClients, cluster: string) {
-    this.subnets = new SubnetResolver(clients, cluster);
-    this.userGroups = new UserSecurityGroups(clients);
-    this.certificates = new CertificateChecker(clients.acm);
-    this.backendGroups = new BackendGroupResolver(clients, cluster);
-    this.prefixLists = new PrefixListReader(clients);
+    this.subnets = new SubnetResolver(clients, cluster, this.kept.subnets);
+    this.userGroups = new UserSecurityGroups(clients, this.kept.userGroups);
+    this.certificates = new CertificateChecker(clients.acm, this.kept.certificates);
+    this.backendGroups = new BackendGroupResolver(clients, cluster, {
+      groups: this.kept.backendGroups,
+      vpcs: this.kept.vpcCidrs,
+    });
+    this.prefixLists = new PrefixListReader(clients, this.kept.prefixLists);
   }
 
   async resolve(intent: LoadBalancerIntent, given: AwsServiceSettings): Promise<Resolved> {
@@ -77,9 +82,7 @@ export class AwsResolver {
 
   /** Nothing cached is trusted any more (a new leadership term). */
   forget(): void {
-    this.subnets.forget();
-    this.backendGroups.forget();
-    this.prefixLists.forget();
+    this.kept.forget();
   }
 }
 

@@ -1,37 +1,29 @@
 // Which subnets (and so which VPC) a Service's NLB goes into: named by annotation, or discovered by the
-// role tags EKS users already put on their subnets. Looked up through EC2 and cached (../state/cacheAge.ts), since
-// subnets change rarely and every Service of a scheme shares the answer.
+// role tags EKS users already put on their subnets. Looked up through EC2, and the answer kept in the cluster's
+// reads (../state/clusterReads.ts, aged by ../state/cacheAge.ts), since subnets change rarely and every Service of
+// a scheme shares it.
 import { DescribeSubnetsCommand, type DescribeSubnetsCommandInput, type Subnet } from "@aws-sdk/client-ec2";
 import { CloudError, ConfigurationError } from "../../errors.ts";
 import { AWS_ANNOTATIONS } from "../annotations/settings.ts";
 import type { AwsClients } from "../clients.ts";
 import { call } from "../clients.ts";
 import type { Network } from "../model.ts";
-import { clusterCacheMs } from "../state/cacheAge.ts";
+import type { AgedReads } from "../state/agedReads.ts";
 
 export class SubnetResolver {
   private readonly clients: AwsClients;
   private readonly cluster: string;
-  private readonly cache = new Map<string, { at: number; network: Promise<Network> }>();
+  private readonly kept: AgedReads<Network>;
 
-  constructor(clients: AwsClients, cluster: string) {
+  constructor(clients: AwsClients, cluster: string, kept: AgedReads<Network>) {
     this.clients = clients;
     this.cluster = cluster;
-  }
-
-  /** Nothing cached is trusted any more (a new leadership term). */
-  forget(): void {
-    this.cache.clear();
+    this.kept = kept;
   }
 
   resolve(scheme: "internal" | "internet-facing", named: string[]): Promise<Network> {
     const key = named.length ? `named:${[...named].sort().join(",")}` : `role:${scheme}`;
-    const hit = this.cache.get(key);
-    if (hit && Date.now() - hit.at < clusterCacheMs()) return hit.network;
-    const network = named.length ? this.named(named) : this.discover(scheme);
-    this.cache.set(key, { at: Date.now(), network });
-    network.catch(() => this.cache.delete(key));
-    return network;
+    return this.kept.get(key, () => (named.length ? this.named(named) : this.discover(scheme)));
   }
 
   private async named(names: string[]): Promise<Network> {

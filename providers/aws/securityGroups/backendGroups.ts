@@ -1,8 +1,9 @@
 // The targets' own security groups, and Portico's rules in them. A target's group is found as the AWS Load
 // Balancer Controller finds it: the primary network interface of a node's instance (instance targets) or the
 // interface holding a pod's IP (ip targets); of several groups on it, the one tagged kubernetes.io/cluster/<name>.
-// Answers are cached (../state/cacheAge.ts) and shared by every Service (nodes are the same for all), so a reconcile makes at
-// most one DescribeInstances or DescribeNetworkInterfaces call, and none while the answers are fresh.
+// Answers are kept per target in the cluster's reads (../state/clusterReads.ts, aged by ../state/cacheAge.ts) and
+// shared by every Service (nodes are the same for all), so a reconcile makes at most one DescribeInstances or
+// DescribeNetworkInterfaces call for the targets not yet known, and none while the answers are fresh.
 import {
   AuthorizeSecurityGroupIngressCommand,
   DescribeVpcsCommand,
@@ -19,7 +20,7 @@ import { backendRuleDescription } from "./backendRules.ts";
 import { eachPage, call, type AwsClients } from "../clients.ts";
 import type { BackendRule, ObservedBackendRule } from "../model.ts";
 import { ownershipTags, TAG } from "../names.ts";
-import { clusterCacheMs } from "../state/cacheAge.ts";
+import type { AgedReads } from "../state/agedReads.ts";
 
 const FILTER_VALUES = 200;
 
@@ -33,22 +34,33 @@ export interface Unresolved {
   reason: string;
 }
 
+/** What is known of one target: its backend group, or why it has none. */
+export interface BackendGroupAnswer {
+  groupId?: string;
+  reason?: string;
+}
+
+/** A VPC's IPv4 and IPv6 CIDRs. */
+export interface VpcCidrs {
+  ipv4: string[];
+  ipv6: string[];
+}
+
 export class BackendGroupResolver {
   private readonly clients: AwsClients;
   private readonly cluster: string;
-  private readonly cache = new Map<string, { at: number; groupId?: string; reason?: string }>();
-  private readonly vpcs = new Map<string, { at: number; cidrs: { ipv4: string[]; ipv6: string[] } }>();
-  private readonly lookups = new Map<string, Promise<void>>();
+  private readonly groups: AgedReads<BackendGroupAnswer>;
+  private readonly vpcs: AgedReads<VpcCidrs>;
 
-  constructor(clients: AwsClients, cluster: string) {
+  constructor(
+    clients: AwsClients,
+    cluster: string,
+    kept: { groups: AgedReads<BackendGroupAnswer>; vpcs: AgedReads<VpcCidrs> },
+  ) {
     this.clients = clients;
     this.cluster = cluster;
-  }
-
-  /** Nothing cached is trusted any more (a new leadership term). */
-  forget(): void {
-    this.cache.clear();
-    this.vpcs.clear();
+    this.groups = kept.groups;
+    this.vpcs = kept.vpcs;
   }
 
   /** Each target's backend security group; targets without one are returned with the reason. */
@@ -57,64 +69,56 @@ export class BackendGroupResolver {
     ids: string[],
     vpcId: string,
   ): Promise<{ groups: Map<string, string>; unresolved: Unresolved[] }> {
-    const now = Date.now();
-    const stale = [...new Set(ids)].filter((id) => {
-      const hit = this.cache.get(`${vpcId}/${id}`);
-      return !hit || now - hit.at >= clusterCacheMs();
-    });
-    if (stale.length) {
-      // Reconciles running together mostly ask about the same nodes: one lookup answers them all.
-      const key = `${targetType}/${vpcId}/${stale.sort().join(",")}`;
-      let lookup = this.lookups.get(key);
-      if (!lookup) {
-        lookup = this.lookUp(targetType, stale, vpcId, now).finally(() => this.lookups.delete(key));
-        this.lookups.set(key, lookup);
-      }
-      await lookup;
-    }
+    const unique = [...new Set(ids)];
+    const prefix = `${vpcId}/`;
+    // Reconciles running together mostly ask about the same nodes: the targets not known yet are looked up in one
+    // read, and those another reconcile is already looking up share its read.
+    const answers = await this.groups.getMany(
+      unique.map((id) => prefix + id),
+      (stale) => this.lookUp(targetType, stale.map((key) => key.slice(prefix.length)).sort(), vpcId),
+    );
     const groups = new Map<string, string>();
     const unresolved: Unresolved[] = [];
-    for (const id of new Set(ids)) {
-      const entry = this.cache.get(`${vpcId}/${id}`)!;
+    for (const id of unique) {
+      const entry = answers.get(prefix + id)!;
       if (entry.groupId) groups.set(id, entry.groupId);
       else unresolved.push({ target: id, reason: entry.reason ?? "no security group" });
     }
     return { groups, unresolved };
   }
 
-  private async lookUp(targetType: "instance" | "ip", ids: string[], vpcId: string, now: number) {
+  /** Each target's answer, by its key in the kept reads (<vpc>/<target>). */
+  private async lookUp(
+    targetType: "instance" | "ip",
+    ids: string[],
+    vpcId: string,
+  ): Promise<Map<string, BackendGroupAnswer>> {
     const interfaces =
       targetType === "instance" ? await this.instances(ids) : await this.podInterfaces(ids, vpcId);
     const tagged = await this.clusterTagged([...interfaces.values()].filter((i) => i.groups.length > 1));
-    for (const id of ids)
-      this.cache.set(`${vpcId}/${id}`, { at: now, ...this.choose(id, interfaces.get(id), tagged) });
+    return new Map(ids.map((id) => [`${vpcId}/${id}`, this.choose(id, interfaces.get(id), tagged)]));
   }
 
-  /** The VPC's IPv4 and IPv6 CIDRs (cached like the rest): where an internal NLB's clients are. */
-  async vpcCidrs(vpcId: string): Promise<{ ipv4: string[]; ipv6: string[] }> {
-    const hit = this.vpcs.get(vpcId);
-    if (hit && Date.now() - hit.at < clusterCacheMs()) return hit.cidrs;
-    const out = await call("ec2:DescribeVpcs", () =>
-      this.clients.ec2.send(new DescribeVpcsCommand({ VpcIds: [vpcId] })),
-    );
-    const vpc = out.Vpcs?.[0];
-    const cidrs = {
-      ipv4: (vpc?.CidrBlockAssociationSet ?? [])
-        .filter((a) => a.CidrBlockState?.State !== "disassociated")
-        .map((a) => a.CidrBlock!)
-        .filter(Boolean),
-      ipv6: (vpc?.Ipv6CidrBlockAssociationSet ?? []).map((a) => a.Ipv6CidrBlock!).filter(Boolean),
-    };
-    if (!cidrs.ipv4.length && vpc?.CidrBlock) cidrs.ipv4.push(vpc.CidrBlock);
-    this.vpcs.set(vpcId, { at: Date.now(), cidrs });
-    return cidrs;
+  /** The VPC's IPv4 and IPv6 CIDRs (kept like the rest): where an internal NLB's clients are. */
+  vpcCidrs(vpcId: string): Promise<VpcCidrs> {
+    return this.vpcs.get(vpcId, async () => {
+      const out = await call("ec2:DescribeVpcs", () =>
+        this.clients.ec2.send(new DescribeVpcsCommand({ VpcIds: [vpcId] })),
+      );
+      const vpc = out.Vpcs?.[0];
+      const cidrs = {
+        ipv4: (vpc?.CidrBlockAssociationSet ?? [])
+          .filter((a) => a.CidrBlockState?.State !== "disassociated")
+          .map((a) => a.CidrBlock!)
+          .filter(Boolean),
+        ipv6: (vpc?.Ipv6CidrBlockAssociationSet ?? []).map((a) => a.Ipv6CidrBlock!).filter(Boolean),
+      };
+      if (!cidrs.ipv4.length && vpc?.CidrBlock) cidrs.ipv4.push(vpc.CidrBlock);
+      return cidrs;
+    });
   }
 
-  private choose(
-    id: string,
-    found: Interface | undefined,
-    tagged: Set<string>,
-  ): { groupId?: string; reason?: string } {
+  private choose(id: string, found: Interface | undefined, tagged: Set<string>): BackendGroupAnswer {
     if (!found) return { reason: `no network interface in the VPC holds ${id}` };
     if (found.groups.length === 1) return { groupId: found.groups[0]! };
     const candidates = found.groups.filter((g) => tagged.has(g));

@@ -1,8 +1,9 @@
 // The managed prefix lists a Service's NLB group admits (`security-group-prefix-lists`), read for what EC2 weighs
 // them at: a rule that references a prefix list counts toward the group's rule quota as the list's maximum number
 // of entries, in the list's address family (ruleLimit.ts counts it so). A list that does not exist is refused
-// naming the annotation, where EC2 would refuse the rule only once the NLB's group exists. Cached briefly, like the
-// groups a Service names: prefix lists change rarely and a Service is reconciled often.
+// naming the annotation, where EC2 would refuse the rule only once the NLB's group exists. The answer is kept a
+// minute in the cluster's reads (../state/clusterReads.ts), like the groups a Service names: prefix lists change
+// rarely and a Service is reconciled often.
 import {
   DescribeManagedPrefixListsCommand,
   type DescribeManagedPrefixListsCommandInput,
@@ -11,32 +12,21 @@ import {
 import { CloudError, ConfigurationError } from "../../errors.ts";
 import { call, type AwsClients } from "../clients.ts";
 import { AWS_ANNOTATIONS } from "../annotations/settings.ts";
+import type { AgedReads } from "../state/agedReads.ts";
 import type { PrefixListWeight } from "./ruleLimit.ts";
-
-const CACHE_MS = 60_000;
 
 export class PrefixListReader {
   private readonly clients: AwsClients;
-  private readonly cache = new Map<string, { at: number; weights: Promise<Map<string, PrefixListWeight>> }>();
+  private readonly kept: AgedReads<Map<string, PrefixListWeight>>;
 
-  constructor(clients: AwsClients) {
+  constructor(clients: AwsClients, kept: AgedReads<Map<string, PrefixListWeight>>) {
     this.clients = clients;
-  }
-
-  /** Nothing cached is trusted any more (a new leadership term). */
-  forget(): void {
-    this.cache.clear();
+    this.kept = kept;
   }
 
   /** Each list's family and maximum entries, by ID. */
   weights(ids: readonly string[]): Promise<Map<string, PrefixListWeight>> {
-    const key = [...ids].sort().join(",");
-    const hit = this.cache.get(key);
-    if (hit && Date.now() - hit.at < CACHE_MS) return hit.weights;
-    const weights = this.read(ids);
-    this.cache.set(key, { at: Date.now(), weights });
-    weights.catch(() => this.cache.delete(key));
-    return weights;
+    return this.kept.get([...ids].sort().join(","), () => this.read(ids));
   }
 
   private async read(ids: readonly string[]): Promise<Map<string, PrefixListWeight>> {

@@ -1,30 +1,25 @@
 // The security groups a Service brings for its NLB (`security-groups`), by ID or Name, resolved to IDs in the
 // Service's VPC as the AWS Load Balancer Controller resolves them. Read only: Portico never changes them.
-// Cached briefly, like subnets: they change rarely and a Service is reconciled often.
+// The answer is kept a minute in the cluster's reads (../state/clusterReads.ts): the groups change rarely and a
+// Service is reconciled often.
 import { DescribeSecurityGroupsCommand, type SecurityGroup } from "@aws-sdk/client-ec2";
 import { ConfigurationError } from "../../errors.ts";
 import { call, type AwsClients } from "../clients.ts";
 import { AWS_ANNOTATIONS } from "../annotations/settings.ts";
-
-const CACHE_MS = 60_000;
+import type { AgedReads } from "../state/agedReads.ts";
 
 export class UserSecurityGroups {
   private readonly clients: AwsClients;
-  private readonly cache = new Map<string, { at: number; ids: Promise<string[]> }>();
+  private readonly kept: AgedReads<string[]>;
 
-  constructor(clients: AwsClients) {
+  constructor(clients: AwsClients, kept: AgedReads<string[]>) {
     this.clients = clients;
+    this.kept = kept;
   }
 
   /** The groups' IDs in the order named, the first being the one backend rules refer to. */
   resolve(namesOrIds: string[], vpcId: string): Promise<string[]> {
-    const key = `${vpcId}/${namesOrIds.join(",")}`;
-    const hit = this.cache.get(key);
-    if (hit && Date.now() - hit.at < CACHE_MS) return hit.ids;
-    const ids = this.lookUp(namesOrIds, vpcId);
-    this.cache.set(key, { at: Date.now(), ids });
-    ids.catch(() => this.cache.delete(key));
-    return ids;
+    return this.kept.get(`${vpcId}/${namesOrIds.join(",")}`, () => this.lookUp(namesOrIds, vpcId));
   }
 
   private async lookUp(namesOrIds: string[], vpcId: string): Promise<string[]> {
