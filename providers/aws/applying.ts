@@ -5,7 +5,7 @@
 import { CloudError } from "../errors.ts";
 import type { ServiceRef } from "../provider.ts";
 import type { AwsClients } from "./clients.ts";
-import type { Observed } from "./model.ts";
+import { OWN_SECURITY_GROUP, SHARED_BACKEND_GROUP, type Observed } from "./model.ts";
 import type { Written } from "./written.ts";
 
 export interface AppliedLoadBalancer {
@@ -25,6 +25,14 @@ export interface ApplyContext {
   service: ServiceRef;
   /** Filled in with what was made, as the cloud answered (written.ts derives the observation after). */
   written?: Written;
+  /** The cluster's shared backend group, for a plan that changes the Service's part in it. */
+  shared?: SharedChanges;
+}
+
+/** What carries out a Service's part in the shared backend group (securityGroups/sharedBackend.ts). */
+export interface SharedChanges {
+  /** Brings these VPCs' shared rules to what every Service needs; returns their shared groups. */
+  apply(vpcIds: string[]): Promise<Map<string, string>>;
 }
 
 /** The state one plan's appliers share: what is known of the Service's resources, updated by each write. */
@@ -39,6 +47,9 @@ export class ApplyState {
   securityGroupId: string | undefined;
   /** The Service's load balancer, once observed or made. */
   current: AppliedLoadBalancer | undefined;
+  /** The cluster's shared backend group, once the plan made it (it stands as SHARED_BACKEND_GROUP until then). */
+  sharedGroupId: string | undefined;
+  private readonly sharedChanges: SharedChanges | undefined;
 
   constructor(ctx: ApplyContext) {
     this.clients = ctx.clients;
@@ -48,6 +59,20 @@ export class ApplyState {
     this.targetGroups = new Map(ctx.observed.targetGroups.map((tg) => [tg.name, tg.arn]));
     this.securityGroupId = ctx.observed.securityGroups.find((g) => g.name === ctx.securityGroupName)?.id;
     this.current = ctx.current;
+    this.sharedChanges = ctx.shared;
+  }
+
+  shared(): SharedChanges {
+    if (!this.sharedChanges)
+      throw new Error("plan changes the shared backend group, which apply was not given");
+    return this.sharedChanges;
+  }
+
+  /** The groups an NLB is to carry, the stand-ins replaced by the IDs they now have (undefined: not made). */
+  groupIds(groupIds: string[]): (string | undefined)[] {
+    return groupIds.map((g) =>
+      g === OWN_SECURITY_GROUP ? this.securityGroupId : g === SHARED_BACKEND_GROUP ? this.sharedGroupId : g,
+    );
   }
 
   lbArn(): string {

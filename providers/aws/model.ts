@@ -64,6 +64,8 @@ export interface DesiredListener {
 
 /** The Service's own (managed) security group, standing for its ID before it exists. */
 export const OWN_SECURITY_GROUP = "own";
+/** The cluster's shared backend group, standing for its ID until the plan that needs it first makes it. */
+export const SHARED_BACKEND_GROUP = "(the shared backend group)";
 
 /**
  * An ingress rule Portico adds for one Service to a backend (node or pod) security group so an NLB without

@@ -2,12 +2,18 @@
 // stands for the next passes), and which of its operations wait while a replacement load balancer provisions.
 import type { Operation, Plan } from "./plan.ts";
 
-/** Nothing but targets to register or deregister: the load balancer itself is as desired. */
+/**
+ * Nothing but targets to register or deregister (and the cluster's shared rules they need): the load balancer itself
+ * is as desired.
+ */
 export function onlyTargets(p: Plan): boolean {
   return (
     p.replaced.length === 0 &&
     p.current !== undefined &&
-    p.operations.every((op) => op.kind === "registerTargets" || op.kind === "deregisterTargets")
+    p.operations.every(
+      (op) =>
+        op.kind === "registerTargets" || op.kind === "deregisterTargets" || op.kind === "useSharedBackend",
+    )
   );
 }
 

@@ -1,8 +1,14 @@
 import { describe, expect, test } from "vitest";
 import { parseAwsSettings } from "./annotations/settings.ts";
 import { desiredLoadBalancer } from "./loadBalancer/desired.ts";
-import type { DesiredLoadBalancer, Observed, ObservedLoadBalancer, ObservedTargetGroup } from "./model.ts";
-import { describeOperation, plan, planDeletion } from "./plan.ts";
+import {
+  SHARED_BACKEND_GROUP,
+  type DesiredLoadBalancer,
+  type Observed,
+  type ObservedLoadBalancer,
+  type ObservedTargetGroup,
+} from "./model.ts";
+import { describeOperation, describeOperations, plan, planDeletion, type Operation } from "./plan.ts";
 import { intent, NETWORK } from "../../test/unit/support/awsIntent.ts";
 
 const build = (annotations: Record<string, string> = {}, i = intent()) =>
@@ -236,5 +242,37 @@ describe("planDeletion", () => {
     expect(
       planDeletion({ loadBalancers: [], targetGroups: [], securityGroups: [], backendRules: [] }),
     ).toEqual([]);
+  });
+});
+
+describe("what a pass plans before the Service's own resources", () => {
+  test("the shared backend part comes first, said line by line, and a new shared group stands in until made", () => {
+    const d = { ...build(), sharedBackendGroup: SHARED_BACKEND_GROUP };
+    const shared: Operation = {
+      kind: "useSharedBackend",
+      vpcIds: ["vpc-1"],
+      vpcId: "vpc-1",
+      changes: [
+        "create the cluster's shared backend security group",
+        "admit the shared group: sg-n tcp/30080",
+      ],
+    };
+    const nothing = { loadBalancers: [], targetGroups: [], securityGroups: [], backendRules: [] };
+    const p = plan(d, nothing, [shared]);
+    expect(kinds(p)[0]).toBe("useSharedBackend");
+    expect(describeOperations(p.operations).slice(0, 3)).toEqual([
+      ...shared.changes,
+      expect.stringMatching(/^create security group /),
+    ]);
+    // An NLB that exists joins it by SetSecurityGroups, naming the stand-in until apply knows its ID.
+    const observed = observedFrom(build());
+    const joining = plan(d, observed, [shared]);
+    expect(joining.operations).toContainEqual({
+      kind: "setSecurityGroups",
+      groupIds: ["sg-1", SHARED_BACKEND_GROUP],
+    });
+    expect(describeOperation(joining.operations.find((o) => o.kind === "setSecurityGroups")!)).toBe(
+      "set the load balancer's security groups to sg-1, (the shared backend group)",
+    );
   });
 });

@@ -16,10 +16,15 @@ import {
   securityGroupDescriptions,
 } from "./securityGroups/plan.ts";
 import type { TargetGroupOperation } from "./targetGroups/operations.ts";
+import { takeOverDescriptions, type TakeOverOperation } from "./lbc/operations.ts";
 import { planTargetGroupDeletion, planTargetGroups, targetGroupDescriptions } from "./targetGroups/plan.ts";
 
 export type Operation =
-  SecurityGroupOperation | LoadBalancerOperation | TargetGroupOperation | ListenerOperation;
+  | TakeOverOperation
+  | SecurityGroupOperation
+  | LoadBalancerOperation
+  | TargetGroupOperation
+  | ListenerOperation;
 
 export interface Plan {
   operations: Operation[];
@@ -29,7 +34,11 @@ export interface Plan {
   replaced: ObservedLoadBalancer[];
 }
 
-export function plan(desired: DesiredLoadBalancer, observed: Observed): Plan {
+/**
+ * `first`: what the pass does before the Service's own resources are touched, planned from the cluster's state (the
+ * take-over's retagging, the Service's part in the shared backend group).
+ */
+export function plan(desired: DesiredLoadBalancer, observed: Observed, first: Operation[] = []): Plan {
   const current = observed.loadBalancers.find((lb) => lb.name === desired.name);
   const replaced = observed.loadBalancers.filter((lb) => lb !== current);
   const groups = planSecurityGroups(desired, observed);
@@ -37,6 +46,7 @@ export function plan(desired: DesiredLoadBalancer, observed: Observed): Plan {
   const targetGroups = planTargetGroups(desired.targetGroups, observed.targetGroups);
   const listeners = planListeners(desired.listeners, current?.listeners ?? [], observed.targetGroups);
   const operations: Operation[] = [
+    ...first,
     ...groups.make,
     ...loadBalancer.make,
     ...targetGroups.make,
@@ -58,13 +68,19 @@ export function planDeletion(observed: Observed): Operation[] {
 }
 
 const DESCRIPTIONS: Describers<Operation> = {
+  ...takeOverDescriptions,
   ...securityGroupDescriptions,
   ...loadBalancerDescriptions,
   ...targetGroupDescriptions,
   ...listenerDescriptions,
 };
 
-/** One line per operation, for Events, logs and `porticoctl plan`. */
+/** An operation in one line, for logs. */
 export function describeOperation(op: Operation): string {
-  return (DESCRIPTIONS[op.kind] as (op: Operation) => string)(op);
+  return describeOperations([op]).join("; ");
+}
+
+/** The operations in words, a line for each thing they change, for Events and `porticoctl plan`. */
+export function describeOperations(ops: readonly Operation[]): string[] {
+  return ops.flatMap((op) => (DESCRIPTIONS[op.kind] as (op: Operation) => string | string[])(op));
 }

@@ -14,20 +14,21 @@ import type {
 } from "../provider.ts";
 import { defaultTargetType, parseAwsSettings, type AwsServiceSettings } from "./annotations/settings.ts";
 import type { Unresolved } from "./securityGroups/backendGroups.ts";
-import { SharedBackend } from "./securityGroups/sharedBackend.ts";
+import { SharedBackend, type SharedUse } from "./securityGroups/sharedBackend.ts";
 import { withPriority } from "../priority.ts";
 import { inspectService } from "./inspect.ts";
 import { awsTraffic, healthyEndpoints, podDrain, statesOf } from "./traffic.ts";
 import { createAwsClients, type AwsClientOptions, type AwsClients } from "./clients.ts";
 import { checkIntent, checkSettings } from "./checks.ts";
-import type { DesiredLoadBalancer, Observed } from "./model.ts";
+import { SHARED_BACKEND_GROUP, type DesiredLoadBalancer, type Observed } from "./model.ts";
 import { TAG } from "./names.ts";
 import { taggedResources } from "./state/observe.ts";
 import { apply } from "./apply.ts";
-import { describeOperation, plan, planDeletion, type Plan } from "./plan.ts";
+import { describeOperations, plan, planDeletion, type Operation, type Plan } from "./plan.ts";
 import { makeBeforeBreak, onlyTargets } from "./passSteps.ts";
 import { nothingWritten, observedAfter } from "./written.ts";
 import { asTaken, renamed, renamesOf } from "./lbc/adoption.ts";
+import { takeOverOperation } from "./lbc/operations.ts";
 import { LbcTakeOver, type LbcTakeOverOptions, type TakeOverView } from "./lbc/takeOver.ts";
 import { AwsResolver } from "./resolve.ts";
 import { build, withSharedGroup } from "./build.ts";
@@ -35,8 +36,6 @@ import { AwsState } from "./state/store.ts";
 import { heldBy } from "./state/securityRules.ts";
 
 export { AWS_LOAD_BALANCER_CLASS } from "../classes.ts";
-/** Stands for the shared backend group in a dry run, before it is made. */
-const SHARED_GROUP_TO_BE_MADE = "(the shared backend group)";
 /** How soon to look again while a replacement waits for its new load balancer to become active. */
 const REPLACEMENT_POLL_MS = 10_000;
 
@@ -64,8 +63,8 @@ interface Planned {
   desired: DesiredLoadBalancer;
   observed: Observed;
   plan: Plan;
-  /** The shared backend rules the pass changed (ensure) or would change (plan). */
-  shared: string[];
+  /** What the Service asks of the cluster's shared backend group (recorded as the plan is carried out). */
+  shared: SharedUse | null;
 }
 
 /** What a pass found: its plan, unless the take-over was refused (plan shows why, ensure throws it). */
@@ -73,8 +72,6 @@ interface Pass {
   planned?: Planned;
   unresolved: Unresolved[];
   takeOver?: TakeOverView;
-  /** What was retagged from the AWS Load Balancer Controller's (ensure only). */
-  taken: string[];
 }
 
 /**
@@ -120,10 +117,13 @@ export class AwsProvider implements LoadBalancerProvider {
   private async ensureNow(intent: LoadBalancerIntent): Promise<EnsureResult> {
     const uid = intent.service.uid;
     try {
-      const pass = await this.pass(intent, "apply");
+      const pass = await this.pass(intent);
       if (!pass.planned) throw pass.takeOver!.refusal!;
       const result = await this.carryOut(intent, pass.planned);
-      return pass.takeOver ? this.lbc!.after(intent.service, pass.takeOver, pass.taken, result) : result;
+      if (!pass.takeOver) return result;
+      const taken = pass.planned.plan.operations.some((op) => op.kind === "takeOverFromLbc");
+      if (taken) this.lbc!.taken(intent.service, pass.takeOver.adoption);
+      return this.lbc!.after(intent.service, pass.takeOver, taken, result);
     } catch (err) {
       this.state.forget(uid);
       // What failed may have left the rules anywhere: the next pass that goes through says what they are.
@@ -133,18 +133,19 @@ export class AwsProvider implements LoadBalancerProvider {
   }
 
   async plan(intent: LoadBalancerIntent): Promise<PlanDescription> {
-    const { planned, unresolved, takeOver } = await this.pass(intent, "plan");
+    const { planned, unresolved, takeOver } = await this.pass(intent);
     if (!planned) return { operations: takeOver?.lines ?? [] };
     const p = planned.plan;
+    // An adoption is said by its retagging operation, first in the plan.
+    const taking = p.operations.some((op) => op.kind === "takeOverFromLbc");
     return {
       operations: [
-        ...(takeOver?.lines ?? []),
+        ...(taking ? [] : (takeOver?.lines ?? [])),
         // Where there was nothing of the AWS Load Balancer Controller's to take over, what serves the Service now.
         ...(takeOver?.adoption.kind === "none" && p.current
           ? [`keep NLB ${p.current.arn} (Portico's): ${p.current.dnsName} stays`]
           : []),
-        ...planned.shared,
-        ...p.operations.map(describeOperation),
+        ...describeOperations(p.operations),
         // Said here so that a missing backend rule is never a mystery; ensure goes on without it.
         ...unresolved.map((u) => `no backend rule for target ${u.target}: ${u.reason}`),
       ],
@@ -152,42 +153,57 @@ export class AwsProvider implements LoadBalancerProvider {
   }
 
   /**
-   * The pass up to its plan. In "plan" mode nothing is written: what the AWS Load Balancer Controller made is
-   * observed as if already retagged as Portico's (as ensure would find it), the shared rules are previewed, and the
-   * account is always observed in full.
+   * The pass up to its plan, the same for ensure and porticoctl plan: nothing is written before the plan is carried
+   * out. What the AWS Load Balancer Controller made is observed as it will be once retagged as Portico's (the
+   * retagging is the plan's first operation), and the cluster's shared backend group by the ID it has or, until
+   * the plan makes it, a stand-in (SHARED_BACKEND_GROUP).
    */
-  private async pass(intent: LoadBalancerIntent, mode: "apply" | "plan"): Promise<Pass> {
+  private async pass(intent: LoadBalancerIntent): Promise<Pass> {
     const uid = intent.service.uid;
-    const dry = mode === "plan";
     const given = this.settingsOf(intent);
     // What can be refused from the Service alone is, before the cloud is asked anything about it.
     checkIntent(intent, given);
     const resolved = await this.resolver.resolve(intent, given);
     const unresolved = resolved.backend?.unresolved ?? [];
     const built = build(intent, resolved, this.cluster);
-    // Taking over: what the AWS Load Balancer Controller made is retagged first, then planned as Portico's own.
     const takeOver = await this.lbc?.look(intent, built.desired);
-    if (takeOver?.refusal) return { unresolved, takeOver, taken: [] };
-    const taken = takeOver && !dry ? await this.lbc!.take(intent.service, takeOver.adoption) : [];
-    if (taken.length) this.state.retagged(uid);
+    if (takeOver?.refusal) return { unresolved, takeOver };
+    const adoption = takeOver?.adoption;
     // The shared rules first: the NLB's own backend rules from before them go only once they are in place.
-    const { groupId, shared } = dry
-      ? await this.previewShared(uid, built.shared)
-      : await this.useShared(uid, built.shared);
-    const wanted = withSharedGroup(built.desired, groupId);
+    const shared = await this.shared.plan(uid, built.shared);
+    const wanted = withSharedGroup(
+      built.desired,
+      built.shared ? (shared.groupId ?? SHARED_BACKEND_GROUP) : undefined,
+    );
+    const retag = adoption && takeOverOperation(adoption, takeOver.lines);
+    const first: Operation[] = [
+      ...(retag ? [retag] : []),
+      ...(shared.vpcIds.length
+        ? [
+            {
+              kind: "useSharedBackend" as const,
+              vpcIds: shared.vpcIds,
+              ...(built.shared ? { vpcId: built.shared.vpcId } : {}),
+              changes: shared.changes,
+            },
+          ]
+        : []),
+    ];
     const planned = (desired: DesiredLoadBalancer, observed: Observed): Pass => ({
-      planned: { desired, observed, plan: plan(desired, observed), shared },
+      planned: { desired, observed, plan: plan(desired, observed, first), shared: built.shared },
       unresolved,
       ...(takeOver ? { takeOver } : {}),
-      taken,
     });
-    if (dry && takeOver?.adoption.kind === "adopt") {
-      // Observed under Portico's own names: LBC's NLB is not Portico's yet, and found by its name it would be refused.
-      const observed = asTaken(await this.state.observe(intent, wanted), takeOver.adoption);
-      return planned(renamed(wanted, renamesOf(takeOver.adoption)!), observed);
+    if (retag) {
+      // Observed under Portico's own names (LBC's NLB is not Portico's until the retagging, and found by its name
+      // it would be refused), and planned under the names the adopted resources keep.
+      const observed = asTaken(await this.state.observe(intent, wanted), adoption);
+      const pass = planned(renamed(wanted, renamesOf(adoption)!), observed);
+      this.state.planned(uid, pass.planned!.desired, observed, pass.planned!.plan);
+      return pass;
     }
     const named = this.lbc?.named(uid, wanted) ?? wanted;
-    const reused = dry ? undefined : await this.state.reuse(uid, named);
+    const reused = await this.state.reuse(uid, named);
     if (reused) {
       const pass = planned(named, reused);
       if (onlyTargets(pass.planned!.plan)) return pass;
@@ -195,32 +211,21 @@ export class AwsProvider implements LoadBalancerProvider {
       this.state.forget(uid);
     }
     // A Service claimed in this pass has nothing in the cloud yet (the finalizer comes first): nothing to read,
-    // unless what the AWS Load Balancer Controller made was just taken over as its own, or the user chose the
-    // load balancer's name (another's NLB may have it; names Portico derives include the Service's UID).
-    const nothingYet = intent.claimedNow && !taken.length && !dry && !named.nameFixed;
+    // unless the user chose the load balancer's name (another's NLB may have it; names Portico derives include the
+    // Service's UID).
+    const nothingYet = intent.claimedNow && !named.nameFixed;
     const observed = nothingYet ? NOTHING : await this.state.observe(intent, named);
     const pass = planned(this.lbc?.namedAfter(intent.service, wanted, observed) ?? named, observed);
-    if (!dry) this.state.planned(uid, pass.planned!.desired, observed, pass.planned!.plan);
+    this.state.planned(uid, pass.planned!.desired, observed, pass.planned!.plan);
     return pass;
   }
 
-  private async useShared(uid: string, use: ReturnType<typeof build>["shared"]) {
-    const { groupId, changes } = await this.shared.use(uid, use);
-    return { groupId, shared: changes };
-  }
-
-  /** In a dry run, the shared group may not exist yet: a stand-in names it. */
-  private async previewShared(uid: string, use: ReturnType<typeof build>["shared"]) {
-    const shared = await this.shared.preview(uid, use);
-    const groupId = use ? ((await this.shared.groupOf(use.vpcId)) ?? SHARED_GROUP_TO_BE_MADE) : undefined;
-    return { groupId, shared };
-  }
-
   private async carryOut(intent: LoadBalancerIntent, planned: Planned): Promise<EnsureResult> {
-    const { desired, observed, plan: p } = planned;
+    const { observed, plan: p } = planned;
     const service = intent.service;
     const { operations, waitForActive } = makeBeforeBreak(p);
     const written = nothingWritten();
+    this.shared.record(service.uid, planned.shared);
     const lb = await this.state.writing(service.uid, operations, () =>
       apply(operations, {
         clients: this.clients,
@@ -228,13 +233,18 @@ export class AwsProvider implements LoadBalancerProvider {
         ...(p.current
           ? { current: { arn: p.current.arn, dnsName: p.current.dnsName, state: p.current.state } }
           : {}),
-        securityGroupName: desired.securityGroup?.name ?? "",
+        securityGroupName: planned.desired.securityGroup?.name ?? "",
         cluster: this.cluster,
         service,
         written,
+        shared: this.shared,
       }),
     );
     // The rules are as the pass asked: the security-rule check compares the cloud with them from now on.
+    // The shared group made by this plan stands under its ID from now on, as the next pass will want it.
+    const desired = written.sharedGroupId
+      ? withSharedGroup(planned.desired, written.sharedGroupId)
+      : planned.desired;
     this.state.rules.held(service, heldBy(desired));
     // What Portico just made or changed is known from its own writes: the passes that follow read targets alone.
     // (A plan of targets alone came from an observation already kept, whose age a write must not reset.)
@@ -253,7 +263,7 @@ export class AwsProvider implements LoadBalancerProvider {
     const drain = podDrain(desired);
     return {
       ingress: lb?.dnsName ? [{ hostname: lb.dnsName }] : [],
-      changes: [...planned.shared, ...operations.map(describeOperation)],
+      changes: describeOperations(operations),
       notices,
       traffic: awsTraffic(intent, desired, statesOf(observed)),
       ...(pods ? { healthyEndpoints: pods } : {}),

@@ -3,9 +3,9 @@
 // so plan.ts can order the parts make-before-break and describe any operation without knowing its resource.
 type Kinded = { kind: string };
 
-/** One line per operation kind of a resource, for Events, logs and `porticoctl plan`. */
+/** An operation in words (a line, or one per thing it changes), for Events, logs and `porticoctl plan`. */
 export type Describers<O extends Kinded> = {
-  [K in O["kind"]]: (op: Extract<O, { kind: K }>) => string;
+  [K in O["kind"]]: (op: Extract<O, { kind: K }>) => string | string[];
 };
 
 /** A plan's operations for one resource: those that make or change, and those that remove after the rest is made. */

@@ -27,6 +27,8 @@ export interface Written {
   listeners: Map<number, string>;
   /** The Service's own security group, when it was made. */
   securityGroupId?: string;
+  /** The cluster's shared backend group, when the plan stood in for it (it was made, or found, as it ran). */
+  sharedGroupId?: string;
 }
 
 export function nothingWritten(): Written {
@@ -55,6 +57,8 @@ const FOLLOWED = new Set<Operation["kind"]>([
   "modifyListenerAttributes",
   "deleteListener",
   "deleteTargetGroup",
+  // The cluster's shared rules: nothing of the Service's own changes.
+  "useSharedBackend",
 ]);
 
 /**

@@ -198,7 +198,7 @@ export const AWS_COMBINATIONS: CombinationTable<AwsCombinationInput> = {
     },
     {
       fields: [field(`${A}healthcheck-timeout`), field(`${A}healthcheck-interval`)],
-      checkedIn: "providers/aws/desired.ts (the interval may be the default)",
+      checkedIn: "providers/aws/targetGroups/healthCheck.ts (the interval may be the default)",
       fix: "make the timeout no longer than the interval",
       reason: "InvalidHealthCheck",
       example: {

@@ -15,7 +15,8 @@ import {
   type LbcObserved,
 } from "./adoption.ts";
 import type { DesiredLoadBalancer, ObservedLoadBalancer, ObservedTargetGroup } from "../model.ts";
-import { plan } from "../plan.ts";
+import { describeOperations, plan } from "../plan.ts";
+import { takeOverOperation } from "./operations.ts";
 
 const SERVICE = { namespace: "shop", name: "web", uid: "uid-1" };
 const NLB_ARN = "arn:aws:elasticloadbalancing:us-east-1:1:loadbalancer/net/k8s-shop-web-0123456789/abc";
@@ -161,6 +162,48 @@ describe("deciding whether LBC's NLB can serve the Service in place", () => {
     expect(kinds.indexOf("registerTargets")).toBeLessThan(kinds.indexOf("deregisterTargets"));
     // LBC's health check is the one Portico would make (Portico reads LBC's annotations as LBC does).
     expect(kinds).not.toContain("modifyHealthCheck");
+  });
+
+  test("adopting is the plan's first operation, said as the adoption is, and planned against what it retags", () => {
+    const desired = build();
+    const adoption = decideAdoption(desired, lbc());
+    const lines = describeAdoption(adoption, false);
+    const retag = takeOverOperation(adoption, lines)!;
+    expect(retag.resources).toEqual([
+      { arn: NLB_ARN, kind: "loadbalancer" },
+      { arn: TG_ARN, kind: "targetgroup" },
+    ]);
+    const nothing = { loadBalancers: [], targetGroups: [], securityGroups: [], backendRules: [] };
+    const p = plan(renamed(desired, renamesOf(adoption)!), asTaken(nothing, adoption), [retag]);
+    expect(p.operations[0]).toBe(retag);
+    expect(p.current?.arn).toBe(NLB_ARN);
+    // porticoctl plan shows the adoption once, where the retagging happens.
+    expect(describeOperations(p.operations).slice(0, lines.length)).toEqual(lines);
+    // Nothing to retag when LBC's NLB is recreated beside, or there is nothing of LBC's.
+    const recreate = decideAdoption(
+      build({ "service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing" }),
+      lbc(),
+    );
+    expect(recreate.kind).toBe("recreate");
+    expect(takeOverOperation(recreate, [])).toBeUndefined();
+    expect(takeOverOperation(decideAdoption(desired, { targetGroups: [] }), [])).toBeUndefined();
+  });
+
+  test("a take-over cut short between its tag calls is not observed twice", () => {
+    const desired = build();
+    const adoption = decideAdoption(desired, lbc());
+    if (adoption.kind !== "adopt") throw new Error("expected an adoption");
+    // Portico's tags went on, LBC's did not come off: observation already finds both as Portico's.
+    const found = {
+      loadBalancers: [adoption.loadBalancer!],
+      targetGroups: adoption.targetGroups.map((f) => f.group.observed),
+      securityGroups: [],
+      backendRules: [],
+    };
+    const seen = asTaken(found, adoption);
+    expect(seen.loadBalancers.map((lb) => lb.arn)).toEqual([NLB_ARN]);
+    expect(seen.targetGroups.map((tg) => tg.arn)).toEqual([TG_ARN]);
+    expect(asTaken(found, undefined)).toBe(found);
   });
 
   test("what cannot change on an NLB means a new one: scheme, address type, security groups", () => {

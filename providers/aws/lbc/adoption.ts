@@ -294,12 +294,19 @@ export function describeAdoption(adoption: Adoption, recreateAllowed: boolean): 
 }
 
 /** An observation with what the take-over would retag added: what the pass after it would observe. */
-export function asTaken(observed: Observed, adoption: Adoption): Observed {
-  if (adoption.kind !== "adopt") return observed;
+export function asTaken(observed: Observed, adoption: Adoption | undefined): Observed {
+  if (adoption?.kind !== "adopt") return observed;
+  // A take-over cut short between its tag calls left resources observation already finds as Portico's.
+  const lbs = new Set(observed.loadBalancers.map((lb) => lb.arn));
+  const tgs = new Set(observed.targetGroups.map((tg) => tg.arn));
+  const lb = adoption.loadBalancer;
   return {
     ...observed,
-    loadBalancers: [...observed.loadBalancers, ...(adoption.loadBalancer ? [adoption.loadBalancer] : [])],
-    targetGroups: [...observed.targetGroups, ...adoption.targetGroups.map((f) => f.group.observed)],
+    loadBalancers: [...observed.loadBalancers, ...(lb && !lbs.has(lb.arn) ? [lb] : [])],
+    targetGroups: [
+      ...observed.targetGroups,
+      ...adoption.targetGroups.map((f) => f.group.observed).filter((tg) => !tgs.has(tg.arn)),
+    ],
   };
 }
 

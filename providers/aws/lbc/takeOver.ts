@@ -1,17 +1,16 @@
-// The AWS Load Balancer Controller's (LBC) resources for a Service, read by LBC's own tags, and their take-over:
-// Portico's ownership tags go on and LBC's tracking tags come off, so that from then on observation finds them as
-// Portico's (by its tags, as everything else) and a restarted LBC would not find them as its own. Nothing else
-// is changed here: the plan brings them to the Service's desired state in place like any load balancer of Portico's.
-import { AddTagsCommand, RemoveTagsCommand, type Tag } from "@aws-sdk/client-elastic-load-balancing-v2";
+// The AWS Load Balancer Controller's (LBC) resources for a Service, read by LBC's own tags, and what taking them over
+// means: whether it may be done (LBC stopped, the NLB able to serve the Service in place), the names they keep, and
+// LBC's finalizer released after. The retagging itself is a plan operation (operations.ts, apply.ts): Portico's
+// ownership tags go on and LBC's tracking tags come off, so that from then on observation finds them as Portico's
+// (by its tags, as everything else) and a restarted LBC would not find them as its own. Nothing else is changed:
+// the plan brings them to the Service's desired state in place like any load balancer of Portico's.
 import type { ResourceTagMapping } from "@aws-sdk/client-resource-groups-tagging-api";
 import { LBC_NLB_CLASS } from "../../classes.ts";
 import { ConfigurationError } from "../../errors.ts";
 import type { EnsureResult, LoadBalancerIntent, Notice, ServiceRef } from "../../provider.ts";
 import { AWS_ANNOTATIONS } from "../annotations/settings.ts";
-import { call, type AwsClients } from "../clients.ts";
+import type { AwsClients } from "../clients.ts";
 import {
-  ADOPTED_FROM_LBC,
-  ADOPTED_TAG,
   adoptedNames,
   decideAdoption,
   describeAdoption,
@@ -27,7 +26,7 @@ import {
   type TaggedArn,
 } from "./adoption.ts";
 import type { DesiredLoadBalancer, Observed } from "../model.ts";
-import { ownershipTags, TAG } from "../names.ts";
+import { TAG } from "../names.ts";
 import {
   describeLoadBalancers,
   describeTargetGroups,
@@ -60,7 +59,7 @@ export interface LbcTakeOverOptions {
    * when it cannot tell: Portico does not take over from a controller that may still be running.
    */
   liveController?: () => Promise<string | undefined>;
-  /** Removes LBC's finalizer from the Service when it is there; true when it was. Absent in dry runs. */
+  /** Removes LBC's finalizer from the Service when it is there; true when it was. Absent where nothing is written (porticoctl). */
   releaseFinalizer?: (service: ServiceRef) => Promise<boolean>;
 }
 
@@ -92,7 +91,10 @@ export class LbcTakeOver {
   }
 
   async look(intent: LoadBalancerIntent, desired: DesiredLoadBalancer): Promise<TakeOverView> {
-    let adoption = decideAdoption(desired, await this.read(intent.service));
+    // The listeners' attributes the Service sets are read as observation reads them, so the plan made from what is
+    // taken over is the plan the pass after the retagging would make.
+    const ports = desired.listeners.filter((l) => Object.keys(l.attributes).length).map((l) => l.port);
+    let adoption = decideAdoption(desired, await this.read(intent.service, ports));
     // Once Portico serves the Service with an NLB of its own (made beside LBC's when that could not serve in place),
     // LBC's is never taken over later, even when the Service comes to match it: that would replace the NLB clients
     // have moved to.
@@ -135,41 +137,13 @@ export class LbcTakeOver {
   }
 
   /**
-   * Portico's ownership tags on LBC's NLB and target groups, then LBC's tracking tags off: each step is safe to
-   * repeat, and one interrupted between them leaves resources observation finds as Portico's.
+   * The take-over went through (apply retagged what `look` found, lbc/apply.ts): its names are kept for the passes
+   * that follow, and the Service is no longer among those the listing says hold LBC's resources.
    */
-  async take(service: ServiceRef, adoption: Adoption): Promise<string[]> {
-    if (adoption.kind !== "adopt") return [];
+  taken(service: ServiceRef, adoption: Adoption): void {
     const names = renamesOf(adoption);
     if (names) this.renames.set(service.uid, names);
-    const resources = [
-      ...(adoption.loadBalancer ? [{ arn: adoption.loadBalancer.arn, kind: "loadbalancer" }] : []),
-      ...adoption.targetGroups.map((f) => ({ arn: f.group.observed.arn, kind: "targetgroup" })),
-    ];
-    // One AddTags per kind (the tags name it) and one RemoveTags for all, each taking up to 20 ARNs: every tag of
-    // Portico's goes on before any of LBC's comes off.
-    for (const kind of ["loadbalancer", "targetgroup"])
-      for (const arns of inTwenties(resources.filter((r) => r.kind === kind).map((r) => r.arn))) {
-        const tags: Tag[] = Object.entries({
-          ...ownershipTags(this.cluster, service, kind),
-          [ADOPTED_TAG]: ADOPTED_FROM_LBC,
-        }).map(([Key, Value]) => ({ Key, Value }));
-        await call("elbv2:AddTags", () =>
-          this.clients.elbv2.send(new AddTagsCommand({ ResourceArns: arns, Tags: tags })),
-        );
-      }
-    for (const arns of inTwenties(resources.map((r) => r.arn)))
-      await call("elbv2:RemoveTags", () =>
-        this.clients.elbv2.send(
-          new RemoveTagsCommand({
-            ResourceArns: arns,
-            TagKeys: [LBC_TAG.cluster, LBC_TAG.serviceStack, LBC_TAG.serviceResource],
-          }),
-        ),
-      );
-    // Only once every tag moved: a take-over cut short is found again (the listing still names the Service).
     this.listing?.stacks.delete(`${service.namespace}/${service.name}`);
-    return resources.map((r) => `took over ${r.arn} from the AWS Load Balancer Controller`);
   }
 
   /** The desired load balancer under the names of what was taken over for the Service, as last known. */
@@ -201,13 +175,13 @@ export class LbcTakeOver {
   async after(
     service: ServiceRef,
     view: TakeOverView,
-    taken: string[],
+    taken: boolean,
     result: EnsureResult,
   ): Promise<EnsureResult> {
     const notices: Notice[] = [];
     const told = () => ({ ...result, notices: [...result.notices, ...notices] });
     const say = view.lines.join("; ");
-    if (taken.length) notices.push({ type: "Normal", reason: "AdoptedLoadBalancer", message: say });
+    if (taken) notices.push({ type: "Normal", reason: "AdoptedLoadBalancer", message: say });
     if (view.adoption.kind === "recreate") {
       if (result.changes.some((c) => c.startsWith("create ")))
         notices.push({ type: "Warning", reason: "RecreatingLoadBalancer", message: say });
@@ -252,7 +226,7 @@ export class LbcTakeOver {
   }
 
   /** LBC's resources for the Service, found by LBC's tags and described as observation describes Portico's. */
-  private async read(service: ServiceRef): Promise<LbcObserved> {
+  private async read(service: ServiceRef, listenerAttributePorts: number[]): Promise<LbcObserved> {
     const stack = `${service.namespace}/${service.name}`;
     // Most Services have nothing of LBC's (left): the account's listing says so without a read of their own.
     if (!(await this.listed()).has(stack)) return { targetGroups: [] };
@@ -271,7 +245,7 @@ export class LbcTakeOver {
     ]);
     const nlb = lbs.find((lb) => lb.Type === "network");
     const [loadBalancer, targetGroups] = await Promise.all([
-      nlb ? observeLoadBalancer(this.clients, nlb, []) : undefined,
+      nlb ? observeLoadBalancer(this.clients, nlb, listenerAttributePorts) : undefined,
       Promise.all(
         tgs.map(async (tg) => ({
           observed: await observeTargetGroup(this.clients, tg),
@@ -289,11 +263,4 @@ function taggedArn(r: ResourceTagMapping): TaggedArn {
     arn: r.ResourceARN!,
     tags: Object.fromEntries((r.Tags ?? []).map((t) => [t.Key!, t.Value])),
   };
-}
-
-/** ELBv2's tag calls take at most 20 resource ARNs. */
-function inTwenties(arns: string[]): string[][] {
-  const out: string[][] = [];
-  for (let i = 0; i < arns.length; i += 20) out.push(arns.slice(i, i + 20));
-  return out;
 }

@@ -1,6 +1,6 @@
 // What the AWS Load Balancer Controller's per-port and per-listener annotations make of the desired NLB: ALPN and
 // attributes on the listener they name, attributes on one port's target group, and which ports they may name.
-// Pure, like desired.ts, which calls them.
+// Pure, like the desired load balancer (loadBalancer/desired.ts), which calls them.
 import { ConfigurationError } from "../../errors.ts";
 import type { PortIntent } from "../../provider.ts";
 import { AWS_ANNOTATIONS, type AwsServiceSettings } from "../annotations/settings.ts";

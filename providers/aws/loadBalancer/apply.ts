@@ -11,7 +11,6 @@ import {
 import { CloudError } from "../../errors.ts";
 import { ignoreNotFound, type Appliers } from "../applying.ts";
 import { call } from "../clients.ts";
-import { OWN_SECURITY_GROUP } from "../model.ts";
 import { attributes, tags } from "../requestFields.ts";
 import type { LoadBalancerOperation } from "./operations.ts";
 import { nlbSecurityGroups } from "./plan.ts";
@@ -20,7 +19,7 @@ export const loadBalancerAppliers: Appliers<LoadBalancerOperation> = {
   async createLoadBalancer(op, s) {
     const lb = op.loadBalancer;
     // Made without its own group when that failed to be made: SetSecurityGroups adds it on the next pass.
-    const groups = nlbSecurityGroups(lb, s.securityGroupId).filter((g) => g !== OWN_SECURITY_GROUP);
+    const groups = s.groupIds(nlbSecurityGroups(lb, s.securityGroupId)).filter((g) => g !== undefined);
     const out = await call("elbv2:CreateLoadBalancer", () =>
       s.clients.elbv2.send(
         new CreateLoadBalancerCommand({
@@ -59,8 +58,8 @@ export const loadBalancerAppliers: Appliers<LoadBalancerOperation> = {
     );
   },
   async setSecurityGroups(op, s) {
-    const own = s.securityGroupId;
-    if (op.groupIds.includes(OWN_SECURITY_GROUP) && !own)
+    const ids = s.groupIds(op.groupIds);
+    if (ids.includes(undefined))
       throw new CloudError({
         operation: "elbv2:SetSecurityGroups",
         code: "SecurityGroupMissing",
@@ -71,7 +70,7 @@ export const loadBalancerAppliers: Appliers<LoadBalancerOperation> = {
       s.clients.elbv2.send(
         new SetSecurityGroupsCommand({
           LoadBalancerArn: s.lbArn(),
-          SecurityGroups: op.groupIds.map((g) => (g === OWN_SECURITY_GROUP ? own! : g)),
+          SecurityGroups: ids as string[],
           ...(op.privateLink ? { EnforceSecurityGroupInboundRulesOnPrivateLinkTraffic: op.privateLink } : {}),
         }),
       ),

@@ -50,6 +50,11 @@ export const securityGroupAppliers: Appliers<SecurityGroupOperation> = {
       op.rules.map((r) => r.ruleId),
     );
   },
+  async useSharedBackend(op, s) {
+    const groups = await s.shared().apply(op.vpcIds);
+    if (op.vpcId) s.sharedGroupId = groups.get(op.vpcId);
+    if (s.written && s.sharedGroupId) s.written.sharedGroupId = s.sharedGroupId;
+  },
   async deleteSecurityGroup(op, s) {
     await ignoreNotFound(
       call("ec2:DeleteSecurityGroup", () =>

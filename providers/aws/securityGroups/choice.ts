@@ -1,4 +1,4 @@
-// Which security groups the desired NLB wears, and what its own group lets in: pure, like desired.ts, which calls it.
+// Which security groups the desired NLB wears, and what its own group lets in: pure, like loadBalancer/desired.ts, which calls it.
 import type { LoadBalancerIntent } from "../../provider.ts";
 import type { AwsServiceSettings } from "../annotations/settings.ts";
 import type { DesiredSecurityGroup, IngressRule, ListenerProtocol } from "../model.ts";

@@ -61,4 +61,5 @@ export const securityGroupDescriptions: Describers<SecurityGroupOperation> = {
   authorizeBackendRules: (op) => `allow ${op.rules.map(backendRuleKey).join(", ")} (backend rules)`,
   revokeBackendRules: (op) => `revoke ${op.rules.map(backendRuleKey).join(", ")} (backend rules)`,
   deleteSecurityGroup: (op) => `delete security group ${op.name}`,
+  useSharedBackend: (op) => op.changes,
 };

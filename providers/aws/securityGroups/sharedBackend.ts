@@ -1,17 +1,11 @@
 // The cluster's shared backend security group (one per VPC, on every NLB whose backend rules Portico manages) and
 // the range rules that admit it on the backend groups (backendRanges.ts says why they are shared). What every
-// Service needs is kept here as Services are reconciled; the rules are read from EC2 at most once a minute (by
-// background passes; ../state/cacheAge.ts) and otherwise known from Portico's own writes, so a Service whose needs are already met costs no call at all.
-import {
-  AuthorizeSecurityGroupIngressCommand,
-  CreateSecurityGroupCommand,
-  DeleteSecurityGroupCommand,
-  DescribeSecurityGroupsCommand,
-  RevokeSecurityGroupIngressCommand,
-  type SecurityGroupRule,
-} from "@aws-sdk/client-ec2";
+// Service needs is kept here as Services are planned; the rules are read from EC2 at most once a minute (by
+// background passes; ../state/cacheAge.ts) and otherwise known from Portico's own writes (sharedWrites.ts), so a
+// Service whose needs are already met costs no call at all. A Service's pass plans its part (`plan`: what would
+// change, with nothing written) and its plan's apply carries it out (`apply`), one change at a time for the cluster.
+import type { SecurityGroupRule } from "@aws-sdk/client-ec2";
 import { createHash } from "node:crypto";
-import { CloudError } from "../../errors.ts";
 import {
   covers,
   describeRange,
@@ -19,16 +13,22 @@ import {
   wantedRanges,
   type BackendNeed,
   type ObservedRange,
-  type PortRange,
 } from "./backendRanges.ts";
 import { securityGroupRulesWhere } from "./backendGroups.ts";
-import { call, type AwsClients } from "../clients.ts";
+import {
+  admitShared,
+  createSharedGroup,
+  deleteSharedGroup,
+  RANGE_RULE_RESOURCE,
+  revokeShared,
+  SHARED_GROUP_RESOURCE,
+} from "./sharedWrites.ts";
+import type { AwsClients } from "../clients.ts";
 import { TAG } from "../names.ts";
 import { clusterCacheMs } from "../state/cacheAge.ts";
 import { tagOf, type ClusterGroups, type ClusterGroupsRead } from "../state/clusterGroups.ts";
 
-export const SHARED_GROUP_RESOURCE = "shared-backend-group";
-export const RANGE_RULE_RESOURCE = "backend-range";
+export { RANGE_RULE_RESOURCE, SHARED_GROUP_RESOURCE } from "./sharedWrites.ts";
 
 /** What one Service asks of the shared group: where it is, and the ports its targets need. */
 export interface SharedUse {
@@ -36,12 +36,22 @@ export interface SharedUse {
   needs: BackendNeed[];
 }
 
+/** A Service's part in the shared backend: the group its NLB joins, and what its plan changes for it. */
+export interface SharedPart {
+  /** The shared group of the Service's VPC, when it exists (absent: its plan makes it). */
+  groupId?: string;
+  /** The VPCs whose rules the Service's plan changes (empty: nothing to change). */
+  vpcIds: string[];
+  /** Those changes, in words. */
+  changes: string[];
+}
+
 export class SharedBackend {
   private readonly clients: AwsClients;
   private readonly cluster: string;
   /** Per Service UID: its use of the shared group, or null when it has none. */
   private readonly uses = new Map<string, SharedUse | null>();
-  /** The Services in the controller's view, once told: until each has been reconciled, nothing narrows. */
+  /** The Services in the controller's view, once told: until each has been planned, nothing narrows. */
   private live: Set<string> | undefined;
   private readonly groups = new Map<string, string>();
   private rules: { at: number; list: ObservedRange[] } | undefined;
@@ -62,34 +72,53 @@ export class SharedBackend {
     this.reads = reads;
   }
 
-  /** Records the Service's use (null: none) and makes the rules hold it; returns the changes made. */
-  use(uid: string, use: SharedUse | null): Promise<{ groupId?: string; changes: string[] }> {
+  /**
+   * What the rules need for the Service's use (null: none) beside every other Service's: nothing is written or
+   * recorded (the Service's plan records it and carries it out through `apply`, or `porticoctl plan` shows it).
+   */
+  plan(uid: string, use: SharedUse | null): Promise<SharedPart> {
     return this.serially(async () => {
       const before = this.uses.get(uid);
-      this.uses.set(uid, use);
+      const uses = new Map(this.uses).set(uid, use);
       const changes: string[] = [];
-      const groupId = use ? await this.group(use.vpcId, true) : undefined;
-      for (const vpcId of new Set([before?.vpcId, use?.vpcId]))
-        if (vpcId) changes.push(...(await this.reconcile(vpcId, false)));
-      return { ...(groupId ? { groupId } : {}), changes };
+      const vpcIds: string[] = [];
+      let groupId: string | undefined;
+      for (const vpcId of new Set([before?.vpcId, use?.vpcId])) {
+        if (!vpcId) continue;
+        const group = await this.group(vpcId);
+        if (vpcId === use?.vpcId) groupId = group;
+        const p = await this.planFor(vpcId, group, uses);
+        const lines = [
+          ...(!group && vpcId === use?.vpcId ? [`create the cluster's shared backend security group`] : []),
+          ...p.authorize.map((r) => `admit the shared backend group: ${describeRange(r)}`),
+          ...p.revoke.map((r) => `revoke shared backend rule ${describeRange(r)}`),
+        ];
+        if (lines.length) vpcIds.push(vpcId);
+        changes.push(...lines);
+      }
+      return { ...(groupId ? { groupId } : {}), vpcIds, changes };
     });
   }
 
-  /** What `use` would change, without changing it (the shared group may not exist yet). */
-  preview(uid: string, use: SharedUse | null): Promise<string[]> {
+  /** The Service's use, as its plan is carried out (null: none); `apply` then makes the rules hold it. */
+  record(uid: string, use: SharedUse | null): void {
+    this.uses.set(uid, use);
+  }
+
+  /**
+   * Makes the rules of these VPCs hold every Service's use as now recorded (the shared group made where a Service
+   * needs it); returns the VPCs' shared groups.
+   */
+  apply(vpcIds: string[]): Promise<Map<string, string>> {
     return this.serially(async () => {
-      const vpcs = new Set([this.uses.get(uid)?.vpcId, use?.vpcId]);
-      const out: string[] = [];
-      for (const vpcId of vpcs) {
-        if (!vpcId) continue;
-        const groupId = await this.group(vpcId, false);
-        const needs = [...this.uses].filter(([u]) => u !== uid).map(([, v]) => v);
-        const p = await this.planFor(vpcId, groupId, [...needs, vpcId === use?.vpcId ? use : null]);
-        if (!groupId && use?.vpcId === vpcId) out.push(`create the cluster's shared backend security group`);
-        out.push(...p.authorize.map((r) => `admit the shared group: ${describeRange(r)}`));
-        out.push(...p.revoke.map((r) => `revoke shared rule ${describeRange(r)}`));
+      const groups = new Map<string, string>();
+      for (const vpcId of vpcIds) {
+        const needed = [...this.uses.values()].some((u) => u?.vpcId === vpcId);
+        const groupId = needed ? await this.ensureGroup(vpcId) : await this.group(vpcId);
+        if (groupId) groups.set(vpcId, groupId);
+        await this.reconcile(vpcId, false);
       }
-      return out;
+      return groups;
     });
   }
 
@@ -106,11 +135,6 @@ export class SharedBackend {
       this.afterGroups = this.afterRules = this.reads.mark();
       return Promise.resolve();
     });
-  }
-
-  /** The VPC's shared group, if it exists (made by `use`). */
-  groupOf(vpcId: string): Promise<string | undefined> {
-    return this.serially(() => this.group(vpcId, false));
   }
 
   /** The Service is gone: its ports are no longer held open (once every other Service's are known). */
@@ -151,7 +175,7 @@ export class SharedBackend {
 
   /**
    * The security-rule check's read of the cluster's rules: a port some Service needs that no shared rule admits any
-   * more (revoked or narrowed by hand) is admitted again at once, as `use` would admit it. Returns, per Service
+   * more (revoked or narrowed by hand) is admitted again at once, as `apply` would admit it. Returns, per Service
    * that needed it, what it lost. A read begun before Portico's own last change of the groups or rules judges
    * nothing (it may not show that change).
    */
@@ -187,72 +211,53 @@ export class SharedBackend {
     });
   }
 
-  private complete(): boolean {
-    return this.live !== undefined && [...this.live].every((uid) => this.uses.has(uid));
+  private complete(uses: ReadonlyMap<string, SharedUse | null> = this.uses): boolean {
+    return this.live !== undefined && [...this.live].every((uid) => uses.has(uid));
   }
 
   private async reconcile(vpcId: string, fresh: boolean): Promise<string[]> {
-    const groupId = await this.group(vpcId, false);
+    const groupId = await this.group(vpcId);
     if (!groupId) return [];
     if (fresh) this.rules = undefined;
-    const p = await this.planFor(vpcId, groupId, [...this.uses.values()]);
+    const p = await this.planFor(vpcId, groupId, this.uses);
     const changes: string[] = [];
     for (const r of p.authorize) {
-      await this.authorize(groupId, r);
+      await this.admit(groupId, r);
       changes.push(`admit the shared backend group: ${describeRange(r)}`);
     }
     for (const r of p.revoke) {
-      await this.revoke(r);
+      await revokeShared(this.clients, r);
+      this.afterRules = this.reads.mark();
+      if (this.rules) this.rules.list = this.rules.list.filter((o) => o.ruleId !== r.ruleId);
       changes.push(`revoke shared backend rule ${describeRange(r)}`);
     }
     return changes;
   }
 
-  private async planFor(vpcId: string, groupId: string | undefined, uses: (SharedUse | null | undefined)[]) {
-    const wanted = wantedRanges(uses.filter((u) => u?.vpcId === vpcId).map((u) => u!.needs));
+  /** The rules the VPC's uses need, against those observed (none while the group is still to be made). */
+  private async planFor(
+    vpcId: string,
+    groupId: string | undefined,
+    uses: ReadonlyMap<string, SharedUse | null>,
+  ) {
+    const wanted = wantedRanges([...uses.values()].filter((u) => u?.vpcId === vpcId).map((u) => u!.needs));
     const observed = groupId ? (await this.observed()).filter((r) => r.source === groupId) : [];
-    return planRanges(wanted, observed, this.complete());
+    return planRanges(wanted, observed, this.complete(uses));
   }
 
-  /** The shared group of the VPC: looked up once, made when asked to and missing. */
-  private async group(vpcId: string, create: boolean): Promise<string | undefined> {
-    const known = this.groups.get(vpcId);
-    if (known) return known;
-    const found = (await this.existingGroups()).get(vpcId);
-    if (found || !create) return found;
+  /** The shared group of the VPC, if it exists: looked up once. */
+  private async group(vpcId: string): Promise<string | undefined> {
+    return this.groups.get(vpcId) ?? (await this.existingGroups()).get(vpcId);
+  }
+
+  private async ensureGroup(vpcId: string): Promise<string> {
+    const found = await this.group(vpcId);
+    if (found) return found;
     const name = `portico-backend-${this.cluster.slice(0, 200)}-${digest(this.cluster, vpcId)}`;
-    try {
-      const out = await call("ec2:CreateSecurityGroup", () =>
-        this.clients.ec2.send(
-          new CreateSecurityGroupCommand({
-            GroupName: name,
-            Description: `Portico: shared by the NLBs of cluster ${this.cluster}; their targets admit it`,
-            VpcId: vpcId,
-            TagSpecifications: [{ ResourceType: "security-group", Tags: this.tags(SHARED_GROUP_RESOURCE) }],
-          }),
-        ),
-      );
-      this.groups.set(vpcId, out.GroupId!);
-      this.afterGroups = this.reads.mark();
-      return out.GroupId!;
-    } catch (err) {
-      // Made by an earlier run whose tags did not land: the name is this cluster's in this VPC alone.
-      if (!(err instanceof CloudError && err.code === "InvalidGroup.Duplicate")) throw err;
-      const out = await call("ec2:DescribeSecurityGroups", () =>
-        this.clients.ec2.send(
-          new DescribeSecurityGroupsCommand({
-            Filters: [
-              { Name: "group-name", Values: [name] },
-              { Name: "vpc-id", Values: [vpcId] },
-            ],
-          }),
-        ),
-      );
-      const id = out.SecurityGroups?.[0]?.GroupId;
-      if (!id) throw err;
-      this.groups.set(vpcId, id);
-      return id;
-    }
+    const { groupId, made } = await createSharedGroup(this.clients, this.cluster, vpcId, name);
+    this.groups.set(vpcId, groupId);
+    if (made) this.afterGroups = this.reads.mark();
+    return groupId;
   }
 
   private async existingGroups(): Promise<Map<string, string>> {
@@ -272,76 +277,25 @@ export class SharedBackend {
     return list;
   }
 
-  private async authorize(groupId: string, r: PortRange): Promise<void> {
+  /** Admits the group on the range, keeping the copy of the rules current (or dropping it when unsure). */
+  private async admit(groupId: string, r: Parameters<typeof admitShared>[3]): Promise<void> {
+    let made: string | undefined;
     try {
-      const out = await call("ec2:AuthorizeSecurityGroupIngress", () =>
-        this.clients.ec2.send(
-          new AuthorizeSecurityGroupIngressCommand({
-            GroupId: r.groupId,
-            IpPermissions: [
-              {
-                IpProtocol: r.protocol,
-                FromPort: r.from,
-                ToPort: r.to,
-                UserIdGroupPairs: [
-                  { GroupId: groupId, Description: `portico: NLBs of cluster ${this.cluster}`.slice(0, 255) },
-                ],
-              },
-            ],
-            TagSpecifications: [
-              { ResourceType: "security-group-rule", Tags: this.tags(RANGE_RULE_RESOURCE) },
-            ],
-          }),
-        ),
-      );
-      const made = out.SecurityGroupRules?.[0]?.SecurityGroupRuleId;
+      made = await admitShared(this.clients, this.cluster, groupId, r);
+    } finally {
       this.afterRules = this.reads.mark();
-      if (made && this.rules) this.rules.list = [...this.rules.list, { ...r, ruleId: made, source: groupId }];
-      else this.rules = undefined;
-    } catch (err) {
-      // The same rule exists (ours, made by a run that did not see it through): read again next time.
-      this.rules = undefined;
-      this.afterRules = this.reads.mark();
-      if (!(err instanceof CloudError && err.code === "InvalidPermission.Duplicate")) throw err;
+      // Failed, or the same rule was there already (ours, made by a run that did not see it through): read again.
+      if (!made) this.rules = undefined;
     }
-  }
-
-  private async revoke(r: ObservedRange): Promise<void> {
-    try {
-      await call("ec2:RevokeSecurityGroupIngress", () =>
-        this.clients.ec2.send(
-          new RevokeSecurityGroupIngressCommand({ GroupId: r.groupId, SecurityGroupRuleIds: [r.ruleId] }),
-        ),
-      );
-    } catch (err) {
-      // Revoked by hand, or its group deleted: nothing left to revoke.
-      if (!(err instanceof CloudError && /NotFound$/.test(err.code))) throw err;
-    }
-    this.afterRules = this.reads.mark();
-    if (this.rules) this.rules.list = this.rules.list.filter((o) => o.ruleId !== r.ruleId);
+    if (made && this.rules) this.rules.list = [...this.rules.list, { ...r, ruleId: made, source: groupId }];
   }
 
   private async deleteGroup(vpcId: string, groupId: string): Promise<string[]> {
-    try {
-      await call("ec2:DeleteSecurityGroup", () =>
-        this.clients.ec2.send(new DeleteSecurityGroupCommand({ GroupId: groupId })),
-      );
-    } catch (err) {
-      // Still on a load balancer being deleted, or gone already: the next settle tries again.
-      if (err instanceof CloudError && (err.code === "DependencyViolation" || /NotFound$/.test(err.code)))
-        return [];
-      throw err;
-    }
+    // Still on a load balancer being deleted, or gone already: the next settle tries again.
+    if (!(await deleteSharedGroup(this.clients, groupId))) return [];
     this.groups.delete(vpcId);
     this.afterGroups = this.reads.mark();
     return [`delete the shared backend security group ${groupId}: no load balancer uses it`];
-  }
-
-  private tags(resource: string) {
-    return [
-      { Key: TAG.cluster, Value: this.cluster },
-      { Key: TAG.resource, Value: resource },
-    ];
   }
 
   private serially<T>(work: () => Promise<T>): Promise<T> {

@@ -2,10 +2,12 @@
 // observations (recentObservations.ts), the account's load balancer and target group listings (elbIndex.ts), the
 // cluster's security groups and rules (securityGroupIndex.ts over clusterGroups.ts), listeners read in batches
 // (listenerBatch.ts) and the security rules each Service's last pass left in place (securityRules.ts). A pass
-// reads the account through it and tells it what it writes, and it decides what that makes stale. The cluster's
-// shared reads are still cached by their readers, each aged by cacheAge.ts: subnets (network/subnets.ts), the
-// targets', users' and backend groups and prefix lists (securityGroups/), certificates checked
-// (listeners/certificateCheck.ts), the shared backend's uses and LBC's stacks.
+// reads the account through it and tells it what it writes, and it decides what that makes stale. What a Service's
+// NLB is built from, read once for the cluster, is kept beside it in clusterReads.ts, one AgedReads (agedReads.ts)
+// each, aged by cacheAge.ts and dropped together on a new leadership term by the resolver that holds them: subnets,
+// the targets' backend groups, the VPC's CIDRs, and (kept one minute whoever asks) the security groups, prefix lists
+// and certificates a Service names. The shared backend's uses (securityGroups/sharedBackend.ts) and LBC's stacks
+// (lbc/takeOver.ts) are kept by their owners, which plan with them.
 import type { LoadBalancerIntent, ServiceRef } from "../../provider.ts";
 import { currentPriority } from "../../priority.ts";
 import type { AwsClients } from "../clients.ts";
@@ -119,7 +121,7 @@ export class AwsState {
     this.recent.remember(uid, desired, observed);
   }
 
-  /** The Service's kept observation no longer holds (a failed pass, resources retagged, a plan beyond targets). */
+  /** The Service's kept observation no longer holds (a failed pass, a plan beyond targets). */
   forget(uid: string): void {
     this.recent.forget(uid);
   }
@@ -131,7 +133,8 @@ export class AwsState {
     work: () => Promise<T>,
   ): Promise<T> {
     const groups = operations === "all" || operations.some((op) => GROUP_OPERATIONS.has(op.kind));
-    const any = operations === "all" || operations.length > 0;
+    // The cluster's shared rules are no resource of the Service's: the listings of its own still hold.
+    const any = operations === "all" || operations.some((op) => op.kind !== "useSharedBackend");
     const touch = () => {
       if (groups) this.groupIndex.touched(uid);
       if (any) this.elbIndex.touched(uid);
@@ -164,12 +167,6 @@ export class AwsState {
     );
     for (const d of drifted) this.recent.forget(d.service.uid);
     return { read, drifted };
-  }
-
-  /** Resources Portico retagged as the Service's (taken over): the listings and the kept observation predate it. */
-  retagged(uid: string): void {
-    this.recent.forget(uid);
-    this.elbIndex.touched(uid);
   }
 
   /** A new leadership term: everything cached or kept may be stale (another leader acted since). */

@@ -1,6 +1,6 @@
 // The health check a target group gets: the behaviour table's (healthCheckDefaults.ts) with the annotations'
 // overrides on top, its port resolved from a Service port's name as the AWS Load Balancer Controller resolves it.
-// Pure, like desired.ts, which calls it.
+// Pure, like targetGroups/desired.ts, which calls it.
 import { ConfigurationError } from "../../errors.ts";
 import type { LoadBalancerIntent } from "../../provider.ts";
 import { AWS_ANNOTATIONS, type AwsServiceSettings } from "../annotations/settings.ts";

@@ -55,7 +55,7 @@ function onNode(
   if (aimed === "traffic-port") nodePort = own[0]?.nodePort;
   else if (typeof aimed === "number") nodePort = aimed;
   else nodePort = intent.ports.find((p) => p.name === aimed)?.nodePort;
-  // A name the Service lacks, or a port without a node port, is refused where the port is resolved (desired.ts).
+  // A name the Service lacks, or a port without a node port, is refused where the port is resolved (targetGroups/desired.ts).
   if (nodePort === undefined) return undefined;
   // kube-proxy answers HTTP on both, whatever the Service's protocols.
   if (nodePort === KUBE_PROXY_HEALTH_PORT || nodePort === intent.healthCheckNodePort) return undefined;
