@@ -1,6 +1,8 @@
 // The shapes Portico compares: what a Service should have in ELBv2/EC2 (desired) and what is there (observed).
 
 export type ListenerProtocol = "TCP" | "UDP" | "TCP_UDP" | "TLS";
+/** The protocol of a Service's ports on one number: a TCP and a UDP port with the same number share TCP_UDP. */
+export type GroupProtocol = "TCP" | "UDP" | "TCP_UDP";
 
 export interface HealthCheck {
   protocol: "TCP" | "HTTP" | "HTTPS";

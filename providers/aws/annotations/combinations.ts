@@ -1,11 +1,11 @@
 // The AWS settings that cannot work together. Each check reads the provider's own parsed settings, so what it
 // judges is what the NLB would get; the first combination found refuses the Service, naming every field.
 import type { AwsServiceSettings } from "./settings.ts";
+import type { GroupProtocol } from "../model.ts";
 import {
   checksOverHttp,
   defaultHttpCheckPort,
   KUBE_PROXY_HEALTH_PORT,
-  type GroupProtocol,
 } from "../targetGroups/healthCheckDefaults.ts";
 import { udpOnlyHealthChecks } from "../targetGroups/healthCheckReach.ts";
 import type { LoadBalancerIntent } from "../../provider.ts";

@@ -4,8 +4,7 @@
 import { ConfigurationError } from "../../errors.ts";
 import type { PortIntent } from "../../provider.ts";
 import type { AwsServiceSettings } from "../annotations/settings.ts";
-import type { ListenerProtocol } from "../model.ts";
-import type { GroupProtocol } from "../targetGroups/healthCheckDefaults.ts";
+import type { GroupProtocol, ListenerProtocol } from "../model.ts";
 
 /** The Service's ports one listener serves. */
 export interface PortGroup {

@@ -4,8 +4,8 @@
 import { ConfigurationError } from "../../errors.ts";
 import type { LoadBalancerIntent } from "../../provider.ts";
 import { AWS_ANNOTATIONS, type AwsServiceSettings } from "../annotations/settings.ts";
-import type { HealthCheck } from "../model.ts";
-import { defaultHttpCheckPort, type GroupProtocol } from "./healthCheckDefaults.ts";
+import type { GroupProtocol, HealthCheck } from "../model.ts";
+import { defaultHttpCheckPort } from "./healthCheckDefaults.ts";
 
 /** The health check the behaviour table asks for, with the annotations' overrides on top. */
 export function healthCheck(

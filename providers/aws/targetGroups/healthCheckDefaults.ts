@@ -4,11 +4,9 @@
 // port otherwise. Shared by the desired state and the check of settings that only apply to HTTP checks.
 import type { LoadBalancerIntent } from "../../provider.ts";
 import type { AwsServiceSettings } from "../annotations/settings.ts";
+import type { GroupProtocol } from "../model.ts";
 
 export const KUBE_PROXY_HEALTH_PORT = 10256;
-
-/** A listener's protocol: a TCP and a UDP port with the same number share a TCP_UDP listener. */
-export type GroupProtocol = "TCP" | "UDP" | "TCP_UDP";
 
 /** The port kube-proxy answers the default HTTP check on, or undefined when the default is a TCP check. */
 export function defaultHttpCheckPort(

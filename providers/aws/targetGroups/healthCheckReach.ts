@@ -4,7 +4,8 @@
 // with the other settings that cannot work together (annotations/combinations.ts), before anything is made.
 import type { LoadBalancerIntent, PortIntent } from "../../provider.ts";
 import type { AwsServiceSettings } from "../annotations/settings.ts";
-import { KUBE_PROXY_HEALTH_PORT, type GroupProtocol } from "./healthCheckDefaults.ts";
+import type { GroupProtocol } from "../model.ts";
+import { KUBE_PROXY_HEALTH_PORT } from "./healthCheckDefaults.ts";
 
 export interface ListenerPorts {
   port: number;
