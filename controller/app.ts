@@ -14,6 +14,8 @@ import { ControllerMetrics } from "./metrics.ts";
 import type { StartedProvider } from "../providers/descriptor.ts";
 import { ServiceReconciler } from "./reconciler.ts";
 import { startReadinessGateWebhook, type ReadinessGateWebhook } from "./readinessGates/start.ts";
+import { GatewayClassReconciler } from "./gateway/classReconciler.ts";
+import { gatewayControllerName } from "./gateway/classes.ts";
 
 export interface Controller {
   provider: LoadBalancerProvider;
@@ -114,8 +116,14 @@ export async function startController(
         ...(config.namespace ? { servedNamespace: config.namespace } : {}),
       })
     : undefined;
+  const gatewayClasses = new GatewayClassReconciler({
+    kc,
+    controllerName: gatewayControllerName(config.provider),
+    log,
+    resyncPeriodMs: config.resyncPeriodMs,
+  });
   let synced = false;
-  await cache.start();
+  await Promise.all([cache.start(), gatewayClasses.start()]);
   synced = true;
   log.info({ class: config.loadBalancerClass, provider: provider.name }, "caches synced");
   metrics.queueDepthSource = () => manager.queue.length;
@@ -128,8 +136,9 @@ export async function startController(
     metrics.leader.set(1);
     log.info("leading: reconciling Services");
     manager.start();
+    gatewayClasses.lead();
     await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
-    await manager.stop();
+    await Promise.all([manager.stop(), gatewayClasses.unlead()]);
     leading = false;
     metrics.leader.set(0);
   };
@@ -171,6 +180,7 @@ export async function startController(
       await running;
       started.stop?.();
       await webhook?.stop();
+      await gatewayClasses.stop();
       await cache.stop();
     },
   };

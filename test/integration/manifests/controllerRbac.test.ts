@@ -219,6 +219,26 @@ test("the controller's RBAC grants exactly the verbs it calls", async ({ cluster
     { group: "portico.io", resource: "servicebgpstatuses", verbs: [] },
     { group: "metallb.io", resource: "ipaddresspools", verbs: [] },
     { group: "apiextensions.k8s.io", resource: "customresourcedefinitions", verbs: [] },
+    { group: "gateway.networking.k8s.io", resource: "gatewayclasses", verbs: ["get", "list", "watch"] },
+    {
+      group: "gateway.networking.k8s.io",
+      resource: "gatewayclasses",
+      subresource: "status",
+      verbs: ["update", "patch"],
+    },
+    { group: "gateway.networking.k8s.io", resource: "gateways", verbs: [] },
+    {
+      group: "apiextensions.k8s.io",
+      resource: "customresourcedefinitions",
+      name: "gatewayclasses.gateway.networking.k8s.io",
+      verbs: ["get"],
+    },
+    {
+      group: "apiextensions.k8s.io",
+      resource: "customresourcedefinitions",
+      name: "gateways.gateway.networking.k8s.io",
+      verbs: [],
+    },
   ];
   expect(await allowedVerbs(cluster.kubeConfig, ns, SA, expected)).toEqual(expected);
 });
