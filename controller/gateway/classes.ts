@@ -1,12 +1,7 @@
 // Which GatewayClasses this controller serves, and the status conditions Gateway API asks of their controller
 // (apis/v1/gatewayclass_types.go: Accepted, SupportedVersion). Pure, so that every combination of class, CRD version
 // and prior status is decided in unit tests; the reconciler (classReconciler.ts) only reads and writes.
-import {
-  AWS_LOAD_BALANCER_CLASS,
-  AZURE_LOAD_BALANCER_CLASS,
-  METAL_LOAD_BALANCER_CLASS,
-} from "../../providers/classes.ts";
-import type { ProviderName } from "../../providers/registry.ts";
+import { PROVIDERS, type ProviderName } from "../../providers/registry.ts";
 
 export const GATEWAY_GROUP = "gateway.networking.k8s.io";
 /** The CRD whose bundle-version annotation says which Gateway API release the cluster has installed. */
@@ -16,15 +11,12 @@ export const BUNDLE_VERSION_ANNOTATION = `${GATEWAY_GROUP}/bundle-version`;
 export const SUPPORTED_BUNDLES = "v1.5.x and v1.6.x";
 const SUPPORTED_BUNDLE = /^v1\.[56]\.\d+$/;
 
-/** The spec.controllerName of the GatewayClasses each provider's controller serves: its Service class's name. */
-const CONTROLLER_NAMES: Record<ProviderName, string> = {
-  aws: AWS_LOAD_BALANCER_CLASS,
-  azure: AZURE_LOAD_BALANCER_CLASS,
-  metal: METAL_LOAD_BALANCER_CLASS,
-};
-
+/**
+ * The spec.controllerName of the GatewayClasses a provider's controller serves: its own Service class's name, as its
+ * descriptor declares it (a provider added to the registry serves its GatewayClasses with no change here).
+ */
 export function gatewayControllerName(provider: ProviderName): string {
-  return CONTROLLER_NAMES[provider];
+  return PROVIDERS[provider].loadBalancerClass;
 }
 
 /** A metav1.Condition as GatewayClass status holds it. */
